@@ -1,0 +1,374 @@
+//! Diagnostics: what every layer of the crate reports instead of a bare `String`.
+//!
+//! A [`Diagnostic`] carries a stable [`DiagnosticKind`] (with a stable code such as
+//! `P0103` and a kebab-case name such as `unknown-tool`), a [`Severity`], a message, an
+//! optional [`Span`] pointing into a preset file, and optional help text ("did you mean
+//! `read_file`?"). The library never prints them; the CLI renders them.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// How bad a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// The preset is refused.
+    Error,
+    /// The preset is accepted, but something is probably wrong (e.g. a volatile variable
+    /// in the cacheable prefix). `validate --deny-warnings` refuses these too.
+    Warning,
+}
+
+impl Severity {
+    /// `"error"` or `"warning"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+macro_rules! diagnostic_kinds {
+    ($( $(#[$doc:meta])* $variant:ident = ($code:literal, $name:literal, $severity:ident), )*) => {
+        /// The stable kind of a diagnostic. Codes and names never change meaning once
+        /// released; new kinds get new codes.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[non_exhaustive]
+        pub enum DiagnosticKind {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl DiagnosticKind {
+            /// Every kind, in code order.
+            pub const ALL: &'static [DiagnosticKind] = &[$(DiagnosticKind::$variant,)*];
+
+            /// The stable code, e.g. `"P0103"`.
+            pub fn code(self) -> &'static str {
+                match self { $(DiagnosticKind::$variant => $code,)* }
+            }
+
+            /// The stable kebab-case name, e.g. `"unknown-tool"`.
+            pub fn name(self) -> &'static str {
+                match self { $(DiagnosticKind::$variant => $name,)* }
+            }
+
+            /// The severity a diagnostic of this kind has.
+            pub fn severity(self) -> Severity {
+                match self { $(DiagnosticKind::$variant => Severity::$severity,)* }
+            }
+        }
+    };
+}
+
+diagnostic_kinds! {
+    /// The file is not well-formed YAML.
+    YamlSyntax = ("P0001", "yaml-syntax", Error),
+    /// A mapping repeats a key (reported at the second occurrence).
+    DuplicateKey = ("P0002", "duplicate-key", Error),
+    /// A key the format does not define.
+    UnknownKey = ("P0003", "unknown-key", Error),
+    /// A value of the wrong type (e.g. a list where a string belongs).
+    WrongType = ("P0004", "wrong-type", Error),
+    /// A required key is absent.
+    MissingField = ("P0005", "missing-field", Error),
+    /// `version` is not a format version this build understands.
+    UnsupportedVersion = ("P0006", "unsupported-version", Error),
+    /// The file is not UTF-8 or holds a NUL byte.
+    Encoding = ("P0007", "encoding", Error),
+    /// A size, depth, alias or time budget was exceeded.
+    LimitExceeded = ("P0008", "limit-exceeded", Error),
+    /// The file could not be read.
+    Io = ("P0009", "io", Error),
+    /// A value is out of its allowed set (e.g. `openai-compatible` without `baseUrl`).
+    InvalidValue = ("P0010", "invalid-value", Error),
+    /// A preset, section, context, variable or tool name breaks its pattern.
+    InvalidName = ("P0011", "invalid-name", Error),
+    /// A preset's `name` differs from its file stem.
+    NameMismatch = ("P0012", "name-mismatch", Error),
+    /// A custom preset takes the name of a built-in one.
+    BuiltinShadow = ("P0013", "builtin-shadow", Error),
+    /// Two preset directories offer the same name.
+    DuplicatePreset = ("P0014", "duplicate-preset", Error),
+    /// `extends` names a preset nobody offers.
+    MissingParent = ("P0020", "missing-parent", Error),
+    /// `extends` leads back to a preset already in the chain.
+    ExtendsCycle = ("P0021", "extends-cycle", Error),
+    /// Two sections or contexts with one name in one layer.
+    DuplicateSection = ("P0030", "duplicate-section", Error),
+    /// An `order` that is NaN or infinite.
+    NonFiniteOrder = ("P0031", "non-finite-order", Error),
+    /// Two or more effective `complete: true` sections.
+    MultipleComplete = ("P0032", "multiple-complete", Error),
+    /// `remove` names neither an inherited section nor `tool:<known tool>`.
+    RemoveUnknown = ("P0033", "remove-unknown", Error),
+    /// A template or `when` expression does not compile.
+    TemplateSyntax = ("P0040", "template-syntax", Error),
+    /// A template references a variable nobody declares.
+    UnknownVariable = ("P0041", "unknown-variable", Error),
+    /// A known variable has no value when a template needs it.
+    MissingValue = ("P0042", "missing-value", Error),
+    /// A template failed while rendering (bad filter argument, fuel exhausted, ...).
+    TemplateRender = ("P0043", "template-render", Error),
+    /// A volatile variable (e.g. `date`) in the cacheable system prompt.
+    VolatileInPrefix = ("P0044", "volatile-in-prefix", Warning),
+    /// A restriction with nothing in it (`tools: {}`).
+    EmptyRestriction = ("P0101", "empty-restriction", Error),
+    /// A glob that matches no known tool.
+    GlobNoMatch = ("P0102", "glob-no-match", Error),
+    /// A tool name no registry knows.
+    UnknownTool = ("P0103", "unknown-tool", Error),
+    /// A bad explicit tool order (`<rest>` missing or repeated, duplicates).
+    BadToolOrder = ("P0104", "bad-tool-order", Error),
+    /// Two tools registered under one name.
+    DuplicateTool = ("P0105", "duplicate-tool", Error),
+    /// A value that looks like an API key.
+    LiteralSecret = ("P0201", "literal-secret", Error),
+}
+
+impl fmt::Display for DiagnosticKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A position in a source file: 1-based line and column (columns count characters).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Span {
+    /// The file as shown to users (`presets/standard.yaml`, `<builtin>/minimal.yaml`).
+    pub file: Arc<str>,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, in characters.
+    pub column: u32,
+    /// How many characters the caret should cover (at least 1).
+    pub len: u32,
+}
+
+impl Span {
+    /// A span of one character.
+    pub fn new(file: Arc<str>, line: u32, column: u32) -> Self {
+        Span {
+            file,
+            line,
+            column,
+            len: 1,
+        }
+    }
+
+    /// The same position, covering `len` characters.
+    pub fn with_len(mut self, len: u32) -> Self {
+        self.len = len.max(1);
+        self
+    }
+}
+
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// One finding: an error or a warning, with where and what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The stable kind (and through it, the code and severity).
+    pub kind: DiagnosticKind,
+    /// Severity; normally `kind.severity()`.
+    pub severity: Severity,
+    /// What is wrong, in one sentence.
+    pub message: String,
+    /// Where, when known.
+    pub span: Option<Span>,
+    /// What to do about it, when we can say.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic of `kind` with its default severity.
+    pub fn new(kind: DiagnosticKind, message: impl Into<String>) -> Self {
+        Diagnostic {
+            kind,
+            severity: kind.severity(),
+            message: message.into(),
+            span: None,
+            help: None,
+        }
+    }
+
+    /// Attach a location.
+    pub fn at(mut self, span: impl Into<Option<Span>>) -> Self {
+        self.span = span.into();
+        self
+    }
+
+    /// Attach help text.
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Attach help text when there is some.
+    pub fn maybe_help(mut self, help: Option<String>) -> Self {
+        if help.is_some() {
+            self.help = help;
+        }
+        self
+    }
+
+    /// The stable code, e.g. `P0103`.
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+
+    /// `true` for errors.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}[{} {}]: {}",
+            self.severity,
+            self.kind.code(),
+            self.kind.name(),
+            self.message
+        )?;
+        if let Some(span) = &self.span {
+            write!(f, " at {span}")?;
+        }
+        if let Some(help) = &self.help {
+            write!(f, " (help: {help})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+/// A non-empty list of diagnostics, at least one of them an error. Returned by every
+/// fallible build step so callers see every problem at once, not the first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostics(Vec<Diagnostic>);
+
+impl Diagnostics {
+    /// Wrap a list (callers guarantee it holds at least one error).
+    pub fn from_vec(list: Vec<Diagnostic>) -> Self {
+        Diagnostics(list)
+    }
+
+    /// The diagnostics, in the order found.
+    pub fn as_slice(&self) -> &[Diagnostic] {
+        &self.0
+    }
+
+    /// Take the list.
+    pub fn into_vec(self) -> Vec<Diagnostic> {
+        self.0
+    }
+
+    /// Does any diagnostic have this kind?
+    pub fn has(&self, kind: DiagnosticKind) -> bool {
+        self.0.iter().any(|d| d.kind == kind)
+    }
+
+    /// Iterate.
+    pub fn iter(&self) -> std::slice::Iter<'_, Diagnostic> {
+        self.0.iter()
+    }
+}
+
+impl From<Diagnostic> for Diagnostics {
+    fn from(d: Diagnostic) -> Self {
+        Diagnostics(vec![d])
+    }
+}
+
+impl IntoIterator for Diagnostics {
+    type Item = Diagnostic;
+    type IntoIter = std::vec::IntoIter<Diagnostic>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostics {}
+
+/// Collects diagnostics during a build; turns into `Err` if any is an error.
+#[derive(Debug, Default)]
+pub(crate) struct DiagnosticSink {
+    list: Vec<Diagnostic>,
+}
+
+impl DiagnosticSink {
+    pub(crate) fn push(&mut self, d: Diagnostic) {
+        self.list.push(d);
+    }
+
+    pub(crate) fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
+        self.list.extend(ds);
+    }
+
+    pub(crate) fn has_errors(&self) -> bool {
+        self.list.iter().any(Diagnostic::is_error)
+    }
+
+    /// `Ok(warnings)` when there is no error, else every diagnostic.
+    pub(crate) fn finish(self) -> Result<Vec<Diagnostic>, Diagnostics> {
+        if self.has_errors() {
+            Err(Diagnostics(self.list))
+        } else {
+            Ok(self.list)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_names_are_unique() {
+        let mut codes: Vec<_> = DiagnosticKind::ALL.iter().map(|k| k.code()).collect();
+        let mut names: Vec<_> = DiagnosticKind::ALL.iter().map(|k| k.name()).collect();
+        codes.sort();
+        names.sort();
+        let n = codes.len();
+        codes.dedup();
+        names.dedup();
+        assert_eq!(codes.len(), n);
+        assert_eq!(names.len(), n);
+    }
+
+    #[test]
+    fn only_volatile_is_a_warning() {
+        for k in DiagnosticKind::ALL {
+            let expected = if *k == DiagnosticKind::VolatileInPrefix {
+                Severity::Warning
+            } else {
+                Severity::Error
+            };
+            assert_eq!(k.severity(), expected, "{k}");
+        }
+    }
+}

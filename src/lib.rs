@@ -1,0 +1,8 @@
+//! agent-presets: declare LLM agents as data.
+#![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
+
+pub mod diagnostic;
+pub mod suggest;
+pub mod tools;
+
+pub use diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Severity, Span};

@@ -1,0 +1,96 @@
+//! [`ToolCatalog`]: every tool the host knows (built-in and library-registered). What a
+//! preset may *see* is decided later by a [`ToolRestriction`](super::ToolRestriction);
+//! "known" and "visible" are different sets on purpose, so a typo can be told apart from
+//! a tool an ancestor already hid.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::name::ToolName;
+use super::tool::{Tool, ToolDefinition};
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+
+/// Every known tool, by name.
+#[derive(Clone, Debug, Default)]
+pub struct ToolCatalog {
+    tools: BTreeMap<ToolName, Arc<ToolDefinition>>,
+}
+
+impl ToolCatalog {
+    /// An empty catalog.
+    pub fn new() -> Self {
+        ToolCatalog::default()
+    }
+
+    /// A catalog holding the built-in tools.
+    pub fn builtin() -> Self {
+        let mut catalog = ToolCatalog::new();
+        super::builtin::register_all(&mut catalog);
+        catalog
+    }
+
+    /// Register a typed tool. A duplicate or invalid name is an error.
+    pub fn register<T: Tool>(&mut self, tool: T) -> Result<&mut Self, Diagnostic> {
+        let definition = ToolDefinition::from_tool(tool)?;
+        self.register_definition(definition)
+    }
+
+    /// Register an already erased tool.
+    pub fn register_definition(
+        &mut self,
+        definition: ToolDefinition,
+    ) -> Result<&mut Self, Diagnostic> {
+        if let Some(g) = &definition.guidance {
+            if !(1000.0..=1999.0).contains(&g.order) {
+                return Err(Diagnostic::new(
+                    DiagnosticKind::InvalidValue,
+                    format!(
+                        "guidance of tool `{}` has order {}, outside the tool-guidance band",
+                        definition.name, g.order
+                    ),
+                )
+                .help("tool guidance orders lie in 1000..=1999"));
+            }
+        }
+        if self.tools.contains_key(&definition.name) {
+            return Err(Diagnostic::new(
+                DiagnosticKind::DuplicateTool,
+                format!("tool `{}` is already registered", definition.name),
+            )
+            .help("give the new tool another name, or build the catalog without the old one"));
+        }
+        self.tools
+            .insert(definition.name.clone(), Arc::new(definition));
+        Ok(self)
+    }
+
+    /// Look a tool up by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<ToolDefinition>> {
+        self.tools.get(name)
+    }
+
+    /// Is the tool known?
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// Known names, in byte order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(ToolName::as_str)
+    }
+
+    /// Known tools, in byte order of their names.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<ToolDefinition>> {
+        self.tools.values()
+    }
+
+    /// How many tools are known.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// No tool known?
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}

@@ -1,0 +1,20 @@
+//! The tool registry: typed tools with schemars-generated schemas, restriction by
+//! allow/deny/globs, wire projection and confined execution.
+
+pub mod builtin;
+mod catalog;
+mod context;
+mod name;
+mod registry;
+mod restriction;
+pub mod schema;
+mod tool;
+
+pub use catalog::ToolCatalog;
+pub use context::{SessionState, ToolContext};
+pub use name::ToolName;
+pub use registry::{SchemaDialect, ToolCallError, ToolRegistry, WireTool};
+pub use restriction::{OrderEntry, REST, ToolPattern, ToolRestriction, visible_tools};
+pub(crate) use restriction::unknown_tool;
+pub use schema::ToolSchemas;
+pub use tool::{Tool, ToolDefinition, ToolError, ToolFuture, ToolGuidance, ToolOutput};

@@ -1,0 +1,56 @@
+//! [`ToolName`]: a name that matched `^[a-zA-Z0-9_-]{1,64}$` (what every provider accepts).
+
+use std::fmt;
+
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+
+/// A validated tool name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct ToolName(String);
+
+impl ToolName {
+    /// Check and wrap a name.
+    pub fn new(name: &str) -> Result<Self, Diagnostic> {
+        if Self::is_valid(name) {
+            Ok(ToolName(name.to_owned()))
+        } else {
+            Err(Diagnostic::new(
+                DiagnosticKind::InvalidName,
+                format!("invalid tool name `{name}`"),
+            )
+            .help("tool names are 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`"))
+        }
+    }
+
+    /// Does `name` match `^[a-zA-Z0-9_-]{1,64}$`?
+    pub fn is_valid(name: &str) -> bool {
+        (1..=64).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ToolName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for ToolName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for ToolName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}

@@ -1,0 +1,230 @@
+//! [`ToolRegistry`]: the tools one preset makes visible, in wire order; projects them for
+//! the wire and runs the calls a model makes, refusing any it cannot see.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::catalog::ToolCatalog;
+use super::context::ToolContext;
+use super::name::ToolName;
+use super::restriction::{ToolRestriction, visible_tools};
+use super::tool::{ToolDefinition, ToolError, ToolOutput};
+use crate::suggest::did_you_mean;
+
+/// A tool as a model sees it: exactly `name`, `description`, `parameters`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WireTool {
+    /// The wire name.
+    pub name: String,
+    /// The description.
+    pub description: String,
+    /// The parameter schema (a deep copy; mutating it changes nothing else).
+    pub parameters: serde_json::Value,
+}
+
+/// Which rendering of the parameter schemas to project.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SchemaDialect {
+    /// Draft 2020-12 as schemars generates it.
+    #[default]
+    Portable,
+    /// OpenAI/DeepSeek strict function calling.
+    Strict,
+}
+
+/// Why a call was refused or failed. Every variant renders to a tool result the model can
+/// act on ([`ToolCallError::to_output`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ToolCallError {
+    /// No visible tool has this name. Hidden tools get exactly this error too.
+    #[error("unknown tool `{name}`")]
+    UnknownTool {
+        /// The name the model used.
+        name: String,
+        /// A close *visible* name, if any.
+        suggestion: Option<String>,
+    },
+    /// The arguments do not match the tool's schema; the handler did not run.
+    #[error("invalid arguments for tool `{tool}`: {}", problems.join("; "))]
+    InvalidArguments {
+        /// The tool.
+        tool: String,
+        /// Each schema violation, with its JSON path.
+        problems: Vec<String>,
+    },
+    /// The handler ran past the tool's timeout.
+    #[error("tool `{tool}` timed out after {seconds} s")]
+    Timeout {
+        /// The tool.
+        tool: String,
+        /// The limit.
+        seconds: u64,
+    },
+    /// The handler reported a failure.
+    #[error("tool `{tool}` failed: {error}")]
+    Failed {
+        /// The tool.
+        tool: String,
+        /// What it said.
+        error: ToolError,
+    },
+}
+
+impl ToolCallError {
+    /// The error as a tool result for the model.
+    pub fn to_output(&self) -> ToolOutput {
+        let text = match self {
+            ToolCallError::UnknownTool { name, suggestion } => match suggestion {
+                Some(s) => format!("Error: unknown tool `{name}`.\nHint: did you mean `{s}`?"),
+                None => format!(
+                    "Error: unknown tool `{name}`.\nHint: call only the tools listed in this request."
+                ),
+            },
+            ToolCallError::InvalidArguments { tool, problems } => format!(
+                "Error: invalid arguments for `{tool}`:\n- {}\nHint: fix the arguments to match the tool's parameter schema and call it again.",
+                problems.join("\n- ")
+            ),
+            ToolCallError::Timeout { tool, seconds } => format!(
+                "Error: `{tool}` did not finish within {seconds} s and was stopped.\nHint: narrow the request or split it into smaller steps."
+            ),
+            ToolCallError::Failed { error, .. } => error.to_model_text(),
+        };
+        ToolOutput::error(text)
+    }
+}
+
+/// The visible tools of one preset, in wire order.
+#[derive(Clone, Debug)]
+pub struct ToolRegistry {
+    visible: Vec<Arc<ToolDefinition>>,
+    index: HashMap<String, usize>,
+}
+
+impl ToolRegistry {
+    /// Every catalog tool, visible, in byte order (no restriction).
+    pub fn unrestricted(catalog: &ToolCatalog) -> Self {
+        Self::restricted(catalog, std::iter::empty())
+    }
+
+    /// The catalog narrowed by restrictions (outermost first). Callers check the
+    /// restrictions first ([`ToolRestriction::check`]); unknown names here are ignored.
+    pub fn restricted<'a, I>(catalog: &ToolCatalog, restrictions: I) -> Self
+    where
+        I: IntoIterator<Item = &'a ToolRestriction>,
+    {
+        let names = visible_tools(catalog, restrictions);
+        let visible: Vec<_> = names
+            .iter()
+            .filter_map(|n| catalog.get(n.as_str()).cloned())
+            .collect();
+        let index = visible
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.name().as_str().to_owned(), i))
+            .collect();
+        ToolRegistry { visible, index }
+    }
+
+    /// Visible tool names, in wire order.
+    pub fn names(&self) -> impl Iterator<Item = &ToolName> {
+        self.visible.iter().map(|d| d.name())
+    }
+
+    /// Visible tool definitions, in wire order.
+    pub fn definitions(&self) -> &[Arc<ToolDefinition>] {
+        &self.visible
+    }
+
+    /// Is `name` visible?
+    pub fn is_visible(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
+    /// The wire projection: exactly `{name, description, parameters}`, deep copies.
+    pub fn schemas(&self) -> Vec<WireTool> {
+        self.schemas_for(SchemaDialect::Portable)
+    }
+
+    /// The wire projection in a given schema dialect.
+    pub fn schemas_for(&self, dialect: SchemaDialect) -> Vec<WireTool> {
+        self.visible
+            .iter()
+            .map(|d| WireTool {
+                name: d.name().as_str().to_owned(),
+                description: d.description().to_owned(),
+                parameters: match dialect {
+                    SchemaDialect::Portable => d.schemas().portable.clone(),
+                    SchemaDialect::Strict => d.schemas().strict.clone(),
+                },
+            })
+            .collect()
+    }
+
+    /// Run a call: refuse unknown and hidden tools alike, validate the arguments against
+    /// the schema before the handler runs, enforce the tool's timeout.
+    pub async fn call(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolCallError> {
+        let Some(&i) = self.index.get(name) else {
+            return Err(ToolCallError::UnknownTool {
+                name: name.to_owned(),
+                suggestion: did_you_mean(name, self.visible.iter().map(|d| d.name().as_str()))
+                    .map(str::to_owned),
+            });
+        };
+        let def = &self.visible[i];
+        let problems: Vec<String> = def
+            .validator
+            .iter_errors(&args)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                if path.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("at `{path}`: {e}")
+                }
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Err(ToolCallError::InvalidArguments {
+                tool: name.to_owned(),
+                problems,
+            });
+        }
+        let future = (def.handler)(args, ctx.clone());
+        let result = match def.timeout() {
+            Some(limit) => match tokio::time::timeout(limit, future).await {
+                Ok(r) => r,
+                Err(_) => {
+                    return Err(ToolCallError::Timeout {
+                        tool: name.to_owned(),
+                        seconds: limit.as_secs(),
+                    });
+                }
+            },
+            None => future.await,
+        };
+        result.map(ToolOutput::ok).map_err(|error| ToolCallError::Failed {
+            tool: name.to_owned(),
+            error,
+        })
+    }
+
+    /// Like [`call`](Self::call), but every failure becomes an error result for the model.
+    pub async fn call_for_model(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        ctx: &ToolContext,
+    ) -> ToolOutput {
+        match self.call(name, args, ctx).await {
+            Ok(out) => out,
+            Err(e) => e.to_output(),
+        }
+    }
+}

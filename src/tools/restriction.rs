@@ -1,0 +1,297 @@
+//! [`ToolRestriction`]: one layer's `allow` / `deny` / `order`, and how restrictions
+//! along a chain combine (they intersect: a child can only narrow).
+
+use std::collections::BTreeSet;
+
+use super::catalog::ToolCatalog;
+use super::name::ToolName;
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::suggest::help_did_you_mean;
+
+/// The `order` entry that stands for every visible tool not listed explicitly.
+pub const REST: &str = "<rest>";
+
+/// A tool name or a glob (`write_*`, `g?ep`, `{grep,glob}`) in `allow` or `deny`.
+#[derive(Clone, Debug)]
+pub struct ToolPattern {
+    text: String,
+    glob: Option<globset::GlobMatcher>,
+    span: Option<Span>,
+}
+
+impl ToolPattern {
+    /// Parse a pattern. A string with `*`, `?`, `[` or `{` is a glob; anything else is a
+    /// plain name.
+    pub fn new(text: &str, span: Option<Span>) -> Result<Self, Diagnostic> {
+        let is_glob = text.contains(['*', '?', '[', '{']);
+        let glob = if is_glob {
+            let glob = globset::GlobBuilder::new(text)
+                .literal_separator(false)
+                .build()
+                .map_err(|e| {
+                    Diagnostic::new(
+                        DiagnosticKind::InvalidValue,
+                        format!("`{text}` is not a valid glob: {}", e.kind()),
+                    )
+                    .at(span.clone())
+                    .help("globs use `*`, `?`, `[abc]` and `{a,b}`")
+                })?;
+            Some(glob.compile_matcher())
+        } else {
+            None
+        };
+        Ok(ToolPattern {
+            text: text.to_owned(),
+            glob,
+            span,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Where it was written.
+    pub fn span(&self) -> Option<&Span> {
+        self.span.as_ref()
+    }
+
+    /// Is this a glob (as opposed to a plain name)?
+    pub fn is_glob(&self) -> bool {
+        self.glob.is_some()
+    }
+
+    /// Does the pattern select `name`?
+    pub fn matches(&self, name: &str) -> bool {
+        match &self.glob {
+            Some(g) => g.is_match(name),
+            None => self.text == name,
+        }
+    }
+}
+
+/// One entry of an explicit wire order: a tool name or [`REST`].
+#[derive(Clone, Debug)]
+pub struct OrderEntry {
+    /// The name (or `<rest>`).
+    pub name: String,
+    /// Where it was written.
+    pub span: Option<Span>,
+}
+
+/// One layer's restriction of the visible tool set.
+#[derive(Clone, Debug, Default)]
+pub struct ToolRestriction {
+    /// `None`: everything the parent chain leaves visible. `Some([])`: nothing.
+    pub allow: Option<Vec<ToolPattern>>,
+    /// Removed after `allow`.
+    pub deny: Vec<ToolPattern>,
+    /// Explicit wire order with exactly one `<rest>`; the nearest layer that sets it wins.
+    pub order: Option<Vec<OrderEntry>>,
+    /// Where the `tools` key was written (for `empty-restriction`).
+    pub span: Option<Span>,
+}
+
+impl ToolRestriction {
+    /// Allow only these patterns.
+    pub fn allow<I, S>(patterns: I) -> Result<Self, Diagnostic>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let allow = patterns
+            .into_iter()
+            .map(|p| ToolPattern::new(p.as_ref(), None))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ToolRestriction {
+            allow: Some(allow),
+            ..ToolRestriction::default()
+        })
+    }
+
+    /// Add deny patterns.
+    pub fn with_deny<I, S>(mut self, patterns: I) -> Result<Self, Diagnostic>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        for p in patterns {
+            self.deny.push(ToolPattern::new(p.as_ref(), None)?);
+        }
+        Ok(self)
+    }
+
+    /// Set an explicit order.
+    pub fn with_order<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.order = Some(
+            names
+                .into_iter()
+                .map(|n| OrderEntry {
+                    name: n.as_ref().to_owned(),
+                    span: None,
+                })
+                .collect(),
+        );
+        self
+    }
+
+    /// A restriction that restricts nothing (`tools: {}`) is almost certainly a mistake.
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_none() && self.deny.is_empty() && self.order.is_none()
+    }
+
+    /// Is `name` left visible by this layer?
+    pub fn permits(&self, name: &str) -> bool {
+        let allowed = match &self.allow {
+            None => true,
+            Some(list) => list.iter().any(|p| p.matches(name)),
+        };
+        allowed && !self.deny.iter().any(|p| p.matches(name))
+    }
+
+    /// Check every name and glob against the catalog ("known", not "visible": a known
+    /// name an ancestor already hid is fine; an unknown one is a typo).
+    pub fn check(&self, catalog: &ToolCatalog) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        if self.is_empty() {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::EmptyRestriction,
+                    "`tools` restricts nothing",
+                )
+                .at(self.span.clone())
+                .help("remove `tools` to keep every tool, or use `allow: []` to hide them all"),
+            );
+        }
+        for pattern in self.allow.iter().flatten().chain(&self.deny) {
+            out.extend(check_pattern(pattern, catalog));
+        }
+        if let Some(order) = &self.order {
+            out.extend(check_order(order, catalog));
+        }
+        out
+    }
+}
+
+fn check_pattern(pattern: &ToolPattern, catalog: &ToolCatalog) -> Option<Diagnostic> {
+    if pattern.is_glob() {
+        if catalog.names().any(|n| pattern.matches(n)) {
+            return None;
+        }
+        return Some(
+            Diagnostic::new(
+                DiagnosticKind::GlobNoMatch,
+                format!("glob `{}` matches no known tool", pattern.as_str()),
+            )
+            .at(pattern.span.clone())
+            .help(format!(
+                "known tools: {}",
+                catalog.names().collect::<Vec<_>>().join(", ")
+            )),
+        );
+    }
+    if catalog.contains(pattern.as_str()) {
+        return None;
+    }
+    Some(unknown_tool(pattern.as_str(), pattern.span.clone(), catalog))
+}
+
+pub(crate) fn unknown_tool(name: &str, span: Option<Span>, catalog: &ToolCatalog) -> Diagnostic {
+    let help = help_did_you_mean(name, catalog.names()).unwrap_or_else(|| {
+        format!(
+            "known tools: {}",
+            catalog.names().collect::<Vec<_>>().join(", ")
+        )
+    });
+    Diagnostic::new(
+        DiagnosticKind::UnknownTool,
+        format!("unknown tool `{name}`"),
+    )
+    .at(span)
+    .help(help)
+}
+
+fn check_order(order: &[OrderEntry], catalog: &ToolCatalog) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut rest_count = 0;
+    for entry in order {
+        if entry.name == REST {
+            rest_count += 1;
+            if rest_count == 2 {
+                out.push(
+                    Diagnostic::new(DiagnosticKind::BadToolOrder, "`<rest>` appears twice in `order`")
+                        .at(entry.span.clone())
+                        .help("keep exactly one `<rest>`: it stands for every tool not listed"),
+                );
+            }
+            continue;
+        }
+        if !seen.insert(entry.name.as_str()) {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::BadToolOrder,
+                    format!("tool `{}` is listed twice in `order`", entry.name),
+                )
+                .at(entry.span.clone())
+                .help("list each tool at most once"),
+            );
+            continue;
+        }
+        if !catalog.contains(&entry.name) {
+            out.push(unknown_tool(&entry.name, entry.span.clone(), catalog));
+        }
+    }
+    if rest_count == 0 {
+        let span = order.first().and_then(|e| e.span.clone());
+        out.push(
+            Diagnostic::new(DiagnosticKind::BadToolOrder, "`order` has no `<rest>` entry")
+                .at(span)
+                .help("add `<rest>` where the tools you did not list should go, e.g. `order: [read_file, <rest>]`"),
+        );
+    }
+    out
+}
+
+/// Apply restrictions (outermost first) to the catalog: the visible tools, in wire order.
+///
+/// Assumes `check` passed for each restriction. The wire order is bytewise by name, or
+/// the nearest layer's explicit `order` (hidden tools listed there are skipped; the
+/// unlisted visible tools go at `<rest>`, sorted).
+pub fn visible_tools<'a, I>(catalog: &ToolCatalog, restrictions: I) -> Vec<ToolName>
+where
+    I: IntoIterator<Item = &'a ToolRestriction>,
+{
+    let mut visible: BTreeSet<&str> = catalog.names().collect();
+    let mut order: Option<&[OrderEntry]> = None;
+    for r in restrictions {
+        visible.retain(|name| r.permits(name));
+        if let Some(o) = &r.order {
+            order = Some(o);
+        }
+    }
+    let to_name = |n: &str| catalog.get(n).map(|d| d.name().clone());
+    let Some(order) = order else {
+        return visible.iter().filter_map(|n| to_name(n)).collect();
+    };
+    let listed: BTreeSet<&str> = order.iter().map(|e| e.name.as_str()).collect();
+    let mut out = Vec::with_capacity(visible.len());
+    for entry in order {
+        if entry.name == REST {
+            out.extend(
+                visible
+                    .iter()
+                    .filter(|n| !listed.contains(**n))
+                    .filter_map(|n| to_name(n)),
+            );
+        } else if visible.contains(entry.name.as_str()) {
+            out.extend(to_name(&entry.name));
+        }
+    }
+    out
+}
