@@ -2,6 +2,8 @@
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
 pub mod diagnostic;
+pub mod preset;
+pub mod prompt;
 pub mod suggest;
 pub mod tools;
 

@@ -1,0 +1,3 @@
+//! The prompt assembler: sections, runtime contexts, templates and the context snapshot.
+
+pub mod origin;
