@@ -4,6 +4,7 @@
 pub mod diagnostic;
 pub mod preset;
 pub mod prompt;
+pub mod request;
 pub mod suggest;
 pub mod tools;
 

@@ -1,3 +1,20 @@
 //! The prompt assembler: sections, runtime contexts, templates and the context snapshot.
 
+mod assembler;
+mod layer;
 pub mod origin;
+mod section;
+mod snapshot;
+mod template;
+mod variables;
+
+pub use assembler::{AssemblerBuilder, Assembly, PromptAssembler};
+pub use layer::{Layer, RemoveEntry};
+pub use origin::TextOrigin;
+pub use section::{Order, PromptContext, PromptSection, SectionName, SectionOrigin};
+pub use snapshot::{ContextSnapshot, SnapshotUpdate};
+pub use template::{TEMPLATE_FUEL, TEMPLATE_RECURSION_LIMIT, TemplateError};
+pub use variables::{
+    BUILTIN_VARIABLES, BuiltinVariable, TOOLS_VARIABLE, Values, VariableDecl, VariableName,
+    builtin_variable,
+};

@@ -15,6 +15,5 @@ pub use context::{SessionState, ToolContext};
 pub use name::ToolName;
 pub use registry::{SchemaDialect, ToolCallError, ToolRegistry, WireTool};
 pub use restriction::{OrderEntry, REST, ToolPattern, ToolRestriction, visible_tools};
-pub(crate) use restriction::unknown_tool;
 pub use schema::ToolSchemas;
 pub use tool::{Tool, ToolDefinition, ToolError, ToolFuture, ToolGuidance, ToolOutput};

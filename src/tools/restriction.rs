@@ -201,7 +201,7 @@ fn check_pattern(pattern: &ToolPattern, catalog: &ToolCatalog) -> Option<Diagnos
     Some(unknown_tool(pattern.as_str(), pattern.span.clone(), catalog))
 }
 
-pub(crate) fn unknown_tool(name: &str, span: Option<Span>, catalog: &ToolCatalog) -> Diagnostic {
+fn unknown_tool(name: &str, span: Option<Span>, catalog: &ToolCatalog) -> Diagnostic {
     let help = help_did_you_mean(name, catalog.names()).unwrap_or_else(|| {
         format!(
             "known tools: {}",

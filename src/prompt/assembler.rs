@@ -1,0 +1,687 @@
+//! [`PromptAssembler`]: layers in, byte-stable [`Assembly`] out.
+//!
+//! Building checks everything that can be checked without values (names, duplicates,
+//! removals, template syntax, variable references, tool restrictions, statically
+//! conflicting `complete` sections). Assembling renders with one step's values.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use minijinja::Value;
+
+use super::layer::Layer;
+use super::section::{Order, PromptContext, PromptSection, SectionName};
+use super::template::{TemplateError, TemplateId, TemplateSet, find_reference};
+use super::variables::{BUILTIN_VARIABLES, TOOLS_VARIABLE, Values, builtin_variable};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, DiagnosticSink, Diagnostics, Span};
+use crate::suggest::help_did_you_mean;
+use crate::tools::{ToolCatalog, ToolRegistry, WireTool};
+
+/// What one step sends: the system prompt, the tools, and the runtime context text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assembly {
+    /// The system prompt.
+    pub system: String,
+    /// The visible tools, in wire order (shared; identical across steps).
+    pub tools: Arc<[WireTool]>,
+    /// The rendered runtime context, or `None` when there is none (or it is suppressed).
+    pub context: Option<String>,
+}
+
+#[derive(Debug)]
+enum Body {
+    Verbatim(String),
+    Template { id: TemplateId, vars: BTreeSet<String> },
+}
+
+#[derive(Debug)]
+struct Condition {
+    id: TemplateId,
+    vars: BTreeSet<String>,
+}
+
+#[derive(Debug)]
+struct CompiledPiece {
+    name: SectionName,
+    complete: bool,
+    body: Body,
+    when: Option<Condition>,
+    span: Option<Span>,
+}
+
+#[derive(Clone, Debug)]
+struct KnownVariable {
+    default: Option<Value>,
+    required: bool,
+}
+
+/// Builds a [`PromptAssembler`] from layers (outermost first: host, then each preset of
+/// an `extends` chain, the child last).
+#[derive(Debug)]
+pub struct AssemblerBuilder<'c> {
+    catalog: &'c ToolCatalog,
+    layers: Vec<Layer>,
+    suppress: bool,
+}
+
+impl<'c> AssemblerBuilder<'c> {
+    /// Start with the tools the host knows.
+    pub fn new(catalog: &'c ToolCatalog) -> Self {
+        AssemblerBuilder {
+            catalog,
+            layers: Vec::new(),
+            suppress: false,
+        }
+    }
+
+    /// Add the next (nearer) layer.
+    pub fn layer(mut self, layer: Layer) -> Self {
+        self.layers.push(layer);
+        self
+    }
+
+    /// The host suppresses every runtime context (same as `includeRuntimeContext: false`).
+    pub fn suppress_runtime_context(mut self) -> Self {
+        self.suppress = true;
+        self
+    }
+
+    /// Check everything and compile. Every problem is reported, not only the first.
+    pub fn build(self) -> Result<PromptAssembler, Diagnostics> {
+        let mut sink = DiagnosticSink::default();
+        let catalog = self.catalog;
+
+        // Tools: check each restriction against the known tools, then intersect.
+        for layer in &self.layers {
+            if let Some(r) = &layer.tools {
+                sink.extend(r.check(catalog));
+            }
+        }
+        let registry = ToolRegistry::restricted(
+            catalog,
+            self.layers.iter().filter_map(|l| l.tools.as_ref()),
+        );
+
+        // Sections: tool guidance first (outermost), then every layer in turn.
+        let mut sections: BTreeMap<SectionName, PromptSection> = BTreeMap::new();
+        for def in registry.definitions() {
+            if let Some(g) = def.guidance() {
+                let name = SectionName::tool_guidance(def.name().as_str());
+                if let Ok(order) = Order::new(g.order) {
+                    sections.insert(
+                        name.clone(),
+                        PromptSection {
+                            name,
+                            order,
+                            text: g.text.clone(),
+                            complete: false,
+                            when: None,
+                            template: false,
+                            origin: Default::default(),
+                        },
+                    );
+                }
+            }
+        }
+        let mut contexts: BTreeMap<SectionName, PromptContext> = BTreeMap::new();
+        for layer in &self.layers {
+            apply_removals(layer, &mut sections, catalog, &mut sink);
+            let mut seen = BTreeSet::new();
+            for s in &layer.sections {
+                if !seen.insert(&s.name) {
+                    sink.push(duplicate("section", &s.name, &layer.label, s.origin.name.clone()));
+                    continue;
+                }
+                sections.insert(s.name.clone(), s.clone());
+            }
+            let mut seen = BTreeSet::new();
+            for c in &layer.contexts {
+                if !seen.insert(&c.name) {
+                    sink.push(duplicate("context", &c.name, &layer.label, c.origin.name.clone()));
+                    continue;
+                }
+                contexts.insert(c.name.clone(), c.clone());
+            }
+        }
+        // A `tool:<known tool>` section lives only while that tool is visible.
+        sections.retain(|name, _| match name.tool_guidance_target() {
+            Some(tool) if catalog.contains(tool) => registry.is_visible(tool),
+            _ => true,
+        });
+
+        // Variables: built-ins, then declarations (nearer shadows outer).
+        let mut variables: BTreeMap<String, KnownVariable> = BUILTIN_VARIABLES
+            .iter()
+            .map(|b| {
+                (
+                    b.name.to_owned(),
+                    KnownVariable {
+                        default: None,
+                        required: false,
+                    },
+                )
+            })
+            .collect();
+        let mut volatile: BTreeSet<String> = BUILTIN_VARIABLES
+            .iter()
+            .filter(|b| b.volatile)
+            .map(|b| b.name.to_owned())
+            .collect();
+        for layer in &self.layers {
+            let mut seen = BTreeSet::new();
+            for decl in &layer.variables {
+                let name = decl.name.as_str();
+                if builtin_variable(name).is_some() {
+                    sink.push(
+                        Diagnostic::new(
+                            DiagnosticKind::InvalidName,
+                            format!("`{name}` is a built-in variable and cannot be declared"),
+                        )
+                        .at(decl.span.clone())
+                        .help(format!(
+                            "the runtime sets `{name}`; pin it with `--var {name}=…` instead, or pick another name"
+                        )),
+                    );
+                    continue;
+                }
+                if !seen.insert(name) {
+                    sink.push(
+                        Diagnostic::new(
+                            DiagnosticKind::DuplicateKey,
+                            format!("variable `{name}` is declared twice in `{}`", layer.label),
+                        )
+                        .at(decl.span.clone()),
+                    );
+                    continue;
+                }
+                if decl.volatile {
+                    volatile.insert(name.to_owned());
+                } else {
+                    volatile.remove(name);
+                }
+                variables.insert(
+                    name.to_owned(),
+                    KnownVariable {
+                        default: decl.default.as_deref().map(Value::from),
+                        required: decl.required,
+                    },
+                );
+            }
+        }
+
+        let suppress = self.suppress
+            || self
+                .layers
+                .iter()
+                .any(|l| l.include_runtime_context == Some(false));
+
+        // Compile, in final order.
+        let mut templates = TemplateSet::new();
+        let known: Vec<&str> = variables.keys().map(String::as_str).collect();
+        let mut compiled_sections = Vec::with_capacity(sections.len());
+        let mut sorted: Vec<PromptSection> = sections.into_values().collect();
+        sorted.sort_by(|a, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
+        for s in &sorted {
+            let piece = compile_piece(
+                &mut templates,
+                PieceInput {
+                    kind: "section",
+                    name: &s.name,
+                    text: &s.text,
+                    template: s.template,
+                    complete: s.complete,
+                    when: s.when.as_deref(),
+                    origin: &s.origin,
+                },
+                &known,
+                Some(&volatile),
+                &mut sink,
+            );
+            compiled_sections.extend(piece);
+        }
+        let unconditional_complete: Vec<&str> = compiled_sections
+            .iter()
+            .filter(|p| p.complete && p.when.is_none())
+            .map(|p| p.name.as_str())
+            .collect();
+        if unconditional_complete.len() > 1 {
+            let span = compiled_sections
+                .iter()
+                .find(|p| p.complete && p.when.is_none())
+                .and_then(|p| p.span.clone());
+            sink.push(multiple_complete(&unconditional_complete, span));
+        }
+        let mut sorted_ctx: Vec<PromptContext> = contexts.into_values().collect();
+        sorted_ctx.sort_by(|a, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
+        let mut compiled_contexts = Vec::with_capacity(sorted_ctx.len());
+        for c in &sorted_ctx {
+            // Suppressed contexts are still compiled and checked, just never rendered.
+            let piece = compile_piece(
+                &mut templates,
+                PieceInput {
+                    kind: "context",
+                    name: &c.name,
+                    text: &c.text,
+                    template: c.template,
+                    complete: false,
+                    when: None,
+                    origin: &c.origin,
+                },
+                &known,
+                None,
+                &mut sink,
+            );
+            compiled_contexts.extend(piece);
+        }
+
+        let warnings = sink.finish()?;
+        let wire_tools: Arc<[WireTool]> = registry.schemas().into();
+        let tools_value = Value::from(
+            registry
+                .names()
+                .map(|n| n.as_str().to_owned())
+                .collect::<Vec<_>>(),
+        );
+        Ok(PromptAssembler {
+            templates,
+            sections: compiled_sections,
+            contexts: if suppress { Vec::new() } else { compiled_contexts },
+            suppressed: suppress,
+            variables,
+            registry: Arc::new(registry),
+            wire_tools,
+            tools_value,
+            warnings,
+        })
+    }
+}
+
+fn duplicate(kind: &str, name: &SectionName, layer: &str, span: Option<Span>) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::DuplicateSection,
+        format!("{kind} `{name}` is defined twice in `{layer}`"),
+    )
+    .at(span)
+    .help(format!(
+        "rename one of them or merge their text; a {kind} name may appear once per preset"
+    ))
+}
+
+fn multiple_complete(names: &[&str], span: Option<Span>) -> Diagnostic {
+    let mut names = names.to_vec();
+    names.sort_unstable();
+    let list = names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Diagnostic::new(
+        DiagnosticKind::MultipleComplete,
+        format!("more than one effective `complete` section: {list}"),
+    )
+    .at(span)
+    .help("at most one section may be the complete system prompt: drop `complete` from the others, `remove` them, or give them exclusive `when` conditions")
+}
+
+fn apply_removals(
+    layer: &Layer,
+    sections: &mut BTreeMap<SectionName, PromptSection>,
+    catalog: &ToolCatalog,
+    sink: &mut DiagnosticSink,
+) {
+    for entry in &layer.remove {
+        let name = entry.name.as_str();
+        let inherited = sections.keys().any(|k| k.as_str() == name);
+        let tool_target = name
+            .strip_prefix("tool:")
+            .is_some_and(|t| catalog.contains(t));
+        if inherited || tool_target {
+            sections.retain(|k, _| k.as_str() != name);
+            continue;
+        }
+        let candidates: Vec<String> = sections
+            .keys()
+            .map(|k| k.as_str().to_owned())
+            .chain(catalog.names().map(|t| format!("tool:{t}")))
+            .collect();
+        let help = help_did_you_mean(name, candidates.iter().map(String::as_str))
+            .unwrap_or_else(|| {
+                "`remove` takes the name of an inherited section or `tool:<known tool>`".to_owned()
+            });
+        sink.push(
+            Diagnostic::new(
+                DiagnosticKind::RemoveUnknown,
+                format!("cannot remove `{name}`: no inherited section or known tool has that name"),
+            )
+            .at(entry.span.clone())
+            .help(help),
+        );
+    }
+}
+
+struct PieceInput<'a> {
+    kind: &'static str,
+    name: &'a SectionName,
+    text: &'a str,
+    template: bool,
+    complete: bool,
+    when: Option<&'a str>,
+    origin: &'a super::section::SectionOrigin,
+}
+
+fn compile_piece(
+    templates: &mut TemplateSet,
+    input: PieceInput<'_>,
+    known: &[&str],
+    volatile: Option<&BTreeSet<String>>,
+    sink: &mut DiagnosticSink,
+) -> Option<CompiledPiece> {
+    let PieceInput {
+        kind,
+        name,
+        text,
+        template,
+        complete,
+        when,
+        origin,
+    } = input;
+    let mut ok = true;
+    let text_span = |offset: Option<usize>| -> Option<Span> {
+        match (&origin.text, offset) {
+            (Some(o), Some(off)) => Some(o.span_at(text, off)),
+            (Some(o), None) => Some(o.span()),
+            (None, _) => origin.name.clone(),
+        }
+    };
+    let body = if template {
+        match templates.add_template(name.as_str(), text) {
+            Ok((id, vars)) => {
+                ok &= check_references(
+                    kind, name, text, false, &vars, known, volatile, &text_span, sink,
+                );
+                Body::Template { id, vars }
+            }
+            Err(e) => {
+                sink.push(template_syntax(kind, name, &e, text_span(e.offset)));
+                ok = false;
+                Body::Verbatim(String::new())
+            }
+        }
+    } else {
+        Body::Verbatim(text.trim_end().to_owned())
+    };
+    let when = match when {
+        None => None,
+        Some(expr) => {
+            let when_span = |offset: Option<usize>| -> Option<Span> {
+                match (&origin.when, offset) {
+                    (Some(o), Some(off)) => Some(o.span_at(expr, off)),
+                    (Some(o), None) => Some(o.span()),
+                    (None, _) => origin.name.clone(),
+                }
+            };
+            match templates.add_condition(name.as_str(), expr) {
+                Ok((id, vars)) => {
+                    ok &= check_references(
+                        kind, name, expr, true, &vars, known, volatile, &when_span, sink,
+                    );
+                    Some(Condition { id, vars })
+                }
+                Err(e) => {
+                    sink.push(
+                        template_syntax(kind, name, &e, when_span(e.offset))
+                            .help("`when` takes a minijinja expression, e.g. `'grep' in tools`"),
+                    );
+                    ok = false;
+                    None
+                }
+            }
+        }
+    };
+    ok.then(|| CompiledPiece {
+        name: name.clone(),
+        complete,
+        body,
+        when,
+        span: origin.name.clone(),
+    })
+}
+
+fn template_syntax(kind: &str, name: &SectionName, e: &TemplateError, span: Option<Span>) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::TemplateSyntax,
+        format!("{kind} `{name}` does not compile: {}", e.message),
+    )
+    .at(span)
+    .help("fix the template syntax; set `template: false` to send text with `{{` verbatim")
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_references(
+    kind: &str,
+    name: &SectionName,
+    source: &str,
+    expression: bool,
+    vars: &BTreeSet<String>,
+    known: &[&str],
+    volatile: Option<&BTreeSet<String>>,
+    span_of: &dyn Fn(Option<usize>) -> Option<Span>,
+    sink: &mut DiagnosticSink,
+) -> bool {
+    let mut ok = true;
+    for var in vars {
+        let span = span_of(find_reference(source, var, expression));
+        if !known.contains(&var.as_str()) {
+            ok = false;
+            let help = help_did_you_mean(var, known.iter().copied()).unwrap_or_else(|| {
+                format!(
+                    "declare it under `variables`, or use a built-in: {}",
+                    BUILTIN_VARIABLES
+                        .iter()
+                        .map(|b| b.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            });
+            sink.push(
+                Diagnostic::new(
+                    DiagnosticKind::UnknownVariable,
+                    format!("{kind} `{name}` references unknown variable `{var}`"),
+                )
+                .at(span)
+                .help(help),
+            );
+        } else if volatile.is_some_and(|v| v.contains(var)) {
+            sink.push(
+                Diagnostic::new(
+                    DiagnosticKind::VolatileInPrefix,
+                    format!(
+                        "section `{name}` uses volatile variable `{var}`: the system prompt changes whenever it does, which defeats prompt caching"
+                    ),
+                )
+                .at(span)
+                .help("move it to a runtime context under `contexts`"),
+            );
+        }
+    }
+    ok
+}
+
+/// Turns one step's values into an [`Assembly`]. Only a successful
+/// [`AssemblerBuilder::build`] (or a validated preset) makes one.
+#[derive(Debug)]
+pub struct PromptAssembler {
+    templates: TemplateSet,
+    sections: Vec<CompiledPiece>,
+    contexts: Vec<CompiledPiece>,
+    suppressed: bool,
+    variables: BTreeMap<String, KnownVariable>,
+    registry: Arc<ToolRegistry>,
+    wire_tools: Arc<[WireTool]>,
+    tools_value: Value,
+    warnings: Vec<Diagnostic>,
+}
+
+impl PromptAssembler {
+    /// The visible tools (for running calls).
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    /// Warnings found while building (e.g. `volatile-in-prefix`).
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
+    /// Is runtime context suppressed?
+    pub fn runtime_context_suppressed(&self) -> bool {
+        self.suppressed
+    }
+
+    /// Every variable a template may use (built-in and declared), by name.
+    pub fn known_variables(&self) -> impl Iterator<Item = &str> {
+        self.variables.keys().map(String::as_str)
+    }
+
+    /// Section names in final order (before `when` is evaluated).
+    pub fn section_names(&self) -> impl Iterator<Item = &str> {
+        self.sections.iter().map(|p| p.name.as_str())
+    }
+
+    /// Render one step.
+    pub fn assemble(&self, values: &Values) -> Result<Assembly, Diagnostics> {
+        let (ctx, have) = self.context_value(values)?;
+        let mut effective: Vec<&CompiledPiece> = Vec::with_capacity(self.sections.len());
+        for piece in &self.sections {
+            if let Some(cond) = &piece.when {
+                require(&have, &cond.vars, "section", piece)?;
+                let on = self
+                    .templates
+                    .eval_condition(&cond.id, &ctx)
+                    .map_err(|e| render_error("section", piece, &e))?;
+                if !on {
+                    continue;
+                }
+            }
+            effective.push(piece);
+        }
+        let complete: Vec<&CompiledPiece> =
+            effective.iter().copied().filter(|p| p.complete).collect();
+        if complete.len() > 1 {
+            let names: Vec<&str> = complete.iter().map(|p| p.name.as_str()).collect();
+            return Err(multiple_complete(&names, complete[0].span.clone()).into());
+        }
+        let system_pieces: Vec<&CompiledPiece> = if complete.len() == 1 {
+            complete
+        } else {
+            effective
+        };
+        let system = self.render_pieces("section", &system_pieces, &ctx, &have)?;
+        let context = if self.suppressed {
+            None
+        } else {
+            let pieces: Vec<&CompiledPiece> = self.contexts.iter().collect();
+            Some(self.render_pieces("context", &pieces, &ctx, &have)?).filter(|t| !t.is_empty())
+        };
+        Ok(Assembly {
+            system,
+            tools: Arc::clone(&self.wire_tools),
+            context,
+        })
+    }
+
+    fn context_value(&self, values: &Values) -> Result<(Value, BTreeSet<String>), Diagnostics> {
+        let mut map: BTreeMap<&str, Value> = BTreeMap::new();
+        let mut missing_required = Vec::new();
+        for (name, var) in &self.variables {
+            if name == TOOLS_VARIABLE {
+                map.insert(name, self.tools_value.clone());
+                continue;
+            }
+            match values.get(name).cloned().or_else(|| var.default.clone()) {
+                Some(v) => {
+                    map.insert(name, v);
+                }
+                None if var.required => missing_required.push(
+                    Diagnostic::new(
+                        DiagnosticKind::MissingValue,
+                        format!("required variable `{name}` has no value"),
+                    )
+                    .help(format!("set it with `--var {name}=…` or give it a `default`")),
+                ),
+                None => {}
+            }
+        }
+        if !missing_required.is_empty() {
+            return Err(Diagnostics::from_vec(missing_required));
+        }
+        let have = map.keys().map(|k| (*k).to_owned()).collect();
+        Ok((Value::from_iter(map), have))
+    }
+
+    fn render_pieces(
+        &self,
+        kind: &str,
+        pieces: &[&CompiledPiece],
+        ctx: &Value,
+        have: &BTreeSet<String>,
+    ) -> Result<String, Diagnostics> {
+        let mut out = String::new();
+        for piece in pieces {
+            let rendered = match &piece.body {
+                Body::Verbatim(text) => text.clone(),
+                Body::Template { id, vars } => {
+                    require(have, vars, kind, piece)?;
+                    let mut text = self
+                        .templates
+                        .render(id, ctx)
+                        .map_err(|e| render_error(kind, piece, &e))?;
+                    text.truncate(text.trim_end().len());
+                    text
+                }
+            };
+            if rendered.is_empty() {
+                continue;
+            }
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            out.push_str(&rendered);
+        }
+        Ok(out)
+    }
+}
+
+fn require(
+    have: &BTreeSet<String>,
+    vars: &BTreeSet<String>,
+    kind: &str,
+    piece: &CompiledPiece,
+) -> Result<(), Diagnostics> {
+    let missing: Vec<Diagnostic> = vars
+        .iter()
+        .filter(|v| !have.contains(*v))
+        .map(|v| {
+            Diagnostic::new(
+                DiagnosticKind::MissingValue,
+                format!("variable `{v}` has no value ({kind} `{}` needs it)", piece.name),
+            )
+            .at(piece.span.clone())
+            .help(format!("set it with `--var {v}=…`, or give it a `default` under `variables`"))
+        })
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Diagnostics::from_vec(missing))
+    }
+}
+
+fn render_error(kind: &str, piece: &CompiledPiece, e: &TemplateError) -> Diagnostics {
+    Diagnostic::new(
+        DiagnosticKind::TemplateRender,
+        format!("{kind} `{}` failed to render: {}", piece.name, e.message),
+    )
+    .at(piece.span.clone())
+    .into()
+}

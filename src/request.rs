@@ -1,0 +1,169 @@
+//! [`RequestEnvelope`]: one step's request, provider-neutral, with a fingerprint of its
+//! cacheable prefix (tools + system).
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::prompt::{Assembly, ContextSnapshot, SnapshotUpdate};
+use crate::tools::WireTool;
+
+/// Who said a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user (and runtime-context snapshots).
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result.
+    Tool,
+}
+
+/// A tool call the model made.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolCall {
+    /// The provider's id for the call.
+    pub id: String,
+    /// The tool name.
+    pub name: String,
+    /// The arguments.
+    pub arguments: serde_json::Value,
+}
+
+/// One message of the conversation history.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+    /// Calls the model made (assistant messages).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// The call this answers (tool messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// A failed tool call (tool messages).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+impl Message {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::User,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+        }
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Message {
+            role: Role::Assistant,
+            content: content.into(),
+            tool_calls,
+            tool_call_id: None,
+            is_error: false,
+        }
+    }
+
+    /// A tool result.
+    pub fn tool(call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
+        Message {
+            role: Role::Tool,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call_id.into()),
+            is_error,
+        }
+    }
+}
+
+/// sha256 of the cacheable prefix: changes iff the tools or the system prompt bytes do.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fingerprint([u8; 32]);
+
+impl Fingerprint {
+    /// Fingerprint a system prompt and tool list.
+    pub fn of(system: &str, tools: &[WireTool]) -> Self {
+        // Length-prefixed fields, so no two (tools, system) pairs share an encoding.
+        let tools_json = serde_json::to_string(tools).unwrap_or_default();
+        let mut h = Sha256::new();
+        h.update(b"agent-presets prefix v1\n");
+        h.update((tools_json.len() as u64).to_be_bytes());
+        h.update(tools_json.as_bytes());
+        h.update((system.len() as u64).to_be_bytes());
+        h.update(system.as_bytes());
+        Fingerprint(h.finalize().into())
+    }
+
+    /// The raw digest.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("sha256:")?;
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Fingerprint({self})")
+    }
+}
+
+impl Serialize for Fingerprint {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// One step's request, before a provider dialect turns it into a JSON body.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RequestEnvelope {
+    /// The system prompt.
+    pub system: String,
+    /// The tools, in wire order.
+    pub tools: Arc<[WireTool]>,
+    /// The history, with the runtime-context snapshot (when it changed) at the end.
+    pub messages: Vec<Message>,
+    /// Fingerprint of tools + system.
+    pub fingerprint: Fingerprint,
+}
+
+impl RequestEnvelope {
+    /// Build a request from an assembly and the retained history. When the context
+    /// changed since the last step, its snapshot is appended to `history` (so it stays in
+    /// the conversation) and to the request.
+    pub fn build(
+        assembly: &Assembly,
+        history: &mut Vec<Message>,
+        snapshot: &mut ContextSnapshot,
+    ) -> Self {
+        if let SnapshotUpdate::Changed(m) | SnapshotUpdate::Cleared(m) =
+            snapshot.update(assembly.context.as_deref())
+        {
+            history.push(Message::user(m));
+        }
+        RequestEnvelope {
+            fingerprint: Fingerprint::of(&assembly.system, &assembly.tools),
+            system: assembly.system.clone(),
+            tools: Arc::clone(&assembly.tools),
+            messages: history.clone(),
+        }
+    }
+}
