@@ -31,7 +31,10 @@ pub struct Assembly {
 #[derive(Debug)]
 enum Body {
     Verbatim(String),
-    Template { id: TemplateId, vars: BTreeSet<String> },
+    Template {
+        id: TemplateId,
+        vars: BTreeSet<String>,
+    },
 }
 
 #[derive(Debug)]
@@ -47,6 +50,26 @@ struct CompiledPiece {
     body: Body,
     when: Option<Condition>,
     span: Option<Span>,
+    /// Template and `when` sources with their positions, to point errors at a reference.
+    text: String,
+    when_source: String,
+    origin: super::section::SectionOrigin,
+}
+
+impl CompiledPiece {
+    /// Where `var` is referenced (in the `when` expression or the text).
+    fn reference_span(&self, var: &str, in_when: bool) -> Option<Span> {
+        let (source, origin, expression) = if in_when {
+            (&self.when_source, &self.origin.when, true)
+        } else {
+            (&self.text, &self.origin.text, false)
+        };
+        match (origin, find_reference(source, var, expression)) {
+            (Some(o), Some(off)) => Some(o.span_at(source, off)),
+            (Some(o), None) => Some(o.span()),
+            (None, _) => self.span.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -97,10 +120,8 @@ impl<'c> AssemblerBuilder<'c> {
                 sink.extend(r.check(catalog));
             }
         }
-        let registry = ToolRegistry::restricted(
-            catalog,
-            self.layers.iter().filter_map(|l| l.tools.as_ref()),
-        );
+        let registry =
+            ToolRegistry::restricted(catalog, self.layers.iter().filter_map(|l| l.tools.as_ref()));
 
         // Sections: tool guidance first (outermost), then every layer in turn.
         let mut sections: BTreeMap<SectionName, PromptSection> = BTreeMap::new();
@@ -129,7 +150,12 @@ impl<'c> AssemblerBuilder<'c> {
             let mut seen = BTreeSet::new();
             for s in &layer.sections {
                 if !seen.insert(&s.name) {
-                    sink.push(duplicate("section", &s.name, &layer.label, s.origin.name.clone()));
+                    sink.push(duplicate(
+                        "section",
+                        &s.name,
+                        &layer.label,
+                        s.origin.name.clone(),
+                    ));
                     continue;
                 }
                 sections.insert(s.name.clone(), s.clone());
@@ -137,7 +163,12 @@ impl<'c> AssemblerBuilder<'c> {
             let mut seen = BTreeSet::new();
             for c in &layer.contexts {
                 if !seen.insert(&c.name) {
-                    sink.push(duplicate("context", &c.name, &layer.label, c.origin.name.clone()));
+                    sink.push(duplicate(
+                        "context",
+                        &c.name,
+                        &layer.label,
+                        c.origin.name.clone(),
+                    ));
                     continue;
                 }
                 contexts.insert(c.name.clone(), c.clone());
@@ -285,7 +316,11 @@ impl<'c> AssemblerBuilder<'c> {
         Ok(PromptAssembler {
             templates,
             sections: compiled_sections,
-            contexts: if suppress { Vec::new() } else { compiled_contexts },
+            contexts: if suppress {
+                Vec::new()
+            } else {
+                compiled_contexts
+            },
             suppressed: suppress,
             variables,
             registry: Arc::new(registry),
@@ -344,8 +379,8 @@ fn apply_removals(
             .map(|k| k.as_str().to_owned())
             .chain(catalog.names().map(|t| format!("tool:{t}")))
             .collect();
-        let help = help_did_you_mean(name, candidates.iter().map(String::as_str))
-            .unwrap_or_else(|| {
+        let help =
+            help_did_you_mean(name, candidates.iter().map(String::as_str)).unwrap_or_else(|| {
                 "`remove` takes the name of an inherited section or `tool:<known tool>`".to_owned()
             });
         sink.push(
@@ -385,6 +420,7 @@ fn compile_piece(
         when,
         origin,
     } = input;
+    let input_when = when;
     let mut ok = true;
     let text_span = |offset: Option<usize>| -> Option<Span> {
         match (&origin.text, offset) {
@@ -444,10 +480,18 @@ fn compile_piece(
         body,
         when,
         span: origin.name.clone(),
+        text: text.to_owned(),
+        when_source: input_when.unwrap_or_default().to_owned(),
+        origin: origin.clone(),
     })
 }
 
-fn template_syntax(kind: &str, name: &SectionName, e: &TemplateError, span: Option<Span>) -> Diagnostic {
+fn template_syntax(
+    kind: &str,
+    name: &SectionName,
+    e: &TemplateError,
+    span: Option<Span>,
+) -> Diagnostic {
     Diagnostic::new(
         DiagnosticKind::TemplateSyntax,
         format!("{kind} `{name}` does not compile: {}", e.message),
@@ -554,7 +598,7 @@ impl PromptAssembler {
         let mut effective: Vec<&CompiledPiece> = Vec::with_capacity(self.sections.len());
         for piece in &self.sections {
             if let Some(cond) = &piece.when {
-                require(&have, &cond.vars, "section", piece)?;
+                require(&have, &cond.vars, "section", piece, true)?;
                 let on = self
                     .templates
                     .eval_condition(&cond.id, &ctx)
@@ -591,23 +635,25 @@ impl PromptAssembler {
     }
 
     fn context_value(&self, values: &Values) -> Result<(Value, BTreeSet<String>), Diagnostics> {
-        let mut map: BTreeMap<&str, Value> = BTreeMap::new();
+        let mut map: BTreeMap<String, Value> = BTreeMap::new();
         let mut missing_required = Vec::new();
         for (name, var) in &self.variables {
             if name == TOOLS_VARIABLE {
-                map.insert(name, self.tools_value.clone());
+                map.insert(name.clone(), self.tools_value.clone());
                 continue;
             }
             match values.get(name).cloned().or_else(|| var.default.clone()) {
                 Some(v) => {
-                    map.insert(name, v);
+                    map.insert(name.clone(), v);
                 }
                 None if var.required => missing_required.push(
                     Diagnostic::new(
                         DiagnosticKind::MissingValue,
                         format!("required variable `{name}` has no value"),
                     )
-                    .help(format!("set it with `--var {name}=…` or give it a `default`")),
+                    .help(format!(
+                        "set it with `--var {name}=…` or give it a `default`"
+                    )),
                 ),
                 None => {}
             }
@@ -615,8 +661,8 @@ impl PromptAssembler {
         if !missing_required.is_empty() {
             return Err(Diagnostics::from_vec(missing_required));
         }
-        let have = map.keys().map(|k| (*k).to_owned()).collect();
-        Ok((Value::from_iter(map), have))
+        let have = map.keys().cloned().collect();
+        Ok((Value::from(map), have))
     }
 
     fn render_pieces(
@@ -631,7 +677,7 @@ impl PromptAssembler {
             let rendered = match &piece.body {
                 Body::Verbatim(text) => text.clone(),
                 Body::Template { id, vars } => {
-                    require(have, vars, kind, piece)?;
+                    require(have, vars, kind, piece, false)?;
                     let mut text = self
                         .templates
                         .render(id, ctx)
@@ -657,6 +703,7 @@ fn require(
     vars: &BTreeSet<String>,
     kind: &str,
     piece: &CompiledPiece,
+    in_when: bool,
 ) -> Result<(), Diagnostics> {
     let missing: Vec<Diagnostic> = vars
         .iter()
@@ -664,10 +711,15 @@ fn require(
         .map(|v| {
             Diagnostic::new(
                 DiagnosticKind::MissingValue,
-                format!("variable `{v}` has no value ({kind} `{}` needs it)", piece.name),
+                format!(
+                    "variable `{v}` has no value ({kind} `{}` needs it)",
+                    piece.name
+                ),
             )
-            .at(piece.span.clone())
-            .help(format!("set it with `--var {v}=…`, or give it a `default` under `variables`"))
+            .at(piece.reference_span(v, in_when))
+            .help(format!(
+                "set it with `--var {v}=…`, or give it a `default` under `variables`"
+            ))
         })
         .collect();
     if missing.is_empty() {

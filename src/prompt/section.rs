@@ -31,7 +31,9 @@ impl SectionName {
         let mut bytes = name.bytes();
         matches!(bytes.next(), Some(b'a'..=b'z'))
             && bytes.all(|b| {
-                b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'.' | b':' | b'-')
+                b.is_ascii_lowercase()
+                    || b.is_ascii_digit()
+                    || matches!(b, b'_' | b'.' | b':' | b'-')
             })
     }
 

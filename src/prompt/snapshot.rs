@@ -87,13 +87,25 @@ mod tests {
     fn only_changes_are_sent() {
         let mut s = ContextSnapshot::new();
         assert_eq!(s.update(None), SnapshotUpdate::Unchanged);
-        assert_eq!(s.update(Some("a")), SnapshotUpdate::Changed(ContextSnapshot::wrap("a")));
+        assert_eq!(
+            s.update(Some("a")),
+            SnapshotUpdate::Changed(ContextSnapshot::wrap("a"))
+        );
         assert_eq!(s.update(Some("a")), SnapshotUpdate::Unchanged);
-        assert_eq!(s.update(Some("b")), SnapshotUpdate::Changed(ContextSnapshot::wrap("b")));
+        assert_eq!(
+            s.update(Some("b")),
+            SnapshotUpdate::Changed(ContextSnapshot::wrap("b"))
+        );
         assert!(matches!(s.update(None), SnapshotUpdate::Cleared(m) if m.contains(CLEARED_NOTICE)));
         assert_eq!(s.update(None), SnapshotUpdate::Unchanged);
-        assert_eq!(s.update(Some("b")), SnapshotUpdate::Changed(ContextSnapshot::wrap("b")));
+        assert_eq!(
+            s.update(Some("b")),
+            SnapshotUpdate::Changed(ContextSnapshot::wrap("b"))
+        );
         s.reset();
-        assert_eq!(s.update(Some("b")), SnapshotUpdate::Changed(ContextSnapshot::wrap("b")));
+        assert_eq!(
+            s.update(Some("b")),
+            SnapshotUpdate::Changed(ContextSnapshot::wrap("b"))
+        );
     }
 }

@@ -138,7 +138,7 @@ impl TemplateSet {
             .get_template(&id.0)
             .map_err(|e| TemplateError::from_minijinja(&e, 0))?;
         template
-            .render(ctx)
+            .render(ctx.clone())
             .map_err(|e| TemplateError::from_minijinja(&e, 0))
     }
 
@@ -213,9 +213,13 @@ mod tests {
 
     #[test]
     fn finds_references_in_code_only() {
-        let src = "model {{ model }} and {% if 'model' in tools %}{{ x.model }}{{ model }}{% endif %}";
+        let src =
+            "model {{ model }} and {% if 'model' in tools %}{{ x.model }}{{ model }}{% endif %}";
         assert_eq!(find_reference(src, "model", false), Some(9));
-        assert_eq!(find_reference(src, "tools", false), Some(src.find("tools").unwrap_or(0)));
+        assert_eq!(
+            find_reference(src, "tools", false),
+            Some(src.find("tools").unwrap_or(0))
+        );
         assert_eq!(find_reference("{{ a.model }}", "model", false), None);
         assert_eq!(find_reference("'grep' in tools", "tools", true), Some(10));
     }
@@ -225,9 +229,17 @@ mod tests {
         let mut set = TemplateSet::new();
         let (id, vars) = set.add_template("t", "Hi {{ name }}!").unwrap();
         assert_eq!(vars.into_iter().collect::<Vec<_>>(), vec!["name"]);
-        let ctx = Value::from_iter([("name", Value::from("{{ secret }}"))]);
+        let ctx = Value::from(std::collections::BTreeMap::from([(
+            "name",
+            Value::from("{{ secret }}"),
+        )]));
         assert_eq!(set.render(&id, &ctx).unwrap(), "Hi {{ secret }}!");
-        let err = set.render(&id, &Value::from_iter([("x", 1)])).unwrap_err();
+        let err = set
+            .render(
+                &id,
+                &Value::from(std::collections::BTreeMap::from([("x", Value::from(1))])),
+            )
+            .unwrap_err();
         assert!(err.message.contains("undefined"), "{err:?}");
         let (id, _) = set.add_template("t", "{{ '<b>&' }}").unwrap();
         assert_eq!(set.render(&id, &ctx).unwrap(), "<b>&");
@@ -238,11 +250,20 @@ mod tests {
         let mut set = TemplateSet::new();
         let (id, vars) = set.add_condition("w", "'grep' in tools").unwrap();
         assert!(vars.contains("tools"));
-        let ctx = Value::from_iter([("tools", Value::from(vec!["grep"]))]);
+        let ctx = Value::from(std::collections::BTreeMap::from([(
+            "tools",
+            Value::from(vec!["grep"]),
+        )]));
         assert!(set.eval_condition(&id, &ctx).unwrap());
-        let ctx = Value::from_iter([("tools", Value::from(Vec::<String>::new()))]);
+        let ctx = Value::from(std::collections::BTreeMap::from([(
+            "tools",
+            Value::from(Vec::<String>::new()),
+        )]));
         assert!(!set.eval_condition(&id, &ctx).unwrap());
-        assert!(set.add_condition("w", "x %}{% include 'y' %}{% if 1").is_err());
+        assert!(
+            set.add_condition("w", "x %}{% include 'y' %}{% if 1")
+                .is_err()
+        );
         let err = set.add_template("t", "a {{ b ").unwrap_err();
         assert!(err.offset.is_some());
         let (id, _) = set.add_template("t", "{% include 'x' %}").unwrap();
@@ -253,7 +274,10 @@ mod tests {
     fn fuel_stops_runaway_loops() {
         let mut set = TemplateSet::new();
         let (id, _) = set
-            .add_template("t", "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}")
+            .add_template(
+                "t",
+                "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}",
+            )
             .unwrap();
         let err = set.render(&id, &Value::from(())).unwrap_err();
         assert!(err.message.contains("fuel"), "{err:?}");

@@ -209,10 +209,12 @@ impl ToolRegistry {
             },
             None => future.await,
         };
-        result.map(ToolOutput::ok).map_err(|error| ToolCallError::Failed {
-            tool: name.to_owned(),
-            error,
-        })
+        result
+            .map(ToolOutput::ok)
+            .map_err(|error| ToolCallError::Failed {
+                tool: name.to_owned(),
+                error,
+            })
     }
 
     /// Like [`call`](Self::call), but every failure becomes an error result for the model.

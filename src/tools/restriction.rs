@@ -198,7 +198,11 @@ fn check_pattern(pattern: &ToolPattern, catalog: &ToolCatalog) -> Option<Diagnos
     if catalog.contains(pattern.as_str()) {
         return None;
     }
-    Some(unknown_tool(pattern.as_str(), pattern.span.clone(), catalog))
+    Some(unknown_tool(
+        pattern.as_str(),
+        pattern.span.clone(),
+        catalog,
+    ))
 }
 
 fn unknown_tool(name: &str, span: Option<Span>, catalog: &ToolCatalog) -> Diagnostic {
@@ -225,9 +229,12 @@ fn check_order(order: &[OrderEntry], catalog: &ToolCatalog) -> Vec<Diagnostic> {
             rest_count += 1;
             if rest_count == 2 {
                 out.push(
-                    Diagnostic::new(DiagnosticKind::BadToolOrder, "`<rest>` appears twice in `order`")
-                        .at(entry.span.clone())
-                        .help("keep exactly one `<rest>`: it stands for every tool not listed"),
+                    Diagnostic::new(
+                        DiagnosticKind::BadToolOrder,
+                        "`<rest>` appears twice in `order`",
+                    )
+                    .at(entry.span.clone())
+                    .help("keep exactly one `<rest>`: it stands for every tool not listed"),
                 );
             }
             continue;
