@@ -1,0 +1,434 @@
+//! Validation = the full build: resolve `extends`, turn every preset of the chain into a
+//! layer, compile every template, check every variable, tool, glob, order and provider
+//! constraint, build the assembler, and render once with representative values. A preset
+//! that validates renders.
+
+use std::sync::{Arc, LazyLock};
+
+use regex::Regex;
+
+use super::catalog::PresetCatalog;
+use super::resolve::{Lookup, PresetChain, resolve_chain};
+use super::source::ParsedPreset;
+use super::spec::{ModelSpec, PresetFile, Provider};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::prompt::{
+    AssemblerBuilder, BUILTIN_VARIABLES, Layer, PromptAssembler, PromptContext, PromptSection,
+    RemoveEntry, SectionOrigin, Values, VariableDecl,
+};
+use crate::tools::{OrderEntry, ToolCatalog, ToolPattern, ToolRestriction};
+
+/// The outcome of validating one preset: every diagnostic, and the valid preset when
+/// there was no error.
+#[derive(Debug)]
+pub struct Validation {
+    /// Errors and warnings, in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Present iff no diagnostic is an error.
+    pub preset: Option<ValidPreset>,
+}
+
+impl Validation {
+    /// No errors?
+    pub fn is_valid(&self) -> bool {
+        self.preset.is_some()
+    }
+}
+
+/// A preset that passed the full build. Only this can hand out an assembler.
+#[derive(Debug)]
+pub struct ValidPreset {
+    chain: Vec<ParsedPreset>,
+    assembler: PromptAssembler,
+}
+
+impl ValidPreset {
+    /// The preset's name.
+    pub fn name(&self) -> &str {
+        self.leaf().file.name.value.as_str()
+    }
+
+    /// The preset's description.
+    pub fn description(&self) -> Option<&str> {
+        self.leaf().file.description.as_deref()
+    }
+
+    /// The resolved chain, root first, this preset last.
+    pub fn chain(&self) -> &[ParsedPreset] {
+        &self.chain
+    }
+
+    fn leaf(&self) -> &ParsedPreset {
+        // A chain always holds at least the preset itself.
+        &self.chain[self.chain.len() - 1]
+    }
+
+    /// Model defaults: the nearest preset in the chain that sets `model`.
+    pub fn model(&self) -> Option<&ModelSpec> {
+        self.chain.iter().rev().find_map(|p| p.file.model.as_ref())
+    }
+
+    /// The assembler (prompt + visible tools).
+    pub fn assembler(&self) -> &PromptAssembler {
+        &self.assembler
+    }
+
+    /// Take the assembler.
+    pub fn into_assembler(self) -> PromptAssembler {
+        self.assembler
+    }
+
+    /// Warnings found while validating.
+    pub fn warnings(&self) -> &[Diagnostic] {
+        self.assembler.warnings()
+    }
+}
+
+/// Validate the preset `name` of a catalog (and its `extends` chain) against the known
+/// tools. A name nobody offers is a `missing-parent`-free error of its own: `io`.
+pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCatalog) -> Validation {
+    let leaf = match catalog.parsed(name) {
+        Some(Ok(p)) => p,
+        Some(Err(ds)) => {
+            return Validation {
+                diagnostics: ds.iter().cloned().collect(),
+                preset: None,
+            };
+        }
+        None => {
+            let names: Vec<&str> = catalog.names().collect();
+            let help = crate::suggest::help_did_you_mean(name, names.iter().copied())
+                .unwrap_or_else(|| format!("available presets: {}", names.join(", ")));
+            return Validation {
+                diagnostics: vec![
+                    Diagnostic::new(
+                        DiagnosticKind::MissingParent,
+                        format!("no preset named `{name}`"),
+                    )
+                    .help(help),
+                ],
+                preset: None,
+            };
+        }
+    };
+    validate_preset(
+        leaf,
+        |n| match catalog.parsed(n) {
+            Some(Ok(p)) => Lookup::Found(p),
+            Some(Err(ds)) => Lookup::Invalid(ds),
+            None => Lookup::Missing,
+        },
+        || catalog.names().map(str::to_owned).collect(),
+        tools,
+    )
+}
+
+/// Validate `leaf` and its chain against the known tools.
+pub fn validate_preset<'a, L, N>(
+    leaf: &'a ParsedPreset,
+    lookup: L,
+    names: N,
+    tools: &ToolCatalog,
+) -> Validation
+where
+    L: Fn(&str) -> Lookup<'a>,
+    N: Fn() -> Vec<String>,
+{
+    let chain = match resolve_chain(leaf, lookup, names) {
+        Ok(c) => c,
+        Err(ds) => {
+            let mut diagnostics = ds.into_vec();
+            // Report the leaf's own problems too, so one run shows everything.
+            let _ = layer_from_preset(leaf, &mut diagnostics);
+            return Validation {
+                diagnostics,
+                preset: None,
+            };
+        }
+    };
+    validate_chain(&chain, tools)
+}
+
+/// Validate an already resolved chain.
+pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validation {
+    let mut diagnostics = Vec::new();
+    let mut builder = AssemblerBuilder::new(tools);
+    for preset in chain.presets() {
+        builder = builder.layer(layer_from_preset(preset, &mut diagnostics));
+    }
+    let assembler = match builder.build() {
+        Ok(a) => Some(a),
+        Err(ds) => {
+            diagnostics.extend(ds);
+            None
+        }
+    };
+    if let Some(a) = &assembler {
+        diagnostics.extend(a.warnings().iter().cloned());
+        if let Err(ds) = a.assemble(&representative_values(chain)) {
+            diagnostics.extend(ds.into_iter().map(explain_validate_render));
+        }
+    }
+    let has_error = diagnostics.iter().any(Diagnostic::is_error);
+    let preset = match assembler {
+        Some(assembler) if !has_error => Some(ValidPreset {
+            chain: chain.presets().iter().map(|p| (*p).clone()).collect(),
+            assembler,
+        }),
+        _ => None,
+    };
+    Validation {
+        diagnostics,
+        preset,
+    }
+}
+
+/// Built-in variables get example values; declared variables their defaults, or a
+/// placeholder when `required` (callers must pass them, so validation cannot know them).
+fn representative_values(chain: &PresetChain<'_>) -> Values {
+    let mut values = Values::new();
+    for b in BUILTIN_VARIABLES {
+        if b.name != crate::prompt::TOOLS_VARIABLE {
+            values.set(b.name, b.example);
+        }
+    }
+    for preset in chain.presets() {
+        for entry in preset.file.variables.iter().flat_map(|v| v.iter()) {
+            if entry.spec.required == Some(true) && entry.spec.default.is_none() {
+                let name = entry.name.value.as_str();
+                values.set(name, format!("<{name}>"));
+            }
+        }
+    }
+    values
+}
+
+fn explain_validate_render(d: Diagnostic) -> Diagnostic {
+    if d.kind == DiagnosticKind::MissingValue {
+        d.help("give the variable a `default`, or mark it `required: true` so every caller must pass `--var`")
+    } else {
+        d
+    }
+}
+
+/// Turn one preset file into a layer, reporting what the file itself gets wrong.
+fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer {
+    let file: &PresetFile = &preset.file;
+    let display = &preset.source.display;
+    let source: &str = &preset.source.text;
+    let mut layer = Layer::new(file.name.value.clone());
+
+    check_secrets(display, source, out);
+    if let Some(model) = &file.model {
+        check_model(preset, model, out);
+    }
+
+    if let Some(persona) = &file.persona {
+        if let Some(flag) = &persona.include_runtime_context {
+            layer.include_runtime_context = Some(flag.value);
+            layer.include_runtime_context_span = Some(preset.span_of(flag));
+        }
+        for s in persona.sections.iter().flatten() {
+            let name_span = preset.span_of(&s.name);
+            let section = PromptSection::new(&s.name.value, s.order.value, s.text.value.clone());
+            let section = match section {
+                Ok(sec) => sec,
+                Err(d) => {
+                    let span = if d.kind == DiagnosticKind::NonFiniteOrder {
+                        preset.span_of(&s.order)
+                    } else {
+                        name_span
+                    };
+                    out.push(d.at(span));
+                    continue;
+                }
+            };
+            let mut section = section
+                .complete(s.complete.unwrap_or(false))
+                .template(s.template.unwrap_or(true))
+                .with_origin(SectionOrigin {
+                    name: Some(name_span),
+                    text: Some(preset.text_origin(&s.text)),
+                    when: s.when.as_ref().map(|w| preset.text_origin(w)),
+                });
+            if let Some(w) = &s.when {
+                section = section.when(w.value.clone());
+            }
+            layer.sections.push(section);
+        }
+        for r in persona.remove.iter().flatten() {
+            layer.remove.push(RemoveEntry {
+                name: r.value.clone(),
+                span: Some(preset.span_of(r)),
+            });
+        }
+    }
+
+    for c in file.contexts.iter().flatten() {
+        let name_span = preset.span_of(&c.name);
+        match PromptContext::new(&c.name.value, c.order.value, c.text.value.clone()) {
+            Ok(ctx) => layer
+                .contexts
+                .push(
+                    ctx.template(c.template.unwrap_or(true))
+                        .with_origin(SectionOrigin {
+                            name: Some(name_span),
+                            text: Some(preset.text_origin(&c.text)),
+                            when: None,
+                        }),
+                ),
+            Err(d) => {
+                let span = if d.kind == DiagnosticKind::NonFiniteOrder {
+                    preset.span_of(&c.order)
+                } else {
+                    name_span
+                };
+                out.push(d.at(span));
+            }
+        }
+    }
+
+    for entry in file.variables.iter().flat_map(|v| v.iter()) {
+        let span = preset.span_of(&entry.name);
+        match VariableDecl::new(&entry.name.value, entry.spec.description.clone()) {
+            Ok(mut decl) => {
+                decl.default = entry.spec.default.clone();
+                decl.required = entry.spec.required.unwrap_or(false);
+                decl.volatile = entry.spec.volatile.unwrap_or(false);
+                decl.span = Some(span);
+                layer.variables.push(decl);
+            }
+            Err(d) => out.push(d.at(span)),
+        }
+    }
+
+    if let Some(tools) = &file.tools {
+        let mut restriction = ToolRestriction {
+            span: Some(preset.span_of(tools)),
+            ..ToolRestriction::default()
+        };
+        let spec = &tools.value;
+        let mut patterns = |list: &[super::spec::Spanned<String>]| -> Vec<ToolPattern> {
+            list.iter()
+                .filter_map(|p| {
+                    ToolPattern::new(&p.value, Some(preset.span_of(p)))
+                        .map_err(|d| out.push(d))
+                        .ok()
+                })
+                .collect()
+        };
+        restriction.allow = spec.allow.as_deref().map(&mut patterns);
+        restriction.deny = spec.deny.as_deref().map(&mut patterns).unwrap_or_default();
+        restriction.order = spec.order.as_ref().map(|list| {
+            list.iter()
+                .map(|e| OrderEntry {
+                    name: e.value.clone(),
+                    span: Some(preset.span_of(e)),
+                })
+                .collect()
+        });
+        layer.tools = Some(restriction);
+    }
+    layer
+}
+
+fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnostic>) {
+    if model.provider.value == Provider::OpenaiCompatible && model.base_url.is_none() {
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::InvalidValue,
+                "provider `openai-compatible` needs `baseUrl`",
+            )
+            .at(preset.span_of(&model.provider))
+            .help("add `baseUrl: https://…` (the server's OpenAI-compatible API root)"),
+        );
+    }
+    if let Some(url) = &model.base_url {
+        let v = url.value.as_str();
+        if !(v.starts_with("https://") || v.starts_with("http://"))
+            || v.contains(char::is_whitespace)
+        {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::InvalidValue,
+                    format!("`baseUrl` must be an http(s) URL, not `{v}`"),
+                )
+                .at(preset.span_of(url))
+                .help("write it like `https://api.deepseek.com`"),
+            );
+        }
+    }
+    if model.name.value.trim().is_empty() {
+        out.push(
+            Diagnostic::new(DiagnosticKind::InvalidValue, "`model.name` is empty")
+                .at(preset.span_of(&model.name))
+                .help("name the model, e.g. `deepseek-v4-flash`"),
+        );
+    }
+    if model.max_tokens == Some(0) {
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::InvalidValue,
+                "`maxTokens` must be at least 1",
+            )
+            .at(preset.span_of(&model.name)),
+        );
+    }
+    if let Some(env) = &model.api_key_env {
+        let v = env.value.as_str();
+        let is_env_name = !v.is_empty()
+            && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            && !v.as_bytes()[0].is_ascii_digit();
+        if !is_env_name {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::LiteralSecret,
+                    "`apiKeyEnv` takes the NAME of an environment variable, not a key",
+                )
+                .at(preset.span_of(env).with_len(v.chars().count() as u32))
+                .help("write e.g. `apiKeyEnv: DEEPSEEK_API_KEY` and export the key in that variable; if this was a real key, rotate it"),
+            );
+        }
+    }
+}
+
+static SECRET_PATTERNS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
+    [
+        (
+            "an OpenAI/DeepSeek-style API key",
+            r"\bsk-[A-Za-z0-9_\-]{20,}",
+        ),
+        ("an AWS access key", r"\bAKIA[0-9A-Z]{16}\b"),
+        (
+            "a GitHub token",
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+        ),
+        ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+        ("a Google API key", r"\bAIza[0-9A-Za-z_\-]{35}"),
+        ("a private key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+    ]
+    .into_iter()
+    .filter_map(|(what, re)| Regex::new(re).ok().map(|r| (what, r)))
+    .collect()
+});
+
+/// Report every key-like string in the file (values, comments, anywhere), by position,
+/// without ever repeating the key.
+fn check_secrets(display: &Arc<str>, source: &str, out: &mut Vec<Diagnostic>) {
+    for (i, line) in source.lines().enumerate() {
+        for (what, re) in SECRET_PATTERNS.iter() {
+            for m in re.find_iter(line) {
+                let column = line[..m.start()].chars().count() as u32 + 1;
+                let len = m.as_str().chars().count() as u32;
+                out.push(
+                    Diagnostic::new(
+                        DiagnosticKind::LiteralSecret,
+                        format!("this looks like {what}; presets must not contain secrets"),
+                    )
+                    .at(Span::new(Arc::clone(display), i as u32 + 1, column).with_len(len))
+                    .help("put the key in an environment variable and name that variable in `model.apiKeyEnv`; rotate the key if this file was ever shared"),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! Full-build validation through the library: spans point at the right line and column.
+
+use agent_presets::preset::{PresetCatalog, Validation, validate_in_catalog};
+use agent_presets::prompt::Values;
+use agent_presets::tools::ToolCatalog;
+
+fn validate_with(files: &[(&str, &str)], name: &str) -> Validation {
+    let mut catalog = PresetCatalog::builtin();
+    for (n, text) in files {
+        catalog
+            .add_text(n, format!("{n}.yaml"), *text)
+            .expect("add preset");
+    }
+    validate_in_catalog(&catalog, name, &ToolCatalog::builtin())
+}
+
+/// `kind@line:col` for every diagnostic.
+fn found(v: &Validation) -> Vec<String> {
+    v.diagnostics
+        .iter()
+        .map(|d| match &d.span {
+            Some(s) => format!("{}@{}:{}:{}", d.kind.name(), s.file, s.line, s.column),
+            None => d.kind.name().to_owned(),
+        })
+        .collect()
+}
+
+#[test]
+fn builtins_validate_and_render() {
+    for name in ["standard", "minimal"] {
+        let v = validate_with(&[], name);
+        assert!(v.is_valid(), "{name}: {:#?}", v.diagnostics);
+        assert!(v.diagnostics.is_empty(), "{name}: {:#?}", v.diagnostics);
+    }
+    let v = validate_with(&[], "minimal");
+    let preset = v.preset.expect("valid");
+    let a = preset
+        .assembler()
+        .assemble(&Values::new())
+        .expect("minimal needs no values");
+    assert_eq!(a.system, "You are a helpful software engineer assistant.");
+    let tools: Vec<&str> = a.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(tools, ["bash", "edit_file"]);
+    assert_eq!(a.context, None);
+}
+
+#[test]
+fn unknown_variable_points_into_a_block_scalar() {
+    let text = "\
+version: 1
+name: rev
+extends: standard
+persona:
+  sections:
+    - name: rules
+      order: 150
+      text: |
+        First line.
+        Second line for {{ projcet }} here.
+variables:
+  project: { description: Project, default: demo }
+";
+    let v = validate_with(&[("rev", text)], "rev");
+    assert_eq!(found(&v), ["unknown-variable@rev.yaml:10:28"]);
+    assert!(
+        v.diagnostics[0]
+            .help
+            .as_deref()
+            .is_some_and(|h| h.contains("did you mean `project`?")),
+        "{:?}",
+        v.diagnostics[0]
+    );
+}
+
+#[test]
+fn errors_across_the_file_are_all_reported_with_positions() {
+    let text = "\
+version: 1
+name: bad
+extends: standard
+persona:
+  sections:
+    - name: Rules
+      order: 1
+      text: x
+    - name: twice
+      order: .nan
+      text: y
+  remove: [nope]
+tools:
+  allow: [read_fiel, \"net_*\"]
+  order: [grep]
+model:
+  provider: openai-compatible
+  name: m
+  apiKeyEnv: sk-abcdefghijklmnopqrstuvwxyz123456
+";
+    let v = validate_with(&[("bad", text)], "bad");
+    let got = found(&v);
+    for want in [
+        "invalid-name@bad.yaml:6:13",
+        "non-finite-order@bad.yaml:10:14",
+        "remove-unknown@bad.yaml:12:12",
+        "unknown-tool@bad.yaml:14:11",
+        "glob-no-match@bad.yaml:14:22",
+        "bad-tool-order@bad.yaml:15:11",
+        "invalid-value@bad.yaml:17:13",
+        "literal-secret@bad.yaml:19:14",
+    ] {
+        assert!(got.contains(&want.to_owned()), "missing {want} in {got:#?}");
+    }
+    // The key is never echoed.
+    for d in &v.diagnostics {
+        let all = format!("{} {:?}", d.message, d.help);
+        assert!(!all.contains("abcdefghij"), "secret leaked: {all}");
+    }
+}
+
+#[test]
+fn variable_without_value_fails_validation_unless_required() {
+    let text = "\
+version: 1
+name: v
+extends: minimal
+persona:
+  sections:
+    - name: persona
+      order: 0
+      complete: true
+      text: Work on {{ ticket }}.
+variables:
+  ticket: { description: Ticket }
+";
+    let v = validate_with(&[("v", text)], "v");
+    assert_eq!(found(&v), ["missing-value@v.yaml:9:24"]);
+    let required = text.replace(
+        "{ description: Ticket }",
+        "{ description: Ticket, required: true }",
+    );
+    let v = validate_with(&[("v", &required)], "v");
+    assert!(v.is_valid(), "{:#?}", v.diagnostics);
+}
+
+#[test]
+fn extends_problems() {
+    let a = "version: 1\nname: a\nextends: b\n";
+    let b = "version: 1\nname: b\nextends: c\n";
+    let c = "version: 1\nname: c\nextends: a\n";
+    let v = validate_with(&[("a", a), ("b", b), ("c", c)], "a");
+    assert_eq!(found(&v), ["extends-cycle@c.yaml:3:10"]);
+    assert!(
+        v.diagnostics[0].message.contains("a -> b -> c -> a"),
+        "{}",
+        v.diagnostics[0].message
+    );
+
+    let d = "version: 1\nname: d\nextends: standrad\n";
+    let v = validate_with(&[("d", d)], "d");
+    assert_eq!(found(&v), ["missing-parent@d.yaml:3:10"]);
+    assert_eq!(
+        v.diagnostics[0].help.as_deref(),
+        Some("did you mean `standard`?")
+    );
+}
+
+#[test]
+fn two_complete_sections_across_the_chain() {
+    let text = "\
+version: 1
+name: two
+extends: minimal
+persona:
+  sections:
+    - { name: other, order: 5, text: Also complete., complete: true }
+";
+    let v = validate_with(&[("two", text)], "two");
+    let got = found(&v);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].starts_with("multiple-complete@"), "{got:?}");
+    assert!(v.diagnostics[0].message.contains("`other`, `persona`"));
+}
+
+#[test]
+fn child_can_hide_more_but_not_add() {
+    let text = "\
+version: 1
+name: narrow
+extends: minimal
+tools:
+  allow: [bash, read_file]
+";
+    let v = validate_with(&[("narrow", text)], "narrow");
+    let preset = v
+        .preset
+        .expect("read_file is known, just hidden by minimal");
+    let names: Vec<String> = preset
+        .assembler()
+        .registry()
+        .names()
+        .map(|n| n.to_string())
+        .collect();
+    assert_eq!(names, ["bash"]);
+}
