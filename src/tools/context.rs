@@ -3,11 +3,33 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::builtin::{OutputLimits, TodoItem};
+
 /// Per-session state shared by the tools of one agent session (e.g. the todo list).
 #[derive(Debug, Default)]
 pub struct SessionState {
-    /// The task list kept by `todo_write`, as the JSON the tool last stored.
-    pub todos: Mutex<Vec<serde_json::Value>>,
+    /// The task list kept by `todo_write`, as it last stored it.
+    pub todos: Mutex<Vec<TodoItem>>,
+}
+
+impl SessionState {
+    /// A copy of the current task list.
+    pub fn todo_list(&self) -> Vec<TodoItem> {
+        // A panic elsewhere while holding the lock cannot leave a half-written Vec (it is
+        // replaced whole), so a poisoned lock still holds a usable list.
+        self.todos
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Replace the task list.
+    pub fn set_todo_list(&self, todos: Vec<TodoItem>) {
+        *self
+            .todos
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = todos;
+    }
 }
 
 /// What a tool handler receives besides its arguments.
@@ -15,17 +37,26 @@ pub struct SessionState {
 pub struct ToolContext {
     workspace: Arc<PathBuf>,
     session: Arc<SessionState>,
+    limits: OutputLimits,
 }
 
 impl ToolContext {
-    /// A context rooted at `workspace` (canonicalized by the caller or here when possible).
+    /// A context rooted at `workspace` (canonicalized by the caller or here when possible),
+    /// with a fresh session and the default [`OutputLimits`].
     pub fn new(workspace: impl Into<PathBuf>) -> Self {
         let root: PathBuf = workspace.into();
         let root = root.canonicalize().unwrap_or(root);
         ToolContext {
             workspace: Arc::new(root),
             session: Arc::new(SessionState::default()),
+            limits: OutputLimits::default(),
         }
+    }
+
+    /// The same context with other output limits (e.g. a smaller budget for a small model).
+    pub fn with_limits(mut self, limits: OutputLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The workspace root every path argument is confined to.
@@ -36,5 +67,10 @@ impl ToolContext {
     /// The session's shared state.
     pub fn session(&self) -> &SessionState {
         &self.session
+    }
+
+    /// How much text one tool result may carry.
+    pub fn limits(&self) -> &OutputLimits {
+        &self.limits
     }
 }

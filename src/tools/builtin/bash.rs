@@ -1,0 +1,296 @@
+//! `bash`: run a shell command in the workspace, in its own process group, with a timeout
+//! and capped output.
+//!
+//! The command's process group is killed when the shell exits, when the timeout fires and
+//! when the call is dropped (e.g. by the registry's own timeout). Killing it on exit is
+//! what keeps a background job that still holds the pipes (`sleep 100 &`) from hanging the
+//! call; reading stops shortly after, whatever is left.
+
+use std::future::Future;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::task::JoinHandle;
+
+use super::limits::StreamCapture;
+use super::workspace::workspace_root;
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+
+/// `timeout_secs` when the model sends none.
+pub(crate) const DEFAULT_TIMEOUT_SECS: u32 = 120;
+/// The largest `timeout_secs` accepted.
+pub(crate) const MAX_TIMEOUT_SECS: u32 = 600;
+/// How long output is still read after the process group was killed.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// Arguments of `bash`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashArgs {
+    /// The command to run with `bash -c`, in the workspace root. Standard input is empty.
+    pub command: String,
+    /// Seconds before the command and every process it started are killed. Defaults to 120; at most 600.
+    #[schemars(range(min = 1, max = 600))]
+    pub timeout_secs: Option<u32>,
+}
+
+/// The `bash` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Bash;
+
+impl Tool for Bash {
+    type Args = BashArgs;
+
+    fn name(&self) -> &str {
+        "bash"
+    }
+
+    fn description(&self) -> &str {
+        "Run a shell command with `bash -c` in the workspace root and get its exit status, \
+         stdout and stderr (each capped; long output keeps its beginning and end). The \
+         command is killed, with every process it started, after `timeout_secs` (default \
+         120, at most 600). Background processes do not outlive the command."
+    }
+
+    fn guidance(&self) -> Option<ToolGuidance> {
+        Some(ToolGuidance {
+            order: 1060.0,
+            text: "Use bash to build, run tests, and use command-line tools. Prefer read_file, \
+                   grep, glob and list_dir for reading and searching, and edit_file or \
+                   write_file for changing files: they are confined to the workspace and \
+                   their output is easier to use. Commands cannot be interactive (stdin is \
+                   empty) and cannot leave servers running. Redirect very long output to a \
+                   file and read it in parts."
+                .to_owned(),
+        })
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        // Above the largest `timeout_secs`, so the tool's own timeout (which reports the
+        // output so far) fires first.
+        Some(Duration::from_secs(u64::from(MAX_TIMEOUT_SECS) + 30))
+    }
+
+    fn call(
+        &self,
+        args: BashArgs,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        handle(args, ctx)
+    }
+}
+
+/// The work of `bash` (a free function, so the future borrows nothing from the tool).
+async fn handle(args: BashArgs, ctx: ToolContext) -> Result<String, ToolError> {
+    if args.command.trim().is_empty() {
+        return Err(ToolError::new("the command is empty")
+            .hint("give the shell command to run, e.g. `cargo test`"));
+    }
+    let seconds = args
+        .timeout_secs
+        .unwrap_or(DEFAULT_TIMEOUT_SECS)
+        .clamp(1, MAX_TIMEOUT_SECS);
+    let root = workspace_root(&ctx)?;
+    let limits = *ctx.limits();
+    let run = run(
+        &args.command,
+        &root,
+        Duration::from_secs(u64::from(seconds)),
+        limits.max_bytes / 2,
+    )
+    .await?;
+    let half_lines = (limits.max_lines / 2).max(1);
+    let report = format!(
+        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        match run.status {
+            Some(status) => describe(status),
+            None => format!("timed out after {seconds} s"),
+        },
+        section(&run.stdout, half_lines, "stdout"),
+        section(&run.stderr, half_lines, "stderr"),
+    );
+    match run.status {
+        Some(_) => Ok(report),
+        None => Err(ToolError::new(format!(
+            "the command did not finish within {seconds} s; it and every process it started were killed. Output so far:\n{report}"
+        ))
+        .hint(format!(
+            "raise timeout_secs (at most {MAX_TIMEOUT_SECS}) if it needs longer, or split the work into smaller commands"
+        ))),
+    }
+}
+
+/// What a finished (or killed) command left behind.
+struct Run {
+    /// `None` when the timeout fired.
+    status: Option<ExitStatus>,
+    stdout: StreamCapture,
+    stderr: StreamCapture,
+}
+
+async fn run(
+    command: &str,
+    root: &Path,
+    timeout: Duration,
+    budget: usize,
+) -> Result<Run, ToolError> {
+    let shell = ["/bin/bash", "/usr/bin/bash", "/bin/sh"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or("sh");
+    let mut child = tokio::process::Command::new(shell)
+        .arg("-c")
+        .arg(command)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| {
+            ToolError::new(format!("could not start `{shell}`: {e}"))
+                .hint("the host cannot run shell commands; use the file tools instead")
+        })?;
+    let mut group = ProcessGroup::new(child.id());
+
+    let stdout = Arc::new(Mutex::new(StreamCapture::new(budget / 2 + budget % 2)));
+    let stderr = Arc::new(Mutex::new(StreamCapture::new(budget / 2)));
+    let mut readers = Readers(Vec::new());
+    if let Some(pipe) = child.stdout.take() {
+        readers
+            .0
+            .push(tokio::spawn(pump(pipe, Arc::clone(&stdout))));
+    }
+    if let Some(pipe) = child.stderr.take() {
+        readers
+            .0
+            .push(tokio::spawn(pump(pipe, Arc::clone(&stderr))));
+    }
+
+    let waited = tokio::select! {
+        status = child.wait() => Some(status),
+        () = tokio::time::sleep(timeout) => None,
+    };
+    // The shell is gone or out of time: either way nothing it started may live on, and
+    // nothing still holding the pipes may keep us reading.
+    group.kill();
+    let status = match waited {
+        Some(Ok(status)) => Some(status),
+        Some(Err(e)) => {
+            return Err(
+                ToolError::new(format!("could not wait for the command: {e}")).hint("run it again"),
+            );
+        }
+        None => {
+            let _ = tokio::time::timeout(DRAIN_GRACE, child.wait()).await;
+            None
+        }
+    };
+    readers.finish(DRAIN_GRACE).await;
+    Ok(Run {
+        status,
+        stdout: take(&stdout),
+        stderr: take(&stderr),
+    })
+}
+
+fn take(capture: &Arc<Mutex<StreamCapture>>) -> StreamCapture {
+    let mut guard = capture.lock().unwrap_or_else(|p| p.into_inner());
+    std::mem::replace(&mut *guard, StreamCapture::new(0))
+}
+
+/// Copy a pipe into a capture until EOF.
+async fn pump(mut pipe: impl AsyncRead + Unpin, capture: Arc<Mutex<StreamCapture>>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => capture
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(&buf[..n]),
+        }
+    }
+}
+
+/// The pipe readers; aborted when dropped, so none outlives the call.
+struct Readers(Vec<JoinHandle<()>>);
+
+impl Readers {
+    /// Let the readers drain what is left, for at most `grace`.
+    async fn finish(&mut self, grace: Duration) {
+        let _ = tokio::time::timeout(grace, async {
+            for handle in &mut self.0 {
+                let _ = handle.await;
+            }
+        })
+        .await;
+    }
+}
+
+impl Drop for Readers {
+    fn drop(&mut self) {
+        for handle in &self.0 {
+            handle.abort();
+        }
+    }
+}
+
+/// The command's process group; killed (SIGKILL) on [`kill`](Self::kill) or when dropped
+/// without having been killed.
+struct ProcessGroup {
+    pgid: Option<libc::pid_t>,
+}
+
+impl ProcessGroup {
+    fn new(pid: Option<u32>) -> Self {
+        // 0 and 1 would address our own group or every process: never signal those.
+        let pgid = pid
+            .and_then(|p| libc::pid_t::try_from(p).ok())
+            .filter(|&p| p > 1);
+        ProcessGroup { pgid }
+    }
+
+    fn kill(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            // SAFETY: kill(2) only sends a signal; it reads and writes no memory of ours.
+            // The group was created for this command by `process_group(0)`.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `exit code: 0`, or the signal that ended the shell.
+fn describe(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code: {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => "exit status unknown".to_owned(),
+    }
+}
+
+fn section(capture: &StreamCapture, max_lines: usize, name: &str) -> String {
+    let text = capture.render(max_lines, name);
+    if text.is_empty() {
+        "(empty)".to_owned()
+    } else {
+        text.strip_suffix('\n').unwrap_or(&text).to_owned()
+    }
+}

@@ -1,0 +1,150 @@
+//! `glob`: find files by a glob pattern over their paths.
+
+use std::future::Future;
+use std::time::Duration;
+
+use globset::GlobBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::limits::cap_text;
+use super::walk::{run_blocking, stop_note, walk};
+use super::workspace::{not_found, resolve, shown, workspace_root};
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+
+/// Most paths `glob` lists.
+pub(crate) const MAX_GLOB_RESULTS: usize = 1_000;
+
+/// Arguments of `glob`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobArgs {
+    /// Glob matched against paths relative to `path`: `*` stays within one directory, `**` crosses directories, `{a,b}` is either. Examples: `**/*.rs`, `src/*.{ts,tsx}`.
+    pub pattern: String,
+    /// Directory to search in, relative to the workspace root. Defaults to the root.
+    pub path: Option<String>,
+}
+
+/// The `glob` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Glob;
+
+impl Tool for Glob {
+    type Args = GlobArgs;
+
+    fn name(&self) -> &str {
+        "glob"
+    }
+
+    fn description(&self) -> &str {
+        "Find files whose path matches a glob pattern, e.g. `**/*.rs` or `docs/**/*.md`. \
+         Returns workspace-relative paths sorted by name. Files ignored by .gitignore and \
+         hidden files are skipped (unless the pattern names a hidden directory, like \
+         `.github/**`)."
+    }
+
+    fn guidance(&self) -> Option<ToolGuidance> {
+        Some(ToolGuidance {
+            order: 1020.0,
+            text: "Use glob to find files by name or extension. `*.rs` only matches in the \
+                   search directory itself; use `**/*.rs` to search all subdirectories. To \
+                   find files by what they contain, use grep."
+                .to_owned(),
+        })
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Some(Duration::from_secs(60))
+    }
+
+    fn call(
+        &self,
+        args: GlobArgs,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        handle(args, ctx)
+    }
+}
+
+/// The work of `glob` (a free function, so the future borrows nothing from the tool).
+async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
+    let root = workspace_root(&ctx)?;
+    let base = resolve(&ctx, args.path.as_deref().unwrap_or("."))?;
+    if !base.real.exists() {
+        return Err(not_found(&base, "directory"));
+    }
+    if !base.real.is_dir() {
+        return Err(
+            ToolError::new(format!("`{}` is not a directory", base.shown)).hint(
+                "give the directory to search in as `path`, and the file name pattern as `pattern`",
+            ),
+        );
+    }
+    let matcher = GlobBuilder::new(&args.pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| {
+            ToolError::new(format!("invalid glob `{}`: {}", args.pattern, e.kind()))
+                .hint("use `*`, `**`, `?`, `[abc]` and `{a,b}`, e.g. `**/*.rs`")
+        })?
+        .compile_matcher();
+    let include_hidden = args.pattern.split('/').any(|c| c.starts_with('.'));
+    let base_real = base.real.clone();
+    let (found, total, stop) = run_blocking(move |control| {
+        let mut found = Vec::new();
+        let mut total = 0usize;
+        let mut stop = None;
+        for entry in walk(&base_real, include_hidden) {
+            stop = control.stop();
+            if stop.is_some() {
+                break;
+            }
+            let Ok(entry) = entry else { continue };
+            if entry.file_type().is_none_or(|t| t.is_dir()) {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(&base_real) else {
+                continue;
+            };
+            if matcher.is_match(rel) {
+                total += 1;
+                if found.len() < MAX_GLOB_RESULTS {
+                    found.push(shown(&root, entry.path()));
+                }
+            }
+        }
+        (found, total, stop)
+    })
+    .await?;
+
+    let mut out = if total == 0 {
+        format!("No files match `{}` in `{}`.\n", args.pattern, base.shown)
+    } else {
+        format!(
+            "{total} {} `{}` in `{}`:\n",
+            if total == 1 {
+                "file matches"
+            } else {
+                "files match"
+            },
+            args.pattern,
+            base.shown
+        )
+    };
+    for path in &found {
+        out.push_str(path);
+        out.push('\n');
+    }
+    if total > found.len() {
+        out.push_str(&format!(
+            "[... {} more paths not shown; use a narrower pattern or path]\n",
+            total - found.len()
+        ));
+    }
+    out.push_str(&stop_note(stop));
+    Ok(cap_text(
+        &out,
+        ctx.limits(),
+        "use a narrower pattern or path",
+    ))
+}

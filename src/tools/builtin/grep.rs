@@ -1,0 +1,339 @@
+//! `grep`: search file contents with a regular expression, respecting `.gitignore`.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::path::Path;
+use std::time::Duration;
+
+use globset::{GlobBuilder, GlobMatcher};
+use regex::{Regex, RegexBuilder};
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::Deserialize;
+
+use super::limits::{cap_text, cut_line};
+use super::walk::{run_blocking, stop_note, walk};
+use super::workspace::{MAX_TEXT_FILE_BYTES, not_found, resolve, shown, workspace_root};
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+
+/// `max_results` when the model sends none.
+pub(crate) const DEFAULT_MAX_RESULTS: u32 = 200;
+/// The largest `max_results` honoured.
+pub(crate) const MAX_RESULTS: u32 = 2_000;
+/// The most context lines honoured.
+pub(crate) const MAX_CONTEXT: u32 = 10;
+/// Longest matching line shown in full.
+pub(crate) const MAX_MATCH_LINE_CHARS: usize = 500;
+
+/// Arguments of `grep`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// Regular expression to search for (Rust regex syntax, like ripgrep: escape `(`, `[`, `.`, `*` etc. with `\` to match them literally). Matched against one line at a time.
+    pub pattern: String,
+    /// File or directory to search, relative to the workspace root. Defaults to the root.
+    pub path: Option<String>,
+    /// Only search files matching this glob: without `/` it matches file names (`*.rs`), with `/` paths relative to `path` (`src/**/*.ts`).
+    pub glob: Option<String>,
+    /// Ignore case when matching. Defaults to false.
+    pub case_insensitive: Option<bool>,
+    /// `content` (default): matching lines as `path:line:text`; `files_with_matches`: only the paths of files that match; `count`: matching lines per file as `path:count`.
+    pub output_mode: Option<GrepOutputMode>,
+    /// Lines of context to show before and after each match (`content` mode only, at most 10). Defaults to 0.
+    #[schemars(range(max = 10))]
+    pub context: Option<u32>,
+    /// Most results (lines, files or counts) to return. Defaults to 200; at most 2000.
+    #[schemars(range(min = 1, max = 2000))]
+    pub max_results: Option<u32>,
+}
+
+/// What `grep` returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrepOutputMode {
+    /// Matching lines with their paths and line numbers.
+    #[default]
+    Content,
+    /// The paths of matching files.
+    FilesWithMatches,
+    /// The number of matching lines per file.
+    Count,
+}
+
+// Written by hand: the derive would turn the documented variants into a `oneOf` of
+// `const`s, longer on the wire than this plain string enum (the field says what each means).
+impl JsonSchema for GrepOutputMode {
+    fn schema_name() -> Cow<'static, str> {
+        "GrepOutputMode".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "enum": ["content", "files_with_matches", "count"]
+        })
+    }
+}
+
+/// The `grep` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Grep;
+
+impl Tool for Grep {
+    type Args = GrepArgs;
+
+    fn name(&self) -> &str {
+        "grep"
+    }
+
+    fn description(&self) -> &str {
+        "Search file contents in the workspace with a regular expression, line by line (like \
+         ripgrep). Files ignored by .gitignore, hidden files and binary files are skipped. \
+         Returns matching lines as `path:line:text`, or only file paths, or counts."
+    }
+
+    fn guidance(&self) -> Option<ToolGuidance> {
+        Some(ToolGuidance {
+            order: 1030.0,
+            text: "Use grep to find where something is defined or used before reading whole \
+                   files. Narrow big searches with `path` and `glob` (e.g. glob `*.rs`), and \
+                   use output_mode `files_with_matches` when you only need to know which \
+                   files match. The pattern is a regular expression: escape special \
+                   characters to search for literal code such as `foo\\(`."
+                .to_owned(),
+        })
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Some(Duration::from_secs(60))
+    }
+
+    fn call(
+        &self,
+        args: GrepArgs,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        handle(args, ctx)
+    }
+}
+
+/// The work of `grep` (a free function, so the future borrows nothing from the tool).
+async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
+    let root = workspace_root(&ctx)?;
+    let base = resolve(&ctx, args.path.as_deref().unwrap_or("."))?;
+    if !base.real.exists() {
+        return Err(not_found(&base, "path"));
+    }
+    let regex = RegexBuilder::new(&args.pattern)
+        .case_insensitive(args.case_insensitive.unwrap_or(false))
+        .size_limit(10 * 1024 * 1024)
+        .build()
+        .map_err(|e| {
+            ToolError::new(format!("invalid regular expression: {e}")).hint(
+                "escape characters that have a meaning in regexes (`( ) [ ] { } . * + ? | ^ $ \\`) with a backslash, e.g. `foo\\(`",
+            )
+        })?;
+    let filter = match &args.glob {
+        None => None,
+        Some(g) => Some(FileFilter::new(g)?),
+    };
+    let mode = args.output_mode.unwrap_or_default();
+    let search = Search {
+        regex,
+        filter,
+        mode,
+        context: args.context.unwrap_or(0).min(MAX_CONTEXT) as usize,
+        max_results: args
+            .max_results
+            .unwrap_or(DEFAULT_MAX_RESULTS)
+            .clamp(1, MAX_RESULTS) as usize,
+    };
+    let base_real = base.real.clone();
+    let report = run_blocking(move |control| {
+        let mut report = Report::default();
+        for entry in walk(&base_real, false) {
+            report.stop = control.stop();
+            if report.stop.is_some() {
+                break;
+            }
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            // Relative to the search base; a file given as `path` is its own name.
+            let rel = match entry.path().strip_prefix(&base_real) {
+                Ok(rel) if !rel.as_os_str().is_empty() => rel,
+                _ => Path::new(entry.file_name()),
+            };
+            if search.filter.as_ref().is_some_and(|f| !f.matches(rel)) {
+                continue;
+            }
+            search.file(entry.path(), &shown(&root, entry.path()), &mut report);
+        }
+        report
+    })
+    .await?;
+
+    let mut out = String::new();
+    if report.total == 0 {
+        out.push_str(&format!(
+            "No matches for `{}` in `{}`.\n",
+            args.pattern, base.shown
+        ));
+    } else {
+        out.push_str(&report.lines);
+        if report.total > report.shown {
+            let what = match mode {
+                GrepOutputMode::Content => "matching lines",
+                GrepOutputMode::FilesWithMatches | GrepOutputMode::Count => "matching files",
+            };
+            out.push_str(&format!(
+                "[... showing {} of {} {what}; narrow the pattern, path or glob, or raise max_results (at most {MAX_RESULTS})]\n",
+                report.shown, report.total
+            ));
+        }
+    }
+    if report.skipped > 0 {
+        out.push_str(&format!(
+            "({} binary or oversized file{} skipped)\n",
+            report.skipped,
+            if report.skipped == 1 { "" } else { "s" }
+        ));
+    }
+    out.push_str(&stop_note(report.stop));
+    Ok(cap_text(
+        &out,
+        ctx.limits(),
+        "narrow the pattern, path or glob, or use output_mode files_with_matches",
+    ))
+}
+
+/// The `glob` argument: a file-name glob, or a path glob when it has a `/`.
+struct FileFilter {
+    matcher: GlobMatcher,
+    on_name: bool,
+}
+
+impl FileFilter {
+    fn new(glob: &str) -> Result<Self, ToolError> {
+        let matcher = GlobBuilder::new(glob)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| {
+                ToolError::new(format!("invalid glob `{glob}`: {}", e.kind()))
+                    .hint("use e.g. `*.rs`, `*.{ts,tsx}` or `src/**/*.py`")
+            })?
+            .compile_matcher();
+        Ok(FileFilter {
+            matcher,
+            on_name: !glob.contains('/'),
+        })
+    }
+
+    fn matches(&self, rel: &Path) -> bool {
+        if self.on_name {
+            rel.file_name().is_some_and(|n| self.matcher.is_match(n))
+        } else {
+            self.matcher.is_match(rel)
+        }
+    }
+}
+
+struct Search {
+    regex: Regex,
+    filter: Option<FileFilter>,
+    mode: GrepOutputMode,
+    context: usize,
+    max_results: usize,
+}
+
+#[derive(Default)]
+struct Report {
+    lines: String,
+    /// Results found (lines in content mode, files otherwise).
+    total: usize,
+    /// Results written to `lines`.
+    shown: usize,
+    skipped: usize,
+    stop: Option<super::walk::Stop>,
+}
+
+impl Search {
+    fn file(&self, path: &Path, shown_path: &str, report: &mut Report) {
+        let too_big = std::fs::metadata(path).map_or(true, |m| m.len() > MAX_TEXT_FILE_BYTES);
+        let Some(bytes) = (!too_big).then(|| std::fs::read(path).ok()).flatten() else {
+            report.skipped += 1;
+            return;
+        };
+        if bytes.contains(&0) {
+            report.skipped += 1;
+            return;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        let all_hits: Vec<usize> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| self.regex.is_match(l))
+            .map(|(i, _)| i)
+            .collect();
+        if all_hits.is_empty() {
+            return;
+        }
+        match self.mode {
+            GrepOutputMode::FilesWithMatches | GrepOutputMode::Count => {
+                report.total += 1;
+                if report.shown < self.max_results {
+                    report.shown += 1;
+                    report.lines.push_str(shown_path);
+                    if self.mode == GrepOutputMode::Count {
+                        report.lines.push_str(&format!(":{}", all_hits.len()));
+                    }
+                    report.lines.push('\n');
+                }
+            }
+            GrepOutputMode::Content => {
+                report.total += all_hits.len();
+                let room = self.max_results.saturating_sub(report.shown);
+                let hits = &all_hits[..all_hits.len().min(room)];
+                if hits.is_empty() {
+                    return;
+                }
+                report.shown += hits.len();
+                let line = |i: usize, sep: char| {
+                    format!(
+                        "{shown_path}{sep}{}{sep}{}\n",
+                        i + 1,
+                        cut_line(lines[i], MAX_MATCH_LINE_CHARS)
+                    )
+                };
+                if self.context == 0 {
+                    for &i in hits {
+                        report.lines.push_str(&line(i, ':'));
+                    }
+                    return;
+                }
+                // Context lines use `-` and groups are separated by `--`, as in grep -C.
+                let mut next_unprinted = 0usize;
+                for (k, &i) in hits.iter().enumerate() {
+                    let start = i.saturating_sub(self.context).max(next_unprinted);
+                    if (k > 0 && start > next_unprinted) || (k == 0 && !report.lines.is_empty()) {
+                        report.lines.push_str("--\n");
+                    }
+                    let end = (i + self.context).min(lines.len() - 1);
+                    for j in start..=end {
+                        // A context line after this match may be the next match.
+                        let is_hit = all_hits.binary_search(&j).is_ok();
+                        report
+                            .lines
+                            .push_str(&line(j, if is_hit { ':' } else { '-' }));
+                    }
+                    next_unprinted = end + 1;
+                }
+            }
+        }
+    }
+}

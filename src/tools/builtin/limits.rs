@@ -1,0 +1,271 @@
+//! [`OutputLimits`]: how much text one tool result may carry, and the helpers that cut
+//! text down to it with a visible marker saying what was cut and how to see more.
+
+use std::collections::VecDeque;
+
+/// Caps on the text a built-in tool hands back to the model. A result that would exceed
+/// them is cut, and the cut is announced in the result itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputLimits {
+    /// Most bytes of text in one result (`bash` splits this between stdout and stderr).
+    pub max_bytes: usize,
+    /// Most lines in one result; also `read_file`'s default and largest `limit`.
+    pub max_lines: usize,
+    /// Longest line shown in full; longer lines are cut with a marker.
+    pub max_line_chars: usize,
+}
+
+impl OutputLimits {
+    /// The defaults: 50 000 bytes, 2 000 lines, 2 000 characters per line.
+    pub const DEFAULT: OutputLimits = OutputLimits {
+        max_bytes: 50_000,
+        max_lines: 2_000,
+        max_line_chars: 2_000,
+    };
+}
+
+impl Default for OutputLimits {
+    fn default() -> Self {
+        OutputLimits::DEFAULT
+    }
+}
+
+/// `line`, or its first `max_chars` characters plus a marker naming how many were cut.
+pub(crate) fn cut_line(line: &str, max_chars: usize) -> String {
+    match line.char_indices().nth(max_chars) {
+        None => line.to_owned(),
+        Some((end, _)) => {
+            let rest = line[end..].chars().count();
+            format!("{}… [line cut: {rest} more characters]", &line[..end])
+        }
+    }
+}
+
+/// Keep whole lines of `text` from the start while they fit `max_lines` and `max_bytes`;
+/// when something is cut, append a marker naming what was cut and `how_to_see_more`.
+pub(crate) fn cap_text(text: &str, limits: &OutputLimits, how_to_see_more: &str) -> String {
+    let mut kept = 0usize;
+    for (lines, line) in text.split_inclusive('\n').enumerate() {
+        if lines == limits.max_lines || kept + line.len() > limits.max_bytes {
+            break;
+        }
+        kept += line.len();
+    }
+    if kept == text.len() {
+        return text.to_owned();
+    }
+    let rest = &text[kept..];
+    let mut out = String::with_capacity(kept + 200);
+    out.push_str(&text[..kept]);
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "[... output truncated: {} more lines ({} bytes) not shown; {how_to_see_more}]",
+        line_count(rest.as_bytes()),
+        rest.len()
+    ));
+    out
+}
+
+/// Number of lines in `bytes`, counting an unterminated last line.
+pub(crate) fn line_count(bytes: &[u8]) -> usize {
+    let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
+    match bytes.last() {
+        Some(b'\n') | None => newlines,
+        Some(_) => newlines + 1,
+    }
+}
+
+/// A byte stream kept within a budget: the first `head_cap` bytes and the last `tail_cap`
+/// bytes, with the total counted, so errors at the end of long output are not lost.
+#[derive(Debug)]
+pub(crate) struct StreamCapture {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    head_cap: usize,
+    tail_cap: usize,
+    total_bytes: u64,
+    total_newlines: u64,
+    ends_with_newline: bool,
+}
+
+impl StreamCapture {
+    /// A capture keeping about `budget` bytes: half from the start, half from the end.
+    pub(crate) fn new(budget: usize) -> Self {
+        let head_cap = budget / 2;
+        StreamCapture {
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            head_cap,
+            tail_cap: budget - head_cap,
+            total_bytes: 0,
+            total_newlines: 0,
+            ends_with_newline: true,
+        }
+    }
+
+    /// Record a chunk of the stream.
+    pub(crate) fn push(&mut self, mut chunk: &[u8]) {
+        let Some(&last) = chunk.last() else { return };
+        self.total_bytes += chunk.len() as u64;
+        self.total_newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        self.ends_with_newline = last == b'\n';
+        let room = self.head_cap.saturating_sub(self.head.len());
+        let into_head = room.min(chunk.len());
+        self.head.extend_from_slice(&chunk[..into_head]);
+        chunk = &chunk[into_head..];
+        if chunk.len() >= self.tail_cap {
+            self.tail.clear();
+            self.tail.extend(&chunk[chunk.len() - self.tail_cap..]);
+        } else {
+            let overflow = (self.tail.len() + chunk.len()).saturating_sub(self.tail_cap);
+            self.tail.drain(..overflow);
+            self.tail.extend(chunk);
+        }
+    }
+
+    /// Lines in the whole stream (an unterminated last line counts).
+    fn total_lines(&self) -> u64 {
+        if self.total_bytes == 0 {
+            0
+        } else {
+            self.total_newlines + u64::from(!self.ends_with_newline)
+        }
+    }
+
+    /// The kept text, at most `max_lines` lines, with a marker in the middle naming what
+    /// was left out of stream `name` and how to see all of it.
+    pub(crate) fn render(&self, max_lines: usize, name: &str) -> String {
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        let gap = self.total_bytes - (self.head.len() + tail.len()) as u64;
+        let head_lines = max_lines / 2;
+        let tail_lines = max_lines - head_lines;
+        let (shown_head, shown_tail): (Vec<u8>, Vec<u8>) = if gap == 0 {
+            let all = [self.head.as_slice(), tail.as_slice()].concat();
+            if line_count(&all) <= max_lines {
+                return String::from_utf8_lossy(&all).into_owned();
+            }
+            (
+                first_lines(&all, head_lines).to_vec(),
+                last_lines(&all, tail_lines).to_vec(),
+            )
+        } else {
+            // Cut at line boundaries so no half line (or half character) is shown.
+            let head = match self.head.iter().rposition(|&b| b == b'\n') {
+                Some(i) => &self.head[..=i],
+                None => &self.head[..],
+            };
+            let tail = match tail.iter().position(|&b| b == b'\n') {
+                Some(i) if i + 1 < tail.len() => &tail[i + 1..],
+                _ => &tail[..],
+            };
+            (
+                first_lines(head, head_lines).to_vec(),
+                last_lines(tail, tail_lines).to_vec(),
+            )
+        };
+        let omitted_bytes = self
+            .total_bytes
+            .saturating_sub((shown_head.len() + shown_tail.len()) as u64);
+        let omitted_lines = self
+            .total_lines()
+            .saturating_sub((line_count(&shown_head) + line_count(&shown_tail)) as u64);
+        let mut out = String::from_utf8_lossy(&shown_head).into_owned();
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "[... {omitted_bytes} bytes (about {omitted_lines} lines) of {name} omitted here; to see all of it, \
+             redirect the output to a file (e.g. `command > out.log 2>&1`) and page through it with \
+             read_file offset/limit, or filter it with grep, head or tail ...]\n"
+        ));
+        out.push_str(&String::from_utf8_lossy(&shown_tail));
+        out
+    }
+}
+
+/// The first `n` lines of `bytes` (with their terminators).
+fn first_lines(bytes: &[u8], n: usize) -> &[u8] {
+    let mut seen = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            seen += 1;
+            if seen == n {
+                return &bytes[..=i];
+            }
+        }
+    }
+    if n == 0 { &bytes[..0] } else { bytes }
+}
+
+/// The last `n` lines of `bytes`.
+fn last_lines(bytes: &[u8], n: usize) -> &[u8] {
+    if n == 0 {
+        return &bytes[bytes.len()..];
+    }
+    // A trailing newline ends the last line; it does not start a new one.
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let mut seen = 0;
+    for (i, &b) in body.iter().enumerate().rev() {
+        if b == b'\n' {
+            seen += 1;
+            if seen == n {
+                return &bytes[i + 1..];
+            }
+        }
+    }
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_line_marks_what_was_cut() {
+        assert_eq!(cut_line("abc", 3), "abc");
+        assert_eq!(cut_line("abcdef", 3), "abc… [line cut: 3 more characters]");
+        assert_eq!(cut_line("ééé", 1), "é… [line cut: 2 more characters]");
+    }
+
+    #[test]
+    fn cap_text_keeps_whole_lines_and_says_how_much_was_cut() {
+        let limits = OutputLimits {
+            max_bytes: 1000,
+            max_lines: 2,
+            max_line_chars: 100,
+        };
+        let out = cap_text("a\nb\nc\nd", &limits, "see more");
+        assert_eq!(
+            out,
+            "a\nb\n[... output truncated: 2 more lines (3 bytes) not shown; see more]"
+        );
+        assert_eq!(cap_text("a\nb\n", &limits, "x"), "a\nb\n");
+    }
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut c = StreamCapture::new(20);
+        for i in 0..100 {
+            c.push(format!("line {i}\n").as_bytes());
+        }
+        let out = c.render(100, "stdout");
+        assert!(out.starts_with("line 0\n"), "{out}");
+        assert!(out.ends_with("line 99\n"), "{out}");
+        assert!(out.contains("omitted here"), "{out}");
+    }
+
+    #[test]
+    fn capture_applies_the_line_cap() {
+        let mut c = StreamCapture::new(100_000);
+        for i in 0..10 {
+            c.push(format!("{i}\n").as_bytes());
+        }
+        let out = c.render(4, "stdout");
+        assert!(out.starts_with("0\n1\n[... "), "{out}");
+        assert!(out.ends_with("8\n9\n"), "{out}");
+        assert!(out.contains("about 6 lines"), "{out}");
+        assert_eq!(c.render(10, "stdout"), "0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n");
+    }
+}

@@ -1,0 +1,120 @@
+//! `read_file`: a text file's lines, numbered like `cat -n`, a window at a time.
+
+use std::future::Future;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::limits::cut_line;
+use super::workspace::{read_text_file, resolve};
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+
+/// Arguments of `read_file`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// Path of the file, relative to the workspace root (an absolute path inside the workspace works too).
+    pub path: String,
+    /// Line number to start at, counting from 1. Defaults to 1.
+    #[schemars(range(min = 1))]
+    pub offset: Option<u32>,
+    /// How many lines to show from `offset`. Defaults to (and is capped at) 2000.
+    #[schemars(range(min = 1))]
+    pub limit: Option<u32>,
+}
+
+/// The `read_file` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadFile;
+
+impl Tool for ReadFile {
+    type Args = ReadFileArgs;
+
+    fn name(&self) -> &str {
+        "read_file"
+    }
+
+    fn description(&self) -> &str {
+        "Read a UTF-8 text file from the workspace. Lines are numbered from 1 (like `cat -n`: \
+         the number, a tab, then the line). Long files are shown a window at a time: use \
+         `offset` and `limit` to page through them."
+    }
+
+    fn guidance(&self) -> Option<ToolGuidance> {
+        Some(ToolGuidance {
+            order: 1000.0,
+            text: "Use read_file to look at a file before you change it or answer questions \
+                   about it; do not guess at contents. The line numbers and the tab after \
+                   them are not part of the file: leave them out when you copy text into \
+                   edit_file. When the output says it was truncated, continue with the \
+                   `offset` it names instead of reading the whole file again. Binary files \
+                   are refused."
+                .to_owned(),
+        })
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Some(Duration::from_secs(30))
+    }
+
+    fn call(
+        &self,
+        args: ReadFileArgs,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        handle(args, ctx)
+    }
+}
+
+/// The work of `read_file` (a free function, so the future borrows nothing from the tool).
+async fn handle(args: ReadFileArgs, ctx: ToolContext) -> Result<String, ToolError> {
+    let path = resolve(&ctx, &args.path)?;
+    let text = read_text_file(&path).await?;
+    let limits = *ctx.limits();
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len();
+    if total == 0 {
+        return Ok(format!("(`{}` is empty)", path.shown));
+    }
+    let offset = args.offset.map_or(1, |o| o.max(1) as usize);
+    if offset > total {
+        return Err(ToolError::new(format!(
+            "offset {offset} is past the end of `{}`, which has {total} lines",
+            path.shown
+        ))
+        .hint(format!("use an offset between 1 and {total}")));
+    }
+    let limit = args.limit.map_or(limits.max_lines, |l| {
+        (l as usize).clamp(1, limits.max_lines)
+    });
+    let wanted_end = (offset - 1 + limit).min(total);
+
+    let mut out = String::new();
+    let mut last_shown = offset - 1;
+    for (i, line) in lines[offset - 1..wanted_end].iter().enumerate() {
+        let number = offset + i;
+        let line = cut_line(
+            line.strip_suffix('\r').unwrap_or(line),
+            limits.max_line_chars,
+        );
+        let entry = format!("{number:>6}\t{line}\n");
+        if out.len() + entry.len() > limits.max_bytes && number > offset {
+            break;
+        }
+        out.push_str(&entry);
+        last_shown = number;
+    }
+    if last_shown < total {
+        let cut = if last_shown < wanted_end {
+            "output truncated at the size limit: "
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "[... {cut}showing lines {offset}-{last_shown} of {total}; call read_file with offset={} to read on]\n",
+            last_shown + 1
+        ));
+    }
+    Ok(out)
+}

@@ -1,0 +1,170 @@
+//! `todo_write`: the session's task list, replaced whole on every call.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::future::Future;
+use std::time::Duration;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+
+/// Most tasks one list may hold.
+pub(crate) const MAX_TODOS: usize = 100;
+/// Longest task text accepted, in characters.
+pub(crate) const MAX_TODO_CHARS: usize = 500;
+
+/// Arguments of `todo_write`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TodoWriteArgs {
+    /// The complete, updated task list. It replaces the previous list, so include every task you want to keep.
+    pub todos: Vec<TodoItem>,
+}
+
+/// One task of the session's list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TodoItem {
+    /// What to do, as a short imperative sentence.
+    pub content: String,
+    /// `pending` (not started), `in_progress` (being worked on now) or `completed`.
+    pub status: TodoStatus,
+}
+
+/// Where a task stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on now.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+impl TodoStatus {
+    /// The wire spelling (`in_progress`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TodoStatus::Pending => "pending",
+            TodoStatus::InProgress => "in_progress",
+            TodoStatus::Completed => "completed",
+        }
+    }
+}
+
+// Written by hand: the derive would turn the documented variants into a `oneOf` of
+// `const`s, longer on the wire than this plain string enum (the field says what each means).
+impl JsonSchema for TodoStatus {
+    fn schema_name() -> Cow<'static, str> {
+        "TodoStatus".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "enum": ["pending", "in_progress", "completed"]
+        })
+    }
+}
+
+/// The `todo_write` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TodoWrite;
+
+impl Tool for TodoWrite {
+    type Args = TodoWriteArgs;
+
+    fn name(&self) -> &str {
+        "todo_write"
+    }
+
+    fn description(&self) -> &str {
+        "Replace the task list for this session and get it back. Each task has `content` \
+         and a `status` of `pending`, `in_progress` or `completed`. Send the whole list \
+         every time; an empty list clears it."
+    }
+
+    fn guidance(&self) -> Option<ToolGuidance> {
+        Some(ToolGuidance {
+            order: 1070.0,
+            text: "Use todo_write to plan and track work that takes three or more steps, or \
+                   when the user gives you several things to do. Keep exactly one task \
+                   `in_progress` while you work, and mark a task `completed` as soon as it \
+                   is done rather than in batches. Skip the list for a single, simple task."
+                .to_owned(),
+        })
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Some(Duration::from_secs(5))
+    }
+
+    fn call(
+        &self,
+        args: TodoWriteArgs,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        handle(args, ctx)
+    }
+}
+
+/// The work of `todo_write` (a free function, so the future borrows nothing from the tool).
+async fn handle(args: TodoWriteArgs, ctx: ToolContext) -> Result<String, ToolError> {
+    if args.todos.len() > MAX_TODOS {
+        return Err(ToolError::new(format!(
+            "the list has {} tasks; at most {MAX_TODOS} are kept",
+            args.todos.len()
+        ))
+        .hint("merge small tasks or drop completed ones"));
+    }
+    for (i, item) in args.todos.iter().enumerate() {
+        if item.content.trim().is_empty() {
+            return Err(ToolError::new(format!("task {} has empty content", i + 1))
+                .hint("describe every task in a short sentence"));
+        }
+        if item.content.chars().count() > MAX_TODO_CHARS {
+            return Err(ToolError::new(format!(
+                "task {} is longer than {MAX_TODO_CHARS} characters",
+                i + 1
+            ))
+            .hint("keep each task to one short sentence"));
+        }
+    }
+    let rendered = render(&args.todos);
+    ctx.session().set_todo_list(args.todos);
+    Ok(rendered)
+}
+
+/// The list as the model reads it back.
+fn render(todos: &[TodoItem]) -> String {
+    if todos.is_empty() {
+        return "Task list cleared (no tasks).".to_owned();
+    }
+    let count = |s: TodoStatus| todos.iter().filter(|t| t.status == s).count();
+    let mut out = format!(
+        "Task list updated ({} task{}: {} completed, {} in progress, {} pending):\n",
+        todos.len(),
+        if todos.len() == 1 { "" } else { "s" },
+        count(TodoStatus::Completed),
+        count(TodoStatus::InProgress),
+        count(TodoStatus::Pending),
+    );
+    for (i, t) in todos.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. [{}] {}",
+            i + 1,
+            t.status.as_str(),
+            t.content.trim()
+        );
+    }
+    out
+}

@@ -1,0 +1,83 @@
+//! `write_file`: create or replace a whole file, atomically.
+
+use std::future::Future;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::limits::line_count;
+use super::workspace::{MAX_TEXT_FILE_BYTES, resolve, write_atomic};
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+
+/// Arguments of `write_file`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileArgs {
+    /// Path of the file, relative to the workspace root. Missing parent directories are created.
+    pub path: String,
+    /// The complete new contents of the file.
+    pub content: String,
+}
+
+/// The `write_file` tool.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WriteFile;
+
+impl Tool for WriteFile {
+    type Args = WriteFileArgs;
+
+    fn name(&self) -> &str {
+        "write_file"
+    }
+
+    fn description(&self) -> &str {
+        "Create a file, or replace an existing file's entire contents, inside the workspace. \
+         The write is atomic: the file ends up either unchanged or fully written."
+    }
+
+    fn guidance(&self) -> Option<ToolGuidance> {
+        Some(ToolGuidance {
+            order: 1050.0,
+            text: "Use write_file to create new files or to rewrite a file completely. To \
+                   change part of an existing file, prefer edit_file: it is shorter and \
+                   cannot drop content you did not mean to touch. Read a file before you \
+                   overwrite it, and send the full contents — nothing is appended."
+                .to_owned(),
+        })
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Some(Duration::from_secs(30))
+    }
+
+    fn call(
+        &self,
+        args: WriteFileArgs,
+        ctx: ToolContext,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
+        handle(args, ctx)
+    }
+}
+
+/// The work of `write_file` (a free function, so the future borrows nothing from the tool).
+async fn handle(args: WriteFileArgs, ctx: ToolContext) -> Result<String, ToolError> {
+    let path = resolve(&ctx, &args.path)?;
+    if args.content.len() as u64 > MAX_TEXT_FILE_BYTES {
+        return Err(ToolError::new(format!(
+            "the content is {} bytes, more than the {MAX_TEXT_FILE_BYTES} bytes write_file accepts",
+            args.content.len()
+        ))
+        .hint("split the data into several smaller files"));
+    }
+    let existed = tokio::fs::try_exists(&path.real).await.unwrap_or(false);
+    write_atomic(&path, args.content.as_bytes()).await?;
+    let lines = line_count(args.content.as_bytes());
+    Ok(format!(
+        "{} `{}`: {} bytes, {lines} line{}.",
+        if existed { "Overwrote" } else { "Created" },
+        path.shown,
+        args.content.len(),
+        if lines == 1 { "" } else { "s" }
+    ))
+}

@@ -1,0 +1,264 @@
+//! `bash`: exit status and separate streams, the workspace as working directory, the
+//! timeout, output caps, and — above all — that no process outlives a call, whether the
+//! command finished, timed out, left background jobs holding the pipes, or the call was
+//! dropped.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use agent_presets::tools::builtin::OutputLimits;
+use agent_presets::tools::{ToolCallError, ToolCatalog, ToolContext, ToolRegistry};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+struct Fixture {
+    _tmp: TempDir,
+    ws: PathBuf,
+    ctx: ToolContext,
+    registry: ToolRegistry,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().canonicalize().unwrap();
+        Fixture {
+            ctx: ToolContext::new(&ws),
+            registry: ToolRegistry::unrestricted(&ToolCatalog::builtin()),
+            _tmp: tmp,
+            ws,
+        }
+    }
+
+    async fn call(&self, args: Value) -> Result<String, ToolCallError> {
+        self.registry
+            .call("bash", args, &self.ctx)
+            .await
+            .map(|out| out.content)
+    }
+}
+
+/// Is the process gone (no `/proc` entry, or a zombie waiting for init to reap it)?
+fn is_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // The state follows the parenthesised command name.
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
+/// Wait (at most 5 s) for the process to be gone.
+async fn wait_gone(pid: u32) -> bool {
+    for _ in 0..50 {
+        if is_gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    is_gone(pid)
+}
+
+/// Read a PID the command wrote to `file` in the workspace (waiting up to 5 s for it).
+async fn read_pid(ws: &Path, file: &str) -> u32 {
+    for _ in 0..50 {
+        if let Ok(text) = std::fs::read_to_string(ws.join(file)) {
+            if let Ok(pid) = text.trim().parse() {
+                return pid;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the command never wrote {file}");
+}
+
+#[tokio::test]
+async fn reports_exit_status_stdout_and_stderr_separately() {
+    let f = Fixture::new();
+    let out = f
+        .call(json!({"command": "echo out; echo err >&2; exit 3"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        "exit code: 3\n--- stdout ---\nout\n--- stderr ---\nerr"
+    );
+    let out = f.call(json!({"command": "true"})).await.unwrap();
+    assert_eq!(
+        out,
+        "exit code: 0\n--- stdout ---\n(empty)\n--- stderr ---\n(empty)"
+    );
+    let out = f.call(json!({"command": "kill -TERM $$"})).await.unwrap();
+    assert!(out.starts_with("killed by signal 15\n"), "{out}");
+}
+
+#[tokio::test]
+async fn runs_in_the_workspace_with_empty_stdin() {
+    let f = Fixture::new();
+    let out = f
+        .call(json!({"command": "pwd; cat; echo done"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        format!(
+            "exit code: 0\n--- stdout ---\n{}\ndone\n--- stderr ---\n(empty)",
+            f.ws.display()
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_command_and_everything_it_started() {
+    let f = Fixture::new();
+    let started = Instant::now();
+    let result = f
+        .call(json!({
+            "command": "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; echo started; sleep 60",
+            "timeout_secs": 1
+        }))
+        .await;
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+    let text = match result {
+        Err(e @ ToolCallError::Failed { .. }) => e.to_output().content,
+        other => panic!("expected a timeout failure, got {other:?}"),
+    };
+    assert!(text.contains("did not finish within 1 s"), "{text}");
+    assert!(
+        text.contains("every process it started were killed"),
+        "{text}"
+    );
+    assert!(text.contains("started"), "output so far is kept: {text}");
+    assert!(text.contains("Hint: raise timeout_secs"), "{text}");
+    let shell = read_pid(&f.ws, "shell.pid").await;
+    let child = read_pid(&f.ws, "child.pid").await;
+    assert!(wait_gone(shell).await, "the shell {shell} is still running");
+    assert!(
+        wait_gone(child).await,
+        "the background child {child} is still running"
+    );
+}
+
+#[tokio::test]
+async fn background_jobs_holding_the_pipes_do_not_hang_the_call() {
+    let f = Fixture::new();
+    let started = Instant::now();
+    let out = f
+        .call(json!({"command": "sleep 60 & echo $! > bg.pid; echo launched"}))
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+    assert_eq!(
+        out,
+        "exit code: 0\n--- stdout ---\nlaunched\n--- stderr ---\n(empty)"
+    );
+    let bg = read_pid(&f.ws, "bg.pid").await;
+    assert!(
+        wait_gone(bg).await,
+        "the background job {bg} outlived the command"
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_call_kills_the_process_group() {
+    let f = Fixture::new();
+    let call = f.call(json!({
+        "command": "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; wait"
+    }));
+    // Stands in for the registry's own timeout, or an agent that gives up on the call.
+    let outcome = tokio::time::timeout(Duration::from_millis(1500), call).await;
+    assert!(
+        outcome.is_err(),
+        "the command should still have been running"
+    );
+    let shell = read_pid(&f.ws, "shell.pid").await;
+    let child = read_pid(&f.ws, "child.pid").await;
+    assert!(
+        wait_gone(shell).await,
+        "the shell {shell} outlived the dropped call"
+    );
+    assert!(
+        wait_gone(child).await,
+        "the child {child} outlived the dropped call"
+    );
+}
+
+#[tokio::test]
+async fn long_output_keeps_its_beginning_and_end_with_a_marker() {
+    let f = Fixture::new();
+    let out = f.call(json!({"command": "seq 1 100000"})).await.unwrap();
+    assert!(out.len() < 60_000, "output is capped: {} bytes", out.len());
+    assert!(
+        out.starts_with("exit code: 0\n--- stdout ---\n1\n2\n3\n"),
+        "{}",
+        &out[..100]
+    );
+    assert!(
+        out.ends_with("99999\n100000\n--- stderr ---\n(empty)"),
+        "{}",
+        &out[out.len() - 100..]
+    );
+    assert!(
+        out.contains("of stdout omitted here; to see all of it, redirect the output to a file"),
+        "{out}"
+    );
+    assert!(out.contains("read_file offset/limit"), "{out}");
+}
+
+#[tokio::test]
+async fn output_caps_follow_the_context_limits() {
+    let f = Fixture::new();
+    let ctx = f.ctx.clone().with_limits(OutputLimits {
+        max_bytes: 400,
+        max_lines: 10,
+        max_line_chars: 100,
+    });
+    let out = f
+        .registry
+        .call("bash", json!({"command": "seq 1 1000 >&2"}), &ctx)
+        .await
+        .unwrap()
+        .content;
+    let stderr = out.split("--- stderr ---\n").nth(1).unwrap();
+    assert!(stderr.starts_with("1\n2\n[... "), "{stderr}");
+    assert!(stderr.ends_with("\n999\n1000"), "{stderr}");
+    assert!(stderr.contains("of stderr omitted here"), "{stderr}");
+}
+
+#[tokio::test]
+async fn bash_validates_arguments_before_running() {
+    let f = Fixture::new();
+    for args in [
+        json!({"command": "touch ran", "timeout_secs": 601}),
+        json!({"command": "touch ran", "timeout_secs": 0}),
+        json!({"command": "touch ran", "timeout_secs": "5"}),
+        json!({"command": "touch ran", "cwd": "/"}),
+        json!({"command": ["touch", "ran"]}),
+        json!({"timeout_secs": 5}),
+    ] {
+        match f.call(args.clone()).await {
+            Err(ToolCallError::InvalidArguments { .. }) => {}
+            other => panic!("{args}: expected InvalidArguments, got {other:?}"),
+        }
+    }
+    assert!(!f.ws.join("ran").exists(), "the handler must not have run");
+    let err = f.call(json!({"command": "  "})).await.unwrap_err();
+    assert!(err.to_output().content.contains("the command is empty"));
+}
+
+#[tokio::test]
+async fn strict_mode_call_with_null_timeout_uses_the_default() {
+    let f = Fixture::new();
+    let out = f
+        .call(json!({"command": "echo ok", "timeout_secs": null}))
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        "exit code: 0\n--- stdout ---\nok\n--- stderr ---\n(empty)"
+    );
+}
