@@ -1,6 +1,8 @@
 //! agent-presets: declare LLM agents as data.
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod diagnostic;
 pub mod preset;
 pub mod prompt;

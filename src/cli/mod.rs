@@ -1,0 +1,271 @@
+//! The `agent-presets` command line: argument parsing, one module per subcommand, and the
+//! output formats. The library never prints; everything user-facing is rendered here.
+//!
+//! Exit codes: `0` ok, `1` an invalid preset (or a failed render), `2` a usage or I/O
+//! problem (unknown preset name, missing path, unreadable file, bad `--var`).
+
+use std::ffi::OsString;
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::diagnostic::Diagnostic;
+
+mod environment;
+mod init;
+mod kinds;
+mod list;
+mod render;
+mod report;
+mod schema;
+mod show;
+mod snippet;
+mod style;
+mod validate;
+mod workspace;
+mod yaml;
+
+use snippet::HumanRenderer;
+use style::Style;
+
+/// How a command ended; the process exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Exit {
+    /// Everything is fine (`0`).
+    Ok = 0,
+    /// A preset is invalid or a render failed (`1`).
+    Invalid = 1,
+    /// A usage or I/O problem (`2`).
+    Usage = 2,
+}
+
+impl Exit {
+    /// The numeric exit code.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+/// Turn declarative YAML presets into the exact request an LLM agent sends.
+#[derive(Debug, Parser)]
+#[command(name = "agent-presets", version, about, max_term_width = 100)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every subcommand takes.
+#[derive(Clone, Debug, Args)]
+struct GlobalArgs {
+    /// Also offer the presets in DIR (repeatable; searched after the project's).
+    #[arg(long = "preset-dir", value_name = "DIR", global = true)]
+    preset_dirs: Vec<PathBuf>,
+    /// The project whose `.agent-presets/` directory holds project presets
+    /// [default: the current directory].
+    #[arg(long, value_name = "DIR", global = true)]
+    project_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List every preset on offer: name, source and description.
+    List(list::ListArgs),
+    /// Show a preset resolved along its `extends` chain, annotated with where each piece
+    /// comes from.
+    Show(show::ShowArgs),
+    /// Validate presets (by default every one on offer) with the full build.
+    Validate(validate::ValidateArgs),
+    /// Render the exact system prompt, tools and runtime context a preset sends.
+    Render(render::RenderArgs),
+    /// Print the preset JSON Schema, or write / check the committed schema files.
+    Schema(schema::SchemaArgs),
+    /// Create a commented starter preset that validates.
+    Init(init::InitArgs),
+}
+
+/// A failure a command reports instead of its normal output.
+#[derive(Debug)]
+pub(crate) enum CliError {
+    /// Bad arguments or a missing/unreadable file: exit 2.
+    Usage {
+        /// What is wrong.
+        message: String,
+        /// What to do about it.
+        help: Option<String>,
+    },
+    /// Diagnostics to print on stderr, and the exit code they mean.
+    Diagnostics {
+        /// The diagnostics.
+        list: Vec<Diagnostic>,
+        /// `Invalid` or `Usage`.
+        exit: Exit,
+    },
+    /// Writing the output failed.
+    Output(io::Error),
+}
+
+impl CliError {
+    /// A usage error without help.
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        CliError::Usage {
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    /// A usage error with (optional) help.
+    pub(crate) fn usage_with(message: impl Into<String>, help: Option<String>) -> Self {
+        CliError::Usage {
+            message: message.into(),
+            help,
+        }
+    }
+}
+
+impl From<io::Error> for CliError {
+    fn from(e: io::Error) -> Self {
+        CliError::Output(e)
+    }
+}
+
+/// What a command needs to write its output.
+pub(crate) struct Io<'a> {
+    /// Standard output.
+    pub out: &'a mut dyn Write,
+    /// Standard error.
+    pub err: &'a mut dyn Write,
+    /// Colours for standard output.
+    pub out_style: Style,
+    /// Colours for standard error.
+    pub err_style: Style,
+}
+
+/// Run the CLI with the process's arguments and streams; returns the exit code.
+pub fn run() -> ExitCode {
+    let stdout = io::stdout();
+    let stderr = io::stderr();
+    let out_style = Style::detect(stdout.is_terminal());
+    let err_style = Style::detect(stderr.is_terminal());
+    let mut out = stdout.lock();
+    let mut err = stderr.lock();
+    let exit = run_with(
+        std::env::args_os(),
+        &mut Io {
+            out: &mut out,
+            err: &mut err,
+            out_style,
+            err_style,
+        },
+    );
+    ExitCode::from(exit.code())
+}
+
+/// Run the CLI with explicit arguments (the first is the program name) and streams.
+pub(crate) fn run_with<I, T>(args: I, io: &mut Io<'_>) -> Exit
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = e.render().to_string();
+            let (stream, exit) = if e.use_stderr() {
+                (&mut *io.err, Exit::Usage)
+            } else {
+                (&mut *io.out, Exit::Ok)
+            };
+            // Nothing more useful to do if even this write fails.
+            let _ = stream.write_all(text.as_bytes());
+            return exit;
+        }
+    };
+    let result = match &cli.command {
+        Command::List(args) => list::run(&cli.global, args, io),
+        Command::Show(args) => show::run(&cli.global, args, io),
+        Command::Validate(args) => validate::run(&cli.global, args, io),
+        Command::Render(args) => render::run(&cli.global, args, io),
+        Command::Schema(args) => schema::run(&cli.global, args, io),
+        Command::Init(args) => init::run(&cli.global, args, io),
+    };
+    let flushed = io.out.flush();
+    match (result, flushed) {
+        (Ok(exit), Ok(())) => exit,
+        (Err(e), _) => report_error(e, io),
+        (Ok(_), Err(e)) => report_error(CliError::Output(e), io),
+    }
+}
+
+fn report_error(error: CliError, io: &mut Io<'_>) -> Exit {
+    let style = io.err_style;
+    match error {
+        CliError::Usage { message, help } => {
+            let _ = writeln!(io.err, "{}: {message}", style.error("error"));
+            if let Some(help) = help {
+                let _ = writeln!(io.err, "  = {}: {help}", style.bold("help"));
+            }
+            Exit::Usage
+        }
+        CliError::Diagnostics { list, exit } => {
+            let renderer = HumanRenderer::new(style, &list);
+            let _ = io.err.write_all(renderer.render_all(&list).as_bytes());
+            exit
+        }
+        // A closed pipe (`agent-presets render x | head`) is not an error worth a message.
+        CliError::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => Exit::Ok,
+        CliError::Output(e) => {
+            let _ = writeln!(io.err, "{}: cannot write output: {e}", style.error("error"));
+            Exit::Usage
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_args(args: &[&str]) -> (Exit, String, String) {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let exit = run_with(
+            std::iter::once("agent-presets").chain(args.iter().copied()),
+            &mut Io {
+                out: &mut out,
+                err: &mut err,
+                out_style: Style::plain(),
+                err_style: Style::plain(),
+            },
+        );
+        (
+            exit,
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap(),
+        )
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn help_goes_to_stdout_with_exit_0() {
+        let (exit, out, err) = run_args(&["--help"]);
+        assert_eq!(exit, Exit::Ok);
+        assert!(out.contains("validate"), "{out}");
+        assert!(err.is_empty());
+    }
+
+    #[test]
+    fn unknown_subcommand_is_a_usage_error() {
+        let (exit, out, err) = run_args(&["frobnicate"]);
+        assert_eq!(exit, Exit::Usage);
+        assert!(out.is_empty());
+        assert!(err.contains("frobnicate"), "{err}");
+    }
+}

@@ -1,0 +1,367 @@
+//! `show NAME`: the preset resolved along its `extends` chain, written as one flattened
+//! preset in YAML, with comments saying which file and line each piece comes from.
+//!
+//! Sections are listed in prompt order (before `when` is evaluated), tool guidance
+//! included; shadowed and removed sections are gone (removals are noted in comments).
+//! Contexts and variables are the merged ones; `tools.allow` lists the visible tools and
+//! `tools.order` their wire order when it is not the plain name order.
+
+use std::collections::BTreeMap;
+
+use clap::Args;
+
+use super::snippet::HumanRenderer;
+use super::workspace::Workspace;
+use super::yaml::{entry, number, scalar, text_entry};
+use super::{CliError, Exit, GlobalArgs, Io};
+use crate::diagnostic::Diagnostic;
+use crate::preset::source::ParsedPreset;
+use crate::preset::spec::{ContextSpec, ModelSpec, SectionSpec, VariableEntry};
+use crate::preset::validate::ValidPreset;
+use crate::prompt::{BUILTIN_VARIABLES, Order};
+use crate::tools::{REST, ToolCatalog};
+
+/// Arguments of `show`.
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    /// The preset to show.
+    name: String,
+}
+
+pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
+    let workspace = Workspace::discover(global)?;
+    workspace.require(&args.name)?;
+    let notes = workspace.problems_about(&args.name);
+    let validation = workspace.validate(&args.name);
+    let Some(preset) = validation.preset else {
+        return Err(CliError::Diagnostics {
+            list: notes.into_iter().chain(validation.diagnostics).collect(),
+            exit: Exit::Invalid,
+        });
+    };
+    let warnings: Vec<Diagnostic> = notes.into_iter().chain(validation.diagnostics).collect();
+    if !warnings.is_empty() {
+        let renderer = HumanRenderer::new(io.err_style, &warnings);
+        io.err
+            .write_all(renderer.render_all(&warnings).as_bytes())?;
+    }
+    io.out
+        .write_all(resolved_yaml(&preset, &workspace.tools).as_bytes())?;
+    Ok(Exit::Ok)
+}
+
+/// `file:line` of a position in one preset of the chain.
+fn at(preset: &ParsedPreset, line: u32) -> String {
+    format!("{}:{line}", preset.source.display)
+}
+
+/// The flattened preset, annotated.
+fn resolved_yaml(preset: &ValidPreset, tools: &ToolCatalog) -> String {
+    let chain = preset.chain();
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# Resolved preset `{}`: its `extends` chain flattened into one preset.\n",
+        preset.name()
+    ));
+    out.push_str("# Chain, root first:\n");
+    let width = chain.iter().map(|p| p.name().len()).max().unwrap_or(0);
+    for p in chain {
+        out.push_str(&format!("#   {:width$}  {}\n", p.name(), p.source.display));
+    }
+    out.push_str("# Comments give the file:line each piece comes from.\n");
+    entry(&mut out, 0, "version", "1", None);
+    entry(&mut out, 0, "name", &scalar(preset.name()), None);
+    if let Some(description) = preset.description() {
+        entry(&mut out, 0, "description", &scalar(description), None);
+    }
+    model(&mut out, chain);
+    persona(&mut out, preset, tools);
+    contexts(&mut out, preset);
+    variables(&mut out, chain);
+    tool_restriction(&mut out, preset, tools);
+    out
+}
+
+fn model(out: &mut String, chain: &[ParsedPreset]) {
+    let Some((from, spec)) = chain
+        .iter()
+        .rev()
+        .find_map(|p| p.file.model.as_ref().map(|m| (p, m)))
+    else {
+        out.push_str("# model: none in the chain (`render` needs --model)\n");
+        return;
+    };
+    let ModelSpec {
+        provider,
+        name,
+        base_url,
+        api_key_env,
+        max_tokens,
+    } = spec;
+    let first_line = [
+        Some(from.span_of(provider).line),
+        Some(from.span_of(name).line),
+        base_url.as_ref().map(|u| from.span_of(u).line),
+        api_key_env.as_ref().map(|k| from.span_of(k).line),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .unwrap_or(1);
+    entry(out, 0, "model", "", Some(&at(from, first_line)));
+    entry(out, 2, "provider", provider.value.as_str(), None);
+    entry(out, 2, "name", &scalar(&name.value), None);
+    if let Some(url) = base_url {
+        entry(out, 2, "baseUrl", &scalar(&url.value), None);
+    }
+    if let Some(env) = api_key_env {
+        entry(out, 2, "apiKeyEnv", &scalar(&env.value), None);
+    }
+    if let Some(max) = max_tokens {
+        entry(out, 2, "maxTokens", &max.to_string(), None);
+    }
+}
+
+fn persona(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
+    let chain = preset.chain();
+    entry(out, 0, "persona", "", None);
+
+    // `false` anywhere wins; else the nearest `true`; else the default.
+    let flags: Vec<(&ParsedPreset, bool, u32)> = chain
+        .iter()
+        .filter_map(|p| {
+            let flag = p.file.persona.as_ref()?.include_runtime_context.as_ref()?;
+            Some((p, flag.value, p.span_of(flag).line))
+        })
+        .collect();
+    let (value, origin) = match flags.iter().find(|(_, v, _)| !v) {
+        Some((p, _, line)) => ("false", at(p, *line)),
+        None => match flags.last() {
+            Some((p, _, line)) => ("true", at(p, *line)),
+            None => ("true", "default".to_owned()),
+        },
+    };
+    entry(out, 2, "includeRuntimeContext", value, Some(&origin));
+
+    let assembler = preset.assembler();
+    entry(
+        out,
+        2,
+        "sections",
+        "",
+        Some("prompt order; `when` is evaluated per request"),
+    );
+    for name in assembler.section_names() {
+        let defined = chain.iter().rev().find_map(|p| {
+            p.file
+                .persona
+                .as_ref()?
+                .sections
+                .as_ref()?
+                .iter()
+                .find(|s| s.name.value == name)
+                .map(|s| (p, s))
+        });
+        match defined {
+            Some((p, s)) => section(out, p, s),
+            None => guidance(out, name, tools),
+        }
+    }
+
+    for p in chain {
+        for r in p
+            .file
+            .persona
+            .iter()
+            .flat_map(|persona| persona.remove.iter().flatten())
+        {
+            out.push_str(&format!(
+                "  # removed: {} ({})\n",
+                r.value,
+                at(p, p.span_of(r).line)
+            ));
+        }
+    }
+}
+
+fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec) {
+    out.push_str("    - ");
+    entry(
+        out,
+        0,
+        "name",
+        &scalar(&s.name.value),
+        Some(&at(from, from.span_of(&s.name).line)),
+    );
+    entry(out, 6, "order", &order(s.order.value), None);
+    if s.complete == Some(true) {
+        entry(out, 6, "complete", "true", None);
+    }
+    if let Some(when) = &s.when {
+        entry(out, 6, "when", &scalar(&when.value), None);
+    }
+    if s.template == Some(false) {
+        entry(out, 6, "template", "false", None);
+    }
+    text_entry(out, 6, "text", &s.text.value);
+}
+
+/// A `tool:<name>` section no preset defines: the tool's own guidance.
+fn guidance(out: &mut String, name: &str, tools: &ToolCatalog) {
+    let tool = name.strip_prefix("tool:").and_then(|t| tools.get(t));
+    let Some(g) = tool.and_then(|t| t.guidance()) else {
+        out.push_str(&format!("    - name: {}\n", scalar(name)));
+        return;
+    };
+    out.push_str("    - ");
+    entry(
+        out,
+        0,
+        "name",
+        &scalar(name),
+        Some(&format!(
+            "guidance of the tool `{}`",
+            name.trim_start_matches("tool:")
+        )),
+    );
+    entry(out, 6, "order", &order(g.order), None);
+    entry(out, 6, "template", "false", None);
+    text_entry(out, 6, "text", &g.text);
+}
+
+fn order(value: f64) -> String {
+    number(Order::new(value).map(Order::get).unwrap_or(value))
+}
+
+fn contexts(out: &mut String, preset: &ValidPreset) {
+    let mut merged: BTreeMap<&str, (&ParsedPreset, &ContextSpec)> = BTreeMap::new();
+    for p in preset.chain() {
+        for c in p.file.contexts.iter().flatten() {
+            merged.insert(c.name.value.as_str(), (p, c));
+        }
+    }
+    if merged.is_empty() {
+        return;
+    }
+    let mut list: Vec<(&ParsedPreset, &ContextSpec)> = merged.into_values().collect();
+    list.sort_by(|(_, a), (_, b)| {
+        let key = |c: &ContextSpec| Order::new(c.order.value).ok();
+        (key(a), &a.name.value).cmp(&(key(b), &b.name.value))
+    });
+    let note = if preset.assembler().runtime_context_suppressed() {
+        "suppressed: includeRuntimeContext is false"
+    } else {
+        "sent after the conversation, in this order"
+    };
+    entry(out, 0, "contexts", "", Some(note));
+    for (from, c) in list {
+        out.push_str("  - ");
+        entry(
+            out,
+            0,
+            "name",
+            &scalar(&c.name.value),
+            Some(&at(from, from.span_of(&c.name).line)),
+        );
+        entry(out, 4, "order", &order(c.order.value), None);
+        if c.template == Some(false) {
+            entry(out, 4, "template", "false", None);
+        }
+        text_entry(out, 4, "text", &c.text.value);
+    }
+}
+
+fn variables(out: &mut String, chain: &[ParsedPreset]) {
+    let mut merged: Vec<(&ParsedPreset, &VariableEntry)> = Vec::new();
+    for p in chain {
+        for e in p.file.variables.iter().flat_map(|v| v.iter()) {
+            match merged
+                .iter_mut()
+                .find(|(_, m)| m.name.value == e.name.value)
+            {
+                Some(slot) => *slot = (p, e),
+                None => merged.push((p, e)),
+            }
+        }
+    }
+    let builtins: Vec<String> = BUILTIN_VARIABLES
+        .iter()
+        .map(|b| {
+            if b.volatile {
+                format!("{} (volatile)", b.name)
+            } else {
+                b.name.to_owned()
+            }
+        })
+        .collect();
+    out.push_str(&format!("# built-in variables: {}\n", builtins.join(", ")));
+    if merged.is_empty() {
+        return;
+    }
+    entry(out, 0, "variables", "", None);
+    for (from, e) in merged {
+        entry(
+            out,
+            2,
+            &e.name.value,
+            "",
+            Some(&at(from, from.span_of(&e.name).line)),
+        );
+        entry(out, 4, "description", &scalar(&e.spec.description), None);
+        if let Some(default) = &e.spec.default {
+            entry(out, 4, "default", &scalar(default), None);
+        }
+        if let Some(required) = e.spec.required {
+            entry(out, 4, "required", &required.to_string(), None);
+        }
+        if let Some(volatile) = e.spec.volatile {
+            entry(out, 4, "volatile", &volatile.to_string(), None);
+        }
+    }
+}
+
+fn tool_restriction(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
+    let restricted_by: Vec<String> = preset
+        .chain()
+        .iter()
+        .filter_map(|p| p.file.tools.as_ref().map(|t| at(p, p.span_of(t).line)))
+        .collect();
+    let note = if restricted_by.is_empty() {
+        format!(
+            "no restriction in the chain: all {} known tools",
+            tools.len()
+        )
+    } else {
+        format!("restricted by {}", restricted_by.join(", "))
+    };
+    let visible: Vec<&str> = preset
+        .assembler()
+        .registry()
+        .names()
+        .map(|n| n.as_str())
+        .collect();
+    entry(out, 0, "tools", "", Some(&note));
+    if visible.is_empty() {
+        entry(out, 2, "allow", "[]", Some("every tool hidden"));
+        return;
+    }
+    let mut sorted = visible.clone();
+    sorted.sort_unstable();
+    entry(out, 2, "allow", "", Some("visible tools, in wire order"));
+    for name in &visible {
+        out.push_str(&format!("    - {}\n", scalar(name)));
+    }
+    if sorted != visible {
+        entry(
+            out,
+            2,
+            "order",
+            "",
+            Some("the wire order is not name order"),
+        );
+        for name in &visible {
+            out.push_str(&format!("    - {}\n", scalar(name)));
+        }
+        out.push_str(&format!("    - {}\n", scalar(REST)));
+    }
+}

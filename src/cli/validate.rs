@@ -1,0 +1,172 @@
+//! `validate [NAME|PATH]...`: the full build of every preset asked for (by default, every
+//! one on offer), reported as human text, JSON, GitHub workflow commands or SARIF.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use clap::{Args, ValueEnum};
+
+use super::report::{PresetOutcome, ValidationReport};
+use super::workspace::Workspace;
+use super::{CliError, Exit, GlobalArgs, Io};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
+
+/// Arguments of `validate`.
+#[derive(Debug, Args)]
+pub(crate) struct ValidateArgs {
+    /// Presets to validate: names, or files (an argument containing `/` or ending in
+    /// `.yaml`/`.yml`). Default: every preset on offer, built-ins included.
+    #[arg(value_name = "NAME|PATH")]
+    targets: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ValidateFormat::Human)]
+    format: ValidateFormat,
+    /// Treat warnings as errors: a preset with a warning is invalid (exit 1).
+    #[arg(long)]
+    deny_warnings: bool,
+}
+
+/// How `validate` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ValidateFormat {
+    /// rustc-style diagnostics with source snippets, then a summary line.
+    Human,
+    /// `{"diagnostics": [...], "presets": [...]}`.
+    Json,
+    /// GitHub Actions workflow commands (`::error file=...`).
+    Github,
+    /// SARIF 2.1.0 (code scanning).
+    Sarif,
+}
+
+/// Does a command-line argument name a file rather than a preset?
+fn is_path(target: &str) -> bool {
+    target.contains('/')
+        || target.contains(std::path::MAIN_SEPARATOR)
+        || target.ends_with(".yaml")
+        || target.ends_with(".yml")
+}
+
+pub(crate) fn run(
+    global: &GlobalArgs,
+    args: &ValidateArgs,
+    io: &mut Io<'_>,
+) -> Result<Exit, CliError> {
+    let mut workspace = Workspace::discover(global)?;
+    let mut report = ValidationReport::default();
+
+    let mut names: Vec<String> = Vec::new();
+    if args.targets.is_empty() {
+        names.extend(workspace.presets.names().map(str::to_owned));
+        // Files that could not be offered at all (a built-in's name, a duplicate).
+        let offered: BTreeSet<&str> = workspace
+            .presets
+            .entries()
+            .map(|e| &**e.display())
+            .collect();
+        let mut refused = Vec::new();
+        for d in &workspace.problems {
+            if let Some(span) = &d.span
+                && !offered.contains(&*span.file)
+            {
+                refused.push(refused_outcome(&span.file));
+            }
+        }
+        report.add_diagnostics(workspace.problems.iter().cloned());
+        for outcome in refused {
+            if !report.presets().contains(&outcome) {
+                report.add_preset(outcome);
+            }
+        }
+    } else {
+        for target in &args.targets {
+            if is_path(target) {
+                match workspace.presets.add_path(Path::new(target)) {
+                    Ok(name) => names.push(name),
+                    Err(d) if d.kind == DiagnosticKind::Io => {
+                        return Err(CliError::Diagnostics {
+                            list: vec![d],
+                            exit: Exit::Usage,
+                        });
+                    }
+                    Err(d) => {
+                        report.add_diagnostics([d]);
+                        report.add_preset(refused_outcome(target));
+                    }
+                }
+            } else {
+                workspace.require(target)?;
+                report.add_diagnostics(workspace.problems_about(target));
+                names.push(target.clone());
+            }
+        }
+    }
+
+    let mut seen = BTreeSet::new();
+    for name in names {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let file = workspace
+            .presets
+            .get(&name)
+            .map(|e| e.display().to_string())
+            .unwrap_or_default();
+        let validation = workspace.validate(&name);
+        let valid = !validation.diagnostics.iter().any(|d| {
+            d.severity == Severity::Error || (args.deny_warnings && d.severity == Severity::Warning)
+        });
+        report.add_diagnostics(validation.diagnostics);
+        report.add_preset(PresetOutcome { name, file, valid });
+    }
+
+    let text = match args.format {
+        ValidateFormat::Human => report.human(io.out_style),
+        ValidateFormat::Json => report.json(),
+        ValidateFormat::Github => report.github(),
+        ValidateFormat::Sarif => report.sarif(),
+    };
+    io.out.write_all(text.as_bytes())?;
+    Ok(exit_code(&report, args.deny_warnings))
+}
+
+fn refused_outcome(file: &str) -> PresetOutcome {
+    let name = Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    PresetOutcome {
+        name,
+        file: file.to_owned(),
+        valid: false,
+    }
+}
+
+fn exit_code(report: &ValidationReport, deny_warnings: bool) -> Exit {
+    let diagnostics: &[Diagnostic] = report.diagnostics();
+    if diagnostics.iter().any(|d| d.kind == DiagnosticKind::Io) {
+        Exit::Usage
+    } else if report.presets().iter().any(|p| !p.valid)
+        || diagnostics.iter().any(Diagnostic::is_error)
+        || (deny_warnings && !diagnostics.is_empty())
+    {
+        Exit::Invalid
+    } else {
+        Exit::Ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_names() {
+        assert!(is_path("presets/examples/reviewer.yaml"));
+        assert!(is_path("reviewer.yaml"));
+        assert!(is_path("x.yml"));
+        assert!(is_path("./reviewer"));
+        assert!(!is_path("reviewer"));
+        assert!(!is_path("my-preset-2"));
+    }
+}

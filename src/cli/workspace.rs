@@ -1,0 +1,142 @@
+//! [`Workspace`]: the presets and tools one CLI invocation works with, found from the
+//! global options (`--project-dir`, `--preset-dir`) and the environment.
+
+use std::path::{Path, PathBuf};
+
+use super::{CliError, Exit, GlobalArgs};
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::preset::catalog::{CatalogOptions, PresetCatalog, default_user_preset_dir};
+use crate::preset::resolve::Lookup;
+use crate::preset::validate::{Validation, validate_preset};
+use crate::suggest::help_did_you_mean;
+use crate::tools::ToolCatalog;
+
+/// The presets on offer, the problems found while discovering them, and the known tools.
+#[derive(Debug)]
+pub(crate) struct Workspace {
+    /// Every preset on offer.
+    pub presets: PresetCatalog,
+    /// Problems that kept a file from being offered (`builtin-shadow`,
+    /// `duplicate-preset`, unreadable entries).
+    pub problems: Vec<Diagnostic>,
+    /// The tools presets may name.
+    pub tools: ToolCatalog,
+    /// The project root.
+    pub project_dir: PathBuf,
+}
+
+impl Workspace {
+    /// Discover presets as the global options say. A `--preset-dir` that cannot be read
+    /// is a usage error (exit 2).
+    pub(crate) fn discover(global: &GlobalArgs) -> Result<Workspace, CliError> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| CliError::usage(format!("cannot determine the current directory: {e}")))?;
+        let project_dir = match &global.project_dir {
+            Some(dir) if !dir.is_dir() => {
+                return Err(CliError::usage(format!(
+                    "the project directory `{}` does not exist",
+                    dir.display()
+                )));
+            }
+            Some(dir) => absolute(&cwd, dir),
+            None => cwd.clone(),
+        };
+        let options = CatalogOptions {
+            project_dir: Some(project_dir.clone()),
+            user_dir: default_user_preset_dir(),
+            include_user: true,
+            extra_dirs: global.preset_dirs.clone(),
+            paths: Vec::new(),
+            display_base: Some(cwd),
+        };
+        let (presets, problems) = PresetCatalog::discover(&options);
+        let (unreadable, problems): (Vec<_>, Vec<_>) = problems
+            .into_iter()
+            .partition(|d| d.kind == DiagnosticKind::Io && d.span.is_none());
+        if !unreadable.is_empty() {
+            return Err(CliError::Diagnostics {
+                list: unreadable,
+                exit: Exit::Usage,
+            });
+        }
+        Ok(Workspace {
+            presets,
+            problems,
+            tools: ToolCatalog::builtin(),
+            project_dir,
+        })
+    }
+
+    /// Is a preset named `name` on offer? If not, a usage error with "did you mean".
+    pub(crate) fn require(&self, name: &str) -> Result<(), CliError> {
+        if self.presets.contains(name) {
+            return Ok(());
+        }
+        let help = help_did_you_mean(name, self.presets.names()).or_else(|| {
+            Some(format!(
+                "available presets: {} (see `agent-presets list`)",
+                self.presets.names().collect::<Vec<_>>().join(", ")
+            ))
+        });
+        Err(CliError::usage_with(
+            format!("no preset named `{name}`"),
+            help,
+        ))
+    }
+
+    /// The full build of the preset named `name` (which must be on offer).
+    pub(crate) fn validate(&self, name: &str) -> Validation {
+        let presets = &self.presets;
+        let leaf = match presets.parsed(name) {
+            Some(Ok(leaf)) => leaf,
+            Some(Err(ds)) => {
+                return Validation {
+                    diagnostics: ds.as_slice().to_vec(),
+                    preset: None,
+                };
+            }
+            None => {
+                return Validation {
+                    diagnostics: vec![Diagnostic::new(
+                        DiagnosticKind::MissingParent,
+                        format!("no preset named `{name}`"),
+                    )],
+                    preset: None,
+                };
+            }
+        };
+        validate_preset(
+            leaf,
+            |parent| match presets.parsed(parent) {
+                Some(Ok(p)) => Lookup::Found(p),
+                Some(Err(ds)) => Lookup::Invalid(ds),
+                None => Lookup::Missing,
+            },
+            || presets.names().map(str::to_owned).collect(),
+            &self.tools,
+        )
+    }
+
+    /// Discovery problems about `name`'s file, or about files trying to take `name`
+    /// (to show alongside `show`/`render` of that preset).
+    pub(crate) fn problems_about(&self, name: &str) -> Vec<Diagnostic> {
+        self.problems
+            .iter()
+            .filter(|d| {
+                d.span.as_ref().is_some_and(|s| {
+                    Path::new(&*s.file).file_stem().and_then(|f| f.to_str()) == Some(name)
+                })
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+/// `path` made absolute against `base` (without touching the file system).
+pub(crate) fn absolute(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}
