@@ -1,0 +1,848 @@
+//! Reading one preset file: bytes → checked text ([`SourceFile`]) → [`PresetFile`], with
+//! every failure a [`Diagnostic`] that has a kind, a position and a plain message.
+//!
+//! Order of checks: size; encoding (BOM dropped, invalid UTF-8 and NUL refused, CRLF and
+//! lone CR read as LF); then a lenient pass over the whole document that finds YAML
+//! syntax errors, duplicate keys and exceeded limits (alias bombs included) and peeks at
+//! `version` — so a file of another format version gets `unsupported-version` even if it
+//! uses keys version 1 does not know; then the strict pass into [`PresetFile`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::budget::BudgetBreach;
+use serde_saphyr::{Error as YamlError, Location, MessageFormatter, Spanned};
+
+use super::spec::{FORMAT_VERSION, PresetFile, key_set_owner};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
+use crate::prompt::origin::TextOrigin;
+use crate::suggest::help_did_you_mean;
+
+/// The largest preset file accepted, in bytes (1 MiB).
+pub const MAX_PRESET_FILE_BYTES: usize = 1024 * 1024;
+
+/// Deepest nesting of lists and mappings accepted (a preset needs about 5).
+pub const MAX_YAML_DEPTH: usize = 32;
+
+/// Most alias (`*name`) uses accepted in one file.
+pub const MAX_YAML_ALIASES: usize = 1_000;
+
+/// Most YAML events that alias expansion may replay in one file.
+pub const MAX_ALIAS_REPLAYED_EVENTS: usize = 100_000;
+
+/// The text of a preset file, decoded and normalised (no BOM, LF line ends), with the
+/// name it is shown under. Lines and columns in diagnostics refer to this text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceFile {
+    /// The path as shown to users (`.agent-presets/reviewer.yaml`); built-ins are
+    /// `<builtin>/standard.yaml`.
+    pub display: Arc<str>,
+    /// The decoded text.
+    pub text: Arc<str>,
+}
+
+impl SourceFile {
+    /// Check and decode `bytes`: at most [`MAX_PRESET_FILE_BYTES`], UTF-8 without NUL. A
+    /// leading BOM is dropped; CRLF and lone CR become LF (line numbers stay right).
+    pub fn decode(display: Arc<str>, bytes: &[u8]) -> Result<SourceFile, Diagnostic> {
+        if bytes.len() > MAX_PRESET_FILE_BYTES {
+            return Err(Diagnostic::new(
+                DiagnosticKind::LimitExceeded,
+                format!(
+                    "the file is {} bytes; a preset file may be at most {} bytes (1 MiB)",
+                    bytes.len(),
+                    MAX_PRESET_FILE_BYTES
+                ),
+            )
+            .at(Span::new(display.clone(), 1, 1))
+            .help("presets are small declarative files; move large text out of the preset"));
+        }
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let (valid, bad_utf8) = match std::str::from_utf8(bytes) {
+            Ok(text) => (text, None),
+            Err(e) => {
+                let valid_up_to = e.valid_up_to();
+                // The prefix is valid by definition; this cannot fail.
+                let prefix = std::str::from_utf8(&bytes[..valid_up_to]).unwrap_or_default();
+                (prefix, Some(valid_up_to))
+            }
+        };
+        if let Some(nul) = valid.find('\0') {
+            let (line, column) = position_after(&valid[..nul]);
+            return Err(Diagnostic::new(
+                DiagnosticKind::Encoding,
+                "the file contains a NUL byte; preset files are UTF-8 text",
+            )
+            .at(Span::new(display, line, column))
+            .help("remove the NUL byte (was the file saved as UTF-16, or is it binary?)"));
+        }
+        if let Some(at) = bad_utf8 {
+            let (line, column) = position_after(valid);
+            let byte = bytes.get(at).copied().unwrap_or_default();
+            return Err(Diagnostic::new(
+                DiagnosticKind::Encoding,
+                format!("the file is not valid UTF-8 (byte 0x{byte:02X} at offset {at})"),
+            )
+            .at(Span::new(display, line, column))
+            .help("save the file as UTF-8"));
+        }
+        let text = if valid.contains('\r') {
+            valid.replace("\r\n", "\n").replace('\r', "\n")
+        } else {
+            valid.to_owned()
+        };
+        Ok(SourceFile {
+            display,
+            text: text.into(),
+        })
+    }
+
+    /// The span of a serde-saphyr location in this file, covering the node's characters
+    /// on its first line. An unknown location (line 0) becomes line 1, column 1.
+    pub fn span(&self, location: &Location) -> Span {
+        let line = u32::try_from(location.line()).unwrap_or(u32::MAX);
+        let column = u32::try_from(location.column()).unwrap_or(u32::MAX);
+        if line == 0 {
+            return Span::new(self.display.clone(), 1, 1);
+        }
+        let column = column.max(1);
+        let node_len = u32::try_from(location.span().len()).unwrap_or(u32::MAX);
+        let rest = self.chars_left_on_line(line, column);
+        let len = if node_len == 0 {
+            self.token_len(line, column)
+        } else {
+            node_len.min(rest)
+        };
+        Span::new(self.display.clone(), line, column).with_len(len)
+    }
+
+    /// The span of a spanned value where it is used (`referenced`).
+    pub fn span_of<T>(&self, value: &Spanned<T>) -> Span {
+        self.span(&value.referenced)
+    }
+
+    /// A [`TextOrigin`] for a spanned string, so positions inside its text (a template
+    /// reference on the third line of a `|` block) map back to the file. Uses where the
+    /// text was written (`defined`), which differs from `referenced` for aliases.
+    pub fn text_origin(&self, value: &Spanned<String>) -> TextOrigin {
+        let line = u32::try_from(value.defined.line()).unwrap_or(u32::MAX);
+        let column = u32::try_from(value.defined.column()).unwrap_or(u32::MAX);
+        TextOrigin::locate(self.display.clone(), &self.text, line, column)
+    }
+
+    /// Line `line` (1-based) of the text, without its line end.
+    pub fn line(&self, line: u32) -> Option<&str> {
+        let index = usize::try_from(line.checked_sub(1)?).ok()?;
+        self.text.split('\n').nth(index)
+    }
+
+    /// Line 1, column 1: for problems with the file as a whole.
+    pub fn start(&self) -> Span {
+        Span::new(self.display.clone(), 1, 1)
+    }
+
+    fn chars_left_on_line(&self, line: u32, column: u32) -> u32 {
+        let Some(text) = self.line(line) else {
+            return 1;
+        };
+        let total = u32::try_from(text.chars().count()).unwrap_or(u32::MAX);
+        total.saturating_sub(column - 1).max(1)
+    }
+
+    /// Characters of the token at `line`:`column`: up to whitespace or `:,[]{}`, or a
+    /// whole quoted string.
+    fn token_len(&self, line: u32, column: u32) -> u32 {
+        let Some(text) = self.line(line) else {
+            return 1;
+        };
+        let mut chars = text
+            .chars()
+            .skip(usize::try_from(column - 1).unwrap_or(usize::MAX));
+        let n = match chars.next() {
+            Some(q @ ('"' | '\'')) => 2 + chars.take_while(|c| *c != q).count(),
+            Some(c) if !c.is_whitespace() => {
+                1 + chars
+                    .take_while(|c| !c.is_whitespace() && !matches!(c, ':' | ',' | ']' | '}'))
+                    .count()
+            }
+            _ => 1,
+        };
+        u32::try_from(n).unwrap_or(u32::MAX).max(1)
+    }
+}
+
+/// 1-based line and column just after `prefix`.
+fn position_after(prefix: &str) -> (u32, u32) {
+    let line = prefix.bytes().filter(|b| *b == b'\n').count() + 1;
+    let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
+    let column = prefix[line_start..].chars().filter(|c| *c != '\r').count() + 1;
+    (
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(column).unwrap_or(u32::MAX),
+    )
+}
+
+/// A parsed preset file and the text it came from.
+#[derive(Clone, Debug)]
+pub struct ParsedPreset {
+    /// The text (for spans, snippets and [`TextOrigin`]s).
+    pub source: SourceFile,
+    /// The parsed content.
+    pub file: PresetFile,
+}
+
+impl ParsedPreset {
+    /// The `name` the file declares.
+    pub fn name(&self) -> &str {
+        &self.file.name.value
+    }
+
+    /// The span of a spanned value of this file (see [`SourceFile::span_of`]).
+    pub fn span_of<T>(&self, value: &Spanned<T>) -> Span {
+        self.source.span_of(value)
+    }
+
+    /// The [`TextOrigin`] of a spanned string of this file (see
+    /// [`SourceFile::text_origin`]).
+    pub fn text_origin(&self, value: &Spanned<String>) -> TextOrigin {
+        self.source.text_origin(value)
+    }
+}
+
+/// Parse one preset file. `display` is the path as shown to users.
+///
+/// Every error is a [`Diagnostic`] with a span: `limit-exceeded` (file size, nesting,
+/// aliases), `encoding`, `yaml-syntax`, `duplicate-key` (at the second occurrence),
+/// `unknown-key` (with "did you mean" or the list of allowed keys), `wrong-type`,
+/// `invalid-value`, `missing-field`, `unsupported-version`.
+pub fn parse_preset(display: Arc<str>, bytes: &[u8]) -> Result<ParsedPreset, Diagnostics> {
+    let source = SourceFile::decode(display, bytes)?;
+    parse_source(source)
+}
+
+/// Parse already-decoded text (see [`parse_preset`]).
+pub fn parse_source(source: SourceFile) -> Result<ParsedPreset, Diagnostics> {
+    if is_effectively_empty(&source.text) {
+        return Err(Diagnostic::new(
+            DiagnosticKind::MissingField,
+            "the file is empty: it holds no YAML document",
+        )
+        .at(source.start())
+        .help("a preset starts with `version: 1` and `name: <file stem>`")
+        .into());
+    }
+    // Lenient pass: syntax, duplicates, limits (every alias is expanded here, under the
+    // budget), and the version.
+    let peek = match serde_saphyr::from_str_with_options::<VersionPeek>(&source.text, options()) {
+        Ok(peek) => peek,
+        Err(e) => return Err(diagnostic_from_yaml(&source, &e, Pass::Peek).into()),
+    };
+    if let Some(version) = &peek.version
+        && !version.value.is_supported()
+    {
+        return Err(Diagnostic::new(
+            DiagnosticKind::UnsupportedVersion,
+            format!(
+                "unsupported preset format version {}; this build reads version {FORMAT_VERSION}",
+                version.value
+            ),
+        )
+        .at(source.span_of(version))
+        .help(format!(
+            "write `version: {FORMAT_VERSION}` (a file written for a newer format needs a newer agent-presets)"
+        ))
+        .into());
+    }
+    match serde_saphyr::from_str_with_options::<PresetFile>(&source.text, options()) {
+        Ok(file) => Ok(ParsedPreset { source, file }),
+        Err(e) => Err(diagnostic_from_yaml(&source, &e, Pass::Strict).into()),
+    }
+}
+
+/// Nothing but blank lines, comments, directives and document markers?
+fn is_effectively_empty(text: &str) -> bool {
+    text.lines().all(|line| {
+        let line = line.trim();
+        line.is_empty()
+            || line.starts_with('#')
+            || line.starts_with('%')
+            || line == "---"
+            || line == "..."
+            || line.starts_with("--- #")
+    })
+}
+
+fn options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_depth = MAX_YAML_DEPTH;
+    budget.max_aliases = MAX_YAML_ALIASES;
+    budget.max_anchors = MAX_YAML_ALIASES;
+    budget.max_nodes = 200_000;
+    budget.max_events = 1_000_000;
+    budget.max_documents = 2;
+    budget.max_total_scalar_bytes = 4 * MAX_PRESET_FILE_BYTES;
+    budget.max_recorded_anchor_events = MAX_ALIAS_REPLAYED_EVENTS;
+    budget.max_recorded_anchor_bytes = 4 * MAX_PRESET_FILE_BYTES;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
+    options.alias_limits.max_total_replayed_events = MAX_ALIAS_REPLAYED_EVENTS;
+    options.alias_limits.max_replay_stack_depth = 16;
+    options.alias_limits.max_alias_expansions_per_anchor = MAX_YAML_ALIASES;
+    options.strict_booleans = true;
+    options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
+    // We render our own snippets from `SourceFile`.
+    options.with_snippet = false;
+    options
+}
+
+/// The lenient view of a file: only `version`, everything else skipped (but parsed).
+#[derive(Deserialize)]
+struct VersionPeek {
+    #[serde(default)]
+    version: Option<Spanned<RawVersion>>,
+}
+
+/// Whatever `version` holds.
+#[derive(Debug)]
+enum RawVersion {
+    Integer(i128),
+    Float(f64),
+    Text(String),
+    Other(&'static str),
+}
+
+impl RawVersion {
+    fn is_supported(&self) -> bool {
+        match self {
+            RawVersion::Integer(n) => *n == i128::from(FORMAT_VERSION),
+            // The strict pass reads `"1"` as 1 too; its own errors cover the rest.
+            RawVersion::Text(s) => s.trim() == FORMAT_VERSION.to_string(),
+            RawVersion::Float(_) | RawVersion::Other(_) => false,
+        }
+    }
+}
+
+impl fmt::Display for RawVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RawVersion::Integer(n) => write!(f, "{n}"),
+            RawVersion::Float(x) => write!(f, "{x:?}"),
+            RawVersion::Text(s) => write!(f, "{s:?}"),
+            RawVersion::Other(what) => f.write_str(what),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RawVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct AnyVisitor;
+
+        impl<'de> Visitor<'de> for AnyVisitor {
+            type Value = RawVersion;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a format version")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<RawVersion, E> {
+                Ok(RawVersion::Other(if v { "true" } else { "false" }))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<RawVersion, E> {
+                Ok(RawVersion::Integer(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<RawVersion, E> {
+                Ok(RawVersion::Integer(v.into()))
+            }
+            fn visit_i128<E>(self, v: i128) -> Result<RawVersion, E> {
+                Ok(RawVersion::Integer(v))
+            }
+            fn visit_u128<E>(self, v: u128) -> Result<RawVersion, E> {
+                Ok(RawVersion::Integer(i128::try_from(v).unwrap_or(i128::MAX)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<RawVersion, E> {
+                Ok(RawVersion::Float(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<RawVersion, E> {
+                Ok(RawVersion::Text(v.to_owned()))
+            }
+            fn visit_unit<E>(self) -> Result<RawVersion, E> {
+                Ok(RawVersion::Other("null"))
+            }
+            fn visit_none<E>(self) -> Result<RawVersion, E> {
+                Ok(RawVersion::Other("null"))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawVersion, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(RawVersion::Other("a list"))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawVersion, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(RawVersion::Other("a mapping"))
+            }
+        }
+
+        deserializer.deserialize_any(AnyVisitor)
+    }
+}
+
+/// Which pass failed: in the lenient pass only the root is typed, so "expected a
+/// mapping" there means the top level.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Peek,
+    Strict,
+}
+
+/// The error serde-saphyr wraps (alias and snippet wrappers removed).
+fn innermost(mut err: &YamlError) -> &YamlError {
+    loop {
+        match err {
+            YamlError::WithSnippet { error, .. } | YamlError::AliasError { error, .. } => {
+                err = error;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Map a serde-saphyr error to one diagnostic of the right kind, at its position.
+fn diagnostic_from_yaml(source: &SourceFile, err: &YamlError, pass: Pass) -> Diagnostic {
+    let inner = innermost(err);
+    let location = err.location().or_else(|| inner.location());
+    let mut span = location.map_or_else(|| source.start(), |l| source.span(&l));
+    let found = || describe_node(source, &span);
+    let (kind, message, help): (DiagnosticKind, String, Option<String>) = match inner {
+        YamlError::SerdeUnknownField {
+            field, expected, ..
+        } => {
+            span = span.with_len(char_len(field));
+            let owner = key_set_owner(expected);
+            let message = match owner {
+                Some(owner) => format!("unknown key `{field}` in {owner}"),
+                None => format!("unknown key `{field}`"),
+            };
+            let help = help_did_you_mean(field, expected.iter().copied()).unwrap_or_else(|| {
+                format!(
+                    "allowed keys here: {}",
+                    list_names(expected.iter().copied())
+                )
+            });
+            (DiagnosticKind::UnknownKey, message, Some(help))
+        }
+        YamlError::SerdeMissingField { field, .. } => {
+            // serde-saphyr reports the last key it read; point at the mapping's first.
+            span = mapping_start(source, &span);
+            let example = if *field == "version" {
+                format!("{field}: {FORMAT_VERSION}")
+            } else {
+                format!("{field}: ...")
+            };
+            (
+                DiagnosticKind::MissingField,
+                format!("missing required key `{field}`"),
+                Some(format!("add `{example}` to this mapping")),
+            )
+        }
+        YamlError::DuplicateMappingKey { key, .. } => {
+            let key = key.clone().unwrap_or_default();
+            let first = first_occurrence(source, &span, &key);
+            span = span.with_len(char_len(&key).max(1));
+            let help = match first {
+                Some(line) => {
+                    format!("`{key}` is already set on line {line}; keep one of the two")
+                }
+                None => "a key may appear only once in a mapping; keep one of them".to_owned(),
+            };
+            (
+                DiagnosticKind::DuplicateKey,
+                format!("duplicate key `{key}`"),
+                Some(help),
+            )
+        }
+        YamlError::SerdeUnknownVariant {
+            variant, expected, ..
+        } => {
+            let what = if expected.contains(&"openai-compatible") {
+                "provider"
+            } else {
+                "value"
+            };
+            let help = help_did_you_mean(variant, expected.iter().copied()).unwrap_or_else(|| {
+                format!("expected one of {}", list_names(expected.iter().copied()))
+            });
+            (
+                DiagnosticKind::InvalidValue,
+                format!("unknown {what} `{variant}`"),
+                Some(help),
+            )
+        }
+        YamlError::SerdeInvalidType {
+            unexpected,
+            expected,
+            ..
+        } => (
+            DiagnosticKind::WrongType,
+            format!("expected {expected}, found {unexpected}"),
+            None,
+        ),
+        YamlError::SerdeInvalidValue {
+            unexpected,
+            expected,
+            ..
+        } => (
+            DiagnosticKind::InvalidValue,
+            format!("invalid value {unexpected}; expected {expected}"),
+            None,
+        ),
+        YamlError::SerdeInvalidLength { len, expected, .. } => (
+            DiagnosticKind::WrongType,
+            format!("expected {expected}, found {len} elements"),
+            None,
+        ),
+        YamlError::Unexpected { expected, .. } => wrong_type(expected, &found(), pass),
+        YamlError::InvalidScalar { ty, .. } => (
+            DiagnosticKind::WrongType,
+            format!("expected {}, found {}", describe_scalar_type(ty), found()),
+            None,
+        ),
+        YamlError::InvalidBooleanStrict { .. } => (
+            DiagnosticKind::WrongType,
+            format!("expected `true` or `false`, found {}", found()),
+            Some(
+                "YAML 1.1 spellings such as `yes`, `no`, `on` and `off` are not booleans here"
+                    .into(),
+            ),
+        ),
+        YamlError::NullIntoString { .. } => (
+            DiagnosticKind::WrongType,
+            "expected text, found nothing (null)".into(),
+            Some("write a value after the colon, or remove the key".into()),
+        ),
+        YamlError::NonFiniteFloat { value, .. } => (
+            DiagnosticKind::WrongType,
+            format!("`{value}` is not a finite number"),
+            None,
+        ),
+        YamlError::Eof { .. } => {
+            span = source.start();
+            (
+                DiagnosticKind::MissingField,
+                "the file is empty: it holds no YAML document".into(),
+                Some("a preset starts with `version: 1` and `name: <file stem>`".into()),
+            )
+        }
+        YamlError::MultipleDocuments { .. } => (
+            DiagnosticKind::YamlSyntax,
+            "a preset file holds exactly one YAML document; this starts a second one".into(),
+            Some("remove the `---` line and what follows, or move it to its own file".into()),
+        ),
+        YamlError::UnknownAnchor { .. } => (
+            DiagnosticKind::YamlSyntax,
+            "this alias refers to an anchor that is not defined before it".into(),
+            Some("define the anchor (`&name`) before using it (`*name`)".into()),
+        ),
+        YamlError::Budget { breach, .. } => (
+            DiagnosticKind::LimitExceeded,
+            describe_breach(breach),
+            Some(LIMIT_HELP.into()),
+        ),
+        YamlError::AliasReplayLimitExceeded {
+            max_total_replayed_events,
+            ..
+        } => (
+            DiagnosticKind::LimitExceeded,
+            format!(
+                "aliases expand to more than {max_total_replayed_events} YAML nodes (an alias bomb?)"
+            ),
+            Some(LIMIT_HELP.into()),
+        ),
+        YamlError::AliasExpansionLimitExceeded {
+            max_expansions_per_anchor,
+            ..
+        } => (
+            DiagnosticKind::LimitExceeded,
+            format!("an anchor is expanded more than {max_expansions_per_anchor} times"),
+            Some(LIMIT_HELP.into()),
+        ),
+        YamlError::AliasReplayStackDepthExceeded { max_depth, .. } => (
+            DiagnosticKind::LimitExceeded,
+            format!("aliases nest more than {max_depth} deep"),
+            Some(LIMIT_HELP.into()),
+        ),
+        YamlError::InvalidUtf8Input | YamlError::IOError { .. } => (
+            DiagnosticKind::Encoding,
+            "the file could not be decoded as UTF-8".into(),
+            None,
+        ),
+        other => (DiagnosticKind::YamlSyntax, plain_message(other), None),
+    };
+    Diagnostic::new(kind, message).at(span).maybe_help(help)
+}
+
+const LIMIT_HELP: &str =
+    "presets are small: flatten deep nesting and do not expand aliases (`*name`) many times";
+
+/// serde-saphyr's own user-facing message, without location or snippet.
+fn plain_message(err: &YamlError) -> String {
+    let text = serde_saphyr::UserMessageFormatter.format_message(err);
+    let text = text.trim();
+    if text.is_empty() {
+        "the file is not valid YAML".to_owned()
+    } else {
+        text.to_owned()
+    }
+}
+
+fn wrong_type(expected: &str, found: &str, pass: Pass) -> (DiagnosticKind, String, Option<String>) {
+    match expected {
+        "mapping start" if pass == Pass::Peek => (
+            DiagnosticKind::WrongType,
+            format!("the top level of a preset file must be a mapping, found {found}"),
+            Some("a preset starts with `version: 1` and `name: <file stem>`".into()),
+        ),
+        "mapping start" => (
+            DiagnosticKind::WrongType,
+            format!("expected a mapping (`key: value` entries), found {found}"),
+            None,
+        ),
+        "sequence start" => (
+            DiagnosticKind::WrongType,
+            format!("expected a list, found {found}"),
+            Some("write a list as `[a, b]` or as lines starting with `- `".into()),
+        ),
+        "string scalar" => (
+            DiagnosticKind::WrongType,
+            format!("expected a single value, found {found}"),
+            None,
+        ),
+        other => (
+            DiagnosticKind::WrongType,
+            format!("expected {other}, found {found}"),
+            None,
+        ),
+    }
+}
+
+fn describe_scalar_type(ty: &str) -> String {
+    match ty {
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a whole number (0 or more)".to_owned(),
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "a whole number".to_owned(),
+        t if t.contains("float") || t == "f32" || t == "f64" => "a number".to_owned(),
+        "bool" | "boolean" => "`true` or `false`".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+fn describe_breach(breach: &BudgetBreach) -> String {
+    match breach {
+        BudgetBreach::Depth { .. } => {
+            format!("the file nests lists and mappings more than {MAX_YAML_DEPTH} deep")
+        }
+        BudgetBreach::Aliases { aliases } => {
+            format!("the file uses more than {MAX_YAML_ALIASES} aliases ({aliases} so far)")
+        }
+        BudgetBreach::Anchors { .. } => {
+            format!("the file defines more than {MAX_YAML_ALIASES} anchors")
+        }
+        BudgetBreach::AliasAnchorRatio { aliases, anchors } => format!(
+            "the file uses {aliases} aliases for {anchors} anchors, which looks like an alias bomb"
+        ),
+        BudgetBreach::Nodes { nodes } => format!("the file has too many YAML nodes ({nodes})"),
+        BudgetBreach::Events { events } => format!("the file has too many YAML events ({events})"),
+        BudgetBreach::Documents { .. } => "the file holds more than one YAML document".to_owned(),
+        BudgetBreach::ScalarBytes { total_scalar_bytes } => {
+            format!("the file's values add up to too much text ({total_scalar_bytes} bytes)")
+        }
+        BudgetBreach::RecordedAnchorEvents { .. } | BudgetBreach::RecordedAnchorBytes { .. } => {
+            "anchors and aliases in the file expand to too much content (an alias bomb?)".to_owned()
+        }
+        _ => "the file exceeds a parsing limit".to_owned(),
+    }
+}
+
+/// A short description of the YAML node at `span`, for "found ..." in messages.
+fn describe_node(source: &SourceFile, span: &Span) -> String {
+    let Some(line) = source.line(span.line) else {
+        return "something else".to_owned();
+    };
+    let rest: String = line
+        .chars()
+        .skip(usize::try_from(span.column.saturating_sub(1)).unwrap_or(usize::MAX))
+        .collect();
+    let rest = rest.trim_end();
+    let mut chars = rest.chars();
+    match chars.next() {
+        None => "nothing".to_owned(),
+        Some('[') => "a list".to_owned(),
+        Some('{') => "a mapping".to_owned(),
+        Some('-') if matches!(chars.next(), None | Some(' ')) => "a list".to_owned(),
+        Some('|' | '>') => "a block of text".to_owned(),
+        Some('"' | '\'') => format!("the text {}", shorten(rest)),
+        Some(_) => {
+            let token: String = rest
+                .chars()
+                .take_while(|c| !matches!(c, ',' | ']' | '}' | '#'))
+                .collect();
+            let token = token.trim_end();
+            if token.ends_with(':') || token.contains(": ") {
+                "a mapping".to_owned()
+            } else if matches!(token, "~" | "null" | "Null" | "NULL") {
+                "nothing (null)".to_owned()
+            } else {
+                format!("`{}`", shorten(token))
+            }
+        }
+    }
+}
+
+fn shorten(text: &str) -> String {
+    const MAX: usize = 40;
+    if text.chars().count() <= MAX {
+        text.to_owned()
+    } else {
+        let cut: String = text.chars().take(MAX).collect();
+        format!("{cut}…")
+    }
+}
+
+fn char_len(text: &str) -> u32 {
+    u32::try_from(text.chars().count()).unwrap_or(u32::MAX)
+}
+
+fn list_names<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names
+        .into_iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The first key of the block mapping that holds the key at `span` (same column, above
+/// it, not past a less-indented line; a `- ` item start counts as the first key).
+fn mapping_start(source: &SourceFile, span: &Span) -> Span {
+    let column = usize::try_from(span.column.saturating_sub(1)).unwrap_or(usize::MAX);
+    let mut best = span.line;
+    let mut line = span.line;
+    while line > 1 {
+        line -= 1;
+        let Some(text) = source.line(line) else {
+            break;
+        };
+        let content = text.trim_start();
+        if content.is_empty() || content.starts_with('#') {
+            continue;
+        }
+        let indent = text.len() - content.len();
+        if indent + 2 == column && (content.starts_with("- ") || content == "-") {
+            best = line;
+            break;
+        }
+        if indent == column && !content.starts_with('-') {
+            best = line;
+            continue;
+        }
+        if indent < column {
+            break;
+        }
+    }
+    if best == span.line {
+        return span.clone();
+    }
+    let start = Span::new(span.file.clone(), best, span.column);
+    let len = source.token_len(best, span.column);
+    start.with_len(len)
+}
+
+/// The line where `key` first appears at the same column as the duplicate at `span`,
+/// within the same block mapping.
+fn first_occurrence(source: &SourceFile, span: &Span, key: &str) -> Option<u32> {
+    let column = usize::try_from(span.column.checked_sub(1)?).ok()?;
+    let before = usize::try_from(span.line.checked_sub(1)?).ok()?;
+    let lines: Vec<&str> = source.text.split('\n').take(before).collect();
+    for (i, line) in lines.iter().enumerate().rev() {
+        let indent = line.chars().take_while(|c| *c == ' ').count();
+        let content = line.trim_start();
+        if content.is_empty() || content.starts_with('#') {
+            continue;
+        }
+        let content = content.strip_prefix("- ").unwrap_or(content);
+        if indent == column || (indent + 2 == column && line.trim_start().starts_with("- ")) {
+            let key_part = content
+                .strip_prefix(key)
+                .map(|r| r.trim_start().starts_with(':'))
+                .unwrap_or(false);
+            let quoted = [format!("\"{key}\""), format!("'{key}'")]
+                .iter()
+                .any(|q| content.starts_with(q.as_str()));
+            if key_part || quoted {
+                return u32::try_from(i + 1).ok();
+            }
+        }
+        if indent < column && !line.trim_start().starts_with("- ") {
+            break;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<ParsedPreset, Diagnostics> {
+        parse_preset("t.yaml".into(), text.as_bytes())
+    }
+
+    #[test]
+    fn decode_positions() {
+        assert_eq!(position_after(""), (1, 1));
+        assert_eq!(position_after("ab"), (1, 3));
+        assert_eq!(position_after("ab\ncdé"), (2, 4));
+        assert_eq!(position_after("ab\r\nc"), (2, 2));
+    }
+
+    #[test]
+    fn minimal_file_parses() {
+        let p = parse("version: 1\nname: x\n").unwrap();
+        assert_eq!(p.name(), "x");
+        assert_eq!(p.span_of(&p.file.name), Span::new("t.yaml".into(), 2, 7));
+    }
+
+    #[test]
+    fn span_len_covers_the_value() {
+        let p = parse("version: 1\nname: reviewer\nextends: \"standard\"\n").unwrap();
+        assert_eq!(p.span_of(&p.file.name).len, 8);
+        let extends = p.file.extends.as_ref().unwrap();
+        let span = p.span_of(extends);
+        assert_eq!((span.line, span.column, span.len), (3, 10, 10));
+    }
+
+    #[test]
+    fn text_origin_from_spanned() {
+        let p = parse(
+            "version: 1\nname: x\npersona:\n  sections:\n    - name: a\n      order: 0\n      text: |\n        one\n        two\n        {{ cwdd }}\n",
+        )
+        .unwrap();
+        let section = &p.file.persona.as_ref().unwrap().sections.as_ref().unwrap()[0];
+        let origin = p.text_origin(&section.text);
+        let offset = section.text.value.find("cwdd").unwrap();
+        let span = origin.span_at(&section.text.value, offset);
+        assert_eq!((span.line, span.column), (10, 12));
+    }
+
+    #[test]
+    fn first_occurrence_finds_the_earlier_key() {
+        let src = SourceFile::decode("t".into(), b"a: 1\nb:\n  c: 1\n  c: 2\n").unwrap();
+        assert_eq!(
+            first_occurrence(&src, &Span::new("t".into(), 4, 3), "c"),
+            Some(3)
+        );
+        let src = SourceFile::decode("t".into(), b"a: 1\nb: 2\na: 3\n").unwrap();
+        assert_eq!(
+            first_occurrence(&src, &Span::new("t".into(), 3, 1), "a"),
+            Some(1)
+        );
+    }
+}

@@ -1,0 +1,525 @@
+//! The preset file, format version 1, as serde types: what a `.yaml` preset may say.
+//!
+//! Every struct rejects unknown keys and spells keys in camelCase. Values a later check may
+//! complain about keep their position as a [`Spanned`] (serde-saphyr's: `value`, plus
+//! `referenced` — where the value is used — and `defined` — where an aliased value was
+//! written). Semantic checks (name patterns, finite orders, known tools, ...) are not done
+//! here: they belong to the validator, which reports them at these spans. The JSON Schema
+//! ([`preset_json_schema`]) is generated from these types and committed as
+//! `schemas/preset.schema.json`.
+
+use std::fmt;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+pub use serde_saphyr::Spanned;
+
+/// The only format version this build understands.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// `$id` of the generated JSON Schema.
+pub const PRESET_SCHEMA_ID: &str = "urn:agent-presets:preset:v1";
+
+/// The pattern a preset name (and so a preset file's stem) must match.
+pub const PRESET_NAME_PATTERN: &str = "^[a-z0-9][a-z0-9-]*$";
+
+/// The pattern a section or context name must match (`tool:read_file` included).
+pub const SECTION_NAME_PATTERN: &str = "^[a-z][a-z0-9_.:-]*$";
+
+/// The pattern a preset-declared variable name must match.
+pub const VARIABLE_NAME_PATTERN: &str = "^[a-z][a-z0-9_]*$";
+
+/// Does `name` match [`PRESET_NAME_PATTERN`] (`^[a-z0-9][a-z0-9-]*$`)?
+pub fn is_valid_preset_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b'a'..=b'z' | b'0'..=b'9'))
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'-'))
+}
+
+/// Does `name` match [`SECTION_NAME_PATTERN`] (`^[a-z][a-z0-9_.:-]*$`)? Used for section
+/// and context names alike. ASCII only, so byte order equals UTF-16 order.
+pub fn is_valid_section_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b'a'..=b'z'))
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b':' | b'-'))
+}
+
+/// Does `name` match [`VARIABLE_NAME_PATTERN`] (`^[a-z][a-z0-9_]*$`)?
+pub fn is_valid_variable_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b'a'..=b'z'))
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'))
+}
+
+/// One preset file (format version 1).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PresetFile {
+    /// Format version; must be 1.
+    #[schemars(with = "u32", extend("const" = 1))]
+    pub version: Spanned<u32>,
+    /// The preset's name; equals the file stem.
+    #[schemars(with = "String", pattern(PRESET_NAME_PATTERN))]
+    pub name: Spanned<String>,
+    /// One line saying what the preset is for (shown by `list`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The preset this one builds on (its sections, contexts, variables and tools).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", pattern(PRESET_NAME_PATTERN))]
+    pub extends: Option<Spanned<String>>,
+    /// Model defaults for `run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelSpec>,
+    /// The system prompt's sections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persona: Option<PersonaSpec>,
+    /// Runtime contexts: facts sent after the history, outside the cacheable prefix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contexts: Option<Vec<ContextSpec>>,
+    /// Template variables this preset declares, in file order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variables: Option<VariableMap>,
+    /// The tool restriction: `allow`, `deny` and the wire `order`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<ToolsSpec>")]
+    pub tools: Option<Spanned<ToolsSpec>>,
+}
+
+/// Which wire dialect and endpoint a model speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provider {
+    /// DeepSeek (OpenAI-style wire format).
+    Deepseek,
+    /// OpenAI.
+    Openai,
+    /// Anthropic.
+    Anthropic,
+    /// Any OpenAI-compatible endpoint; needs `baseUrl`.
+    OpenaiCompatible,
+}
+
+impl Provider {
+    /// Every provider, in declaration order.
+    pub const ALL: &'static [Provider] = &[
+        Provider::Deepseek,
+        Provider::Openai,
+        Provider::Anthropic,
+        Provider::OpenaiCompatible,
+    ];
+
+    /// The spelling used in preset files: `deepseek`, `openai`, `anthropic`,
+    /// `openai-compatible`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Deepseek => "deepseek",
+            Provider::Openai => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::OpenaiCompatible => "openai-compatible",
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Model defaults for `run`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ModelSpec {
+    /// The provider: `deepseek`, `openai`, `anthropic` or `openai-compatible`.
+    #[schemars(with = "Provider")]
+    pub provider: Spanned<Provider>,
+    /// The model name as the provider spells it (e.g. `deepseek-v4-flash`).
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
+    /// The API base URL; required for `openai-compatible`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub base_url: Option<Spanned<String>>,
+    /// The NAME of the environment variable holding the API key (never the key itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub api_key_env: Option<Spanned<String>>,
+    /// The maximum number of tokens to generate per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+}
+
+/// The system prompt: sections, removals, and whether runtime context is sent.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PersonaSpec {
+    /// `false` suppresses every runtime context (preset and host-provided); once false in
+    /// an `extends` chain, a child cannot turn it back on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<bool>")]
+    pub include_runtime_context: Option<Spanned<bool>>,
+    /// Prompt sections, sorted by `(order, name)` when assembled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sections: Option<Vec<SectionSpec>>,
+    /// Names of inherited sections (or `tool:<name>` guidance sections) to drop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>", inner(pattern(SECTION_NAME_PATTERN)))]
+    pub remove: Option<Vec<Spanned<String>>>,
+}
+
+/// One named piece of the system prompt.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SectionSpec {
+    /// The section's name; a child's section with a parent's name replaces it.
+    #[schemars(with = "String", pattern(SECTION_NAME_PATTERN))]
+    pub name: Spanned<String>,
+    /// Sort key (a finite number). Bands: negative identity, 0 persona, 100-999 rules,
+    /// 1000-1999 tool guidance, 9000+ closing instructions.
+    #[schemars(with = "f64")]
+    pub order: Spanned<f64>,
+    /// The text, a minijinja template unless `template: false`.
+    #[schemars(with = "String")]
+    pub text: Spanned<String>,
+    /// `true`: when effective, this section alone is the whole system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete: Option<bool>,
+    /// A minijinja expression; the section is present only while it is true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub when: Option<Spanned<String>>,
+    /// `false` sends the text verbatim (for text containing `{{`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<bool>,
+}
+
+/// One runtime context: a fact rendered into the snapshot sent after the history.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ContextSpec {
+    /// The context's name; a child's context with a parent's name replaces it.
+    #[schemars(with = "String", pattern(SECTION_NAME_PATTERN))]
+    pub name: Spanned<String>,
+    /// Sort key (a finite number).
+    #[schemars(with = "f64")]
+    pub order: Spanned<f64>,
+    /// The text, a minijinja template unless `template: false`.
+    #[schemars(with = "String")]
+    pub text: Spanned<String>,
+    /// `false` sends the text verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<bool>,
+}
+
+/// A template variable the preset declares.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct VariableSpec {
+    /// What the variable means (shown by `show` and `render --help`).
+    pub description: String,
+    /// The value used when none is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// `true`: rendering without a value is an error even if a template does not use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required: Option<bool>,
+    /// `true`: the value changes while an agent runs, so it does not belong in the
+    /// cacheable system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volatile: Option<bool>,
+}
+
+/// One entry of [`VariableMap`]: a variable's name (with its position) and declaration.
+#[derive(Clone, Debug)]
+pub struct VariableEntry {
+    /// The name as written (the mapping key).
+    pub name: Spanned<String>,
+    /// The declaration.
+    pub spec: VariableSpec,
+}
+
+/// `variables:` — a mapping from name to [`VariableSpec`] that keeps file order and the
+/// position of every name. Duplicate names are rejected by the parser.
+#[derive(Clone, Debug, Default)]
+pub struct VariableMap {
+    entries: Vec<VariableEntry>,
+}
+
+impl VariableMap {
+    /// The entries, in file order.
+    pub fn iter(&self) -> std::slice::Iter<'_, VariableEntry> {
+        self.entries.iter()
+    }
+
+    /// The declaration of `name`, if any.
+    pub fn get(&self, name: &str) -> Option<&VariableEntry> {
+        self.entries.iter().find(|e| e.name.value == name)
+    }
+
+    /// How many variables.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No variables?
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl<'a> IntoIterator for &'a VariableMap {
+    type Item = &'a VariableEntry;
+    type IntoIter = std::slice::Iter<'a, VariableEntry>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter()
+    }
+}
+
+impl<'de> Deserialize<'de> for VariableMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MapVisitor;
+
+        impl<'de> Visitor<'de> for MapVisitor {
+            type Value = VariableMap;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping from variable names to declarations")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<VariableMap, A::Error> {
+                let mut entries: Vec<VariableEntry> = Vec::new();
+                while let Some(name) = map.next_key::<Spanned<String>>()? {
+                    let spec = map.next_value::<VariableSpec>()?;
+                    entries.push(VariableEntry { name, spec });
+                }
+                Ok(VariableMap { entries })
+            }
+        }
+
+        deserializer.deserialize_map(MapVisitor)
+    }
+}
+
+impl Serialize for VariableMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
+        for entry in &self.entries {
+            map.serialize_entry(&entry.name.value, &entry.spec)?;
+        }
+        map.end()
+    }
+}
+
+impl JsonSchema for VariableMap {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "VariableMap".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "Template variables this preset declares, by name.",
+            "type": "object",
+            "propertyNames": { "pattern": VARIABLE_NAME_PATTERN },
+            "additionalProperties": generator.subschema_for::<VariableSpec>(),
+        })
+    }
+}
+
+/// The tool restriction of one preset. Restrictions along an `extends` chain intersect.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolsSpec {
+    /// Tool names or globs to keep visible (absent: every tool; `[]`: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub allow: Option<Vec<Spanned<String>>>,
+    /// Tool names or globs to hide (applied after `allow`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub deny: Option<Vec<Spanned<String>>>,
+    /// Explicit wire order; exactly one `<rest>` stands for the unlisted visible tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub order: Option<Vec<Spanned<String>>>,
+}
+
+impl ToolsSpec {
+    /// `tools: {}` — none of `allow`, `deny`, `order` given (an `empty-restriction`).
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_none() && self.deny.is_none() && self.order.is_none()
+    }
+}
+
+/// Which struct of the format a set of allowed keys belongs to, for messages such as
+/// "unknown key `x` in a section". Kept next to the types so the lists stay in sync
+/// (a unit test checks them against serde's own lists).
+pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
+    (
+        "the preset file",
+        &[
+            "version",
+            "name",
+            "description",
+            "extends",
+            "model",
+            "persona",
+            "contexts",
+            "variables",
+            "tools",
+        ],
+    ),
+    (
+        "`model`",
+        &["provider", "name", "baseUrl", "apiKeyEnv", "maxTokens"],
+    ),
+    (
+        "`persona`",
+        &["includeRuntimeContext", "sections", "remove"],
+    ),
+    (
+        "a section",
+        &["name", "order", "text", "complete", "when", "template"],
+    ),
+    ("a context", &["name", "order", "text", "template"]),
+    (
+        "a variable",
+        &["description", "default", "required", "volatile"],
+    ),
+    ("`tools`", &["allow", "deny", "order"]),
+];
+
+/// Where a set of allowed keys belongs ("`persona`", "a section", ...), if known.
+pub(crate) fn key_set_owner(expected: &[&str]) -> Option<&'static str> {
+    KEY_SETS
+        .iter()
+        .find(|(_, keys)| keys.len() == expected.len() && keys.iter().all(|k| expected.contains(k)))
+        .map(|(owner, _)| *owner)
+}
+
+/// The JSON Schema (draft 2020-12) of a preset file, as committed in
+/// `schemas/preset.schema.json` (editors use it through
+/// `# yaml-language-server: $schema=...`).
+pub fn preset_json_schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let schema = generator.into_root_schema_for::<PresetFile>();
+    let mut value = schema.to_value();
+    if let Some(root) = value.as_object_mut() {
+        // Rebuild the root so `$schema`/`$id`/`title`/`description` come first.
+        let mut ordered = serde_json::Map::new();
+        if let Some(meta) = root.remove("$schema") {
+            ordered.insert("$schema".into(), meta);
+        }
+        ordered.insert("$id".into(), PRESET_SCHEMA_ID.into());
+        ordered.insert(
+            "title".into(),
+            "agent-presets preset file (version 1)".into(),
+        );
+        ordered.insert(
+            "description".into(),
+            "A declarative agent preset: persona sections, runtime contexts, variables, \
+             model defaults and a tool restriction."
+                .into(),
+        );
+        root.remove("title");
+        root.remove("description");
+        ordered.extend(std::mem::take(root));
+        *root = ordered;
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_patterns() {
+        for ok in ["standard", "a", "0x", "my-preset-2"] {
+            assert!(is_valid_preset_name(ok), "{ok}");
+        }
+        for bad in ["", "-a", "A", "my_preset", "é", "a b", "a.b"] {
+            assert!(!is_valid_preset_name(bad), "{bad}");
+        }
+        for ok in ["persona", "tool:read_file", "a.b-c_d:e", "x9"] {
+            assert!(is_valid_section_name(ok), "{ok}");
+        }
+        for bad in ["", "9a", "Persona", "_a", "a b", "tool:Read"] {
+            assert!(!is_valid_section_name(bad), "{bad}");
+        }
+        for ok in ["cwd", "project_name", "a1"] {
+            assert!(is_valid_variable_name(ok), "{ok}");
+        }
+        for bad in ["", "1a", "a-b", "A", "a.b", "_a"] {
+            assert!(!is_valid_variable_name(bad), "{bad}");
+        }
+    }
+
+    /// The patterns in the schema and the checking functions agree.
+    #[test]
+    fn patterns_match_functions() {
+        let cases = ["a", "a-b", "a_b", "a.b", "a:b", "0a", "-a", "A", "ab9", ""];
+        for (pattern, check) in [
+            (
+                PRESET_NAME_PATTERN,
+                is_valid_preset_name as fn(&str) -> bool,
+            ),
+            (SECTION_NAME_PATTERN, is_valid_section_name),
+            (VARIABLE_NAME_PATTERN, is_valid_variable_name),
+        ] {
+            let re = regex::Regex::new(pattern).unwrap();
+            for case in cases {
+                assert_eq!(re.is_match(case), check(case), "{pattern} vs {case:?}");
+            }
+        }
+    }
+
+    /// `KEY_SETS` lists exactly the keys serde accepts for each struct.
+    #[test]
+    fn key_sets_match_serde() {
+        fn expected_keys<T: for<'de> Deserialize<'de> + fmt::Debug>(yaml: &str) -> Vec<String> {
+            match serde_saphyr::from_str::<T>(yaml) {
+                Err(e) => match e.without_snippet() {
+                    serde_saphyr::Error::SerdeUnknownField { expected, .. } => {
+                        expected.iter().map(|s| s.to_string()).collect()
+                    }
+                    other => panic!("unexpected error {other}"),
+                },
+                Ok(v) => panic!("parsed: {v:?}"),
+            }
+        }
+        let sets: Vec<Vec<String>> = vec![
+            expected_keys::<PresetFile>("zzz: 1"),
+            expected_keys::<ModelSpec>("zzz: 1"),
+            expected_keys::<PersonaSpec>("zzz: 1"),
+            expected_keys::<SectionSpec>("zzz: 1"),
+            expected_keys::<ContextSpec>("zzz: 1"),
+            expected_keys::<VariableSpec>("zzz: 1"),
+            expected_keys::<ToolsSpec>("zzz: 1"),
+        ];
+        assert_eq!(sets.len(), KEY_SETS.len());
+        for (got, (owner, keys)) in sets.iter().zip(KEY_SETS) {
+            let got: Vec<&str> = got.iter().map(String::as_str).collect();
+            assert_eq!(&got, keys, "{owner}");
+            assert_eq!(key_set_owner(&got), Some(*owner));
+        }
+    }
+
+    #[test]
+    fn schema_has_id_and_patterns() {
+        let schema = preset_json_schema();
+        assert_eq!(schema["$id"], PRESET_SCHEMA_ID);
+        assert_eq!(
+            schema["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["properties"]["name"]["pattern"], PRESET_NAME_PATTERN);
+        assert_eq!(schema["properties"]["version"]["const"], 1);
+        let text = serde_json::to_string(&schema).unwrap();
+        assert!(text.contains(SECTION_NAME_PATTERN));
+        assert!(text.contains(VARIABLE_NAME_PATTERN));
+    }
+}

@@ -1,0 +1,456 @@
+//! Discovery: built-ins, project, user and extra directories, explicit paths, and the
+//! problems that keep a file from being offered.
+
+use std::fs;
+use std::path::Path;
+
+use agent_presets::DiagnosticKind;
+use agent_presets::preset::{CatalogOptions, PresetCatalog, PresetSource};
+
+fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+fn preset(name: &str, description: &str) -> String {
+    format!("version: 1\nname: {name}\ndescription: {description}\n")
+}
+
+#[test]
+fn builtins_only() {
+    let (catalog, problems) = PresetCatalog::discover(&CatalogOptions::builtin_only());
+    assert!(problems.is_empty(), "{problems:?}");
+    let names: Vec<&str> = catalog.names().collect();
+    assert_eq!(names, ["minimal", "standard"]);
+    let standard = catalog.get("standard").unwrap();
+    assert_eq!(standard.source(), PresetSource::Builtin);
+    assert_eq!(&**standard.display(), "<builtin>/standard.yaml");
+    assert!(standard.path().is_none());
+    let parsed = catalog.parsed("standard").unwrap().unwrap();
+    assert_eq!(parsed.name(), "standard");
+    assert_eq!(&*parsed.source.display, "<builtin>/standard.yaml");
+}
+
+#[test]
+fn project_user_and_extra_directories() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    let user = tmp.path().join("user");
+    let extra = tmp.path().join("extra");
+    write(
+        &project.join(".agent-presets/reviewer.yaml"),
+        &preset("reviewer", "Reviews."),
+    );
+    write(
+        &project.join(".agent-presets/writer.yml"),
+        &preset("writer", "Writes."),
+    );
+    write(&project.join(".agent-presets/notes.txt"), "not a preset");
+    fs::create_dir_all(project.join(".agent-presets/nested.yaml")).unwrap();
+    write(
+        &project.join(".agent-presets/nested.yaml/inner.yaml"),
+        &preset("inner", "x"),
+    );
+    write(&user.join("mine.yaml"), &preset("mine", "Mine."));
+    write(&extra.join("ci.yaml"), &preset("ci", "CI."));
+
+    let mut options = CatalogOptions::isolated(&project);
+    options.user_dir = Some(user.clone());
+    options.include_user = true;
+    options.extra_dirs.push(extra.clone());
+    let (catalog, problems) = PresetCatalog::discover(&options);
+    assert!(problems.is_empty(), "{problems:?}");
+
+    let listed: Vec<(&str, PresetSource, String, Option<&str>)> = catalog
+        .entries()
+        .map(|e| {
+            (
+                e.name(),
+                e.source(),
+                e.display().to_string(),
+                e.description(),
+            )
+        })
+        .collect();
+    let extra_shown = extra.join("ci.yaml").display().to_string();
+    let user_shown = user.join("mine.yaml").display().to_string();
+    assert_eq!(
+        listed,
+        [
+            ("ci", PresetSource::Path, extra_shown, Some("CI.")),
+            ("mine", PresetSource::User, user_shown, Some("Mine.")),
+            (
+                "minimal",
+                PresetSource::Builtin,
+                "<builtin>/minimal.yaml".into(),
+                catalog.get("minimal").unwrap().description()
+            ),
+            (
+                "reviewer",
+                PresetSource::Project,
+                ".agent-presets/reviewer.yaml".into(),
+                Some("Reviews.")
+            ),
+            (
+                "standard",
+                PresetSource::Builtin,
+                "<builtin>/standard.yaml".into(),
+                catalog.get("standard").unwrap().description()
+            ),
+            (
+                "writer",
+                PresetSource::Project,
+                ".agent-presets/writer.yml".into(),
+                Some("Writes.")
+            ),
+        ]
+    );
+    assert_eq!(
+        catalog.get("reviewer").unwrap().path(),
+        Some(project.join(".agent-presets/reviewer.yaml").as_path())
+    );
+
+    // Without `include_user`, the user directory is not read.
+    options.include_user = false;
+    let (catalog, _) = PresetCatalog::discover(&options);
+    assert!(catalog.get("mine").is_none());
+}
+
+#[test]
+fn missing_project_and_user_directories_are_fine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut options = CatalogOptions::isolated(tmp.path());
+    options.user_dir = Some(tmp.path().join("no-such-dir"));
+    options.include_user = true;
+    let (catalog, problems) = PresetCatalog::discover(&options);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(catalog.len(), 2);
+}
+
+#[test]
+fn each_file_is_parsed_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join(".agent-presets/reviewer.yaml");
+    write(&file, &preset("reviewer", "v1"));
+    let (catalog, _) = PresetCatalog::discover(&CatalogOptions::isolated(tmp.path()));
+    let first = catalog.parsed("reviewer").unwrap().unwrap();
+    // Changing the file afterwards changes nothing: the parse is cached.
+    fs::write(&file, preset("reviewer", "v2")).unwrap();
+    let second = catalog.parsed("reviewer").unwrap().unwrap();
+    assert!(std::ptr::eq(first, second));
+    assert_eq!(second.file.description.as_deref(), Some("v1"));
+    assert!(catalog.parsed("nobody").is_none());
+}
+
+#[test]
+fn parse_errors_stay_with_their_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join(".agent-presets/broken.yaml"),
+        "version: 1\nname: broken\nbogus: 1\n",
+    );
+    write(
+        &tmp.path().join(".agent-presets/fine.yaml"),
+        &preset("fine", "ok"),
+    );
+    let (catalog, problems) = PresetCatalog::discover(&CatalogOptions::isolated(tmp.path()));
+    assert!(problems.is_empty());
+    let err = catalog.parsed("broken").unwrap().unwrap_err();
+    let d = &err.as_slice()[0];
+    assert_eq!(d.kind, DiagnosticKind::UnknownKey);
+    let span = d.span.as_ref().unwrap();
+    assert_eq!(
+        (&*span.file, span.line, span.column),
+        (".agent-presets/broken.yaml", 3, 1)
+    );
+    assert!(catalog.get("broken").unwrap().description().is_none());
+    assert!(catalog.parsed("fine").unwrap().is_ok());
+}
+
+#[test]
+fn name_must_equal_the_file_stem() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join(".agent-presets/reviewer.yaml"),
+        "version: 1\nname: reviewr\n",
+    );
+    let (catalog, problems) = PresetCatalog::discover(&CatalogOptions::isolated(tmp.path()));
+    assert!(problems.is_empty());
+    let err = catalog.parsed("reviewer").unwrap().unwrap_err();
+    assert_eq!(err.as_slice().len(), 1);
+    let d = &err.as_slice()[0];
+    assert_eq!(d.kind, DiagnosticKind::NameMismatch);
+    let span = d.span.as_ref().unwrap();
+    assert_eq!((span.line, span.column, span.len), (2, 7, 7));
+    assert_eq!(
+        d.message,
+        "the preset is named `reviewr` but its file name says `reviewer`"
+    );
+    assert_eq!(
+        d.help.as_deref(),
+        Some("rename the file to `reviewr.yaml`, or write `name: reviewer`")
+    );
+}
+
+#[test]
+fn invalid_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join(".agent-presets/My_Preset.yaml"),
+        "version: 1\nname: My_Preset\n",
+    );
+    write(
+        &tmp.path().join(".agent-presets/good.yaml"),
+        "version: 1\nname: Good\n",
+    );
+    let (catalog, problems) = PresetCatalog::discover(&CatalogOptions::isolated(tmp.path()));
+    assert!(problems.is_empty());
+
+    let err = catalog.parsed("My_Preset").unwrap().unwrap_err();
+    let kinds: Vec<(DiagnosticKind, u32, u32)> = err
+        .iter()
+        .map(|d| {
+            let s = d.span.as_ref().unwrap();
+            (d.kind, s.line, s.column)
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (DiagnosticKind::InvalidName, 1, 1),
+            (DiagnosticKind::InvalidName, 2, 7)
+        ]
+    );
+
+    let err = catalog.parsed("good").unwrap().unwrap_err();
+    let kinds: Vec<DiagnosticKind> = err.iter().map(|d| d.kind).collect();
+    assert_eq!(
+        kinds,
+        [DiagnosticKind::InvalidName, DiagnosticKind::NameMismatch]
+    );
+    assert_eq!(
+        err.as_slice()[0].message,
+        "`Good` is not a valid preset name"
+    );
+    assert_eq!(
+        err.as_slice()[1].help.as_deref(),
+        Some("write `name: good`")
+    );
+}
+
+#[test]
+fn a_custom_preset_cannot_take_a_builtin_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join(".agent-presets/standard.yaml"),
+        "# mine\nversion: 1\nname: standard\n",
+    );
+    write(
+        &tmp.path().join(".agent-presets/minimal.yml"),
+        "{{ not yaml",
+    );
+    let (catalog, problems) = PresetCatalog::discover(&CatalogOptions::isolated(tmp.path()));
+    let found: Vec<(DiagnosticKind, String, u32, u32)> = problems
+        .iter()
+        .map(|d| {
+            let s = d.span.as_ref().unwrap();
+            (d.kind, s.file.to_string(), s.line, s.column)
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            // Unparseable: at line 1.
+            (
+                DiagnosticKind::BuiltinShadow,
+                ".agent-presets/minimal.yml".into(),
+                1,
+                1
+            ),
+            // At the file's `name`.
+            (
+                DiagnosticKind::BuiltinShadow,
+                ".agent-presets/standard.yaml".into(),
+                3,
+                7
+            ),
+        ]
+    );
+    let d = &problems[1];
+    assert_eq!(
+        d.message,
+        "`standard` is a built-in preset; `.agent-presets/standard.yaml` cannot take its name"
+    );
+    assert!(d.help.as_deref().unwrap().contains("extends: standard"));
+    // The built-in keeps its name.
+    assert_eq!(
+        catalog.get("standard").unwrap().source(),
+        PresetSource::Builtin
+    );
+}
+
+#[test]
+fn two_files_offering_one_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let extra = tmp.path().join("extra");
+    write(
+        &tmp.path().join(".agent-presets/reviewer.yaml"),
+        &preset("reviewer", "project"),
+    );
+    write(
+        &tmp.path().join(".agent-presets/reviewer.yml"),
+        &preset("reviewer", "yml"),
+    );
+    write(&extra.join("reviewer.yaml"), &preset("reviewer", "extra"));
+    let mut options = CatalogOptions::isolated(tmp.path());
+    options.extra_dirs.push(extra.clone());
+    let (catalog, problems) = PresetCatalog::discover(&options);
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    for d in &problems {
+        assert_eq!(d.kind, DiagnosticKind::DuplicatePreset);
+        assert!(
+            d.message.contains(".agent-presets/reviewer.yaml"),
+            "{}",
+            d.message
+        );
+        assert!(
+            d.help
+                .as_deref()
+                .unwrap()
+                .contains("`.agent-presets/reviewer.yaml` is the one used")
+        );
+    }
+    assert_eq!(
+        problems[0].message,
+        "two files offer the preset `reviewer`: `.agent-presets/reviewer.yaml` and `.agent-presets/reviewer.yml`"
+    );
+    let second = problems[1].span.as_ref().unwrap();
+    assert_eq!(&*second.file, "extra/reviewer.yaml");
+    assert_eq!((second.line, second.column), (1, 1));
+    // The first one found keeps the name.
+    let kept = catalog.get("reviewer").unwrap();
+    assert_eq!(kept.source(), PresetSource::Project);
+    assert_eq!(kept.description(), Some("project"));
+}
+
+#[test]
+fn io_problems_are_diagnostics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let not_a_dir = tmp.path().join("file.txt");
+    write(&not_a_dir, "x");
+    let mut options = CatalogOptions::isolated(tmp.path());
+    options.extra_dirs.push(tmp.path().join("missing"));
+    options.extra_dirs.push(not_a_dir);
+    #[cfg(unix)]
+    {
+        fs::create_dir_all(tmp.path().join(".agent-presets")).unwrap();
+        std::os::unix::fs::symlink(
+            tmp.path().join("nowhere.yaml"),
+            tmp.path().join(".agent-presets/dangling.yaml"),
+        )
+        .unwrap();
+    }
+    let (catalog, problems) = PresetCatalog::discover(&options);
+    let kinds: Vec<DiagnosticKind> = problems.iter().map(|d| d.kind).collect();
+    let expected = if cfg!(unix) { 3 } else { 2 };
+    assert_eq!(kinds, vec![DiagnosticKind::Io; expected], "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|d| d.message.contains("cannot read preset directory `missing`"))
+    );
+    assert!(catalog.get("dangling").is_none());
+    assert_eq!(catalog.len(), 2);
+}
+
+#[test]
+fn explicit_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project_file = tmp.path().join(".agent-presets/reviewer.yaml");
+    write(&project_file, &preset("reviewer", "project"));
+    let loose = tmp.path().join("somewhere/loose.yaml");
+    write(&loose, &preset("loose", "loose"));
+    let other = tmp.path().join("other/reviewer.yaml");
+    write(&other, &preset("reviewer", "other"));
+    let shadow = tmp.path().join("other/minimal.yaml");
+    write(&shadow, &preset("minimal", "mine"));
+
+    let mut options = CatalogOptions::isolated(tmp.path());
+    options.paths.push(loose.clone());
+    let (mut catalog, problems) = PresetCatalog::discover(&options);
+    assert!(problems.is_empty(), "{problems:?}");
+    let entry = catalog.get("loose").unwrap();
+    assert_eq!(entry.source(), PresetSource::Path);
+    assert_eq!(&**entry.display(), "somewhere/loose.yaml");
+
+    // The same file again (also through another spelling of its path): fine.
+    assert_eq!(catalog.add_path(&project_file).unwrap(), "reviewer");
+    let dotted = tmp.path().join("somewhere/../.agent-presets/reviewer.yaml");
+    assert_eq!(catalog.add_path(&dotted).unwrap(), "reviewer");
+    assert_eq!(catalog.add_path(&loose).unwrap(), "loose");
+    // Another file with a taken name, a built-in's name, nothing, a directory.
+    assert_eq!(
+        catalog.add_path(&other).unwrap_err().kind,
+        DiagnosticKind::DuplicatePreset
+    );
+    let d = catalog.add_path(&shadow).unwrap_err();
+    assert_eq!(d.kind, DiagnosticKind::BuiltinShadow);
+    assert_eq!(d.span.as_ref().map(|s| (s.line, s.column)), Some((2, 7)));
+    let d = catalog.add_path(&tmp.path().join("nope.yaml")).unwrap_err();
+    assert_eq!(d.kind, DiagnosticKind::Io);
+    assert!(d.message.contains("nope.yaml"));
+    let d = catalog.add_path(tmp.path()).unwrap_err();
+    assert_eq!(d.kind, DiagnosticKind::Io);
+    assert!(d.help.as_deref().unwrap().contains("--preset-dir"));
+}
+
+#[test]
+fn inline_text() {
+    let mut catalog = PresetCatalog::builtin();
+    catalog
+        .add_text(
+            "child",
+            "child.yaml",
+            "version: 1\nname: child\nextends: standard\n",
+        )
+        .unwrap();
+    let entry = catalog.get("child").unwrap();
+    assert_eq!(entry.source(), PresetSource::Inline);
+    let parsed = entry.parsed().unwrap();
+    assert_eq!(parsed.file.extends.as_ref().unwrap().value, "standard");
+    assert_eq!(
+        catalog
+            .add_text("child", "again.yaml", "")
+            .unwrap_err()
+            .kind,
+        DiagnosticKind::DuplicatePreset
+    );
+}
+
+#[test]
+fn config_dir_environment_variable() {
+    // The only test in this binary that touches the environment.
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join("presets/fromenv.yaml"),
+        &preset("fromenv", "env"),
+    );
+    // SAFETY: no other test in this binary reads or writes the environment.
+    unsafe { std::env::set_var(agent_presets::preset::CONFIG_DIR_ENV, tmp.path()) };
+    let options = CatalogOptions::from_environment();
+    assert_eq!(options.user_dir, Some(tmp.path().join("presets")));
+    assert!(options.include_user);
+    let mut isolated = CatalogOptions::builtin_only();
+    isolated.user_dir = options.user_dir.clone();
+    isolated.include_user = true;
+    let (catalog, problems) = PresetCatalog::discover(&isolated);
+    assert!(problems.is_empty());
+    assert_eq!(catalog.get("fromenv").unwrap().source(), PresetSource::User);
+
+    // Empty: user presets off.
+    // SAFETY: as above.
+    unsafe { std::env::set_var(agent_presets::preset::CONFIG_DIR_ENV, "") };
+    assert_eq!(CatalogOptions::from_environment().user_dir, None);
+    // SAFETY: as above.
+    unsafe { std::env::remove_var(agent_presets::preset::CONFIG_DIR_ENV) };
+}
