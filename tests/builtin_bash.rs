@@ -64,10 +64,10 @@ async fn wait_gone(pid: u32) -> bool {
 /// Read a PID the command wrote to `file` in the workspace (waiting up to 5 s for it).
 async fn read_pid(ws: &Path, file: &str) -> u32 {
     for _ in 0..50 {
-        if let Ok(text) = std::fs::read_to_string(ws.join(file)) {
-            if let Ok(pid) = text.trim().parse() {
-                return pid;
-            }
+        if let Ok(text) = std::fs::read_to_string(ws.join(file))
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -139,10 +139,10 @@ fn check_strict(schema: &Value, at: &str, problems: &mut Vec<String>) {
             problems.push(format!("{at}: forbidden keyword `{keyword}`"));
         }
     }
-    if let Some(format) = obj.get("format") {
-        if !STRICT_FORMATS.contains(&format.as_str().unwrap_or("")) {
-            problems.push(format!("{at}: format {format}"));
-        }
+    if let Some(format) = obj.get("format")
+        && !STRICT_FORMATS.contains(&format.as_str().unwrap_or(""))
+    {
+        problems.push(format!("{at}: format {format}"));
     }
     if obj.contains_key("$ref") && obj.len() > 1 {
         problems.push(format!("{at}: `$ref` with sibling keywords"));

@@ -131,6 +131,7 @@ impl Tool for FakeTool {
     fn guidance(&self) -> Option<ToolGuidance> {
         self.guidance.clone()
     }
+    #[allow(clippy::manual_async_fn)] // the trait wants a 'static future
     fn call(
         &self,
         _args: NoArgs,

@@ -21,6 +21,7 @@ struct CountArgs {
     /// How much to add.
     amount: u32,
     /// An optional note.
+    #[allow(dead_code)]
     note: Option<String>,
 }
 
@@ -46,6 +47,7 @@ impl Tool for Counter {
     fn timeout(&self) -> Option<Duration> {
         Some(Duration::from_millis(200))
     }
+    #[allow(clippy::manual_async_fn)] // the trait wants a 'static future
     fn call(
         &self,
         args: CountArgs,

@@ -12,6 +12,7 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 struct PathArgs {
     /// A path.
+    #[allow(dead_code)]
     path: String,
 }
 
@@ -31,6 +32,7 @@ impl Tool for Fake {
             text: format!("Use {} well.", self.0),
         })
     }
+    #[allow(clippy::manual_async_fn)] // the trait wants a 'static future
     fn call(
         &self,
         _: PathArgs,

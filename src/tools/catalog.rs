@@ -40,17 +40,17 @@ impl ToolCatalog {
         &mut self,
         definition: ToolDefinition,
     ) -> Result<&mut Self, Diagnostic> {
-        if let Some(g) = &definition.guidance {
-            if !(1000.0..=1999.0).contains(&g.order) {
-                return Err(Diagnostic::new(
-                    DiagnosticKind::InvalidValue,
-                    format!(
-                        "guidance of tool `{}` has order {}, outside the tool-guidance band",
-                        definition.name, g.order
-                    ),
-                )
-                .help("tool guidance orders lie in 1000..=1999"));
-            }
+        if let Some(g) = &definition.guidance
+            && !(1000.0..=1999.0).contains(&g.order)
+        {
+            return Err(Diagnostic::new(
+                DiagnosticKind::InvalidValue,
+                format!(
+                    "guidance of tool `{}` has order {}, outside the tool-guidance band",
+                    definition.name, g.order
+                ),
+            )
+            .help("tool guidance orders lie in 1000..=1999"));
         }
         if self.tools.contains_key(&definition.name) {
             return Err(Diagnostic::new(

@@ -1,0 +1,66 @@
+//! Per-step and set-up costs: assembling the system prompt + tools of a validated preset,
+//! and validating presets (parse, resolve, compile, render once).
+//!
+//! Run: `cargo bench --bench assemble`.
+
+use agent_presets::preset::{PresetCatalog, validate_in_catalog};
+use agent_presets::prompt::Values;
+use agent_presets::request::Fingerprint;
+use agent_presets::tools::ToolCatalog;
+
+fn main() {
+    divan::main();
+}
+
+fn values() -> Values {
+    Values::new()
+        .with("model", "deepseek-v4-flash")
+        .with("provider", "deepseek")
+        .with("cwd", "/workspace/acme-billing")
+        .with("os", "linux")
+        .with("shell", "bash")
+        .with("date", "2030-01-01")
+}
+
+/// One agent step on `standard`: system prompt + tool list + context.
+#[divan::bench]
+fn assemble_standard_step(bencher: divan::Bencher) {
+    let tools = ToolCatalog::builtin();
+    let catalog = PresetCatalog::builtin();
+    let preset = validate_in_catalog(&catalog, "standard", &tools)
+        .preset
+        .expect("standard validates");
+    let assembler = preset.assembler();
+    let values = values();
+    bencher.bench_local(|| assembler.assemble(divan::black_box(&values)));
+}
+
+/// Fingerprinting the cacheable prefix of `standard`.
+#[divan::bench]
+fn fingerprint_standard(bencher: divan::Bencher) {
+    let tools = ToolCatalog::builtin();
+    let catalog = PresetCatalog::builtin();
+    let preset = validate_in_catalog(&catalog, "standard", &tools)
+        .preset
+        .expect("standard validates");
+    let a = preset.assembler().assemble(&values()).expect("assemble");
+    bencher.bench_local(|| Fingerprint::of(divan::black_box(&a.system), &a.tools));
+}
+
+/// Validating both built-ins from scratch (parse + resolve + full build + one render).
+#[divan::bench]
+fn validate_builtins(bencher: divan::Bencher) {
+    let tools = ToolCatalog::builtin();
+    bencher.bench_local(|| {
+        let catalog = PresetCatalog::builtin();
+        for name in ["standard", "minimal"] {
+            divan::black_box(validate_in_catalog(&catalog, name, &tools).is_valid());
+        }
+    });
+}
+
+/// Building the built-in tool catalog (schema generation + validator compilation).
+#[divan::bench]
+fn builtin_tool_catalog() -> ToolCatalog {
+    ToolCatalog::builtin()
+}
