@@ -64,3 +64,40 @@ fn validate_builtins(bencher: divan::Bencher) {
 fn builtin_tool_catalog() -> ToolCatalog {
     ToolCatalog::builtin()
 }
+
+/// One agent step on `standard` where a runtime fact (the date) changes every step: the
+/// context is re-rendered, the system prompt is reused.
+#[divan::bench]
+fn assemble_standard_step_fact_changes(bencher: divan::Bencher) {
+    let tools = ToolCatalog::builtin();
+    let catalog = PresetCatalog::builtin();
+    let preset = validate_in_catalog(&catalog, "standard", &tools)
+        .preset
+        .expect("standard validates");
+    let assembler = preset.assembler();
+    let a = values().with("date", "2030-01-01");
+    let b = values().with("date", "2030-01-02");
+    let mut flip = false;
+    bencher.bench_local(|| {
+        flip = !flip;
+        assembler.assemble(divan::black_box(if flip { &a } else { &b }))
+    });
+}
+
+/// One agent step where the model changes every step: everything is re-rendered.
+#[divan::bench]
+fn assemble_standard_step_uncached(bencher: divan::Bencher) {
+    let tools = ToolCatalog::builtin();
+    let catalog = PresetCatalog::builtin();
+    let preset = validate_in_catalog(&catalog, "standard", &tools)
+        .preset
+        .expect("standard validates");
+    let assembler = preset.assembler();
+    let a = values().with("model", "model-a");
+    let b = values().with("model", "model-b");
+    let mut flip = false;
+    bencher.bench_local(|| {
+        flip = !flip;
+        assembler.assemble(divan::black_box(if flip { &a } else { &b }))
+    });
+}

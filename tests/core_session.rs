@@ -197,3 +197,44 @@ fn cleared_context_sends_a_notice_once() {
     assert_eq!(appended, vec![1, 0, 1, 0, 1]);
     assert!(history[1].content.contains("No runtime context applies"));
 }
+
+#[test]
+fn a_long_lived_assembler_matches_a_fresh_one_at_every_step() {
+    // The assembler re-renders a part only when a variable it depends on changed; this
+    // must never change the bytes: compare against a fresh assembler at every step.
+    let long_lived = assembler();
+    let steps: [(&str, &str, &str); 7] = [
+        ("m1", "/a", "d1"),
+        ("m1", "/a", "d1"),
+        ("m2", "/a", "d1"),
+        ("m2", "/b", "d1"),
+        ("m1", "/b", "d2"),
+        ("m1", "/b", "d2"),
+        ("m2", "/a", "d1"),
+    ];
+    let mut systems = Vec::new();
+    for (model, cwd, date) in steps {
+        let values = Values::new()
+            .with("model", model)
+            .with("cwd", cwd)
+            .with("date", date);
+        let got = long_lived.assemble(&values).expect("assemble");
+        let fresh = assembler().assemble(&values).expect("assemble");
+        assert_eq!(got, fresh, "step with {model} {cwd} {date}");
+        systems.push(got.system);
+    }
+    assert_ne!(
+        systems[1], systems[2],
+        "model change must reach the system prompt"
+    );
+    assert_eq!(systems[0], systems[4]);
+    // An error is not cached: a missing value fails every time, then recovers.
+    let missing = Values::new().with("cwd", "/a").with("date", "d1");
+    assert!(long_lived.assemble(&missing).is_err());
+    assert!(long_lived.assemble(&missing).is_err());
+    let ok = Values::new()
+        .with("model", "m1")
+        .with("cwd", "/a")
+        .with("date", "d1");
+    assert_eq!(long_lived.assemble(&ok).expect("ok").system, systems[0]);
+}

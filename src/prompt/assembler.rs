@@ -5,7 +5,7 @@
 //! conflicting `complete` sections). Assembling renders with one step's values.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use minijinja::Value;
 
@@ -313,14 +313,18 @@ impl<'c> AssemblerBuilder<'c> {
                 .map(|n| n.as_str().to_owned())
                 .collect::<Vec<_>>(),
         );
+        let contexts = if suppress {
+            Vec::new()
+        } else {
+            compiled_contexts
+        };
         Ok(PromptAssembler {
+            system_vars: dependencies(&compiled_sections),
+            context_vars: dependencies(&contexts),
+            cache: Mutex::new(StepCache::default()),
             templates,
             sections: compiled_sections,
-            contexts: if suppress {
-                Vec::new()
-            } else {
-                compiled_contexts
-            },
+            contexts,
             suppressed: suppress,
             variables,
             registry: Arc::new(registry),
@@ -564,6 +568,32 @@ pub struct PromptAssembler {
     wire_tools: Arc<[WireTool]>,
     tools_value: Value,
     warnings: Vec<Diagnostic>,
+    /// Variables the system prompt depends on (`tools` excluded: it never changes).
+    system_vars: Vec<String>,
+    /// Variables the runtime context depends on.
+    context_vars: Vec<String>,
+    cache: Mutex<StepCache>,
+}
+
+/// The last rendered system prompt and context, keyed by the values they depend on.
+#[derive(Debug, Default)]
+struct StepCache {
+    system: Option<(Vec<Option<Value>>, String)>,
+    context: Option<(Vec<Option<Value>>, Option<String>)>,
+}
+
+fn dependencies(pieces: &[CompiledPiece]) -> Vec<String> {
+    let mut vars = BTreeSet::new();
+    for p in pieces {
+        if let Body::Template { vars: v, .. } = &p.body {
+            vars.extend(v.iter().cloned());
+        }
+        if let Some(c) = &p.when {
+            vars.extend(c.vars.iter().cloned());
+        }
+    }
+    vars.remove(TOOLS_VARIABLE);
+    vars.into_iter().collect()
 }
 
 impl PromptAssembler {
@@ -593,15 +623,70 @@ impl PromptAssembler {
     }
 
     /// Render one step.
+    ///
+    /// The system prompt depends only on the variables its sections (and their `when`)
+    /// reference, and the context only on the variables its contexts reference; each part
+    /// is re-rendered only when one of its own variables changed since the last call, so
+    /// a step where only runtime facts change re-renders only the context.
     pub fn assemble(&self, values: &Values) -> Result<Assembly, Diagnostics> {
-        let (ctx, have) = self.context_value(values)?;
+        self.check_required(values)?;
+        let system_key = self.key(&self.system_vars, values);
+        let context_key = self.key(&self.context_vars, values);
+        let mut cache = self.cache.lock().ok();
+        let cached_system = cache
+            .as_ref()
+            .and_then(|c| c.system.as_ref())
+            .filter(|(k, _)| *k == system_key)
+            .map(|(_, s)| s.clone());
+        let cached_context = cache
+            .as_ref()
+            .and_then(|c| c.context.as_ref())
+            .filter(|(k, _)| *k == context_key)
+            .map(|(_, s)| s.clone());
+        let mut ctx: Option<(Value, BTreeSet<String>)> = None;
+        let system = match cached_system {
+            Some(s) => s,
+            None => {
+                let (ctx, have) = ctx.get_or_insert_with(|| self.context_value(values));
+                let s = self.render_system(ctx, have)?;
+                if let Some(c) = cache.as_mut() {
+                    c.system = Some((system_key, s.clone()));
+                }
+                s
+            }
+        };
+        let context = match cached_context {
+            Some(c) => c,
+            None => {
+                let c = if self.suppressed {
+                    None
+                } else {
+                    let (ctx, have) = ctx.get_or_insert_with(|| self.context_value(values));
+                    let pieces: Vec<&CompiledPiece> = self.contexts.iter().collect();
+                    Some(self.render_pieces("context", &pieces, ctx, have)?)
+                        .filter(|t| !t.is_empty())
+                };
+                if let Some(cache) = cache.as_mut() {
+                    cache.context = Some((context_key, c.clone()));
+                }
+                c
+            }
+        };
+        Ok(Assembly {
+            system,
+            tools: Arc::clone(&self.wire_tools),
+            context,
+        })
+    }
+
+    fn render_system(&self, ctx: &Value, have: &BTreeSet<String>) -> Result<String, Diagnostics> {
         let mut effective: Vec<&CompiledPiece> = Vec::with_capacity(self.sections.len());
         for piece in &self.sections {
             if let Some(cond) = &piece.when {
-                require(&have, &cond.vars, "section", piece, true)?;
+                require(have, &cond.vars, "section", piece, true)?;
                 let on = self
                     .templates
-                    .eval_condition(&cond.id, &ctx)
+                    .eval_condition(&cond.id, ctx)
                     .map_err(|e| render_error("section", piece, &e))?;
                 if !on {
                     continue;
@@ -620,49 +705,60 @@ impl PromptAssembler {
         } else {
             effective
         };
-        let system = self.render_pieces("section", &system_pieces, &ctx, &have)?;
-        let context = if self.suppressed {
-            None
-        } else {
-            let pieces: Vec<&CompiledPiece> = self.contexts.iter().collect();
-            Some(self.render_pieces("context", &pieces, &ctx, &have)?).filter(|t| !t.is_empty())
-        };
-        Ok(Assembly {
-            system,
-            tools: Arc::clone(&self.wire_tools),
-            context,
-        })
+        self.render_pieces("section", &system_pieces, ctx, have)
     }
 
-    fn context_value(&self, values: &Values) -> Result<(Value, BTreeSet<String>), Diagnostics> {
-        let mut map: BTreeMap<String, Value> = BTreeMap::new();
-        let mut missing_required = Vec::new();
-        for (name, var) in &self.variables {
-            if name == TOOLS_VARIABLE {
-                map.insert(name.clone(), self.tools_value.clone());
-                continue;
-            }
-            match values.get(name).cloned().or_else(|| var.default.clone()) {
-                Some(v) => {
-                    map.insert(name.clone(), v);
-                }
-                None if var.required => missing_required.push(
-                    Diagnostic::new(
-                        DiagnosticKind::MissingValue,
-                        format!("required variable `{name}` has no value"),
-                    )
-                    .help(format!(
-                        "set it with `--var {name}=…` or give it a `default`"
-                    )),
-                ),
-                None => {}
-            }
+    /// The resolved value (explicit, else default) of each variable in `names`.
+    fn key(&self, names: &[String], values: &Values) -> Vec<Option<Value>> {
+        names
+            .iter()
+            .map(|n| {
+                values
+                    .get(n)
+                    .cloned()
+                    .or_else(|| self.variables.get(n).and_then(|v| v.default.clone()))
+            })
+            .collect()
+    }
+
+    fn check_required(&self, values: &Values) -> Result<(), Diagnostics> {
+        let missing: Vec<Diagnostic> = self
+            .variables
+            .iter()
+            .filter(|(name, var)| {
+                var.required && var.default.is_none() && values.get(name.as_str()).is_none()
+            })
+            .map(|(name, _)| {
+                Diagnostic::new(
+                    DiagnosticKind::MissingValue,
+                    format!("required variable `{name}` has no value"),
+                )
+                .help(format!(
+                    "set it with `--var {name}=…` or give it a `default`"
+                ))
+            })
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(Diagnostics::from_vec(missing))
         }
-        if !missing_required.is_empty() {
-            return Err(Diagnostics::from_vec(missing_required));
+    }
+
+    fn context_value(&self, values: &Values) -> (Value, BTreeSet<String>) {
+        let mut map: BTreeMap<String, Value> = BTreeMap::new();
+        for (name, var) in &self.variables {
+            let value = if name == TOOLS_VARIABLE {
+                Some(self.tools_value.clone())
+            } else {
+                values.get(name).cloned().or_else(|| var.default.clone())
+            };
+            if let Some(v) = value {
+                map.insert(name.clone(), v);
+            }
         }
         let have = map.keys().cloned().collect();
-        Ok((Value::from(map), have))
+        (Value::from(map), have)
     }
 
     fn render_pieces(
