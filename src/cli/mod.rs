@@ -20,6 +20,7 @@ mod list;
 mod render;
 mod report;
 mod schema;
+mod secrets;
 mod show;
 mod snippet;
 mod style;

@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::kinds::kind_meaning;
+use super::secrets::mask;
 use super::snippet::HumanRenderer;
 use super::style::Style;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
@@ -110,6 +111,7 @@ impl ValidationReport {
                 Some(help) => format!("{} ({help})", d.message),
                 None => d.message.clone(),
             };
+            let message = mask(&message);
             out.push_str(&format!(
                 "::{level} {}::{}\n",
                 properties.join(","),
@@ -143,6 +145,7 @@ impl ValidationReport {
                     Some(help) => format!("{} (help: {help})", d.message),
                     None => d.message.clone(),
                 };
+                let text = mask(&text);
                 let mut result = json!({
                     "ruleId": d.code(),
                     "ruleIndex": index,
@@ -189,11 +192,11 @@ pub(crate) fn diagnostic_json(d: &Diagnostic) -> Value {
         "code": d.code(),
         "kind": d.kind.name(),
         "severity": d.severity.as_str(),
-        "message": d.message,
+        "message": mask(&d.message),
         "file": d.span.as_ref().map(|s| s.file.to_string()),
         "line": d.span.as_ref().map(|s| s.line),
         "column": d.span.as_ref().map(|s| s.column),
-        "help": d.help,
+        "help": d.help.as_deref().map(mask),
     })
 }
 

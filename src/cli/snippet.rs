@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use super::secrets::mask;
 use super::style::Style;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity, Span};
 use crate::preset::catalog::BUILTIN_PRESETS;
@@ -112,10 +113,10 @@ impl HumanRenderer {
             Severity::Error => style.error(format!("error[{}]", d.code())),
             Severity::Warning => style.warning(format!("warning[{}]", d.code())),
         };
-        let _ = writeln!(out, "{severity}: {}", style.bold(&d.message));
+        let _ = writeln!(out, "{severity}: {}", style.bold(mask(&d.message)));
         let Some(span) = &d.span else {
             if let Some(help) = &d.help {
-                let _ = writeln!(out, "  = {}: {help}", style.bold("help"));
+                let _ = writeln!(out, "  = {}: {}", style.bold("help"), mask(help));
             }
             return out;
         };
@@ -135,7 +136,7 @@ impl HumanRenderer {
         }
         if let Some(help) = &d.help {
             let _ = writeln!(out, "{pad} {bar}");
-            let _ = writeln!(out, "{pad} = {}: {help}", style.bold("help"));
+            let _ = writeln!(out, "{pad} = {}: {}", style.bold("help"), mask(help));
         }
         out
     }
@@ -151,6 +152,8 @@ impl HumanRenderer {
             .collect();
         let start = span.column.max(1);
         let end = start.saturating_add(span.len.max(1));
+        // Secrets the validator did not get to (the file failed to parse) are masked too.
+        let text = mask(text);
         let mut shown = String::with_capacity(text.len());
         let (mut before, mut under) = (0usize, 0usize);
         for (column, c) in (1u32..).zip(text.chars()) {

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use super::{CliError, Exit, GlobalArgs};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::preset::catalog::{CatalogOptions, PresetCatalog, default_user_preset_dir};
-use crate::preset::resolve::Lookup;
-use crate::preset::validate::{Validation, validate_preset};
+use crate::preset::validate::{Validation, validate_in_catalog};
 use crate::suggest::help_did_you_mean;
 use crate::tools::ToolCatalog;
 
@@ -86,35 +85,7 @@ impl Workspace {
 
     /// The full build of the preset named `name` (which must be on offer).
     pub(crate) fn validate(&self, name: &str) -> Validation {
-        let presets = &self.presets;
-        let leaf = match presets.parsed(name) {
-            Some(Ok(leaf)) => leaf,
-            Some(Err(ds)) => {
-                return Validation {
-                    diagnostics: ds.as_slice().to_vec(),
-                    preset: None,
-                };
-            }
-            None => {
-                return Validation {
-                    diagnostics: vec![Diagnostic::new(
-                        DiagnosticKind::MissingParent,
-                        format!("no preset named `{name}`"),
-                    )],
-                    preset: None,
-                };
-            }
-        };
-        validate_preset(
-            leaf,
-            |parent| match presets.parsed(parent) {
-                Some(Ok(p)) => Lookup::Found(p),
-                Some(Err(ds)) => Lookup::Invalid(ds),
-                None => Lookup::Missing,
-            },
-            || presets.names().map(str::to_owned).collect(),
-            &self.tools,
-        )
+        validate_in_catalog(&self.presets, name, &self.tools)
     }
 
     /// Discovery problems about `name`'s file, or about files trying to take `name`

@@ -1,0 +1,1074 @@
+//! The CLI through the built binary: every subcommand and every exit code. Each test runs
+//! in its own temporary project directory, with the user preset directory pointed at an
+//! empty temporary directory (so the machine's configuration never leaks in) and
+//! `NO_COLOR=1`. Data-driven `validate` cases live in `tests/cli_validate_cases.rs`.
+#![cfg(feature = "cli")]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// The flags that pin every built-in variable, so output is the same on every machine.
+const PINNED: &[&str] = &[
+    "--var",
+    "date=2030-01-01",
+    "--model",
+    "deepseek-v4-flash",
+    "--provider",
+    "deepseek",
+    "--cwd",
+    "/workspace/demo",
+    "--var",
+    "os=linux",
+    "--var",
+    "shell=bash",
+];
+
+/// A fake key that matches the API-key pattern (and is no one's key).
+const FAKE_KEY: &str = "sk-test0000000000000000000000000000";
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// A temporary project (the current directory of every run) and an empty user config.
+struct Project {
+    dir: TempDir,
+    config: TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        Project {
+            dir: tempfile::tempdir().unwrap(),
+            config: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.path().join(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Copy a file of this repository into the project.
+    fn copy_from_repo(&self, from: &str, to: &str) {
+        let text = fs::read_to_string(repo(from)).unwrap();
+        self.write(to, &text);
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        self.run_in(self.path(), args)
+    }
+
+    fn run_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
+            .args(args)
+            .current_dir(cwd)
+            .env("AGENT_PRESETS_CONFIG_DIR", self.config.path())
+            .env("NO_COLOR", "1")
+            .env("SHELL", "/bin/bash")
+            .output()
+            .unwrap();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    }
+}
+
+fn repo(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+}
+
+fn with_pinned<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = args.to_vec();
+    all.extend_from_slice(PINNED);
+    all
+}
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+// ---------------------------------------------------------------- render
+
+#[test]
+fn render_standard_text() {
+    let p = Project::new();
+    let run = p.run(&with_pinned(&["render", "standard"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, "");
+    insta::assert_snapshot!("render_standard_text", run.stdout);
+}
+
+#[test]
+fn render_standard_json() {
+    let p = Project::new();
+    let run = p.run(&with_pinned(&["render", "standard", "--format", "json"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    let v = json(&run.stdout);
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        ["preset", "system", "tools", "context", "fingerprint"]
+    );
+    for tool in v["tools"].as_array().unwrap() {
+        let keys: Vec<&String> = tool.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["name", "description", "parameters"]);
+    }
+    insta::assert_snapshot!("render_standard_json", run.stdout);
+}
+
+#[test]
+fn render_minimal_is_one_sentence_two_tools_no_context() {
+    let p = Project::new();
+    let run = p.run(&with_pinned(&["render", "minimal"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.starts_with(
+        "=== system ===\nYou are a helpful software engineer assistant.\n\n=== tools (2) ===\nbash\nedit_file\n\n=== context ===\n(none)\n\n=== fingerprint ===\nsha256:"
+    ), "{run:?}");
+    insta::assert_snapshot!("render_minimal_text", run.stdout);
+
+    let run = p.run(&with_pinned(&["render", "minimal", "--format", "json"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    let v = json(&run.stdout);
+    assert_eq!(v["preset"], "minimal");
+    assert_eq!(
+        v["system"],
+        "You are a helpful software engineer assistant."
+    );
+    assert_eq!(v["context"], Value::Null);
+    let names: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["bash", "edit_file"]);
+    insta::assert_snapshot!("render_minimal_json", run.stdout);
+}
+
+#[test]
+fn render_is_byte_identical_across_runs() {
+    let p = Project::new();
+    for format in ["text", "json"] {
+        let args = with_pinned(&["render", "standard", "--format", format]);
+        let a = p.run(&args);
+        let b = p.run(&args);
+        assert_eq!(a.code, 0, "{a:?}");
+        assert_eq!(a.stdout.as_bytes(), b.stdout.as_bytes(), "{format}");
+    }
+}
+
+/// `cargo run -- render standard` works on a fresh machine: no flags, no key, no network.
+#[test]
+fn render_standard_without_flags_uses_the_environment_and_model_block() {
+    let p = Project::new();
+    let run = p.run(&["render", "standard"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("powered by the deepseek-v4-flash model")
+    );
+    let cwd = p.path().canonicalize().unwrap();
+    assert!(
+        run.stdout
+            .contains(&format!("Working directory: {}", cwd.display()))
+            || run
+                .stdout
+                .contains(&format!("Working directory: {}", p.path().display())),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("Operating system: {}", std::env::consts::OS))
+    );
+    assert!(run.stdout.contains("Shell: bash"));
+    let date = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Today's date: "))
+        .unwrap();
+    assert!(
+        date.len() == 10 && date.as_bytes()[4] == b'-' && date.as_bytes()[7] == b'-',
+        "{date}"
+    );
+}
+
+#[test]
+fn render_var_overrides_builtins_and_flags() {
+    let p = Project::new();
+    let mut args = with_pinned(&["render", "standard"]);
+    args.extend(["--var", "model=other-model", "--var", "cwd=/elsewhere"]);
+    let run = p.run(&args);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("powered by the other-model model. Your working directory is /elsewhere.")
+    );
+}
+
+#[test]
+fn render_unknown_variable_is_a_usage_error_with_suggestion() {
+    let p = Project::new();
+    let run = p.run(&["render", "standard", "--var", "modle=x"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains("unknown variable `modle`"), "{run:?}");
+    assert!(run.stderr.contains("did you mean `model`?"), "{run:?}");
+}
+
+#[test]
+fn render_tools_cannot_be_set() {
+    let p = Project::new();
+    let run = p.run(&["render", "standard", "--var", "tools=bash"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("`tools` cannot be set"), "{run:?}");
+}
+
+#[test]
+fn render_bad_var_syntax_and_bad_provider_are_usage_errors() {
+    let p = Project::new();
+    let run = p.run(&["render", "standard", "--var", "novalue"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("expected KEY=VALUE"), "{run:?}");
+    let run = p.run(&["render", "standard", "--provider", "deepsek"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("did you mean `deepseek`?"), "{run:?}");
+}
+
+#[test]
+fn render_unknown_preset_is_a_usage_error() {
+    let p = Project::new();
+    let run = p.run(&["render", "standrd"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("no preset named `standrd`"), "{run:?}");
+    assert!(run.stderr.contains("did you mean `standard`?"), "{run:?}");
+}
+
+#[test]
+fn render_invalid_preset_exits_1_with_diagnostics() {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/broken.yaml",
+        "version: 1\nname: broken\nextends: standard\ntools:\n  allow: [read_fiel]\n",
+    );
+    let run = p.run(&["render", "broken"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .contains("error[P0103]: unknown tool `read_fiel`"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains(" --> .agent-presets/broken.yaml:5:11"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn render_without_a_model_says_to_pass_model() {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/bare.yaml",
+        "version: 1\nname: bare\npersona:\n  sections:\n    - name: persona\n      order: 0\n      text: You are {{ model }}.\n",
+    );
+    let run = p.run(&["render", "bare"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("error[P0042]: variable `model` has no value"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("pass `--model NAME`"), "{run:?}");
+    let run = p.run(&["render", "bare", "--model", "m1"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with("=== system ===\nYou are m1.\n"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn render_required_variable_must_be_given() {
+    let p = Project::new();
+    p.copy_from_repo(
+        "presets/examples/ci-triage.yaml",
+        ".agent-presets/ci-triage.yaml",
+    );
+    let run = p.run(&with_pinned(&["render", "ci-triage"]));
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("required variable `job` has no value"),
+        "{run:?}"
+    );
+    let mut args = with_pinned(&["render", "ci-triage"]);
+    args.extend(["--var", "job=test-linux"]);
+    let run = p.run(&args);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("failed CI job `test-linux`"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("=== tools (5) ===\nread_file\ngrep\nbash\nglob\nlist_dir\n"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("CI log: ci.log"), "{run:?}");
+    assert!(
+        !run.stdout.contains("When you are done, reply briefly"),
+        "removed section"
+    );
+}
+
+#[test]
+fn render_warnings_go_to_stderr_and_output_still_renders() {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/dated.yaml",
+        "version: 1\nname: dated\nextends: minimal\npersona:\n  sections:\n    - name: persona\n      order: 0\n      complete: true\n      text: Today is {{ date }}.\n",
+    );
+    let run = p.run(&["render", "dated", "--var", "date=2030-01-01"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("=== system ===\nToday is 2030-01-01.\n"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("warning[P0044]"), "{run:?}");
+}
+
+// ---------------------------------------------------------------- validate
+
+fn bad_project() -> Project {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/reviewer.yaml",
+        "version: 1
+name: reviewer
+description: Read-only reviewer with three mistakes.
+extends: standard
+persona:
+  sections:
+    - name: review-rules
+      order: 150
+      text: |
+        Review the {{ projct }} project.
+        Today is {{ date }}.
+variables:
+  project:
+    description: The project's name.
+    default: demo
+tools:
+  allow: [read_fiel, grep]
+",
+    );
+    p
+}
+
+#[test]
+fn validate_default_is_every_preset_and_exits_0() {
+    let p = Project::new();
+    let run = p.run(&["validate"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "2 presets valid, 0 invalid (0 errors, 0 warnings)\n"
+    );
+}
+
+#[test]
+fn validate_human_report() {
+    let p = bad_project();
+    let run = p.run(&["validate"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stderr, "");
+    insta::assert_snapshot!("validate_human", run.stdout);
+}
+
+#[test]
+fn validate_json_report() {
+    let p = bad_project();
+    let run = p.run(&["validate", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = json(&run.stdout);
+    for d in v["diagnostics"].as_array().unwrap() {
+        let keys: Vec<&String> = d.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "code", "kind", "severity", "message", "file", "line", "column", "help"
+            ]
+        );
+    }
+    insta::assert_snapshot!("validate_json", run.stdout);
+}
+
+#[test]
+fn validate_github_format() {
+    let p = bad_project();
+    let run = p.run(&["validate", "--format", "github"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains(
+        "::error file=.agent-presets/reviewer.yaml,line=17,col=11,title=P0103 unknown-tool::unknown tool `read_fiel` (did you mean `read_file`?)\n"
+    ), "{run:?}");
+    assert!(run.stdout.contains("::warning file=.agent-presets/reviewer.yaml,line=11,col=21,title=P0044 volatile-in-prefix::"), "{run:?}");
+    assert!(
+        run.stdout
+            .ends_with("2 presets valid, 1 invalid (2 errors, 1 warning)\n"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn validate_sarif_format() {
+    let p = bad_project();
+    let run = p.run(&["validate", "--format", "sarif"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = json(&run.stdout);
+    assert_eq!(v["version"], "2.1.0");
+    let sarif_run = &v["runs"][0];
+    assert_eq!(sarif_run["tool"]["driver"]["name"], "agent-presets");
+    let rules = sarif_run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), agent_presets::DiagnosticKind::ALL.len());
+    let results = sarif_run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    let unknown_tool = results.iter().find(|r| r["ruleId"] == "P0103").unwrap();
+    assert_eq!(unknown_tool["level"], "error");
+    let index = unknown_tool["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(rules[index]["id"], "P0103");
+    let region = &unknown_tool["locations"][0]["physicalLocation"]["region"];
+    assert_eq!(
+        (region["startLine"].as_u64(), region["startColumn"].as_u64()),
+        (Some(17), Some(11))
+    );
+    assert_eq!(
+        unknown_tool["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        ".agent-presets/reviewer.yaml"
+    );
+    let warning = results.iter().find(|r| r["ruleId"] == "P0044").unwrap();
+    assert_eq!(warning["level"], "warning");
+}
+
+#[test]
+fn validate_names_and_paths() {
+    let p = bad_project();
+    p.write(
+        "elsewhere/tidy.yaml",
+        "version: 1\nname: tidy\nextends: minimal\n",
+    );
+    let run = p.run(&["validate", "standard", "elsewhere/tidy.yaml", "standard"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "2 presets valid, 0 invalid (0 errors, 0 warnings)\n"
+    );
+    let run = p.run(&["validate", "reviewer", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = json(&run.stdout);
+    assert_eq!(v["presets"].as_array().unwrap().len(), 1);
+    assert_eq!(v["presets"][0]["file"], ".agent-presets/reviewer.yaml");
+}
+
+#[test]
+fn validate_deny_warnings() {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/dated.yaml",
+        "version: 1\nname: dated\nextends: standard\npersona:\n  sections:\n    - name: today\n      order: 150\n      text: Today is {{ date }}.\n",
+    );
+    let run = p.run(&["validate"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .ends_with("3 presets valid, 0 invalid (0 errors, 1 warning)\n"),
+        "{run:?}"
+    );
+    let run = p.run(&["validate", "--deny-warnings"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .ends_with("2 presets valid, 1 invalid (0 errors, 1 warning)\n"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn validate_missing_path_and_unreadable_dir_exit_2() {
+    let p = Project::new();
+    let run = p.run(&["validate", "nope/missing.yaml"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .contains("cannot read preset file `nope/missing.yaml`"),
+        "{run:?}"
+    );
+    let run = p.run(&["--preset-dir", "no-such-dir", "validate"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("cannot read preset directory `no-such-dir`"),
+        "{run:?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn validate_unreadable_project_file_exits_2() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    let path = p.write(".agent-presets/locked.yaml", "version: 1\nname: locked\n");
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::read(&path).is_ok() {
+        // Running as root: permissions do not stop reads, nothing to test.
+        return;
+    }
+    let run = p.run(&["validate"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stdout.contains("error[P0009]"), "{run:?}");
+}
+
+/// A secret is never printed: the snippet masks it, in every format.
+#[test]
+fn validate_never_prints_a_secret() {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/leaky.yaml",
+        &format!(
+            "version: 1\nname: leaky\nextends: standard\nmodel:\n  provider: deepseek\n  name: deepseek-v4-flash\n  apiKeyEnv: {FAKE_KEY}\npersona:\n  sections:\n    - name: access\n      order: 150\n      descripton: use {FAKE_KEY} here\n      text: Use the key {FAKE_KEY} for staging.\n"
+        ),
+    );
+    for format in ["human", "json", "github", "sarif"] {
+        let run = p.run(&["validate", "--format", format]);
+        assert_eq!(run.code, 1, "{format}: {run:?}");
+        assert!(!run.stdout.contains("sk-test"), "{format}: {run:?}");
+        assert!(!run.stderr.contains("sk-test"), "{format}: {run:?}");
+    }
+    let run = p.run(&["validate", "leaky"]);
+    // The parse error on line 12 shows its line: the key on it is masked too.
+    assert!(
+        run.stdout
+            .contains("error[P0003]: unknown key `descripton`"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("descripton: use *********************************** here"),
+        "{run:?}"
+    );
+    let p = Project::new();
+    p.write(
+        ".agent-presets/leaky.yaml",
+        &format!(
+            "version: 1\nname: leaky\nextends: standard\nmodel:\n  provider: deepseek\n  name: deepseek-v4-flash\n  apiKeyEnv: {FAKE_KEY}\n"
+        ),
+    );
+    let run = p.run(&["validate", "leaky"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(!run.stdout.contains("sk-test"), "{run:?}");
+    assert!(run.stdout.contains("error[P0201]"), "{run:?}");
+    assert!(
+        run.stdout.contains("7 |   apiKeyEnv: ***********************************\n  |              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn validate_the_example_presets_by_path_and_by_directory() {
+    let p = Project::new();
+    let examples: Vec<String> = fs::read_dir(repo("presets/examples"))
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .filter(|p| p.ends_with(".yaml"))
+        .collect();
+    assert!(examples.len() >= 3);
+    let mut args = vec!["validate", "--deny-warnings"];
+    args.extend(examples.iter().map(String::as_str));
+    let run = p.run(&args);
+    assert_eq!(run.code, 0, "{run:?}");
+    let dir = repo("presets/examples");
+    let run = p.run(&[
+        "--preset-dir",
+        dir.to_str().unwrap(),
+        "validate",
+        "--deny-warnings",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{} presets valid, 0 invalid (0 errors, 0 warnings)\n",
+            examples.len() + 2
+        )
+    );
+}
+
+// ---------------------------------------------------------------- show
+
+#[test]
+fn show_reviewer() {
+    let p = Project::new();
+    p.copy_from_repo(
+        "presets/examples/reviewer.yaml",
+        ".agent-presets/reviewer.yaml",
+    );
+    let run = p.run(&["show", "reviewer"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, "");
+    insta::assert_snapshot!("show_reviewer", run.stdout);
+}
+
+/// `show` prints a flattened preset: saved as a file of its own (no `extends`), it
+/// renders to exactly the same request.
+#[test]
+fn show_output_is_an_equivalent_flat_preset() {
+    for name in [
+        "standard",
+        "minimal",
+        "reviewer",
+        "ci-triage",
+        "shell-helper",
+    ] {
+        let p = Project::new();
+        let examples = repo("presets/examples");
+        let examples = examples.to_str().unwrap();
+        let shown = p.run(&["--preset-dir", examples, "show", name]);
+        assert_eq!(shown.code, 0, "{name}: {shown:?}");
+        let flat = Project::new();
+        let flat_name = format!("flat-{name}");
+        let text = shown
+            .stdout
+            .replace(&format!("name: {name}\n"), &format!("name: {flat_name}\n"));
+        flat.write(&format!(".agent-presets/{flat_name}.yaml"), &text);
+        let mut original = with_pinned(&["--preset-dir", examples, "render", name]);
+        let mut copy = with_pinned(&["render", &flat_name]);
+        for args in [&mut original, &mut copy] {
+            args.extend(["--format", "json"]);
+            if name == "ci-triage" {
+                args.extend(["--var", "job=build"]);
+            }
+        }
+        let a = p.run(&original);
+        let b = flat.run(&copy);
+        assert_eq!(a.code, 0, "{name}: {a:?}");
+        assert_eq!(b.code, 0, "{name}: {b:?}\n{text}");
+        let (a, b) = (json(&a.stdout), json(&b.stdout));
+        assert_eq!(a["system"], b["system"], "{name}");
+        assert_eq!(a["tools"], b["tools"], "{name}");
+        assert_eq!(a["context"], b["context"], "{name}");
+        assert_eq!(a["fingerprint"], b["fingerprint"], "{name}");
+    }
+}
+
+#[test]
+fn show_notes_origins_removals_and_wire_order() {
+    let p = Project::new();
+    p.copy_from_repo(
+        "presets/examples/ci-triage.yaml",
+        ".agent-presets/ci-triage.yaml",
+    );
+    let run = p.run(&["show", "ci-triage"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("  # removed: communication (.agent-presets/ci-triage.yaml:12)\n"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("    - name: triage  # .agent-presets/ci-triage.yaml:14\n"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("model:  # <builtin>/standard.yaml:11\n"),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("  order:  # the wire order is not name order\n    - read_file\n    - grep\n    - bash\n"), "{run:?}");
+    let run = p.run(&["show", "minimal"]);
+    assert!(
+        run.stdout
+            .contains("  includeRuntimeContext: false  # <builtin>/minimal.yaml:9\n"),
+        "{run:?}"
+    );
+    assert!(!run.stdout.contains("contexts"), "{run:?}");
+}
+
+#[test]
+fn show_errors() {
+    let p = bad_project();
+    let run = p.run(&["show", "reviewer"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains("error[P0103]"), "{run:?}");
+    let run = p.run(&["show", "reviewr"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("did you mean `reviewer`?"), "{run:?}");
+}
+
+// ---------------------------------------------------------------- list
+
+#[test]
+fn list_human_and_json() {
+    let p = Project::new();
+    p.copy_from_repo(
+        "presets/examples/reviewer.yaml",
+        ".agent-presets/reviewer.yaml",
+    );
+    p.write(
+        ".agent-presets/broken.yaml",
+        "version: 1\nname: broken\nnope: 1\n",
+    );
+    fs::create_dir_all(p.config.path().join("presets")).unwrap();
+    fs::write(
+        p.config.path().join("presets/mine.yaml"),
+        "version: 1\nname: mine\nextends: minimal\ndescription: From the user directory.\n",
+    )
+    .unwrap();
+    let run = p.run(&["list"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "NAME      SOURCE   DESCRIPTION
+broken    project  (invalid: run `agent-presets validate broken`)
+mine      user     From the user directory.
+minimal   builtin  One-sentence system prompt with bash and edit_file; no runtime context.
+reviewer  project  Read-only code reviewer; reports findings with file and line, changes nothing.
+standard  builtin  General-purpose coding agent with every built-in tool and runtime context.
+"
+    );
+    let run = p.run(&["list", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v = json(&run.stdout);
+    let first = &v["presets"][0];
+    assert_eq!(first["name"], "broken");
+    assert_eq!(first["source"], "project");
+    assert_eq!(first["file"], ".agent-presets/broken.yaml");
+    assert_eq!(first["description"], Value::Null);
+    assert_eq!(v["presets"][2]["file"], "<builtin>/minimal.yaml");
+}
+
+#[test]
+fn list_reports_refused_files_on_stderr() {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/standard.yaml",
+        "version: 1\nname: standard\n",
+    );
+    let run = p.run(&["list"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("error[P0013]"), "{run:?}");
+    let run = p.run(&["--preset-dir", "missing", "list"]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+#[test]
+fn project_dir_option() {
+    let p = Project::new();
+    p.copy_from_repo(
+        "presets/examples/reviewer.yaml",
+        "proj/.agent-presets/reviewer.yaml",
+    );
+    let run = p.run(&["--project-dir", "proj", "list"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("reviewer  project"), "{run:?}");
+    let run = p.run(&["validate", "--project-dir", "proj", "--format", "json"]);
+    let v = json(&run.stdout);
+    assert!(
+        v["presets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["file"] == "proj/.agent-presets/reviewer.yaml"),
+        "{run:?}"
+    );
+    let run = p.run(&["--project-dir", "nowhere", "list"]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+// ---------------------------------------------------------------- schema
+
+#[test]
+fn schema_prints_the_preset_schema() {
+    let p = Project::new();
+    let run = p.run(&["schema"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        json(&run.stdout),
+        agent_presets::preset::preset_json_schema()
+    );
+    assert!(run.stdout.ends_with("}\n"));
+}
+
+#[test]
+fn schema_write_then_check() {
+    let p = Project::new();
+    let run = p.run(&["schema", "--check"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("drifted: schemas/preset.schema.json: missing"),
+        "{run:?}"
+    );
+
+    let run = p.run(&["schema", "--write"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("wrote schemas/preset.schema.json\n"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains("wrote schemas/tools/read_file.json\n"),
+        "{run:?}"
+    );
+    let run = p.run(&["schema", "--check"]);
+    assert_eq!(run.code, 0, "{run:?}");
+
+    p.write("schemas/tools/read_file.json", "{}\n");
+    p.write("schemas/tools/retired_tool.json", "{}\n");
+    let run = p.run(&["schema", "--check"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("drifted: schemas/tools/read_file.json: differs"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr
+            .contains("drifted: schemas/tools/retired_tool.json: belongs to no built-in tool"),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains("preset.schema.json"), "{run:?}");
+
+    let run = p.run(&["schema", "--write"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("unchanged schemas/preset.schema.json\n"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("removed schemas/tools/retired_tool.json"),
+        "{run:?}"
+    );
+    assert_eq!(p.run(&["schema", "--check"]).code, 0);
+
+    let run = p.run(&["schema", "--write", "--check"]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+/// The committed files of this repository are what the code generates.
+#[test]
+fn schema_check_passes_on_this_repository() {
+    let p = Project::new();
+    let run = p.run(&[
+        "--project-dir",
+        repo("").to_str().unwrap(),
+        "schema",
+        "--check",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+// ---------------------------------------------------------------- init
+
+#[test]
+fn init_writes_a_starter_that_validates_and_renders() {
+    let p = Project::new();
+    let run = p.run(&["init", "my-agent"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("created .agent-presets/my-agent.yaml (extends standard)\n"),
+        "{run:?}"
+    );
+    let text = fs::read_to_string(p.path().join(".agent-presets/my-agent.yaml")).unwrap();
+    assert!(
+        text.starts_with("# yaml-language-server: $schema=preset.schema.json\n"),
+        "{text}"
+    );
+    assert!(p.path().join(".agent-presets/preset.schema.json").is_file());
+    let run = p.run(&["validate", "--deny-warnings"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = p.run(&with_pinned(&["render", "my-agent"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("This is the my-project project."),
+        "{run:?}"
+    );
+
+    let run = p.run(&["init", "my-agent"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("already exists"), "{run:?}");
+}
+
+#[test]
+fn init_on_minimal_replaces_its_complete_section() {
+    let p = Project::new();
+    let run = p.run(&["init", "tiny", "--extends", "minimal", "--dir", "presets"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("agent-presets --preset-dir presets validate tiny"),
+        "{run:?}"
+    );
+    let run = p.run(&[
+        "--preset-dir",
+        "presets",
+        "validate",
+        "tiny",
+        "--deny-warnings",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = p.run(&with_pinned(&["--preset-dir", "presets", "render", "tiny"]));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with("=== system ===\nYou are a software engineering assistant for the my-project project. Follow its conventions.\n\n=== tools (2) ===\n"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn init_points_at_the_project_schema_when_there_is_one() {
+    let p = Project::new();
+    p.write("schemas/preset.schema.json", "{}\n");
+    let run = p.run(&["init", "my-agent"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let text = fs::read_to_string(p.path().join(".agent-presets/my-agent.yaml")).unwrap();
+    assert!(
+        text.starts_with("# yaml-language-server: $schema=../schemas/preset.schema.json\n"),
+        "{text}"
+    );
+    assert!(!p.path().join(".agent-presets/preset.schema.json").exists());
+}
+
+#[test]
+fn init_refusals() {
+    let p = Project::new();
+    for (args, needle) in [
+        (
+            vec!["init", "My_Agent"],
+            "`My_Agent` is not a valid preset name",
+        ),
+        (vec!["init", "standard"], "`standard` is a built-in preset"),
+        (
+            vec!["init", "x", "--extends", "standrd"],
+            "did you mean `standard`?",
+        ),
+        (vec!["init", "x", "--extends", "x"], "cannot extend itself"),
+    ] {
+        let run = p.run(&args);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(run.stderr.contains(needle), "{args:?}: {run:?}");
+    }
+    p.write("elsewhere/taken.yaml", "version: 1\nname: taken\n");
+    let run = p.run(&["--preset-dir", "elsewhere", "init", "taken"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("a preset named `taken` already exists"),
+        "{run:?}"
+    );
+    assert!(!p.path().join(".agent-presets").exists());
+}
+
+// ---------------------------------------------------------------- usage
+
+#[test]
+fn help_version_and_usage_errors() {
+    let p = Project::new();
+    let run = p.run(&["--help"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for command in ["list", "show", "validate", "render", "schema", "init"] {
+        assert!(run.stdout.contains(command), "{command}: {run:?}");
+    }
+    assert!(!run.stdout.contains("\n  run "), "no `run` subcommand yet");
+    let run = p.run(&["--version"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.starts_with("agent-presets "), "{run:?}");
+    let run = p.run(&[]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let run = p.run(&["run", "standard", "hi"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let run = p.run(&["validate", "--format", "xml"]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+// ---------------------------------------------------------------- README
+
+#[test]
+fn readme_starts_with_the_two_commands_and_lists_every_diagnostic() {
+    let readme = fs::read_to_string(repo("README.md")).unwrap();
+    assert!(
+        readme.contains("```\ncargo run --release -- render standard\ncargo test\n```\n"),
+        "README lacks the two first commands"
+    );
+    for kind in agent_presets::DiagnosticKind::ALL {
+        let row = format!("| `{}` | `{}` |", kind.code(), kind.name());
+        assert!(readme.contains(&row), "README lacks the row {row}");
+    }
+}
+
+/// The library example of the README, verbatim apart from printing: keep the two in sync.
+#[test]
+fn readme_library_example_compiles_and_runs() {
+    use agent_presets::preset::{CatalogOptions, PresetCatalog, validate_in_catalog};
+    use agent_presets::prompt::Values;
+    use agent_presets::request::Fingerprint;
+    use agent_presets::tools::ToolCatalog;
+
+    let (presets, _problems) = PresetCatalog::discover(&CatalogOptions::isolated("."));
+    let tools = ToolCatalog::builtin();
+
+    let validation = validate_in_catalog(&presets, "standard", &tools);
+    let Some(preset) = validation.preset else {
+        panic!("{:?}", validation.diagnostics);
+    };
+
+    let values = Values::new()
+        .with("model", "deepseek-v4-flash")
+        .with("provider", "deepseek")
+        .with("cwd", "/workspace/demo")
+        .with("os", "linux")
+        .with("shell", "bash")
+        .with("date", "2030-01-01");
+    let assembly = preset
+        .assembler()
+        .assemble(&values)
+        .expect("all values given");
+
+    let readme = fs::read_to_string(repo("README.md")).unwrap();
+    assert!(readme.contains(
+        "let assembly = preset.assembler().assemble(&values).expect(\"all values given\");"
+    ));
+    let p = Project::new();
+    let run = p.run(&with_pinned(&["render", "standard", "--format", "json"]));
+    let v = json(&run.stdout);
+    assert_eq!(v["system"], assembly.system.as_str());
+    assert_eq!(
+        v["fingerprint"],
+        Fingerprint::of(&assembly.system, &assembly.tools).to_string()
+    );
+}
