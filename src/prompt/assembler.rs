@@ -65,7 +65,9 @@ impl CompiledPiece {
             (&self.text, &self.origin.text, false)
         };
         match (origin, find_reference(source, var, expression)) {
-            (Some(o), Some(off)) => Some(o.span_at(source, off)),
+            (Some(o), Some(off)) => {
+                Some(o.span_at(source, off).with_len(var.chars().count() as u32))
+            }
             (Some(o), None) => Some(o.span()),
             (None, _) => self.span.clone(),
         }
@@ -518,7 +520,14 @@ fn check_references(
 ) -> bool {
     let mut ok = true;
     for var in vars {
-        let span = span_of(find_reference(source, var, expression));
+        let offset = find_reference(source, var, expression);
+        let span = span_of(offset).map(|s| {
+            if offset.is_some() {
+                s.with_len(var.chars().count() as u32)
+            } else {
+                s
+            }
+        });
         if !known.contains(&var.as_str()) {
             ok = false;
             let help = help_did_you_mean(var, known.iter().copied()).unwrap_or_else(|| {
