@@ -1,4 +1,42 @@
 //! agent-presets: declare LLM agents as data.
+//!
+//! A *preset* (YAML) declares persona sections, runtime contexts, a tool allowlist,
+//! variables, model defaults and `extends`. This crate finds presets ([`PresetCatalog`]),
+//! validates them by doing the full build ([`validate_in_catalog`] → [`ValidPreset`]),
+//! and turns a valid preset into the exact bytes an agent sends each step
+//! ([`PromptAssembler::assemble`] → [`Assembly`]): a byte-stable system prompt and tool
+//! list (the cacheable prefix) plus a runtime-context snapshot that goes after the
+//! history. The library never prints; every problem is a [`Diagnostic`] with a stable
+//! code, a location and help.
+//!
+//! ```
+//! use agent_presets::{PresetCatalog, ToolCatalog, validate_in_catalog};
+//!
+//! let tools = ToolCatalog::builtin();
+//! let mut presets = PresetCatalog::builtin();
+//! presets
+//!     .add_text(
+//!         "reviewer",
+//!         "reviewer.yaml",
+//!         "version: 1\nname: reviewer\nextends: standard\ntools:\n  allow: [read_file, grep]\n",
+//!     )
+//!     .expect("a new name");
+//! let validation = validate_in_catalog(&presets, "reviewer", &tools);
+//! let preset = validation.preset.expect("reviewer is valid");
+//!
+//! // `model` and `provider` come from the preset's `model` block; add the runtime facts.
+//! let values = preset
+//!     .default_values()
+//!     .with("cwd", "/workspace/demo")
+//!     .with("os", "linux")
+//!     .with("shell", "bash")
+//!     .with("date", "2030-01-01");
+//! let step = preset.assembler().assemble(&values).expect("renders");
+//! assert!(step.system.contains("powered by the deepseek-v4-flash model"));
+//! let names: Vec<&str> = step.tools.iter().map(|t| t.name.as_str()).collect();
+//! assert_eq!(names, ["grep", "read_file"]);
+//! assert!(step.context.as_deref().is_some_and(|c| c.contains("2030-01-01")));
+//! ```
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
 #[cfg(feature = "cli")]
@@ -11,3 +49,7 @@ pub mod suggest;
 pub mod tools;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Severity, Span};
+pub use preset::{PresetCatalog, ValidPreset, Validation, validate_in_catalog};
+pub use prompt::{AssemblerBuilder, Assembly, ContextSnapshot, Layer, PromptAssembler, Values};
+pub use request::{Fingerprint, RequestEnvelope};
+pub use tools::{Tool, ToolCatalog, ToolRegistry};

@@ -68,6 +68,18 @@ impl ValidPreset {
         self.chain.iter().rev().find_map(|p| p.file.model.as_ref())
     }
 
+    /// The values the preset itself supplies: `model` and `provider` from its nearest
+    /// `model` block. Add the runtime facts (`cwd`, `os`, `shell`, `date`, declared
+    /// variables) before assembling.
+    pub fn default_values(&self) -> Values {
+        let mut values = Values::new();
+        if let Some(model) = self.model() {
+            values.set("model", model.name.value.clone());
+            values.set("provider", model.provider.value.as_str());
+        }
+        values
+    }
+
     /// The assembler (prompt + visible tools).
     pub fn assembler(&self) -> &PromptAssembler {
         &self.assembler
