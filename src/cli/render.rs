@@ -11,7 +11,6 @@ use serde_json::json;
 
 use super::environment;
 use super::report::pretty;
-use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
@@ -65,21 +64,7 @@ pub(crate) fn run(
     io: &mut Io<'_>,
 ) -> Result<Exit, CliError> {
     let workspace = Workspace::discover(global)?;
-    workspace.require(&args.name)?;
-    let notes = workspace.problems_about(&args.name);
-    let validation = workspace.validate(&args.name);
-    let Some(preset) = validation.preset else {
-        return Err(CliError::Diagnostics {
-            list: notes.into_iter().chain(validation.diagnostics).collect(),
-            exit: Exit::Invalid,
-        });
-    };
-    let warnings: Vec<Diagnostic> = notes.into_iter().chain(validation.diagnostics).collect();
-    if !warnings.is_empty() {
-        let renderer = HumanRenderer::new(io.err_style, &warnings);
-        io.err
-            .write_all(renderer.render_all(&warnings).as_bytes())?;
-    }
+    let preset = workspace.valid_preset(&args.name, io)?;
 
     let assembler = preset.assembler();
     let mut values = Values::new();

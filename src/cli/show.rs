@@ -10,11 +10,9 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 
-use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
 use super::yaml::{entry, number, scalar, text_entry};
 use super::{CliError, Exit, GlobalArgs, Io};
-use crate::diagnostic::Diagnostic;
 use crate::preset::source::ParsedPreset;
 use crate::preset::spec::{ContextSpec, ModelSpec, SectionSpec, VariableEntry};
 use crate::preset::validate::ValidPreset;
@@ -30,21 +28,7 @@ pub(crate) struct ShowArgs {
 
 pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
     let workspace = Workspace::discover(global)?;
-    workspace.require(&args.name)?;
-    let notes = workspace.problems_about(&args.name);
-    let validation = workspace.validate(&args.name);
-    let Some(preset) = validation.preset else {
-        return Err(CliError::Diagnostics {
-            list: notes.into_iter().chain(validation.diagnostics).collect(),
-            exit: Exit::Invalid,
-        });
-    };
-    let warnings: Vec<Diagnostic> = notes.into_iter().chain(validation.diagnostics).collect();
-    if !warnings.is_empty() {
-        let renderer = HumanRenderer::new(io.err_style, &warnings);
-        io.err
-            .write_all(renderer.render_all(&warnings).as_bytes())?;
-    }
+    let preset = workspace.valid_preset(&args.name, io)?;
     io.out
         .write_all(resolved_yaml(&preset, &workspace.tools).as_bytes())?;
     Ok(Exit::Ok)

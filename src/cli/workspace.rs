@@ -88,6 +88,36 @@ impl Workspace {
         validate_in_catalog(&self.presets, name, &self.tools)
     }
 
+    /// The preset named `name`, fully validated, for `show` and `render`: a name nobody
+    /// offers is a usage error; an invalid preset, or a discovery error about its name
+    /// (two files offering it, a file shadowing a built-in), fails with every
+    /// diagnostic. Warnings are written to stderr.
+    pub(crate) fn valid_preset(
+        &self,
+        name: &str,
+        io: &mut super::Io<'_>,
+    ) -> Result<crate::preset::validate::ValidPreset, CliError> {
+        self.require(name)?;
+        let notes = self.problems_about(name);
+        let validation = self.validate(name);
+        let refused = notes.iter().any(Diagnostic::is_error);
+        let all: Vec<Diagnostic> = notes.into_iter().chain(validation.diagnostics).collect();
+        let preset = match validation.preset {
+            Some(p) if !refused => p,
+            _ => {
+                return Err(CliError::Diagnostics {
+                    list: all,
+                    exit: Exit::Invalid,
+                });
+            }
+        };
+        if !all.is_empty() {
+            let renderer = super::snippet::HumanRenderer::new(io.err_style, &all);
+            io.err.write_all(renderer.render_all(&all).as_bytes())?;
+        }
+        Ok(preset)
+    }
+
     /// Discovery problems about `name`'s file, or about files trying to take `name`
     /// (to show alongside `show`/`render` of that preset).
     pub(crate) fn problems_about(&self, name: &str) -> Vec<Diagnostic> {

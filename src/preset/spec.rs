@@ -41,16 +41,12 @@ pub fn is_valid_preset_name(name: &str) -> bool {
 /// Does `name` match [`SECTION_NAME_PATTERN`] (`^[a-z][a-z0-9_.:-]*$`)? Used for section
 /// and context names alike. ASCII only, so byte order equals UTF-16 order.
 pub fn is_valid_section_name(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    matches!(bytes.next(), Some(b'a'..=b'z'))
-        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b':' | b'-'))
+    crate::prompt::SectionName::is_valid(name)
 }
 
 /// Does `name` match [`VARIABLE_NAME_PATTERN`] (`^[a-z][a-z0-9_]*$`)?
 pub fn is_valid_variable_name(name: &str) -> bool {
-    let mut bytes = name.bytes();
-    matches!(bytes.next(), Some(b'a'..=b'z'))
-        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'))
+    crate::prompt::VariableName::is_valid(name)
 }
 
 /// One preset file (format version 1).
