@@ -262,3 +262,34 @@ async fn strict_mode_call_with_null_timeout_uses_the_default() {
         "exit code: 0\n--- stdout ---\nok\n--- stderr ---\n(empty)"
     );
 }
+
+#[tokio::test]
+async fn credentials_in_the_environment_are_hidden_from_commands() {
+    // SAFETY of the test: set_var is unsafe in edition 2024 because other threads may
+    // read the environment; these names are unique to this test.
+    unsafe {
+        std::env::set_var("AGENT_PRESETS_TEST_API_KEY", "sk-test-should-not-leak");
+        std::env::set_var("AGENT_PRESETS_TEST_PLAIN", "visible-value");
+        std::env::set_var("AGENT_PRESETS_TEST_CUSTOM", "custom-hidden");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctx = agent_presets::tools::ToolContext::new(dir.path())
+        .with_hidden_env(["AGENT_PRESETS_TEST_CUSTOM"]);
+    let registry = agent_presets::tools::ToolRegistry::unrestricted(
+        &agent_presets::tools::ToolCatalog::builtin(),
+    );
+    let out = registry
+        .call(
+            "bash",
+            serde_json::json!({"command": "echo \"[$AGENT_PRESETS_TEST_API_KEY][$AGENT_PRESETS_TEST_PLAIN][$AGENT_PRESETS_TEST_CUSTOM]\""}),
+            &ctx,
+        )
+        .await
+        .expect("bash runs");
+    assert!(
+        out.content.contains("[][visible-value][]"),
+        "{}",
+        out.content
+    );
+    assert!(!out.content.contains("sk-test"), "{}", out.content);
+}

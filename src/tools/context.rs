@@ -38,6 +38,7 @@ pub struct ToolContext {
     workspace: Arc<PathBuf>,
     session: Arc<SessionState>,
     limits: OutputLimits,
+    hidden_env: Arc<[String]>,
 }
 
 impl ToolContext {
@@ -50,7 +51,25 @@ impl ToolContext {
             workspace: Arc::new(root),
             session: Arc::new(SessionState::default()),
             limits: OutputLimits::default(),
+            hidden_env: Arc::from(Vec::new()),
         }
+    }
+
+    /// The same context with environment variables that commands run by tools must not
+    /// see (e.g. the preset's `apiKeyEnv`). Variables whose names look like credentials
+    /// (`*API_KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, …) are always hidden.
+    pub fn with_hidden_env<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.hidden_env = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Environment variables hidden from commands, besides the credential-looking ones.
+    pub fn hidden_env(&self) -> &[String] {
+        &self.hidden_env
     }
 
     /// The same context with other output limits (e.g. a smaller budget for a small model).

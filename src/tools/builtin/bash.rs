@@ -98,9 +98,11 @@ async fn handle(args: BashArgs, ctx: ToolContext) -> Result<String, ToolError> {
         .clamp(1, MAX_TIMEOUT_SECS);
     let root = workspace_root(&ctx)?;
     let limits = *ctx.limits();
+    let hidden = hidden_env(&ctx);
     let run = run(
         &args.command,
         &root,
+        &hidden,
         Duration::from_secs(u64::from(seconds)),
         limits.max_bytes / 2,
     )
@@ -134,9 +136,33 @@ struct Run {
     stderr: StreamCapture,
 }
 
+/// Environment variables the command must not see: the ones the host named (e.g. the
+/// preset's `apiKeyEnv`) and every variable whose name looks like it holds a credential,
+/// so `echo $DEEPSEEK_API_KEY` cannot put a key in front of the model.
+fn hidden_env(ctx: &ToolContext) -> Vec<std::ffi::OsString> {
+    const SECRET_MARKERS: [&str; 6] = [
+        "API_KEY",
+        "APIKEY",
+        "SECRET",
+        "TOKEN",
+        "PASSWORD",
+        "PRIVATE_KEY",
+    ];
+    let mut names: Vec<std::ffi::OsString> = std::env::vars_os()
+        .map(|(k, _)| k)
+        .filter(|k| {
+            let upper = k.to_string_lossy().to_ascii_uppercase();
+            SECRET_MARKERS.iter().any(|m| upper.contains(m))
+        })
+        .collect();
+    names.extend(ctx.hidden_env().iter().map(std::ffi::OsString::from));
+    names
+}
+
 async fn run(
     command: &str,
     root: &Path,
+    hidden: &[std::ffi::OsString],
     timeout: Duration,
     budget: usize,
 ) -> Result<Run, ToolError> {
@@ -144,7 +170,11 @@ async fn run(
         .into_iter()
         .find(|p| Path::new(p).exists())
         .unwrap_or("sh");
-    let mut child = tokio::process::Command::new(shell)
+    let mut command_builder = tokio::process::Command::new(shell);
+    for name in hidden {
+        command_builder.env_remove(name);
+    }
+    let mut child = command_builder
         .arg("-c")
         .arg(command)
         .current_dir(root)
