@@ -35,7 +35,8 @@ fn assemble_standard_step(bencher: divan::Bencher) {
     bencher.bench_local(|| assembler.assemble(divan::black_box(&values)));
 }
 
-/// Fingerprinting the cacheable prefix of `standard`.
+/// Fingerprinting the cacheable prefix of `standard` from scratch (an assembly carries a
+/// fingerprint computed once per distinct system prompt).
 #[divan::bench]
 fn fingerprint_standard(bencher: divan::Bencher) {
     let tools = ToolCatalog::builtin();

@@ -93,8 +93,17 @@ pub struct Fingerprint([u8; 32]);
 impl Fingerprint {
     /// Fingerprint a system prompt and tool list.
     pub fn of(system: &str, tools: &[WireTool]) -> Self {
+        Self::of_serialized(system, &Self::tools_json(tools))
+    }
+
+    /// The compact JSON of a tool list, as the fingerprint hashes it.
+    pub(crate) fn tools_json(tools: &[WireTool]) -> String {
+        serde_json::to_string(tools).unwrap_or_default()
+    }
+
+    /// Fingerprint with the tools already serialized by [`Fingerprint::tools_json`].
+    pub(crate) fn of_serialized(system: &str, tools_json: &str) -> Self {
         // Length-prefixed fields, so no two (tools, system) pairs share an encoding.
-        let tools_json = serde_json::to_string(tools).unwrap_or_default();
         let mut h = Sha256::new();
         h.update(b"agent-presets prefix v1\n");
         h.update((tools_json.len() as u64).to_be_bytes());
@@ -160,7 +169,7 @@ impl RequestEnvelope {
             history.push(Message::user(m));
         }
         RequestEnvelope {
-            fingerprint: Fingerprint::of(&assembly.system, &assembly.tools),
+            fingerprint: assembly.fingerprint,
             system: assembly.system.clone(),
             tools: Arc::clone(&assembly.tools),
             messages: history.clone(),

@@ -152,6 +152,12 @@ fn fingerprint_changes_iff_prefix_bytes_change() {
         .expect("assemble");
     let fa = Fingerprint::of(&a.system, &a.tools);
     assert_eq!(
+        a.fingerprint, fa,
+        "the assembly carries the same fingerprint"
+    );
+    assert_eq!(b.fingerprint, fa);
+    assert_ne!(c.fingerprint, fa);
+    assert_eq!(
         fa,
         Fingerprint::of(&b.system, &b.tools),
         "context is not prefix"

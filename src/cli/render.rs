@@ -16,7 +16,6 @@ use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::preset::spec::Provider;
 use crate::prompt::{Assembly, TOOLS_VARIABLE, Values};
-use crate::request::Fingerprint;
 use crate::suggest::help_did_you_mean;
 
 /// Arguments of `render`.
@@ -170,7 +169,7 @@ fn text_output(assembly: &Assembly) -> String {
     out.push_str("\n=== context ===\n");
     out.push_str(assembly.context.as_deref().unwrap_or("(none)"));
     out.push_str("\n\n=== fingerprint ===\n");
-    out.push_str(&Fingerprint::of(&assembly.system, &assembly.tools).to_string());
+    out.push_str(&assembly.fingerprint.to_string());
     out.push('\n');
     out
 }
@@ -181,7 +180,7 @@ fn json_output(preset: &str, assembly: &Assembly) -> String {
         "system": assembly.system,
         "tools": &*assembly.tools,
         "context": assembly.context,
-        "fingerprint": Fingerprint::of(&assembly.system, &assembly.tools).to_string(),
+        "fingerprint": assembly.fingerprint.to_string(),
     });
     pretty(&value)
 }

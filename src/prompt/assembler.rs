@@ -14,6 +14,7 @@ use super::section::{Order, PromptContext, PromptSection, SectionName};
 use super::template::{TemplateError, TemplateId, TemplateSet, find_reference};
 use super::variables::{BUILTIN_VARIABLES, TOOLS_VARIABLE, Values, builtin_variable};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, DiagnosticSink, Diagnostics, Span};
+use crate::request::Fingerprint;
 use crate::suggest::help_did_you_mean;
 use crate::tools::{ToolCatalog, ToolRegistry, WireTool};
 
@@ -26,6 +27,9 @@ pub struct Assembly {
     pub tools: Arc<[WireTool]>,
     /// The rendered runtime context, or `None` when there is none (or it is suppressed).
     pub context: Option<String>,
+    /// sha256 of the cacheable prefix (tools + system); equals
+    /// `Fingerprint::of(&system, &tools)`.
+    pub fingerprint: Fingerprint,
 }
 
 #[derive(Debug)]
@@ -324,6 +328,7 @@ impl<'c> AssemblerBuilder<'c> {
             system_vars: dependencies(&compiled_sections),
             context_vars: dependencies(&contexts),
             cache: Mutex::new(StepCache::default()),
+            tools_json: Fingerprint::tools_json(&wire_tools),
             templates,
             sections: compiled_sections,
             contexts,
@@ -582,12 +587,14 @@ pub struct PromptAssembler {
     /// Variables the runtime context depends on.
     context_vars: Vec<String>,
     cache: Mutex<StepCache>,
+    /// The tools as the fingerprint hashes them (they never change).
+    tools_json: String,
 }
 
 /// The last rendered system prompt and context, keyed by the values they depend on.
 #[derive(Debug, Default)]
 struct StepCache {
-    system: Option<(Vec<Option<Value>>, String)>,
+    system: Option<(Vec<Option<Value>>, String, Fingerprint)>,
     context: Option<(Vec<Option<Value>>, Option<String>)>,
 }
 
@@ -645,23 +652,24 @@ impl PromptAssembler {
         let cached_system = cache
             .as_ref()
             .and_then(|c| c.system.as_ref())
-            .filter(|(k, _)| *k == system_key)
-            .map(|(_, s)| s.clone());
+            .filter(|(k, _, _)| *k == system_key)
+            .map(|(_, s, f)| (s.clone(), *f));
         let cached_context = cache
             .as_ref()
             .and_then(|c| c.context.as_ref())
             .filter(|(k, _)| *k == context_key)
             .map(|(_, s)| s.clone());
         let mut ctx: Option<(Value, BTreeSet<String>)> = None;
-        let system = match cached_system {
-            Some(s) => s,
+        let (system, fingerprint) = match cached_system {
+            Some(hit) => hit,
             None => {
                 let (ctx, have) = ctx.get_or_insert_with(|| self.context_value(values));
                 let s = self.render_system(ctx, have)?;
+                let f = Fingerprint::of_serialized(&s, &self.tools_json);
                 if let Some(c) = cache.as_mut() {
-                    c.system = Some((system_key, s.clone()));
+                    c.system = Some((system_key, s.clone(), f));
                 }
-                s
+                (s, f)
             }
         };
         let context = match cached_context {
@@ -685,6 +693,7 @@ impl PromptAssembler {
             system,
             tools: Arc::clone(&self.wire_tools),
             context,
+            fingerprint,
         })
     }
 
