@@ -201,3 +201,29 @@ tools:
         .collect();
     assert_eq!(names, ["bash"]);
 }
+
+#[test]
+fn the_nearest_variable_declaration_decides_what_validate_assumes() {
+    // par requires `job`; kid gives it a default; kid2 re-declares it with neither. The
+    // nearest declaration wins, so kid2 has no value for `job`: validate must say so
+    // (a preset that validates renders).
+    let par = "version: 1\nname: par\npersona:\n  sections:\n    - { name: p, order: 0, text: \"job={{ job }}\" }\nvariables:\n  job: { description: j, required: true }\n";
+    let kid = "version: 1\nname: kid\nextends: par\nvariables:\n  job: { description: j2, default: fromkid }\n";
+    let kid2 = "version: 1\nname: kid2\nextends: kid\nvariables:\n  job: { description: j3 }\n";
+    let files = [("par", par), ("kid", kid), ("kid2", kid2)];
+    assert!(validate_with(&files, "par").is_valid());
+    let kid_v = validate_with(&files, "kid");
+    let rendered = kid_v
+        .preset
+        .expect("kid is valid")
+        .assembler()
+        .assemble(&Values::new())
+        .expect("kid renders with its default");
+    assert!(
+        rendered.system.starts_with("job=fromkid\n\n"),
+        "{}",
+        rendered.system
+    );
+    let v = validate_with(&files, "kid2");
+    assert_eq!(found(&v), ["missing-value@par.yaml:5:42"]);
+}

@@ -204,12 +204,18 @@ fn representative_values(chain: &PresetChain<'_>) -> Values {
             values.set(b.name, b.example);
         }
     }
+    // The nearest declaration of a name replaces outer ones entirely (default and
+    // `required` included), as in the assembler.
+    let mut effective: std::collections::BTreeMap<&str, &super::spec::VariableSpec> =
+        std::collections::BTreeMap::new();
     for preset in chain.presets() {
         for entry in preset.file.variables.iter().flat_map(|v| v.iter()) {
-            if entry.spec.required == Some(true) && entry.spec.default.is_none() {
-                let name = entry.name.value.as_str();
-                values.set(name, format!("<{name}>"));
-            }
+            effective.insert(entry.name.value.as_str(), &entry.spec);
+        }
+    }
+    for (name, spec) in effective {
+        if spec.required == Some(true) && spec.default.is_none() {
+            values.set(name, format!("<{name}>"));
         }
     }
     values
