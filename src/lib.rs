@@ -45,6 +45,7 @@ pub mod diagnostic;
 pub mod preset;
 pub mod prompt;
 pub mod request;
+pub mod secrets;
 pub mod suggest;
 pub mod tools;
 

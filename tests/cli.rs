@@ -1072,3 +1072,20 @@ fn readme_library_example_compiles_and_runs() {
         Fingerprint::of(&assembly.system, &assembly.tools).to_string()
     );
 }
+
+#[test]
+fn list_never_prints_a_secret_or_control_characters() {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/leaky.yaml",
+        &format!("version: 1\nname: leaky\ndescription: \"my {FAKE_KEY} \\e]0;pwned\\a\"\n"),
+    );
+    for args in [&["list"][..], &["list", "--format", "json"][..]] {
+        let run = p.run(args);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(!run.stdout.contains("sk-test"), "{args:?}: {run:?}");
+        assert!(!run.stdout.contains('\u{1b}'), "{args:?}: {run:?}");
+        assert!(!run.stdout.contains('\u{7}'), "{args:?}: {run:?}");
+        assert!(run.stdout.contains("leaky"), "{run:?}");
+    }
+}

@@ -44,7 +44,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &ListArgs, io: &mut Io<'_>) -> Resu
             name: e.name().to_owned(),
             source: e.source().as_str(),
             file: e.display().to_string(),
-            description: e.description().map(str::to_owned),
+            description: e
+                .description()
+                .map(|d| super::secrets::mask(d).into_owned()),
             parses: e.parsed().is_ok(),
         })
         .collect();

@@ -5,72 +5,22 @@
 
 use std::borrow::Cow;
 
-/// Prefixes of well-known API key and token formats.
-const KEY_PREFIXES: &[&str] = &[
-    "sk-",
-    "AKIA",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "xoxa-",
-    "xoxb-",
-    "xoxp-",
-    "xoxo-",
-    "xoxs-",
-    "xoxr-",
-    "AIza",
-];
-
-/// Characters a key token is made of.
-fn is_token_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '-'
-}
-
-/// Does this token look like a secret? A known key prefix followed by at least 16 more
-/// characters, or any 32+ character run mixing letters and digits.
-fn looks_secret(token: &str) -> bool {
-    let prefixed = KEY_PREFIXES
-        .iter()
-        .any(|p| token.starts_with(p) && token.len() >= p.len() + 16);
-    let opaque = token.len() >= 32
-        && token.bytes().any(|b| b.is_ascii_digit())
-        && token.bytes().any(|b| b.is_ascii_alphabetic());
-    prefixed || opaque
-}
-
-/// `text` with every secret-looking token replaced by `*` (one per character, so columns
-/// stay right).
+/// `text` ready for a terminal or a report: secrets masked (see
+/// [`crate::secrets::mask_secrets`]) and control characters (escape sequences, NUL, …)
+/// replaced by U+FFFD, so a hostile file cannot drive the terminal. Tabs and newlines
+/// stay.
 pub(crate) fn mask(text: &str) -> Cow<'_, str> {
-    let mut out: Option<String> = None;
-    let mut start: Option<usize> = None;
-    let mut copied = 0;
-    let bytes_end = text.len();
-    for (i, c) in text.char_indices().chain(std::iter::once((bytes_end, ' '))) {
-        match (is_token_char(c) && i < bytes_end, start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                let token = &text[s..i];
-                if looks_secret(token) {
-                    let buf = out.get_or_insert_with(|| String::with_capacity(text.len()));
-                    buf.push_str(&text[copied..s]);
-                    buf.extend(std::iter::repeat_n('*', token.chars().count()));
-                    copied = i;
-                }
-                start = None;
-            }
-            _ => {}
-        }
+    let masked = crate::secrets::mask_secrets(text);
+    let hostile = |c: char| c.is_control() && c != '\t' && c != '\n';
+    if !masked.chars().any(hostile) {
+        return masked;
     }
-    match out {
-        Some(mut buf) => {
-            buf.push_str(&text[copied..]);
-            Cow::Owned(buf)
-        }
-        None => Cow::Borrowed(text),
-    }
+    Cow::Owned(
+        masked
+            .chars()
+            .map(|c| if hostile(c) { '\u{FFFD}' } else { c })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -78,22 +28,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn masks_keys_and_keeps_the_rest() {
-        assert_eq!(
-            mask("apiKeyEnv: sk-test0000000000000000000000000000 # x"),
-            "apiKeyEnv: *********************************** # x"
-        );
+    fn masks_keys_and_control_characters() {
         assert_eq!(
             mask("found `AKIA0000000000000000`"),
             "found `********************`"
         );
         assert!(matches!(mask("name: deepseek-v4-flash"), Cow::Borrowed(_)));
-        assert_eq!(mask("DEEPSEEK_API_KEY"), "DEEPSEEK_API_KEY");
-        assert_eq!(mask("sk-short"), "sk-short");
-        assert_eq!(mask(""), "");
         assert_eq!(
-            mask("é sk-abcdefghijklmnopqrstuvwx"),
-            "é ***************************"
+            mask("a\u{1b}]0;pwned\u{7}b\0c\td"),
+            "a\u{FFFD}]0;pwned\u{FFFD}b\u{FFFD}c\td"
         );
     }
 }

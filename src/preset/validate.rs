@@ -3,9 +3,7 @@
 //! constraint, build the assembler, and render once with representative values. A preset
 //! that validates renders.
 
-use std::sync::{Arc, LazyLock};
-
-use regex::Regex;
+use std::sync::Arc;
 
 use super::catalog::PresetCatalog;
 use super::resolve::{Lookup, PresetChain, resolve_chain};
@@ -397,56 +395,35 @@ fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnosti
         let is_env_name = !v.is_empty()
             && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
             && !v.as_bytes()[0].is_ascii_digit();
-        if !is_env_name {
+        // A key in a known format is already reported by the file-wide secret scan.
+        if !is_env_name && crate::secrets::find_secrets(v).is_empty() {
             out.push(
                 Diagnostic::new(
                     DiagnosticKind::LiteralSecret,
                     "`apiKeyEnv` takes the NAME of an environment variable, not a key",
                 )
-                .at(preset.span_of(env).with_len(v.chars().count() as u32))
+                .at(preset.span_of(env))
                 .help("write e.g. `apiKeyEnv: DEEPSEEK_API_KEY` and export the key in that variable; if this was a real key, rotate it"),
             );
         }
     }
 }
 
-static SECRET_PATTERNS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
-    [
-        (
-            "an OpenAI/DeepSeek-style API key",
-            r"\bsk-[A-Za-z0-9_\-]{20,}",
-        ),
-        ("an AWS access key", r"\bAKIA[0-9A-Z]{16}\b"),
-        (
-            "a GitHub token",
-            r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
-        ),
-        ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-        ("a Google API key", r"\bAIza[0-9A-Za-z_\-]{35}"),
-        ("a private key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
-    ]
-    .into_iter()
-    .filter_map(|(what, re)| Regex::new(re).ok().map(|r| (what, r)))
-    .collect()
-});
-
 /// Report every key-like string in the file (values, comments, anywhere), by position,
 /// without ever repeating the key.
 fn check_secrets(display: &Arc<str>, source: &str, out: &mut Vec<Diagnostic>) {
     for (i, line) in source.lines().enumerate() {
-        for (what, re) in SECRET_PATTERNS.iter() {
-            for m in re.find_iter(line) {
-                let column = line[..m.start()].chars().count() as u32 + 1;
-                let len = m.as_str().chars().count() as u32;
-                out.push(
-                    Diagnostic::new(
-                        DiagnosticKind::LiteralSecret,
-                        format!("this looks like {what}; presets must not contain secrets"),
-                    )
-                    .at(Span::new(Arc::clone(display), i as u32 + 1, column).with_len(len))
-                    .help("put the key in an environment variable and name that variable in `model.apiKeyEnv`; rotate the key if this file was ever shared"),
-                );
-            }
+        for m in crate::secrets::find_secrets(line) {
+            let column = line[..m.range.start].chars().count() as u32 + 1;
+            let len = line[m.range.clone()].chars().count() as u32;
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::LiteralSecret,
+                    format!("this looks like {}; presets must not contain secrets", m.what),
+                )
+                .at(Span::new(Arc::clone(display), i as u32 + 1, column).with_len(len))
+                .help("put the key in an environment variable and name that variable in `model.apiKeyEnv`; rotate the key if this file was ever shared"),
+            );
         }
     }
 }
