@@ -375,8 +375,20 @@ fn apply_removals(
     catalog: &ToolCatalog,
     sink: &mut DiagnosticSink,
 ) {
+    let mut listed = BTreeSet::new();
     for entry in &layer.remove {
         let name = entry.name.as_str();
+        if !listed.insert(name) {
+            sink.push(
+                Diagnostic::new(
+                    DiagnosticKind::DuplicateSection,
+                    format!("`{name}` is listed twice in `remove`"),
+                )
+                .at(entry.span.clone())
+                .help("list each section once"),
+            );
+            continue;
+        }
         let inherited = sections.keys().any(|k| k.as_str() == name);
         let tool_target = name
             .strip_prefix("tool:")
@@ -503,6 +515,9 @@ fn template_syntax(
     e: &TemplateError,
     span: Option<Span>,
 ) -> Diagnostic {
+    if e.limit {
+        return limit_exceeded(kind, name, e, span);
+    }
     Diagnostic::new(
         DiagnosticKind::TemplateSyntax,
         format!("{kind} `{name}` does not compile: {}", e.message),
@@ -843,7 +858,28 @@ fn require(
     }
 }
 
+fn limit_exceeded(
+    kind: &str,
+    name: &SectionName,
+    e: &TemplateError,
+    span: Option<Span>,
+) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::LimitExceeded,
+        format!("{kind} `{name}` exceeds a template limit: {}", e.message),
+    )
+    .at(span)
+    .help(format!(
+        "templates may nest at most {} levels and run at most {} instructions per render; simplify the loops or conditions",
+        super::template::TEMPLATE_RECURSION_LIMIT,
+        super::template::TEMPLATE_FUEL
+    ))
+}
+
 fn render_error(kind: &str, piece: &CompiledPiece, e: &TemplateError) -> Diagnostics {
+    if e.limit {
+        return limit_exceeded(kind, &piece.name, e, piece.span.clone()).into();
+    }
     Diagnostic::new(
         DiagnosticKind::TemplateRender,
         format!("{kind} `{}` failed to render: {}", piece.name, e.message),

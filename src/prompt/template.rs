@@ -17,6 +17,9 @@ pub struct TemplateError {
     pub message: String,
     /// Byte offset in the template (or expression) source.
     pub offset: Option<usize>,
+    /// A resource limit (fuel, nesting, recursion) was hit, rather than a mistake in
+    /// the template.
+    pub limit: bool,
 }
 
 impl TemplateError {
@@ -25,9 +28,14 @@ impl TemplateError {
             Some(detail) => format!("{}: {detail}", kind_words(e.kind())),
             None => kind_words(e.kind()).to_owned(),
         };
+        let detail = e.detail().unwrap_or_default();
+        let limit = e.kind() == minijinja::ErrorKind::OutOfFuel
+            || detail.contains("recursion limit")
+            || detail.contains("maximum recursion");
         TemplateError {
             message,
             offset: e.range().map(|r| r.start.saturating_sub(shift)),
+            limit,
         }
     }
 }
@@ -104,8 +112,17 @@ impl TemplateSet {
             .env
             .get_template(&name)
             .map_err(|e| TemplateError::from_minijinja(&e, 0))?;
-        let vars = template.undeclared_variables(false).into_iter().collect();
+        let vars = self.without_globals(template.undeclared_variables(false));
         Ok((TemplateId(name), vars))
+    }
+
+    /// Names the environment itself defines (`range`, `dict`, `namespace`, …) are not
+    /// variables a preset must declare.
+    fn without_globals(&self, names: std::collections::HashSet<String>) -> BTreeSet<String> {
+        names
+            .into_iter()
+            .filter(|n| !self.env.globals().any(|(g, _)| g == n))
+            .collect()
     }
 
     /// Compile a `when` condition; returns its handle and the variables it references.
@@ -121,8 +138,9 @@ impl TemplateSet {
                 .env
                 .compile_expression(expr)
                 .map_err(|e| TemplateError::from_minijinja(&e, 0))?;
-            compiled.undeclared_variables(false).into_iter().collect()
+            compiled.undeclared_variables(false)
         };
+        let vars = self.without_globals(vars);
         let prefix = "{% if (";
         let name = self.fresh_name(label);
         self.env

@@ -172,7 +172,7 @@ impl ToolRestriction {
             out.extend(check_pattern(pattern, catalog));
         }
         if let Some(order) = &self.order {
-            out.extend(check_order(order, catalog));
+            out.extend(check_order(order, catalog, self.span.as_ref()));
         }
         out
     }
@@ -220,7 +220,11 @@ fn unknown_tool(name: &str, span: Option<Span>, catalog: &ToolCatalog) -> Diagno
     .help(help)
 }
 
-fn check_order(order: &[OrderEntry], catalog: &ToolCatalog) -> Vec<Diagnostic> {
+fn check_order(
+    order: &[OrderEntry],
+    catalog: &ToolCatalog,
+    restriction_span: Option<&Span>,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     let mut rest_count = 0;
@@ -255,7 +259,10 @@ fn check_order(order: &[OrderEntry], catalog: &ToolCatalog) -> Vec<Diagnostic> {
         }
     }
     if rest_count == 0 {
-        let span = order.first().and_then(|e| e.span.clone());
+        let span = order
+            .first()
+            .and_then(|e| e.span.clone())
+            .or_else(|| restriction_span.cloned());
         out.push(
             Diagnostic::new(DiagnosticKind::BadToolOrder, "`order` has no `<rest>` entry")
                 .at(span)
