@@ -147,11 +147,23 @@ fn extends_problems() {
     let b = "version: 1\nname: b\nextends: c\n";
     let c = "version: 1\nname: c\nextends: a\n";
     let v = validate_with(&[("a", a), ("b", b), ("c", c)], "a");
+    // Reported at the preset being validated, so each member of the loop is flagged in
+    // its own file.
+    assert_eq!(found(&v), ["extends-cycle@a.yaml:3:10"]);
+    let msg = &v.diagnostics[0].message;
+    assert!(msg.contains("a -> b -> c -> a"), "{msg}");
+    let v = validate_with(&[("a", a), ("b", b), ("c", c)], "c");
     assert_eq!(found(&v), ["extends-cycle@c.yaml:3:10"]);
+    let msg = &v.diagnostics[0].message;
+    assert!(msg.contains("c -> a -> b -> c"), "{msg}");
+    // A preset outside the loop that leads into it says so.
+    let x = "version: 1\nname: x\nextends: a\n";
+    let v = validate_with(&[("a", a), ("b", b), ("c", c), ("x", x)], "x");
+    assert_eq!(found(&v), ["extends-cycle@x.yaml:3:10"]);
+    let msg = &v.diagnostics[0].message;
     assert!(
-        v.diagnostics[0].message.contains("a -> b -> c -> a"),
-        "{}",
-        v.diagnostics[0].message
+        msg.contains("leads into a cycle: a -> b -> c -> a"),
+        "{msg}"
     );
 
     let d = "version: 1\nname: d\nextends: standrad\n";
@@ -226,4 +238,30 @@ fn the_nearest_variable_declaration_decides_what_validate_assumes() {
     );
     let v = validate_with(&files, "kid2");
     assert_eq!(found(&v), ["missing-value@par.yaml:5:42"]);
+}
+
+#[test]
+fn extends_depth_limit_is_reported_at_the_preset_validated() {
+    let mut files = vec![("d0".to_owned(), "version: 1\nname: d0\n".to_owned())];
+    for i in 1..=16 {
+        files.push((
+            format!("d{i}"),
+            format!("version: 1\nname: d{i}\nextends: d{}\n", i - 1),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    assert!(
+        validate_with(&refs, "d15").is_valid(),
+        "16 presets are allowed"
+    );
+    let v = validate_with(&refs, "d16");
+    assert_eq!(found(&v), ["limit-exceeded@d16.yaml:3:10"]);
+    assert!(
+        v.diagnostics[0].message.contains("`d16`"),
+        "{}",
+        v.diagnostics[0].message
+    );
 }

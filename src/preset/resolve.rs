@@ -57,6 +57,10 @@ where
     N: Fn() -> Vec<String>,
 {
     let mut chain: Vec<&'a ParsedPreset> = vec![leaf];
+    let leaf_span = || match &leaf.file.extends {
+        Some(e) => leaf.span_of(e),
+        None => leaf.source.start(),
+    };
     loop {
         let current = chain[chain.len() - 1];
         let Some(parent) = &current.file.extends else {
@@ -65,26 +69,33 @@ where
         let parent_name = parent.value.as_str();
         let span = current.span_of(parent);
         if let Some(pos) = chain.iter().position(|p| p.file.name.value == parent_name) {
-            // Show the loop in `extends` direction: a -> b -> c -> a.
+            // Show the loop in `extends` direction (a -> b -> c -> a), and report it at
+            // the preset being validated, so every member of the loop is flagged in its
+            // own file.
             let mut names: Vec<&str> = chain[pos..]
                 .iter()
                 .map(|p| p.file.name.value.as_str())
                 .collect();
             names.push(parent_name);
-            return Err(Diagnostic::new(
-                DiagnosticKind::ExtendsCycle,
-                format!("`extends` forms a cycle: {}", names.join(" -> ")),
-            )
-            .at(span)
-            .help("break the cycle: one preset in it must not extend the others")
-            .into());
+            let message = if pos == 0 {
+                format!("`extends` forms a cycle: {}", names.join(" -> "))
+            } else {
+                format!("`extends` leads into a cycle: {}", names.join(" -> "))
+            };
+            return Err(Diagnostic::new(DiagnosticKind::ExtendsCycle, message)
+                .at(leaf_span())
+                .help("break the cycle: one preset in it must not extend the others")
+                .into());
         }
         if chain.len() >= MAX_EXTENDS_DEPTH {
             return Err(Diagnostic::new(
                 DiagnosticKind::LimitExceeded,
-                format!("`extends` chain is deeper than {MAX_EXTENDS_DEPTH} presets"),
+                format!(
+                    "`extends` chain of `{}` is deeper than {MAX_EXTENDS_DEPTH} presets",
+                    leaf.file.name.value
+                ),
             )
-            .at(span)
+            .at(leaf_span())
             .help("flatten the chain: merge some intermediate presets")
             .into());
         }

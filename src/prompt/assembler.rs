@@ -58,6 +58,9 @@ struct CompiledPiece {
     text: String,
     when_source: String,
     origin: super::section::SectionOrigin,
+    /// Index of the layer that defined it (tool guidance: 0, layers from 1), so errors
+    /// about a conflict point at the nearest preset, the one that introduced it.
+    layer: usize,
 }
 
 impl CompiledPiece {
@@ -276,6 +279,15 @@ impl<'c> AssemblerBuilder<'c> {
             );
             compiled_sections.extend(piece);
         }
+        let mut defined_in: BTreeMap<&SectionName, usize> = BTreeMap::new();
+        for (i, layer) in self.layers.iter().enumerate() {
+            for sec in &layer.sections {
+                defined_in.insert(&sec.name, i + 1);
+            }
+        }
+        for piece in &mut compiled_sections {
+            piece.layer = defined_in.get(&piece.name).copied().unwrap_or(0);
+        }
         let unconditional_complete: Vec<&str> = compiled_sections
             .iter()
             .filter(|p| p.complete && p.when.is_none())
@@ -284,7 +296,8 @@ impl<'c> AssemblerBuilder<'c> {
         if unconditional_complete.len() > 1 {
             let span = compiled_sections
                 .iter()
-                .find(|p| p.complete && p.when.is_none())
+                .filter(|p| p.complete && p.when.is_none())
+                .max_by_key(|p| p.layer)
                 .and_then(|p| p.span.clone());
             sink.push(multiple_complete(&unconditional_complete, span));
         }
@@ -506,6 +519,7 @@ fn compile_piece(
         text: text.to_owned(),
         when_source: input_when.unwrap_or_default().to_owned(),
         origin: origin.clone(),
+        layer: 0,
     })
 }
 
@@ -731,7 +745,8 @@ impl PromptAssembler {
             effective.iter().copied().filter(|p| p.complete).collect();
         if complete.len() > 1 {
             let names: Vec<&str> = complete.iter().map(|p| p.name.as_str()).collect();
-            return Err(multiple_complete(&names, complete[0].span.clone()).into());
+            let nearest = complete.iter().max_by_key(|p| p.layer);
+            return Err(multiple_complete(&names, nearest.and_then(|p| p.span.clone())).into());
         }
         let system_pieces: Vec<&CompiledPiece> = if complete.len() == 1 {
             complete
