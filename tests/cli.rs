@@ -519,12 +519,17 @@ fn validate_missing_path_and_unreadable_dir_exit_2() {
     let p = Project::new();
     let run = p.run(&["validate", "nope/missing.yaml"]);
     assert_eq!(run.code, 2, "{run:?}");
-    assert_eq!(run.stdout, "");
     assert!(
-        run.stderr
+        run.stdout
             .contains("cannot read preset file `nope/missing.yaml`"),
         "{run:?}"
     );
+    // Machine-readable formats carry the I/O error too, on stdout.
+    let run = p.run(&["validate", "nope/missing.yaml", "--format", "json"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json on stdout");
+    assert_eq!(json["diagnostics"][0]["kind"], "io", "{json}");
+    assert_eq!(json["presets"][0]["valid"], false, "{json}");
     let run = p.run(&["--preset-dir", "no-such-dir", "validate"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
@@ -1088,4 +1093,29 @@ fn list_never_prints_a_secret_or_control_characters() {
         assert!(!run.stdout.contains('\u{7}'), "{args:?}: {run:?}");
         assert!(run.stdout.contains("leaky"), "{run:?}");
     }
+}
+
+#[test]
+fn a_name_two_directories_offer_is_invalid_everywhere() {
+    let p = Project::new();
+    p.write(".agent-presets/a.yaml", "version: 1\nname: a\n");
+    p.write("more/a.yaml", "version: 1\nname: a\n");
+    for args in [
+        &["--preset-dir", "more", "validate", "a"][..],
+        &["--preset-dir", "more", "validate"][..],
+    ] {
+        let run = p.run(args);
+        assert_eq!(run.code, 1, "{args:?}: {run:?}");
+        assert!(run.stdout.contains("P0014"), "{run:?}");
+        assert!(
+            !run.stdout.contains("\n1 preset valid, 0 invalid"),
+            "{run:?}"
+        );
+        assert!(
+            run.stdout.contains(".agent-presets/a.yaml") && run.stdout.contains("more/a.yaml"),
+            "{run:?}"
+        );
+    }
+    let run = p.run(&["--preset-dir", "more", "render", "a"]);
+    assert_eq!(run.code, 1, "{run:?}");
 }

@@ -83,12 +83,8 @@ pub(crate) fn run(
             if is_path(target) {
                 match workspace.presets.add_path(Path::new(target)) {
                     Ok(name) => names.push(name),
-                    Err(d) if d.kind == DiagnosticKind::Io => {
-                        return Err(CliError::Diagnostics {
-                            list: vec![d],
-                            exit: Exit::Usage,
-                        });
-                    }
+                    // An unreadable path is reported in the chosen format too (JSON
+                    // consumers need it on stdout); the `io` kind makes the exit code 2.
                     Err(d) => {
                         report.add_diagnostics([d]);
                         report.add_preset(refused_outcome(target));
@@ -113,9 +109,17 @@ pub(crate) fn run(
             .map(|e| e.display().to_string())
             .unwrap_or_default();
         let validation = workspace.validate(&name);
-        let valid = !validation.diagnostics.iter().any(|d| {
-            d.severity == Severity::Error || (args.deny_warnings && d.severity == Severity::Warning)
-        });
+        // Two files offer this name (or one shadows a built-in): the name is ambiguous,
+        // so the preset is not valid whatever its content.
+        let refused = workspace
+            .problems_about(&name)
+            .iter()
+            .any(Diagnostic::is_error);
+        let valid = !refused
+            && !validation.diagnostics.iter().any(|d| {
+                d.severity == Severity::Error
+                    || (args.deny_warnings && d.severity == Severity::Warning)
+            });
         report.add_diagnostics(validation.diagnostics);
         report.add_preset(PresetOutcome { name, file, valid });
     }
