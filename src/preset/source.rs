@@ -17,7 +17,7 @@ use serde_saphyr::{Error as YamlError, Location, MessageFormatter, Spanned};
 
 use super::spec::{FORMAT_VERSION, PresetFile, key_set_owner};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
-use crate::prompt::origin::TextOrigin;
+use crate::prompt::origin::{LineIndex, TextOrigin};
 use crate::suggest::help_did_you_mean;
 
 /// The largest preset file accepted, in bytes (1 MiB).
@@ -33,7 +33,9 @@ pub const MAX_YAML_ALIASES: usize = 1_000;
 pub const MAX_ALIAS_REPLAYED_EVENTS: usize = 100_000;
 
 /// The text of a preset file, decoded and normalised (no BOM, LF line ends), with the
-/// name it is shown under. Lines and columns in diagnostics refer to this text.
+/// name it is shown under. Lines and columns in diagnostics refer to this text. Built by
+/// [`SourceFile::decode`], which also indexes the lines once, so finding a line or a
+/// position never scans the file from its start.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceFile {
     /// The path as shown to users (`.agent-presets/reviewer.yaml`); built-ins are
@@ -41,6 +43,8 @@ pub struct SourceFile {
     pub display: Arc<str>,
     /// The decoded text.
     pub text: Arc<str>,
+    /// Where each line of `text` starts.
+    lines: Arc<LineIndex>,
 }
 
 impl SourceFile {
@@ -93,9 +97,11 @@ impl SourceFile {
         } else {
             valid.to_owned()
         };
+        let lines = Arc::new(LineIndex::new(&text));
         Ok(SourceFile {
             display,
             text: text.into(),
+            lines,
         })
     }
 
@@ -129,13 +135,13 @@ impl SourceFile {
     pub fn text_origin(&self, value: &Spanned<String>) -> TextOrigin {
         let line = u32::try_from(value.defined.line()).unwrap_or(u32::MAX);
         let column = u32::try_from(value.defined.column()).unwrap_or(u32::MAX);
-        TextOrigin::locate(self.display.clone(), &self.text, line, column)
+        TextOrigin::locate_in(self.display.clone(), &self.text, &self.lines, line, column)
     }
 
     /// Line `line` (1-based) of the text, without its line end.
     pub fn line(&self, line: u32) -> Option<&str> {
         let index = usize::try_from(line.checked_sub(1)?).ok()?;
-        self.text.split('\n').nth(index)
+        self.lines.line(&self.text, index)
     }
 
     /// Line 1, column 1: for problems with the file as a whole.
@@ -759,9 +765,8 @@ fn mapping_start(source: &SourceFile, span: &Span) -> Span {
 /// within the same block mapping.
 fn first_occurrence(source: &SourceFile, span: &Span, key: &str) -> Option<u32> {
     let column = usize::try_from(span.column.checked_sub(1)?).ok()?;
-    let before = usize::try_from(span.line.checked_sub(1)?).ok()?;
-    let lines: Vec<&str> = source.text.split('\n').take(before).collect();
-    for (i, line) in lines.iter().enumerate().rev() {
+    for number in (1..span.line).rev() {
+        let line = source.line(number)?;
         let indent = line.chars().take_while(|c| *c == ' ').count();
         let content = line.trim_start();
         if content.is_empty() || content.starts_with('#') {
@@ -777,7 +782,7 @@ fn first_occurrence(source: &SourceFile, span: &Span, key: &str) -> Option<u32> 
                 .iter()
                 .any(|q| content.starts_with(q.as_str()));
             if key_part || quoted {
-                return u32::try_from(i + 1).ok();
+                return Some(number);
             }
         }
         if indent < column && !line.trim_start().starts_with("- ") {

@@ -56,10 +56,28 @@ impl TextOrigin {
     /// Work out the layout of the scalar that starts at `line`:`column` (1-based, as
     /// serde-saphyr reports it — use `Spanned::defined` so aliases map to where the text
     /// was written) in `source`. `source` is the whole file; CRLF line ends are fine.
+    ///
+    /// This indexes the lines of `source` first (linear in its length);
+    /// [`SourceFile::text_origin`](crate::preset::SourceFile::text_origin) indexes a file
+    /// once for all its scalars.
     pub fn locate(file: Arc<str>, source: &str, line: u32, column: u32) -> TextOrigin {
+        let index = LineIndex::new(source);
+        TextOrigin::locate_in(file, source, &index, line, column)
+    }
+
+    /// [`TextOrigin::locate`] with the lines of `source` already indexed: the cost depends
+    /// on the scalar's size, not on the file's.
+    pub(crate) fn locate_in(
+        file: Arc<str>,
+        source: &str,
+        index: &LineIndex,
+        line: u32,
+        column: u32,
+    ) -> TextOrigin {
         let line = line.max(1);
         let column = column.max(1);
-        let layout = layout_of(source, line, column).unwrap_or(Layout::Start);
+        let lines = Lines { source, index };
+        let layout = layout_of(lines, line, column).unwrap_or(Layout::Start);
         TextOrigin {
             file,
             line,
@@ -111,13 +129,67 @@ fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// The lines of `source` from 0-based line `from`, without their line ends.
-fn lines_from(source: &str, from: usize) -> impl Iterator<Item = &str> {
-    source
-        .split('\n')
-        .skip(from)
-        .take(MAX_SCALAR_LINES)
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+/// Where every line of a text starts (byte offsets), so line `n` is found without
+/// scanning the text from its start. Lines are separated by `\n` (a `\r` before it is not
+/// part of the line); the text after the last `\n` is a line too, even if empty.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Index the lines of `text` (one pass).
+    pub(crate) fn new(text: &str) -> LineIndex {
+        let mut starts = Vec::with_capacity(text.len() / 32 + 1);
+        starts.push(0);
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        LineIndex { starts }
+    }
+
+    /// 0-based line `index` of `text` (the text this index was built from), without its
+    /// line end.
+    pub(crate) fn line<'t>(&self, text: &'t str, index: usize) -> Option<&'t str> {
+        let start = *self.starts.get(index)?;
+        let end = self
+            .starts
+            .get(index + 1)
+            .map_or(text.len(), |next| next - 1);
+        let line = text.get(start..end)?;
+        Some(line.strip_suffix('\r').unwrap_or(line))
+    }
+
+    /// Byte offset where 0-based line `index` starts.
+    pub(crate) fn start(&self, index: usize) -> Option<usize> {
+        self.starts.get(index).copied()
+    }
+}
+
+/// A text and its [`LineIndex`].
+#[derive(Clone, Copy)]
+struct Lines<'a> {
+    source: &'a str,
+    index: &'a LineIndex,
+}
+
+impl<'a> Lines<'a> {
+    /// 0-based line `i`, without its line end.
+    fn get(self, i: usize) -> Option<&'a str> {
+        self.index.line(self.source, i)
+    }
+
+    /// The lines from 0-based line `from` on, without their line ends.
+    fn from(self, from: usize) -> impl Iterator<Item = &'a str> {
+        let rest = self.index.start(from).and_then(|s| self.source.get(s..));
+        rest.into_iter()
+            .flat_map(|r| r.split('\n'))
+            .take(MAX_SCALAR_LINES)
+            .map(|l| l.strip_suffix('\r').unwrap_or(l))
+    }
 }
 
 fn leading_spaces(line: &str) -> usize {
@@ -170,10 +242,10 @@ fn block_header(line: &str) -> Option<(BlockKind, Option<u32>)> {
     Some((kind, indent))
 }
 
-fn layout_of(source: &str, line: u32, column: u32) -> Option<Layout> {
+fn layout_of(source: Lines<'_>, line: u32, column: u32) -> Option<Layout> {
     let line0 = usize::try_from(line - 1).ok()?;
     let col0 = usize::try_from(column - 1).ok()?;
-    let text = lines_from(source, line0).next()?;
+    let text = source.get(line0)?;
     let chars: Vec<char> = text.chars().collect();
     let first = chars.get(col0).copied();
 
@@ -188,12 +260,13 @@ fn layout_of(source: &str, line: u32, column: u32) -> Option<Layout> {
     // Block content: only indentation before the start, and a header on the closest
     // non-blank line above.
     if chars[..col0.min(chars.len())].iter().all(|c| *c == ' ') && line0 > 0 {
-        let above: Vec<&str> = source
-            .split('\n')
-            .take(line0)
-            .map(|l| l.strip_suffix('\r').unwrap_or(l))
-            .collect();
-        if let Some((i, header_line)) = above.iter().enumerate().rev().find(|(_, l)| !is_blank(l))
+        // The closest non-blank line above (blank lines inside a block are rare; this walks
+        // back over them only, never over the whole file).
+        let above = (0..line0)
+            .rev()
+            .filter_map(|i| source.get(i).map(|l| (i, l)))
+            .find(|(_, l)| !is_blank(l));
+        if let Some((i, header_line)) = above
             && let Some((kind, explicit)) = block_header(header_line)
         {
             return block_layout(
@@ -218,7 +291,7 @@ fn layout_of(source: &str, line: u32, column: u32) -> Option<Layout> {
 
 /// The layout of a block scalar whose header is on 1-based line `header_line`.
 fn block_layout(
-    source: &str,
+    source: Lines<'_>,
     header_line: u32,
     kind: BlockKind,
     explicit: Option<u32>,
@@ -232,7 +305,7 @@ fn block_layout(
         None => match explicit {
             Some(n) => to_u32(leading_spaces(header_text)).saturating_add(n),
             None => {
-                let first_content = lines_from(source, body_from).find(|l| !is_blank(l))?;
+                let first_content = source.from(body_from).find(|l| !is_blank(l))?;
                 let spaces = leading_spaces(first_content);
                 if spaces <= leading_spaces(header_text) {
                     // Not more indented than the header's line: the block is empty.
@@ -247,7 +320,7 @@ fn block_layout(
         BlockKind::Folded => {
             let indent_us = usize::try_from(indent).ok()?;
             let mut segments = Vec::new();
-            for (k, l) in lines_from(source, body_from).enumerate() {
+            for (k, l) in source.from(body_from).enumerate() {
                 if !is_blank(l) && leading_spaces(l) < indent_us {
                     break;
                 }
@@ -269,9 +342,9 @@ fn block_layout(
 
 /// Plain scalar: the first line from the start, then more-indented continuation lines,
 /// each trimmed; a ` #` starts a comment.
-fn plain(source: &str, line0: usize, col0: usize) -> Vec<Segment> {
+fn plain(source: Lines<'_>, line0: usize, col0: usize) -> Vec<Segment> {
     let mut segments = Vec::new();
-    let mut lines = lines_from(source, line0);
+    let mut lines = source.from(line0);
     let Some(first) = lines.next() else {
         return segments;
     };
@@ -310,9 +383,9 @@ fn plain_segment(line0: usize, text: &str, start: usize) -> Segment {
 }
 
 /// Single-quoted: `''` is one quote; a lone `'` ends the scalar.
-fn single_quoted(source: &str, line0: usize, col0: usize) -> Vec<Segment> {
+fn single_quoted(source: Lines<'_>, line0: usize, col0: usize) -> Vec<Segment> {
     let mut segments = Vec::new();
-    for (k, l) in lines_from(source, line0).enumerate() {
+    for (k, l) in source.from(line0).enumerate() {
         let chars: Vec<char> = l.chars().collect();
         let mut i = if k == 0 {
             col0 + 1
@@ -352,9 +425,9 @@ fn single_quoted(source: &str, line0: usize, col0: usize) -> Vec<Segment> {
 }
 
 /// Double-quoted: escapes decode to one character each; `\` at a line end joins lines.
-fn double_quoted(source: &str, line0: usize, col0: usize) -> Vec<Segment> {
+fn double_quoted(source: Lines<'_>, line0: usize, col0: usize) -> Vec<Segment> {
     let mut segments = Vec::new();
-    for (k, l) in lines_from(source, line0).enumerate() {
+    for (k, l) in source.from(line0).enumerate() {
         let chars: Vec<char> = l.chars().collect();
         let mut i = if k == 0 {
             col0 + 1
