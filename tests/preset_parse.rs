@@ -96,7 +96,7 @@ fn the_design_example_parses_with_spans() {
         span(p.span_of(model.api_key_env.as_ref().unwrap())),
         (10, 14, 16)
     );
-    assert_eq!(model.max_tokens, Some(4096));
+    assert_eq!(model.max_tokens.as_ref().map(|m| m.value), Some(4096));
 
     let persona = f.persona.as_ref().unwrap();
     let flag = persona.include_runtime_context.as_ref().unwrap();

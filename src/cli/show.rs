@@ -102,7 +102,7 @@ fn model(out: &mut String, chain: &[ParsedPreset]) {
         entry(out, 2, "apiKeyEnv", &scalar(&env.value), None);
     }
     if let Some(max) = max_tokens {
-        entry(out, 2, "maxTokens", &max.to_string(), None);
+        entry(out, 2, "maxTokens", &max.value.to_string(), None);
     }
 }
 

@@ -145,7 +145,8 @@ pub struct ModelSpec {
     pub api_key_env: Option<Spanned<String>>,
     /// The maximum number of tokens to generate per request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u32>,
+    #[schemars(with = "Option<u32>")]
+    pub max_tokens: Option<Spanned<u32>>,
 }
 
 /// The system prompt: sections, removals, and whether runtime context is sent.

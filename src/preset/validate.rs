@@ -381,7 +381,7 @@ fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnosti
                 .help("name the model, e.g. `deepseek-v4-flash`"),
         );
     }
-    if model.max_tokens == Some(0) {
+    if model.max_tokens.as_ref().is_some_and(|m| m.value == 0) {
         out.push(
             Diagnostic::new(
                 DiagnosticKind::InvalidValue,
