@@ -17,16 +17,27 @@ fn error(text: &str) -> Diagnostic {
 }
 
 fn error_bytes(bytes: &[u8]) -> Diagnostic {
+    let diagnostics = errors_bytes(bytes);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    diagnostics.into_iter().next().unwrap()
+}
+
+/// Every diagnostic a bad file produces (each with a span in the file).
+fn errors(text: &str) -> Vec<Diagnostic> {
+    errors_bytes(text.as_bytes())
+}
+
+fn errors_bytes(bytes: &[u8]) -> Vec<Diagnostic> {
     let diagnostics = match parse_bytes(bytes) {
         Ok(p) => panic!("expected an error, parsed {:?}", p.file),
         Err(d) => d.into_vec(),
     };
-    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
-    let d = diagnostics.into_iter().next().unwrap();
-    let span = d.span.as_ref().expect("every parse error has a span");
-    assert_eq!(&*span.file, "p.yaml");
-    assert!(span.line >= 1 && span.column >= 1 && span.len >= 1);
-    d
+    for d in &diagnostics {
+        let span = d.span.as_ref().expect("every parse error has a span");
+        assert_eq!(&*span.file, "p.yaml");
+        assert!(span.line >= 1 && span.column >= 1 && span.len >= 1);
+    }
+    diagnostics
 }
 
 /// `(kind, line, column)` of a diagnostic.
@@ -230,9 +241,37 @@ fn duplicate_keys_at_the_second_occurrence() {
         error("version: 1\nname: foo\nvariables:\n  a: {description: x}\n  a: {description: y}\n");
     assert_eq!(at(&d), (DiagnosticKind::DuplicateKey, 5, 3));
 
-    // Duplicates in a part the strict parse never reaches are still found.
-    let d = error("version: 1\nname: foo\nzzz: {a: 1, a: 2}\n");
-    assert_eq!(at(&d), (DiagnosticKind::DuplicateKey, 3, 13));
+    // Duplicates under an unknown key are found too, along with the unknown key.
+    let ds = errors("version: 1\nname: foo\nzzz: {a: 1, a: 2}\n");
+    let found: Vec<_> = ds.iter().map(at).collect();
+    assert_eq!(
+        found,
+        [
+            (DiagnosticKind::UnknownKey, 3, 1),
+            (DiagnosticKind::DuplicateKey, 3, 13)
+        ]
+    );
+
+    // Every duplicate is reported, each at its second occurrence.
+    let ds = errors(
+        "version: 1\nname: foo\nname: bar\ntools:\n  allow: [grep]\n  allow: [glob]\n  deny: []\n  deny: []\n",
+    );
+    let found: Vec<_> = ds.iter().map(at).collect();
+    assert_eq!(
+        found,
+        [
+            (DiagnosticKind::DuplicateKey, 3, 1),
+            (DiagnosticKind::DuplicateKey, 6, 3),
+            (DiagnosticKind::DuplicateKey, 8, 3)
+        ]
+    );
+    assert_eq!(
+        ds[2].help.as_deref(),
+        Some("`deny` is already set on line 7; keep one of the two")
+    );
+    // A quoted key is the same key.
+    let d = error("version: 1\nname: foo\n\"name\": bar\n");
+    assert_eq!(at(&d), (DiagnosticKind::DuplicateKey, 3, 1));
 }
 
 #[test]
@@ -472,8 +511,15 @@ fn crlf_reads_as_lf_with_right_lines() {
         .span_at(&section.text.value, offset);
     assert_eq!((s.line, s.column), (9, 16));
 
-    let d = error("version: 1\r\nname: foo\r\ntext: \"x\"\r\nbogus: 1\r\n");
-    assert_eq!(at(&d), (DiagnosticKind::UnknownKey, 3, 1));
+    let ds = errors("version: 1\r\nname: foo\r\ntext: \"x\"\r\nbogus: 1\r\n");
+    let found: Vec<_> = ds.iter().map(at).collect();
+    assert_eq!(
+        found,
+        [
+            (DiagnosticKind::UnknownKey, 3, 1),
+            (DiagnosticKind::UnknownKey, 4, 1)
+        ]
+    );
     let d = error("version: 1\r\nname: foo\r\nname: bar\r\n");
     assert_eq!(at(&d), (DiagnosticKind::DuplicateKey, 3, 1));
     // A lone CR is a line break too.

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod resolve;
+mod shape;
 pub mod source;
 pub mod spec;
 pub mod validate;

@@ -2,19 +2,19 @@
 //! every failure a [`Diagnostic`] that has a kind, a position and a plain message.
 //!
 //! Order of checks: size; encoding (BOM dropped, invalid UTF-8 and NUL refused, CRLF and
-//! lone CR read as LF); then a lenient pass over the whole document that finds YAML
-//! syntax errors, duplicate keys and exceeded limits (alias bombs included) and peeks at
-//! `version` — so a file of another format version gets `unsupported-version` even if it
-//! uses keys version 1 does not know; then the strict pass into [`PresetFile`].
+//! lone CR read as LF); then the shape check ([`super::shape`]), which reads the YAML once
+//! under the parsing limits and reports every YAML syntax error, exceeded limit, duplicate
+//! key, unknown key, wrong type, bad value and missing key at once — except that a file of
+//! another format `version` gets only `unsupported-version`, since it may use keys
+//! version 1 does not know; then, only for a file of the right shape, the typed pass into
+//! [`PresetFile`].
 
-use std::fmt;
 use std::sync::Arc;
 
-use serde::Deserialize;
-use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::{Error as YamlError, Location, MessageFormatter, Spanned};
 
+use super::shape;
 use super::spec::{FORMAT_VERSION, PresetFile, key_set_owner};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 use crate::prompt::origin::{LineIndex, TextOrigin};
@@ -26,11 +26,20 @@ pub const MAX_PRESET_FILE_BYTES: usize = 1024 * 1024;
 /// Deepest nesting of lists and mappings accepted (a preset needs about 5).
 pub const MAX_YAML_DEPTH: usize = 32;
 
-/// Most alias (`*name`) uses accepted in one file.
+/// Most YAML nodes (values, lists and mappings as written, aliases not expanded) in one
+/// file.
+pub const MAX_YAML_NODES: usize = 200_000;
+
+/// Most alias (`*name`) uses accepted in one file. Anchors (`&name`) are not limited.
 pub const MAX_YAML_ALIASES: usize = 1_000;
 
-/// Most YAML events that alias expansion may replay in one file.
+/// Most YAML events that alias expansion may replay in one file, all aliases together (a
+/// value is one event, a list or mapping two plus its content; an alias of an anchor that
+/// holds aliases replays their expansion too).
 pub const MAX_ALIAS_REPLAYED_EVENTS: usize = 100_000;
+
+/// Most bytes of text that alias expansion may replay in one file, all aliases together.
+pub const MAX_ALIAS_REPLAYED_BYTES: usize = 4 * MAX_PRESET_FILE_BYTES;
 
 /// The text of a preset file, decoded and normalised (no BOM, LF line ends), with the
 /// name it is shown under. Lines and columns in diagnostics refer to this text. Built by
@@ -159,7 +168,7 @@ impl SourceFile {
 
     /// Characters of the token at `line`:`column`: up to whitespace or `:,[]{}`, or a
     /// whole quoted string.
-    fn token_len(&self, line: u32, column: u32) -> u32 {
+    pub(crate) fn token_len(&self, line: u32, column: u32) -> u32 {
         let Some(text) = self.line(line) else {
             return 1;
         };
@@ -220,9 +229,13 @@ impl ParsedPreset {
 /// Parse one preset file. `display` is the path as shown to users.
 ///
 /// Every error is a [`Diagnostic`] with a span: `limit-exceeded` (file size, nesting,
-/// aliases), `encoding`, `yaml-syntax`, `duplicate-key` (at the second occurrence),
-/// `unknown-key` (with "did you mean" or the list of allowed keys), `wrong-type`,
-/// `invalid-value`, `missing-field`, `unsupported-version`.
+/// nodes, aliases), `encoding`, `yaml-syntax`, `duplicate-key` (at the second occurrence),
+/// `unknown-key` (with "did you mean" or the list of allowed keys), `wrong-type` (a
+/// quoted scalar is text, never a number or a boolean), `invalid-value`, `missing-field`,
+/// `unsupported-version`. All problems of the file's shape are returned together, sorted
+/// by position; an encoding error, a YAML syntax error or an exceeded limit stops the
+/// reading and comes alone (with the duplicate keys found before it), and so does
+/// `unsupported-version`.
 pub fn parse_preset(display: Arc<str>, bytes: &[u8]) -> Result<ParsedPreset, Diagnostics> {
     let source = SourceFile::decode(display, bytes)?;
     parse_source(source)
@@ -239,31 +252,15 @@ pub fn parse_source(source: SourceFile) -> Result<ParsedPreset, Diagnostics> {
         .help("a preset starts with `version: 1` and `name: <file stem>`")
         .into());
     }
-    // Lenient pass: syntax, duplicates, limits (every alias is expanded here, under the
-    // budget), and the version.
-    let peek = match serde_saphyr::from_str_with_options::<VersionPeek>(&source.text, options()) {
-        Ok(peek) => peek,
-        Err(e) => return Err(diagnostic_from_yaml(&source, &e, Pass::Peek).into()),
-    };
-    if let Some(version) = &peek.version
-        && !version.value.is_supported()
-    {
-        return Err(Diagnostic::new(
-            DiagnosticKind::UnsupportedVersion,
-            format!(
-                "unsupported preset format version {}; this build reads version {FORMAT_VERSION}",
-                version.value
-            ),
-        )
-        .at(source.span_of(version))
-        .help(format!(
-            "write `version: {FORMAT_VERSION}` (a file written for a newer format needs a newer agent-presets)"
-        ))
-        .into());
+    // Every problem of the file's shape at once.
+    let problems = shape::check(&source);
+    if !problems.is_empty() {
+        return Err(Diagnostics::from_vec(problems));
     }
+    // The shape is right, so this succeeds; its errors are mapped all the same.
     match serde_saphyr::from_str_with_options::<PresetFile>(&source.text, options()) {
         Ok(file) => Ok(ParsedPreset { source, file }),
-        Err(e) => Err(diagnostic_from_yaml(&source, &e, Pass::Strict).into()),
+        Err(e) => Err(diagnostic_from_yaml(&source, &e).into()),
     }
 }
 
@@ -280,125 +277,35 @@ fn is_effectively_empty(text: &str) -> bool {
     })
 }
 
+/// Options for the typed pass. The shape check has already enforced the limits (the
+/// constants above), so these budgets are set well above them: they are a second line of
+/// defence, never the one a user meets.
 fn options() -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
-    budget.max_depth = MAX_YAML_DEPTH;
-    budget.max_aliases = MAX_YAML_ALIASES;
-    budget.max_anchors = MAX_YAML_ALIASES;
-    budget.max_nodes = 200_000;
-    budget.max_events = 1_000_000;
+    budget.max_depth = 2 * MAX_YAML_DEPTH;
+    budget.max_aliases = 2 * MAX_YAML_ALIASES;
+    budget.max_anchors = 2 * MAX_YAML_NODES;
+    budget.max_nodes = 2 * (MAX_YAML_NODES + MAX_ALIAS_REPLAYED_EVENTS);
+    budget.max_events = 4 * (MAX_YAML_NODES + MAX_ALIAS_REPLAYED_EVENTS);
     budget.max_documents = 2;
-    budget.max_total_scalar_bytes = 4 * MAX_PRESET_FILE_BYTES;
-    budget.max_recorded_anchor_events = MAX_ALIAS_REPLAYED_EVENTS;
-    budget.max_recorded_anchor_bytes = 4 * MAX_PRESET_FILE_BYTES;
+    budget.max_total_scalar_bytes = 2 * (MAX_PRESET_FILE_BYTES + MAX_ALIAS_REPLAYED_BYTES);
+    budget.max_merge_keys = 2 * MAX_YAML_NODES;
+    budget.max_recorded_anchor_events = 4 * (MAX_YAML_NODES + MAX_ALIAS_REPLAYED_EVENTS);
+    budget.max_recorded_anchor_bytes = 4 * (MAX_PRESET_FILE_BYTES + MAX_ALIAS_REPLAYED_BYTES);
+    // The shape check counts what aliases really expand to instead of guessing from the
+    // ratio of aliases to anchors.
+    budget.enforce_alias_anchor_ratio = false;
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
     options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
-    options.alias_limits.max_total_replayed_events = MAX_ALIAS_REPLAYED_EVENTS;
-    options.alias_limits.max_replay_stack_depth = 16;
-    options.alias_limits.max_alias_expansions_per_anchor = MAX_YAML_ALIASES;
+    options.alias_limits.max_total_replayed_events = 2 * MAX_ALIAS_REPLAYED_EVENTS;
+    options.alias_limits.max_replay_stack_depth = 2 * MAX_YAML_DEPTH;
+    options.alias_limits.max_alias_expansions_per_anchor = 2 * MAX_ALIAS_REPLAYED_EVENTS;
     options.strict_booleans = true;
     options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
     // We render our own snippets from `SourceFile`.
     options.with_snippet = false;
     options
-}
-
-/// The lenient view of a file: only `version`, everything else skipped (but parsed).
-#[derive(Deserialize)]
-struct VersionPeek {
-    #[serde(default)]
-    version: Option<Spanned<RawVersion>>,
-}
-
-/// Whatever `version` holds.
-#[derive(Debug)]
-enum RawVersion {
-    Integer(i128),
-    Float(f64),
-    Text(String),
-    Other(&'static str),
-}
-
-impl RawVersion {
-    fn is_supported(&self) -> bool {
-        match self {
-            RawVersion::Integer(n) => *n == i128::from(FORMAT_VERSION),
-            // The strict pass reads `"1"` as 1 too; its own errors cover the rest.
-            RawVersion::Text(s) => s.trim() == FORMAT_VERSION.to_string(),
-            RawVersion::Float(_) | RawVersion::Other(_) => false,
-        }
-    }
-}
-
-impl fmt::Display for RawVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RawVersion::Integer(n) => write!(f, "{n}"),
-            RawVersion::Float(x) => write!(f, "{x:?}"),
-            RawVersion::Text(s) => write!(f, "{s:?}"),
-            RawVersion::Other(what) => f.write_str(what),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for RawVersion {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct AnyVisitor;
-
-        impl<'de> Visitor<'de> for AnyVisitor {
-            type Value = RawVersion;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a format version")
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<RawVersion, E> {
-                Ok(RawVersion::Other(if v { "true" } else { "false" }))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<RawVersion, E> {
-                Ok(RawVersion::Integer(v.into()))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<RawVersion, E> {
-                Ok(RawVersion::Integer(v.into()))
-            }
-            fn visit_i128<E>(self, v: i128) -> Result<RawVersion, E> {
-                Ok(RawVersion::Integer(v))
-            }
-            fn visit_u128<E>(self, v: u128) -> Result<RawVersion, E> {
-                Ok(RawVersion::Integer(i128::try_from(v).unwrap_or(i128::MAX)))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<RawVersion, E> {
-                Ok(RawVersion::Float(v))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<RawVersion, E> {
-                Ok(RawVersion::Text(v.to_owned()))
-            }
-            fn visit_unit<E>(self) -> Result<RawVersion, E> {
-                Ok(RawVersion::Other("null"))
-            }
-            fn visit_none<E>(self) -> Result<RawVersion, E> {
-                Ok(RawVersion::Other("null"))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawVersion, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(RawVersion::Other("a list"))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawVersion, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(RawVersion::Other("a mapping"))
-            }
-        }
-
-        deserializer.deserialize_any(AnyVisitor)
-    }
-}
-
-/// Which pass failed: in the lenient pass only the root is typed, so "expected a
-/// mapping" there means the top level.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Pass {
-    Peek,
-    Strict,
 }
 
 /// The error serde-saphyr wraps (alias and snippet wrappers removed).
@@ -414,7 +321,7 @@ fn innermost(mut err: &YamlError) -> &YamlError {
 }
 
 /// Map a serde-saphyr error to one diagnostic of the right kind, at its position.
-fn diagnostic_from_yaml(source: &SourceFile, err: &YamlError, pass: Pass) -> Diagnostic {
+fn diagnostic_from_yaml(source: &SourceFile, err: &YamlError) -> Diagnostic {
     let inner = innermost(err);
     let location = err.location().or_else(|| inner.location());
     let mut span = location.map_or_else(|| source.start(), |l| source.span(&l));
@@ -507,7 +414,7 @@ fn diagnostic_from_yaml(source: &SourceFile, err: &YamlError, pass: Pass) -> Dia
             format!("expected {expected}, found {len} elements"),
             None,
         ),
-        YamlError::Unexpected { expected, .. } => wrong_type(expected, &found(), pass),
+        YamlError::Unexpected { expected, .. } => wrong_type(expected, &found()),
         YamlError::InvalidScalar { ty, .. } => (
             DiagnosticKind::WrongType,
             format!("expected {}, found {}", describe_scalar_type(ty), found()),
@@ -601,13 +508,8 @@ fn plain_message(err: &YamlError) -> String {
     }
 }
 
-fn wrong_type(expected: &str, found: &str, pass: Pass) -> (DiagnosticKind, String, Option<String>) {
+fn wrong_type(expected: &str, found: &str) -> (DiagnosticKind, String, Option<String>) {
     match expected {
-        "mapping start" if pass == Pass::Peek => (
-            DiagnosticKind::WrongType,
-            format!("the top level of a preset file must be a mapping, found {found}"),
-            Some("a preset starts with `version: 1` and `name: <file stem>`".into()),
-        ),
         "mapping start" => (
             DiagnosticKind::WrongType,
             format!("expected a mapping (`key: value` entries), found {found}"),
@@ -641,16 +543,15 @@ fn describe_scalar_type(ty: &str) -> String {
     }
 }
 
+/// The typed pass's own budget (a backstop above the shape check's limits) was exceeded.
 fn describe_breach(breach: &BudgetBreach) -> String {
     match breach {
-        BudgetBreach::Depth { .. } => {
-            format!("the file nests lists and mappings more than {MAX_YAML_DEPTH} deep")
-        }
+        BudgetBreach::Depth { .. } => "the file nests lists and mappings too deep".to_owned(),
         BudgetBreach::Aliases { aliases } => {
-            format!("the file uses more than {MAX_YAML_ALIASES} aliases ({aliases} so far)")
+            format!("the file uses too many aliases ({aliases} so far)")
         }
-        BudgetBreach::Anchors { .. } => {
-            format!("the file defines more than {MAX_YAML_ALIASES} anchors")
+        BudgetBreach::Anchors { anchors } => {
+            format!("the file defines too many anchors ({anchors} so far)")
         }
         BudgetBreach::AliasAnchorRatio { aliases, anchors } => format!(
             "the file uses {aliases} aliases for {anchors} anchors, which looks like an alias bomb"

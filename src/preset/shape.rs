@@ -1,0 +1,1504 @@
+//! The shape check: every structural problem of a preset file, found in one pass and
+//! reported together, each at its own line and column.
+//!
+//! The file's YAML events (serde-saphyr's `granit_parser`) are read once into a small tree
+//! of nodes with positions — mappings with their keys, sequences, scalars with their
+//! style — under the same budgets as the rest of parsing: nesting depth, node count, alias
+//! uses and what aliases expand to ([`MAX_YAML_DEPTH`], [`MAX_YAML_NODES`],
+//! [`MAX_YAML_ALIASES`], [`MAX_ALIAS_REPLAYED_EVENTS`], [`MAX_ALIAS_REPLAYED_BYTES`]). An
+//! alias is kept as a reference to its anchor's node and never copied, so an alias bomb
+//! costs what its text costs; the expansion it *would* cost is added up as the aliases are
+//! read, and the alias that crosses a limit is the one reported.
+//!
+//! The tree is then checked against the preset's JSON Schema ([`preset_json_schema`], one
+//! source of truth with `schemas/preset.schema.json`): `$ref`, `type` (arrays with `"null"`
+//! included), `properties`, `additionalProperties`, `required`, `items`, `enum`, `const`,
+//! `anyOf`/`oneOf`, `minimum` and `format: uint32`. Patterns are left to the validator,
+//! which says more about a bad name than a pattern can.
+//!
+//! Scalars are typed as YAML 1.2's core schema types them: a quoted or block scalar is
+//! text; a plain one is null (`~`, `null`, nothing), a boolean (`true`/`false`), an
+//! integer, a float (`.inf` and `.nan` included) or else text. Where the schema wants text,
+//! any plain scalar is accepted as its text (`default: 400` is the text `400`); where it
+//! wants a number or a boolean, text is refused (`order: "5"`).
+//!
+//! The typed deserialization into [`PresetFile`](super::spec::PresetFile) runs only when
+//! this check finds nothing, and accepts what it accepts.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+use serde_saphyr::granit_parser::{ErrorKind, Event, Parser, ScalarStyle, ScanError, Span as At};
+
+use super::source::{
+    MAX_ALIAS_REPLAYED_BYTES, MAX_ALIAS_REPLAYED_EVENTS, MAX_YAML_ALIASES, MAX_YAML_DEPTH,
+    MAX_YAML_NODES, SourceFile,
+};
+use super::spec::{FORMAT_VERSION, key_set_owner, preset_json_schema};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::suggest::{did_you_mean, help_did_you_mean};
+
+/// Every shape problem of `source`, sorted by position; empty when the file has the shape
+/// of a preset. A YAML syntax error or an exceeded limit stops the reading: it is then the
+/// only problem reported (with any duplicate keys found before it). A file of another
+/// format `version` gets only `unsupported-version` (and duplicate keys): its other keys
+/// may be right for its version.
+pub(crate) fn check(source: &SourceFile) -> Vec<Diagnostic> {
+    let tree = match Tree::read(source) {
+        Ok(tree) => tree,
+        Err(stop) => {
+            let mut out = stop.duplicates;
+            out.push(stop.problem);
+            return finish(out);
+        }
+    };
+    let mut checker = Checker {
+        tree: &tree,
+        source,
+        defs: schema().get("$defs").and_then(Value::as_object),
+        out: Vec::new(),
+    };
+    checker.check_root();
+    let mut out = tree.duplicates.clone();
+    out.append(&mut checker.out);
+    finish(out)
+}
+
+/// Sort by position and drop repeats (a node reached through several aliases is checked
+/// each time).
+fn finish(mut out: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    out.sort_by(|a, b| {
+        let key = |d: &Diagnostic| d.span.as_ref().map(|s| (s.line, s.column));
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| a.kind.cmp(&b.kind))
+            .then_with(|| a.message.cmp(&b.message))
+    });
+    out.dedup();
+    out
+}
+
+/// The preset schema, generated once.
+fn schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(preset_json_schema)
+}
+
+// ---------------------------------------------------------------------------------------
+// The tree
+// ---------------------------------------------------------------------------------------
+
+type NodeId = usize;
+
+/// Where a node is: 1-based lines, 1-based columns in characters, end exclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pos {
+    line: u32,
+    column: u32,
+    end_line: u32,
+    end_column: u32,
+}
+
+impl Pos {
+    fn of(at: &At) -> Pos {
+        Pos {
+            line: to_u32(at.start.line()).max(1),
+            column: to_u32(at.start.col()).saturating_add(1),
+            end_line: to_u32(at.end.line()).max(1),
+            end_column: to_u32(at.end.col()).saturating_add(1),
+        }
+    }
+}
+
+/// How a scalar was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Style {
+    Plain,
+    /// `'...'` or `"..."`, with its quote character.
+    Quoted(char),
+    /// `|` or `>`.
+    Block,
+}
+
+/// A scalar's tag, as far as typing goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CoreTag {
+    None,
+    Str,
+    Int,
+    Float,
+    Bool,
+    Null,
+    Other,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Scalar {
+        text: Box<str>,
+        style: Style,
+        tag: CoreTag,
+    },
+    Seq(Vec<NodeId>),
+    Map(Vec<Entry>),
+    /// `*name`: the anchored node.
+    Alias(NodeId),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    key: NodeId,
+    value: NodeId,
+    /// The key repeats an earlier key of the mapping (reported; not checked further).
+    duplicate: bool,
+}
+
+/// What a node costs once its aliases are expanded.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cost {
+    /// YAML events: one per scalar, two per collection plus its content.
+    events: u64,
+    /// Bytes of scalar text.
+    bytes: u64,
+    /// Nesting levels of collections (a scalar: 0).
+    height: u32,
+}
+
+#[derive(Debug)]
+struct Node {
+    kind: Kind,
+    pos: Pos,
+    cost: Cost,
+    /// The node's end has been read (an alias to an unfinished node is recursive).
+    done: bool,
+}
+
+/// A preset file as a tree of nodes, with the duplicate keys found while reading it.
+#[derive(Debug)]
+struct Tree {
+    nodes: Vec<Node>,
+    root: Option<NodeId>,
+    duplicates: Vec<Diagnostic>,
+}
+
+/// Why reading stopped: a syntax error or an exceeded limit.
+struct Stop {
+    problem: Diagnostic,
+    duplicates: Vec<Diagnostic>,
+}
+
+/// An open collection while reading.
+struct Open {
+    id: NodeId,
+    /// For a mapping: the key read and waiting for its value (and whether it repeats one),
+    /// and the keys seen so far with the line of their first occurrence.
+    map: Option<OpenMap>,
+}
+
+#[derive(Default)]
+struct OpenMap {
+    pending: Option<(NodeId, bool)>,
+    seen: HashMap<Box<str>, u32>,
+}
+
+struct Reader<'s> {
+    source: &'s SourceFile,
+    nodes: Vec<Node>,
+    stack: Vec<Open>,
+    /// Anchor id (from the parser) → its node.
+    anchors: HashMap<usize, NodeId>,
+    root: Option<NodeId>,
+    documents: usize,
+    /// A second document started: the next node is reported.
+    second_document: bool,
+    aliases: usize,
+    replayed_events: u64,
+    replayed_bytes: u64,
+    duplicates: Vec<Diagnostic>,
+}
+
+impl Tree {
+    fn read(source: &SourceFile) -> Result<Tree, Stop> {
+        let mut reader = Reader {
+            source,
+            nodes: Vec::new(),
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            root: None,
+            documents: 0,
+            second_document: false,
+            aliases: 0,
+            replayed_events: 0,
+            replayed_bytes: 0,
+            duplicates: Vec::new(),
+        };
+        let parser = Parser::new_from_str(&source.text);
+        for item in parser {
+            let result = match item {
+                Ok((event, at)) => reader.event(event, &at),
+                Err(e) => Err(syntax_error(source, &e)),
+            };
+            if let Err(problem) = result {
+                return Err(Stop {
+                    problem,
+                    duplicates: reader.duplicates,
+                });
+            }
+        }
+        Ok(Tree {
+            nodes: reader.nodes,
+            root: reader.root,
+            duplicates: reader.duplicates,
+        })
+    }
+
+    /// The node itself, or the anchored node an alias refers to.
+    fn deref(&self, id: NodeId) -> NodeId {
+        match self.nodes[id].kind {
+            Kind::Alias(target) => target,
+            _ => id,
+        }
+    }
+
+    /// The text of a scalar key (through an alias), if it is one.
+    fn key_text(&self, id: NodeId) -> Option<&str> {
+        match &self.nodes[self.deref(id)].kind {
+            Kind::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Is this key the merge key `<<` (plain, untagged)?
+    fn is_merge_key(&self, id: NodeId) -> bool {
+        matches!(
+            &self.nodes[id].kind,
+            Kind::Scalar { text, style: Style::Plain, tag: CoreTag::None } if &**text == "<<"
+        )
+    }
+}
+
+fn syntax_error(source: &SourceFile, e: &ScanError) -> Diagnostic {
+    let marker = e.marker();
+    let span = Span::new(
+        source.display.clone(),
+        to_u32(marker.line()).max(1),
+        to_u32(marker.col()).saturating_add(1),
+    );
+    let (message, help) = match e.kind() {
+        ErrorKind::UnknownAnchor => (
+            "this alias refers to an anchor that is not defined before it".to_owned(),
+            Some("define the anchor (`&name`) before using it (`*name`)"),
+        ),
+        _ => {
+            let info = e.info();
+            let info = info.trim();
+            let message = if info.is_empty() {
+                "the file is not valid YAML".to_owned()
+            } else {
+                info.to_owned()
+            };
+            (message, None)
+        }
+    };
+    Diagnostic::new(DiagnosticKind::YamlSyntax, message)
+        .at(span)
+        .maybe_help(help.map(str::to_owned))
+}
+
+const LIMIT_HELP: &str =
+    "presets are small: flatten deep nesting and do not expand aliases (`*name`) many times";
+
+fn limit(span: Span, message: String) -> Diagnostic {
+    Diagnostic::new(DiagnosticKind::LimitExceeded, message)
+        .at(span)
+        .help(LIMIT_HELP)
+}
+
+impl Reader<'_> {
+    fn span(&self, pos: Pos) -> Span {
+        node_span(self.source, pos)
+    }
+
+    fn event(&mut self, event: Event<'_>, at: &At) -> Result<(), Diagnostic> {
+        let pos = Pos::of(at);
+        if self.second_document && event.is_node() {
+            return Err(Diagnostic::new(
+                DiagnosticKind::YamlSyntax,
+                "a preset file holds exactly one YAML document; this starts a second one",
+            )
+            .at(self.span(pos))
+            .help("remove the `---` line and what follows, or move it to its own file"));
+        }
+        match event {
+            Event::DocumentStart(..) => {
+                self.documents += 1;
+                if self.documents > 1 {
+                    self.second_document = true;
+                }
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                self.count_node(pos)?;
+                let tag = match tag.as_deref() {
+                    None => CoreTag::None,
+                    Some(tag) => match (tag.core_suffix(), tag.parts()) {
+                        (Some("str"), _) | (None, ("!", "")) => CoreTag::Str,
+                        (Some("int"), _) => CoreTag::Int,
+                        (Some("float"), _) => CoreTag::Float,
+                        (Some("bool"), _) => CoreTag::Bool,
+                        (Some("null"), _) => CoreTag::Null,
+                        _ => CoreTag::Other,
+                    },
+                };
+                let style = match style {
+                    ScalarStyle::Plain => Style::Plain,
+                    ScalarStyle::SingleQuoted => Style::Quoted('\''),
+                    ScalarStyle::DoubleQuoted => Style::Quoted('"'),
+                    _ => Style::Block,
+                };
+                let cost = Cost {
+                    events: 1,
+                    bytes: text.len() as u64,
+                    height: 0,
+                };
+                let id = self.push(
+                    Kind::Scalar {
+                        text: text.into_owned().into_boxed_str(),
+                        style,
+                        tag,
+                    },
+                    pos,
+                    cost,
+                    true,
+                );
+                self.anchor(anchor, id);
+                self.add(id);
+            }
+            Event::SequenceStart(_, anchor, _) | Event::MappingStart(_, anchor, _) => {
+                self.count_node(pos)?;
+                if self.stack.len() >= MAX_YAML_DEPTH {
+                    return Err(limit(
+                        self.span(pos),
+                        format!(
+                            "the file nests lists and mappings more than {MAX_YAML_DEPTH} deep"
+                        ),
+                    ));
+                }
+                let is_map = matches!(event, Event::MappingStart(..));
+                let kind = if is_map {
+                    Kind::Map(Vec::new())
+                } else {
+                    Kind::Seq(Vec::new())
+                };
+                let id = self.push(kind, pos, Cost::default(), false);
+                self.anchor(anchor, id);
+                self.stack.push(Open {
+                    id,
+                    map: is_map.then(OpenMap::default),
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some(open) = self.stack.pop() {
+                    self.close(open.id);
+                    self.add(open.id);
+                }
+            }
+            Event::Alias(anchor) => {
+                self.alias(anchor, pos)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, kind: Kind, pos: Pos, cost: Cost, done: bool) -> NodeId {
+        self.nodes.push(Node {
+            kind,
+            pos,
+            cost,
+            done,
+        });
+        self.nodes.len() - 1
+    }
+
+    fn anchor(&mut self, anchor: usize, id: NodeId) {
+        if anchor != 0 {
+            self.anchors.insert(anchor, id);
+        }
+    }
+
+    fn count_node(&self, pos: Pos) -> Result<(), Diagnostic> {
+        // Alias nodes are counted by the alias limits, not here.
+        let real = self.nodes.len() - self.aliases;
+        if real >= MAX_YAML_NODES {
+            return Err(limit(
+                self.span(pos),
+                format!(
+                    "the file has more than {MAX_YAML_NODES} YAML nodes (values, lists and mappings)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn alias(&mut self, anchor: usize, pos: Pos) -> Result<(), Diagnostic> {
+        let span = self.span(pos);
+        self.aliases += 1;
+        if self.aliases > MAX_YAML_ALIASES {
+            return Err(limit(
+                span,
+                format!("the file uses more than {MAX_YAML_ALIASES} aliases (`*name`)"),
+            ));
+        }
+        let Some(&target) = self.anchors.get(&anchor) else {
+            return Err(Diagnostic::new(
+                DiagnosticKind::YamlSyntax,
+                "this alias refers to an anchor that is not defined before it",
+            )
+            .at(span)
+            .help("define the anchor (`&name`) before using it (`*name`)"));
+        };
+        if !self.nodes[target].done {
+            return Err(Diagnostic::new(
+                DiagnosticKind::YamlSyntax,
+                "this alias refers to the list or mapping it is part of (a recursive alias)",
+            )
+            .at(span)
+            .help("an alias (`*name`) may only refer to a value that ends before it"));
+        }
+        let cost = self.nodes[target].cost;
+        self.replayed_events = self.replayed_events.saturating_add(cost.events);
+        if self.replayed_events > MAX_ALIAS_REPLAYED_EVENTS as u64 {
+            return Err(limit(
+                span,
+                format!(
+                    "aliases expand to more than {MAX_ALIAS_REPLAYED_EVENTS} YAML events (an alias bomb?)"
+                ),
+            ));
+        }
+        self.replayed_bytes = self.replayed_bytes.saturating_add(cost.bytes);
+        if self.replayed_bytes > MAX_ALIAS_REPLAYED_BYTES as u64 {
+            return Err(limit(
+                span,
+                format!(
+                    "aliases expand to more than {MAX_ALIAS_REPLAYED_BYTES} bytes of text (an alias bomb?)"
+                ),
+            ));
+        }
+        if self.stack.len() as u64 + u64::from(cost.height) > MAX_YAML_DEPTH as u64 {
+            return Err(limit(
+                span,
+                format!(
+                    "with this alias expanded, the file nests lists and mappings more than {MAX_YAML_DEPTH} deep"
+                ),
+            ));
+        }
+        let id = self.push(Kind::Alias(target), pos, cost, true);
+        self.add(id);
+        Ok(())
+    }
+
+    /// A collection ended: add up what it costs.
+    fn close(&mut self, id: NodeId) {
+        let mut cost = Cost {
+            events: 2,
+            bytes: 0,
+            height: 1,
+        };
+        let mut add = |c: Cost| {
+            cost.events = cost.events.saturating_add(c.events);
+            cost.bytes = cost.bytes.saturating_add(c.bytes);
+            cost.height = cost.height.max(c.height.saturating_add(1));
+        };
+        match &self.nodes[id].kind {
+            Kind::Seq(items) => {
+                for &item in items {
+                    add(self.nodes[item].cost);
+                }
+            }
+            Kind::Map(entries) => {
+                for e in entries {
+                    add(self.nodes[e.key].cost);
+                    add(self.nodes[e.value].cost);
+                }
+            }
+            _ => {}
+        }
+        let node = &mut self.nodes[id];
+        node.cost = cost;
+        node.done = true;
+    }
+
+    /// A node is complete: attach it to the open collection (or make it the root).
+    fn add(&mut self, id: NodeId) {
+        let Some(open) = self.stack.last_mut() else {
+            if self.root.is_none() {
+                self.root = Some(id);
+            }
+            return;
+        };
+        let parent = open.id;
+        let Some(map) = &mut open.map else {
+            if let Kind::Seq(items) = &mut self.nodes[parent].kind {
+                items.push(id);
+            }
+            return;
+        };
+        match map.pending.take() {
+            None => {
+                // A key: is it a repeat?
+                let mut duplicate = false;
+                let key = match &self.nodes[id].kind {
+                    Kind::Alias(target) => *target,
+                    _ => id,
+                };
+                let is_merge = matches!(
+                    &self.nodes[id].kind,
+                    Kind::Scalar { text, style: Style::Plain, tag: CoreTag::None } if &**text == "<<"
+                );
+                if let Kind::Scalar { text, .. } = &self.nodes[key].kind
+                    && !is_merge
+                {
+                    let line = self.nodes[id].pos.line;
+                    match map.seen.get(text) {
+                        Some(&first) => {
+                            duplicate = true;
+                            let span = node_span(self.source, self.nodes[id].pos);
+                            self.duplicates.push(
+                                Diagnostic::new(
+                                    DiagnosticKind::DuplicateKey,
+                                    format!("duplicate key `{text}`"),
+                                )
+                                .at(span)
+                                .help(format!(
+                                    "`{text}` is already set on line {first}; keep one of the two"
+                                )),
+                            );
+                        }
+                        None => {
+                            map.seen.insert(text.clone(), line);
+                        }
+                    }
+                }
+                map.pending = Some((id, duplicate));
+            }
+            Some((key, duplicate)) => {
+                if let Kind::Map(entries) = &mut self.nodes[parent].kind {
+                    entries.push(Entry {
+                        key,
+                        value: id,
+                        duplicate,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The span of a node: its start, covering its characters on its first line.
+fn node_span(source: &SourceFile, pos: Pos) -> Span {
+    let len = if pos.end_line == pos.line && pos.end_column > pos.column {
+        pos.end_column - pos.column
+    } else {
+        source.token_len(pos.line, pos.column)
+    };
+    Span::new(source.display.clone(), pos.line, pos.column).with_len(len)
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+// ---------------------------------------------------------------------------------------
+// Scalar typing (YAML 1.2 core schema, as serde-saphyr reads it)
+// ---------------------------------------------------------------------------------------
+
+/// A scalar as the checker sees it.
+#[derive(Clone, Copy)]
+struct Scalar<'t> {
+    text: &'t str,
+    style: Style,
+    tag: CoreTag,
+}
+
+impl Scalar<'_> {
+    /// Text however it looks: quoted, a block, or tagged `!!str`.
+    fn is_text(self) -> bool {
+        self.tag == CoreTag::Str
+            || (self.style != Style::Plain
+                && !matches!(
+                    self.tag,
+                    CoreTag::Int | CoreTag::Float | CoreTag::Bool | CoreTag::Null
+                ))
+    }
+
+    fn is_null(self) -> bool {
+        self.tag == CoreTag::Null
+            || (matches!(self.tag, CoreTag::None | CoreTag::Other)
+                && self.style == Style::Plain
+                && matches!(self.text, "" | "~" | "null" | "Null" | "NULL"))
+    }
+
+    fn as_bool(self) -> Option<bool> {
+        if self.is_text() || !matches!(self.tag, CoreTag::None | CoreTag::Other | CoreTag::Bool) {
+            return None;
+        }
+        yaml12_bool(self.text)
+    }
+
+    fn as_int(self) -> Option<i128> {
+        if self.is_text() || !matches!(self.tag, CoreTag::None | CoreTag::Other | CoreTag::Int) {
+            return None;
+        }
+        parse_int(self.text)
+    }
+
+    fn as_float(self) -> Option<f64> {
+        if self.is_text()
+            || !matches!(
+                self.tag,
+                CoreTag::None | CoreTag::Other | CoreTag::Float | CoreTag::Int
+            )
+        {
+            return None;
+        }
+        parse_float(self.text)
+    }
+}
+
+fn yaml_trim(s: &str) -> &str {
+    s.trim_matches([' ', '\t', '\r', '\n'])
+}
+
+fn yaml12_bool(s: &str) -> Option<bool> {
+    match yaml_trim(s) {
+        "true" | "True" | "TRUE" => Some(true),
+        "false" | "False" | "FALSE" => Some(false),
+        _ => None,
+    }
+}
+
+/// A YAML 1.1 boolean spelling (`yes`, `off`, ...) that YAML 1.2 reads as text.
+fn is_yaml11_bool(s: &str) -> bool {
+    let t = yaml_trim(s);
+    ["y", "yes", "n", "no", "on", "off"]
+        .iter()
+        .any(|w| t.eq_ignore_ascii_case(w))
+}
+
+/// An integer as serde-saphyr reads one: optional sign, `0x`/`0o`/`0b` or decimal without
+/// a leading zero, `_` only between digits.
+fn parse_int(s: &str) -> Option<i128> {
+    let t = yaml_trim(s);
+    let (negative, rest) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let (radix, digits) = if let Some(d) = rest.strip_prefix("0x").or(rest.strip_prefix("0X")) {
+        (16, d)
+    } else if let Some(d) = rest.strip_prefix("0o").or(rest.strip_prefix("0O")) {
+        (8, d)
+    } else if let Some(d) = rest.strip_prefix("0b").or(rest.strip_prefix("0B")) {
+        (2, d)
+    } else {
+        if rest.starts_with('0') && rest != "0" {
+            return None;
+        }
+        (10, rest)
+    };
+    let bytes = digits.as_bytes();
+    let mut value: i128 = 0;
+    let mut saw = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'_' {
+            let ok = i > 0 && bytes[i - 1] != b'_' && i + 1 < bytes.len() && bytes[i + 1] != b'_';
+            if !ok {
+                return None;
+            }
+            continue;
+        }
+        let d = char::from(b).to_digit(radix)?;
+        value = value
+            .checked_mul(i128::from(radix))?
+            .checked_add(i128::from(d))?;
+        saw = true;
+    }
+    if !saw {
+        return None;
+    }
+    Some(if negative { -value } else { value })
+}
+
+/// A float as serde-saphyr reads one: `.inf`/`.nan` spellings, or a finite decimal.
+fn parse_float(s: &str) -> Option<f64> {
+    let t = yaml_trim(s);
+    let (negative, unsigned) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    match unsigned {
+        ".nan" | ".NaN" | ".NAN" => return Some(f64::NAN),
+        ".inf" | ".Inf" | ".INF" => {
+            return Some(if negative {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            });
+        }
+        _ => {}
+    }
+    t.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+// ---------------------------------------------------------------------------------------
+// The schema check
+// ---------------------------------------------------------------------------------------
+
+struct Checker<'a> {
+    tree: &'a Tree,
+    source: &'a SourceFile,
+    defs: Option<&'a Map<String, Value>>,
+    out: Vec<Diagnostic>,
+}
+
+/// What a node is, for choosing among `anyOf` branches.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Null,
+    Scalar,
+    List,
+    Mapping,
+}
+
+impl<'a> Checker<'a> {
+    fn span(&self, id: NodeId) -> Span {
+        node_span(self.source, self.tree.nodes[id].pos)
+    }
+
+    fn scalar(&self, id: NodeId) -> Option<Scalar<'a>> {
+        match &self.tree.nodes[self.tree.deref(id)].kind {
+            Kind::Scalar { text, style, tag } => Some(Scalar {
+                text,
+                style: *style,
+                tag: *tag,
+            }),
+            _ => None,
+        }
+    }
+
+    fn shape(&self, id: NodeId) -> Shape {
+        match &self.tree.nodes[self.tree.deref(id)].kind {
+            Kind::Seq(_) => Shape::List,
+            Kind::Map(_) => Shape::Mapping,
+            _ => match self.scalar(id) {
+                Some(s) if s.is_null() => Shape::Null,
+                _ => Shape::Scalar,
+            },
+        }
+    }
+
+    /// "a list", "`grep`", "the text \"5\"", ... for "found ..." in messages.
+    fn describe(&self, id: NodeId) -> String {
+        match self.shape(id) {
+            Shape::List => "a list".to_owned(),
+            Shape::Mapping => "a mapping".to_owned(),
+            Shape::Null => "nothing (null)".to_owned(),
+            Shape::Scalar => {
+                let Some(s) = self.scalar(id) else {
+                    return "something else".to_owned();
+                };
+                match s.style {
+                    Style::Block => "a block of text".to_owned(),
+                    Style::Quoted(q) => format!("the text {q}{}{q}", shorten(s.text)),
+                    Style::Plain => format!("`{}`", shorten(s.text)),
+                }
+            }
+        }
+    }
+
+    /// Follow `$ref`s to the schema they name.
+    fn resolve(&self, mut schema: &'a Value) -> &'a Value {
+        for _ in 0..16 {
+            let Some(name) = schema
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+            else {
+                break;
+            };
+            match self.defs.and_then(|d| d.get(name)) {
+                Some(target) => schema = target,
+                None => break,
+            }
+        }
+        schema
+    }
+
+    /// The types a schema allows, each with the schema that allows it (for `minimum` and
+    /// `format`); empty when it allows anything.
+    fn types(&self, schema: &'a Value) -> Vec<(&'a str, &'a Value)> {
+        let schema = self.resolve(schema);
+        let mut out = Vec::new();
+        match schema.get("type") {
+            Some(Value::String(t)) => out.push((t.as_str(), schema)),
+            Some(Value::Array(ts)) => {
+                out.extend(ts.iter().filter_map(Value::as_str).map(|t| (t, schema)))
+            }
+            _ => {}
+        }
+        if out.is_empty() {
+            if self.string_enum(schema).is_some() {
+                out.push(("string", schema));
+            }
+            for branch in union(schema).into_iter().flatten() {
+                out.extend(self.types(branch));
+            }
+        }
+        out
+    }
+
+    /// The allowed values of a schema that is an enumeration of strings (`enum`, or
+    /// `oneOf`/`anyOf` of `const`s).
+    fn string_enum(&self, schema: &'a Value) -> Option<Vec<&'a str>> {
+        if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+            return values.iter().map(Value::as_str).collect();
+        }
+        let branches = union(schema)?;
+        if branches.is_empty() {
+            return None;
+        }
+        branches
+            .iter()
+            .map(|b| self.resolve(b).get("const").and_then(Value::as_str))
+            .collect()
+    }
+
+    fn check_root(&mut self) {
+        let Some(root) = self.tree.root else {
+            self.out.push(
+                Diagnostic::new(
+                    DiagnosticKind::MissingField,
+                    "the file is empty: it holds no YAML document",
+                )
+                .at(self.source.start())
+                .help("a preset starts with `version: 1` and `name: <file stem>`"),
+            );
+            return;
+        };
+        if self.shape(root) != Shape::Mapping {
+            let found = self.describe(root);
+            self.out.push(
+                Diagnostic::new(
+                    DiagnosticKind::WrongType,
+                    format!("the top level of a preset file must be a mapping, found {found}"),
+                )
+                .at(self.span(root))
+                .help("a preset starts with `version: 1` and `name: <file stem>`"),
+            );
+            return;
+        }
+        let root = self.tree.deref(root);
+        if let Some(unsupported) = self.unsupported_version(root) {
+            // Another format version: its other keys may be right for it.
+            self.out = vec![unsupported];
+            return;
+        }
+        self.check(root, schema(), None);
+    }
+
+    /// `unsupported-version` if the file declares a version this build does not read.
+    fn unsupported_version(&mut self, root: NodeId) -> Option<Diagnostic> {
+        let entries = self.entries(root);
+        let (_, value) = entries
+            .iter()
+            .find(|(k, _)| self.tree.key_text(*k) == Some("version"))?;
+        let shown = match self.shape(*value) {
+            Shape::List => "a list".to_owned(),
+            Shape::Mapping => "a mapping".to_owned(),
+            Shape::Null => "null".to_owned(),
+            Shape::Scalar => {
+                let s = self.scalar(*value)?;
+                if let Some(n) = s.as_int() {
+                    if n == i128::from(FORMAT_VERSION) {
+                        return None;
+                    }
+                    n.to_string()
+                } else if let Some(x) = s.as_float() {
+                    format!("{x:?}")
+                } else if let Some(b) = s.as_bool() {
+                    b.to_string()
+                } else if yaml_trim(s.text) == FORMAT_VERSION.to_string() {
+                    // `"1"`: the right version written as text, a wrong type.
+                    return None;
+                } else {
+                    format!("{:?}", s.text)
+                }
+            }
+        };
+        Some(
+            Diagnostic::new(
+                DiagnosticKind::UnsupportedVersion,
+                format!(
+                    "unsupported preset format version {shown}; this build reads version {FORMAT_VERSION}"
+                ),
+            )
+            .at(self.span(*value))
+            .help(format!(
+                "write `version: {FORMAT_VERSION}` (a file written for a newer format needs a newer agent-presets)"
+            )),
+        )
+    }
+
+    /// Check the node at `at` (an alias is checked as its anchor's node, but a wrong type
+    /// is reported where the alias is) against `schema`. `key` is the mapping key the node
+    /// is the value of, for messages.
+    fn check(&mut self, at: NodeId, schema: &'a Value, key: Option<&str>) {
+        let schema = self.resolve(schema);
+        if let Some(allowed) = self.string_enum(schema) {
+            self.check_enum(at, &allowed, key);
+            return;
+        }
+        if let Some(branches) = union(schema) {
+            self.check_union(at, branches, key);
+            return;
+        }
+        let types = self.types(schema);
+        if !types.is_empty() && !self.check_type(at, &types, key) {
+            return;
+        }
+        let node = self.tree.deref(at);
+        match &self.tree.nodes[node].kind {
+            Kind::Map(_) => self.check_object(node, schema),
+            Kind::Seq(items) => {
+                if let Some(item) = schema.get("items") {
+                    for &i in items {
+                        self.check(i, item, None);
+                    }
+                }
+            }
+            Kind::Scalar { .. } => self.check_scalar_value(at, schema, key),
+            Kind::Alias(_) => {}
+        }
+    }
+
+    fn check_union(&mut self, at: NodeId, branches: &'a [Value], key: Option<&str>) {
+        let shape = self.shape(at);
+        let candidates: Vec<&Value> = branches
+            .iter()
+            .filter(|b| {
+                let types = self.types(b);
+                types.is_empty() || types.iter().any(|(t, _)| shape_fits(shape, t))
+            })
+            .collect();
+        match candidates.as_slice() {
+            [] => {
+                let types: Vec<(&str, &Value)> =
+                    branches.iter().flat_map(|b| self.types(b)).collect();
+                self.check_type(at, &types, key);
+            }
+            [only] => self.check(at, only, key),
+            [first, ..] => {
+                for c in &candidates {
+                    let mark = self.out.len();
+                    self.check(at, c, key);
+                    if self.out.len() == mark {
+                        return;
+                    }
+                    self.out.truncate(mark);
+                }
+                self.check(at, first, key);
+            }
+        }
+    }
+
+    fn check_enum(&mut self, at: NodeId, allowed: &[&str], key: Option<&str>) {
+        let value = match self.shape(at) {
+            Shape::Scalar => self.scalar(at).map(|s| s.text),
+            _ => None,
+        };
+        let Some(value) = value else {
+            let types = [("string", &Value::Null)];
+            self.check_type(at, &types, key);
+            return;
+        };
+        if allowed.contains(&value) {
+            return;
+        }
+        let help = help_did_you_mean(value, allowed.iter().copied())
+            .unwrap_or_else(|| format!("expected one of {}", list_names(allowed.iter().copied())));
+        let what = key.unwrap_or("value");
+        self.out.push(
+            Diagnostic::new(
+                DiagnosticKind::InvalidValue,
+                format!("unknown {what} `{value}`"),
+            )
+            .at(self.span(at))
+            .help(help),
+        );
+    }
+
+    /// Does the node have one of `types`? Reports `wrong-type` if not. `true`: go on and
+    /// check the content; `false`: stop (reported, or an allowed null).
+    fn check_type(&mut self, at: NodeId, types: &[(&str, &Value)], key: Option<&str>) -> bool {
+        let has = |t: &str| types.iter().any(|(name, _)| *name == t);
+        let shape = self.shape(at);
+        let fits = match shape {
+            Shape::Null => return has("null") || self.wrong_type(at, types, key),
+            Shape::List => has("array"),
+            Shape::Mapping => has("object"),
+            Shape::Scalar => match self.scalar(at) {
+                Some(s) => {
+                    has("string")
+                        || (has("integer") && s.as_int().is_some())
+                        || (has("number") && s.as_float().is_some())
+                        || (has("boolean") && s.as_bool().is_some())
+                }
+                None => false,
+            },
+        };
+        fits || self.wrong_type(at, types, key)
+    }
+
+    /// Report a `wrong-type`; always `false`.
+    fn wrong_type(&mut self, at: NodeId, types: &[(&str, &Value)], key: Option<&str>) -> bool {
+        let shape = self.shape(at);
+        let mut expected: Vec<String> = Vec::new();
+        for (t, schema) in types {
+            let text = match *t {
+                "string" if shape == Shape::Null => "text".to_owned(),
+                "string" => "a single value".to_owned(),
+                "integer" if minimum(schema).is_some_and(|m| m >= 0.0) => {
+                    "a whole number (0 or more)".to_owned()
+                }
+                "integer" => "a whole number".to_owned(),
+                "number" => "a number".to_owned(),
+                "boolean" => "`true` or `false`".to_owned(),
+                "array" => "a list".to_owned(),
+                "object" => "a mapping (`key: value` entries)".to_owned(),
+                _ => continue,
+            };
+            if !expected.contains(&text) {
+                expected.push(text);
+            }
+        }
+        let expected = if expected.is_empty() {
+            "something else".to_owned()
+        } else {
+            expected.join(" or ")
+        };
+        let found = self.describe(at);
+        let non_null: Vec<&str> = types
+            .iter()
+            .map(|(t, _)| *t)
+            .filter(|t| *t != "null")
+            .collect();
+        let help = match shape {
+            Shape::Null if key.is_some() => {
+                Some("write a value after the colon, or remove the key".to_owned())
+            }
+            Shape::Null => Some("write a value here, or remove this entry".to_owned()),
+            _ if non_null.iter().all(|t| *t == "array") => {
+                Some("write a list as `[a, b]` or as lines starting with `- `".to_owned())
+            }
+            Shape::Scalar => self.scalar(at).and_then(|s| {
+                let fits_unquoted = |s: Scalar<'_>| {
+                    let plain = Scalar {
+                        style: Style::Plain,
+                        tag: CoreTag::None,
+                        ..s
+                    };
+                    (non_null.contains(&"integer") && plain.as_int().is_some())
+                        || (non_null.contains(&"number") && plain.as_float().is_some())
+                        || (non_null.contains(&"boolean") && plain.as_bool().is_some())
+                };
+                if s.is_text() && fits_unquoted(s) {
+                    let value = yaml_trim(s.text);
+                    Some(match key {
+                        Some(k) => format!("write `{k}: {value}` without quotes"),
+                        None => format!("write `{value}` without quotes"),
+                    })
+                } else if non_null.contains(&"boolean") && is_yaml11_bool(s.text) {
+                    Some(
+                        "YAML 1.1 spellings such as `yes`, `no`, `on` and `off` are not booleans here"
+                            .to_owned(),
+                    )
+                } else {
+                    None
+                }
+            }),
+            _ => None,
+        };
+        self.out.push(
+            Diagnostic::new(
+                DiagnosticKind::WrongType,
+                format!("expected {expected}, found {found}"),
+            )
+            .at(self.span(at))
+            .maybe_help(help),
+        );
+        false
+    }
+
+    /// `const`, `minimum` and integer formats of a scalar whose type is right.
+    fn check_scalar_value(&mut self, at: NodeId, schema: &'a Value, key: Option<&str>) {
+        let Some(s) = self.scalar(at) else {
+            return;
+        };
+        let types = self.types(schema);
+        let is_integer = types.iter().any(|(t, _)| *t == "integer");
+        if is_integer && !types.iter().any(|(t, _)| *t == "string") {
+            let Some(n) = s.as_int() else {
+                return;
+            };
+            let min = minimum(schema);
+            let unsigned = min.is_some_and(|m| m >= 0.0)
+                || schema
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .is_some_and(|f| f.starts_with("uint"));
+            if unsigned && yaml_trim(s.text).starts_with('-') {
+                self.wrong_type(at, &types, key);
+                return;
+            }
+            if let Some(m) = min
+                && (n as f64) < m
+            {
+                let what = key.map_or("the value".to_owned(), |k| format!("`{k}`"));
+                self.out.push(
+                    Diagnostic::new(
+                        DiagnosticKind::InvalidValue,
+                        format!("{what} must be at least {m}"),
+                    )
+                    .at(self.span(at)),
+                );
+                return;
+            }
+            let max = match schema.get("format").and_then(Value::as_str) {
+                Some("uint32") => Some(i128::from(u32::MAX)),
+                Some("int32") => Some(i128::from(i32::MAX)),
+                Some("uint64") => Some(i128::from(u64::MAX)),
+                Some("int64") => Some(i128::from(i64::MAX)),
+                _ => None,
+            };
+            if let Some(max) = max
+                && n > max
+            {
+                let what = key.map_or("the value".to_owned(), |k| format!("`{k}`"));
+                self.out.push(
+                    Diagnostic::new(
+                        DiagnosticKind::InvalidValue,
+                        format!("{what} is too large: at most {max}"),
+                    )
+                    .at(self.span(at)),
+                );
+                return;
+            }
+        }
+        if let Some(expected) = schema.get("const") {
+            let matches = match expected {
+                Value::Number(n) => n
+                    .as_i64()
+                    .map(i128::from)
+                    .zip(s.as_int())
+                    .is_some_and(|(a, b)| a == b),
+                Value::String(t) => s.text == t,
+                Value::Bool(b) => s.as_bool() == Some(*b),
+                _ => true,
+            };
+            if !matches {
+                self.out.push(
+                    Diagnostic::new(
+                        DiagnosticKind::InvalidValue,
+                        format!("expected `{expected}`, found {}", self.describe(at)),
+                    )
+                    .at(self.span(at)),
+                );
+            }
+        }
+    }
+
+    /// The entries of a mapping with merge keys (`<<`) applied: the mapping's own keys,
+    /// then merged keys it does not set itself (an earlier merge wins over a later one).
+    /// Repeated keys are left out (they are reported already).
+    fn entries(&mut self, map: NodeId) -> Vec<(NodeId, NodeId)> {
+        let mut out = Vec::new();
+        let mut names: HashSet<&'a str> = HashSet::new();
+        self.collect_entries(map, &mut out, &mut names, 0);
+        out
+    }
+
+    fn collect_entries(
+        &mut self,
+        map: NodeId,
+        out: &mut Vec<(NodeId, NodeId)>,
+        names: &mut HashSet<&'a str>,
+        depth: usize,
+    ) {
+        let tree = self.tree;
+        let Kind::Map(entries) = &tree.nodes[tree.deref(map)].kind else {
+            return;
+        };
+        let mut merges = Vec::new();
+        for e in entries {
+            if e.duplicate {
+                continue;
+            }
+            if tree.is_merge_key(e.key) {
+                merges.push(e.value);
+                continue;
+            }
+            match tree.key_text(e.key) {
+                Some(name) => {
+                    if names.insert(name) {
+                        out.push((e.key, e.value));
+                    }
+                }
+                None => out.push((e.key, e.value)),
+            }
+        }
+        if depth > MAX_YAML_DEPTH {
+            return;
+        }
+        for value in merges {
+            let items: Vec<NodeId> = match &tree.nodes[tree.deref(value)].kind {
+                Kind::Map(_) => vec![value],
+                Kind::Seq(items) => items.clone(),
+                _ => {
+                    self.bad_merge(value);
+                    continue;
+                }
+            };
+            for item in items {
+                if matches!(tree.nodes[tree.deref(item)].kind, Kind::Map(_)) {
+                    self.collect_entries(item, out, names, depth + 1);
+                } else {
+                    self.bad_merge(item);
+                }
+            }
+        }
+    }
+
+    fn bad_merge(&mut self, at: NodeId) {
+        let found = self.describe(at);
+        self.out.push(
+            Diagnostic::new(
+                DiagnosticKind::WrongType,
+                format!("a merge (`<<`) takes a mapping or a list of mappings, found {found}"),
+            )
+            .at(self.span(at)),
+        );
+    }
+
+    fn check_object(&mut self, map: NodeId, schema: &'a Value) {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        let additional = schema.get("additionalProperties");
+        let tree = self.tree;
+        let entries = self.entries(map);
+        // Keys set right: an unknown key is not suggested to be one of them.
+        let known: HashSet<&str> = entries
+            .iter()
+            .filter_map(|(k, _)| tree.key_text(*k))
+            .filter(|name| properties.is_some_and(|p| p.contains_key(*name)))
+            .collect();
+        let mut present: HashSet<&str> = HashSet::new();
+        // Keys an unknown key is probably a misspelling of: not reported missing as well.
+        let mut suggested: HashSet<&str> = HashSet::new();
+        for (key, value) in entries {
+            let Some(name) = tree.key_text(key) else {
+                let found = self.describe(key);
+                self.out.push(
+                    Diagnostic::new(
+                        DiagnosticKind::WrongType,
+                        format!("a key must be a name, found {found}"),
+                    )
+                    .at(self.span(key)),
+                );
+                continue;
+            };
+            present.insert(name);
+            if let Some(property) = properties.and_then(|p| p.get(name)) {
+                self.check(value, property, Some(name));
+                continue;
+            }
+            match additional {
+                Some(Value::Bool(false)) => {
+                    if let Some(meant) = self.unknown_key(key, name, properties, &known) {
+                        suggested.insert(meant);
+                    }
+                }
+                Some(extra @ Value::Object(_)) => self.check(value, extra, Some(name)),
+                _ => {}
+            }
+        }
+        let required = schema.get("required").and_then(Value::as_array);
+        for field in required.into_iter().flatten().filter_map(Value::as_str) {
+            if present.contains(field) || suggested.contains(field) {
+                continue;
+            }
+            let example = if field == "version" {
+                format!("{field}: {FORMAT_VERSION}")
+            } else {
+                format!("{field}: ...")
+            };
+            self.out.push(
+                Diagnostic::new(
+                    DiagnosticKind::MissingField,
+                    format!("missing required key `{field}`"),
+                )
+                .at(self.mapping_start(map))
+                .help(format!("add `{example}` to this mapping")),
+            );
+        }
+    }
+
+    /// Where a mapping starts: its first key (or its `{`).
+    fn mapping_start(&self, map: NodeId) -> Span {
+        let map = self.tree.deref(map);
+        match &self.tree.nodes[map].kind {
+            Kind::Map(entries) if !entries.is_empty() => self.span(entries[0].key),
+            _ => self.span(map),
+        }
+    }
+
+    /// Report an unknown key; returns the key it probably misspells, if any.
+    fn unknown_key(
+        &mut self,
+        key: NodeId,
+        name: &str,
+        properties: Option<&'a Map<String, Value>>,
+        known: &HashSet<&str>,
+    ) -> Option<&'a str> {
+        let expected: Vec<&'a str> = properties
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let message = match key_set_owner(&expected) {
+            Some(owner) => format!("unknown key `{name}` in {owner}"),
+            None => format!("unknown key `{name}`"),
+        };
+        let unset = expected.iter().copied().filter(|k| !known.contains(k));
+        let meant = did_you_mean(name, unset);
+        let help = match meant {
+            Some(m) => format!("did you mean `{m}`?"),
+            None if expected.is_empty() => "this mapping takes no keys".to_owned(),
+            None => format!(
+                "allowed keys here: {}",
+                list_names(expected.iter().copied())
+            ),
+        };
+        self.out.push(
+            Diagnostic::new(DiagnosticKind::UnknownKey, message)
+                .at(self.span(key))
+                .help(help),
+        );
+        meant
+    }
+}
+
+/// The branches of an `anyOf` or `oneOf`.
+fn union(schema: &Value) -> Option<&[Value]> {
+    schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+}
+
+fn minimum(schema: &Value) -> Option<f64> {
+    schema.get("minimum").and_then(Value::as_f64)
+}
+
+/// Can a node of this shape be of JSON Schema type `t`?
+fn shape_fits(shape: Shape, t: &str) -> bool {
+    match shape {
+        Shape::Null => t == "null",
+        Shape::List => t == "array",
+        Shape::Mapping => t == "object",
+        Shape::Scalar => matches!(t, "string" | "integer" | "number" | "boolean"),
+    }
+}
+
+fn shorten(text: &str) -> String {
+    const MAX: usize = 40;
+    let first_line = text.lines().next().unwrap_or("");
+    if first_line.chars().count() <= MAX && first_line.len() == text.len() {
+        text.to_owned()
+    } else {
+        let cut: String = first_line.chars().take(MAX).collect();
+        format!("{cut}…")
+    }
+}
+
+fn list_names<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names
+        .into_iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_as_serde_saphyr_reads_them() {
+        for (text, value) in [
+            ("0", Some(0)),
+            ("42", Some(42)),
+            ("+5", Some(5)),
+            ("-5", Some(-5)),
+            ("1_000", Some(1000)),
+            ("0x1F", Some(31)),
+            ("0o17", Some(15)),
+            ("0b11", Some(3)),
+            ("007", None),
+            ("1.0", None),
+            ("1__0", None),
+            ("_1", None),
+            ("", None),
+            ("lots", None),
+        ] {
+            assert_eq!(parse_int(text), value, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn floats_as_serde_saphyr_reads_them() {
+        assert_eq!(parse_float("1"), Some(1.0));
+        assert_eq!(parse_float(".5"), Some(0.5));
+        assert_eq!(parse_float("1e3"), Some(1000.0));
+        assert_eq!(parse_float("-.inf"), Some(f64::NEG_INFINITY));
+        assert!(parse_float(".NaN").is_some_and(f64::is_nan));
+        for bad in ["inf", "nan", "1e999", "1_000", "0x10", "high", ""] {
+            assert_eq!(parse_float(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn quoted_scalars_are_text() {
+        let quoted = Scalar {
+            text: "5",
+            style: Style::Quoted('"'),
+            tag: CoreTag::None,
+        };
+        assert!(quoted.is_text());
+        assert_eq!(quoted.as_int(), None);
+        let plain = Scalar {
+            style: Style::Plain,
+            ..quoted
+        };
+        assert_eq!(plain.as_int(), Some(5));
+        let tagged = Scalar {
+            tag: CoreTag::Int,
+            ..quoted
+        };
+        assert_eq!(tagged.as_int(), Some(5));
+        let as_str = Scalar {
+            tag: CoreTag::Str,
+            ..plain
+        };
+        assert!(as_str.is_text() && !as_str.is_null());
+        let null = Scalar { text: "~", ..plain };
+        assert!(null.is_null());
+    }
+}
