@@ -111,10 +111,7 @@ pub(crate) fn run(
         let validation = workspace.validate(&name);
         // Two files offer this name (or one shadows a built-in): the name is ambiguous,
         // so the preset is not valid whatever its content.
-        let refused = workspace
-            .problems_about(&name)
-            .iter()
-            .any(Diagnostic::is_error);
+        let refused = workspace.is_ambiguous(&name);
         let valid = !refused
             && !validation.diagnostics.iter().any(|d| {
                 d.severity == Severity::Error

@@ -100,7 +100,7 @@ impl Workspace {
         self.require(name)?;
         let notes = self.problems_about(name);
         let validation = self.validate(name);
-        let refused = notes.iter().any(Diagnostic::is_error);
+        let refused = self.is_ambiguous(name);
         let all: Vec<Diagnostic> = notes.into_iter().chain(validation.diagnostics).collect();
         let preset = match validation.preset {
             Some(p) if !refused => p,
@@ -116,6 +116,15 @@ impl Workspace {
             io.err.write_all(renderer.render_all(&all).as_bytes())?;
         }
         Ok(preset)
+    }
+
+    /// Do two files offer `name` (a `duplicate-preset`)? Then the name is ambiguous and
+    /// no preset of that name is valid. (A file that takes a built-in's name is refused
+    /// on its own; the built-in stays valid.)
+    pub(crate) fn is_ambiguous(&self, name: &str) -> bool {
+        self.problems_about(name)
+            .iter()
+            .any(|d| d.kind == DiagnosticKind::DuplicatePreset)
     }
 
     /// Discovery problems about `name`'s file, or about files trying to take `name`

@@ -381,13 +381,13 @@ fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnosti
                 .help("name the model, e.g. `deepseek-v4-flash`"),
         );
     }
-    if model.max_tokens.as_ref().is_some_and(|m| m.value == 0) {
+    if let Some(max) = &model.max_tokens
+        && max.value == 0
+    {
         out.push(
-            Diagnostic::new(
-                DiagnosticKind::InvalidValue,
-                "`maxTokens` must be at least 1",
-            )
-            .at(preset.span_of(&model.name)),
+            Diagnostic::new(DiagnosticKind::InvalidValue, "`maxTokens` must be at least 1")
+                .at(preset.span_of(max))
+                .help("set the largest number of tokens the model may generate per reply, e.g. `maxTokens: 4096`"),
         );
     }
     if let Some(env) = &model.api_key_env {
