@@ -163,7 +163,9 @@ impl ToolRegistry {
     }
 
     /// Run a call: refuse unknown and hidden tools alike, validate the arguments against
-    /// the schema before the handler runs, enforce the tool's timeout.
+    /// the schema and deserialize them into the tool's argument type before the handler
+    /// runs (a failure of either is [`ToolCallError::InvalidArguments`]), enforce the
+    /// tool's timeout.
     pub async fn call(
         &self,
         name: &str,
@@ -196,7 +198,13 @@ impl ToolRegistry {
                 problems,
             });
         }
-        let future = (def.handler)(args, ctx.clone());
+        // Deserializing into the argument type is part of validation too: serde refuses
+        // a few values the schema lets through (`4294967296` or `1.0` for a `u32`).
+        let call = (def.prepare)(args).map_err(|problems| ToolCallError::InvalidArguments {
+            tool: name.to_owned(),
+            problems,
+        })?;
+        let future = call(ctx.clone());
         let result = match def.timeout() {
             Some(limit) => match tokio::time::timeout(limit, future).await {
                 Ok(r) => r,

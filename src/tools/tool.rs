@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::context::ToolContext;
 use super::name::ToolName;
@@ -92,8 +93,9 @@ pub type ToolFuture = Pin<Box<dyn Future<Output = Result<String, ToolError>> + S
 /// [`ToolCatalog::register`](super::ToolCatalog::register).
 ///
 /// The argument type's `JsonSchema` derive is the single source of the parameter schema
-/// (doc comments become descriptions); arguments are validated against that schema
-/// before [`Tool::call`] runs.
+/// (doc comments become descriptions); arguments are validated against that schema and
+/// deserialized into `Args` before [`Tool::call`] runs, so arguments that fail either
+/// never reach the handler.
 pub trait Tool: Send + Sync + 'static {
     /// The argument struct (derive `Deserialize` + `JsonSchema`, `deny_unknown_fields`).
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
@@ -122,7 +124,15 @@ pub trait Tool: Send + Sync + 'static {
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static;
 }
 
-type ErasedHandler = dyn Fn(serde_json::Value, ToolContext) -> ToolFuture + Send + Sync;
+/// A call whose arguments were deserialized into the tool's argument type: run it with a
+/// context to get the handler's future.
+pub(crate) type PreparedCall = Box<dyn FnOnce(ToolContext) -> ToolFuture + Send>;
+
+/// Deserialize JSON arguments into the tool's argument type. `Err` lists what does not fit
+/// (with JSON paths), for [`ToolCallError::InvalidArguments`]; the handler has not run.
+///
+/// [`ToolCallError::InvalidArguments`]: super::ToolCallError::InvalidArguments
+type ErasedPrepare = dyn Fn(serde_json::Value) -> Result<PreparedCall, Vec<String>> + Send + Sync;
 
 /// A tool as the catalog stores it: wire data (name, description, schemas) plus
 /// host-only data (guidance, timeout, handler) that never reaches the wire.
@@ -133,7 +143,8 @@ pub struct ToolDefinition {
     pub(crate) schemas: Arc<ToolSchemas>,
     pub(crate) guidance: Option<ToolGuidance>,
     pub(crate) timeout: Option<Duration>,
-    pub(crate) handler: Arc<ErasedHandler>,
+    /// Deserializes the arguments (after schema validation) into a ready call.
+    pub(crate) prepare: Arc<ErasedPrepare>,
     pub(crate) validator: Arc<jsonschema::Validator>,
 }
 
@@ -155,15 +166,10 @@ impl ToolDefinition {
                 )
             })?;
         let tool = Arc::new(tool);
-        let handler: Arc<ErasedHandler> = Arc::new(move |args, ctx| {
+        let prepare: Arc<ErasedPrepare> = Arc::new(move |args| {
+            let args: T::Args = deserialize_args(&args)?;
             let tool = Arc::clone(&tool);
-            Box::pin(async move {
-                let args: T::Args = serde_json::from_value(args).map_err(|e| {
-                    ToolError::new(format!("invalid arguments: {e}"))
-                        .hint("check the argument names and types against the tool's schema")
-                })?;
-                tool.call(args, ctx).await
-            }) as ToolFuture
+            Ok(Box::new(move |ctx| Box::pin(tool.call(args, ctx)) as ToolFuture) as PreparedCall)
         });
         Ok(ToolDefinition {
             name,
@@ -171,7 +177,7 @@ impl ToolDefinition {
             schemas,
             guidance,
             timeout,
-            handler,
+            prepare,
             validator: Arc::new(validator),
         })
     }
@@ -210,5 +216,129 @@ impl fmt::Debug for ToolDefinition {
             .field("guidance", &self.guidance)
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
+    }
+}
+
+/// `args` as the tool's argument type, or what does not fit.
+///
+/// The JSON Schema check runs first, but it cannot catch everything serde refuses: a
+/// `u32` field given `4294967296` (`format: uint32` is not enforced) or `1.0` (an integer
+/// by JSON Schema's rules, a float to serde). Those are argument errors as much as a
+/// wrong type, so they are reported the same way, with the serde message and the JSON
+/// path of the value.
+fn deserialize_args<A: DeserializeOwned>(args: &Value) -> Result<A, Vec<String>> {
+    A::deserialize(args).map_err(|e| {
+        let message = e.to_string();
+        vec![match error_pointer::<A>(args) {
+            Some(pointer) if !pointer.is_empty() => format!("at `{pointer}`: {message}"),
+            _ => message,
+        }]
+    })
+}
+
+/// The JSON pointer of the value that made deserializing `args` fail.
+///
+/// serde does not track paths, but serde_json's text parser reports the line of an error:
+/// lay the arguments out one value per line, remember each line's pointer, parse that
+/// text again and look up the line the error names.
+fn error_pointer<A: DeserializeOwned>(args: &Value) -> Option<String> {
+    let mut text = String::new();
+    let mut pointers = Vec::new();
+    lay_out(args, "", "", "", &mut text, &mut pointers);
+    let e = serde_json::from_str::<A>(&text).err()?;
+    pointers.get(e.line().checked_sub(1)?).cloned()
+}
+
+/// Write `value` with one scalar, key or bracket per line (`head` before it, `tail` after
+/// it on its first/last line), recording the JSON pointer of every line.
+fn lay_out(
+    value: &Value,
+    pointer: &str,
+    head: &str,
+    tail: &str,
+    text: &mut String,
+    pointers: &mut Vec<String>,
+) {
+    let mut line = |content: String| {
+        text.push_str(&content);
+        text.push('\n');
+        pointers.push(pointer.to_owned());
+    };
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            line(format!("{head}{{"));
+            for (i, (key, child)) in map.iter().enumerate() {
+                let child_pointer =
+                    format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
+                let key_head = format!("{}: ", Value::String(key.clone()));
+                let comma = if i + 1 < map.len() { "," } else { "" };
+                lay_out(child, &child_pointer, &key_head, comma, text, pointers);
+            }
+            text.push_str(&format!("}}{tail}\n"));
+            pointers.push(pointer.to_owned());
+        }
+        Value::Array(items) if !items.is_empty() => {
+            line(format!("{head}["));
+            for (i, child) in items.iter().enumerate() {
+                let comma = if i + 1 < items.len() { "," } else { "" };
+                lay_out(child, &format!("{pointer}/{i}"), "", comma, text, pointers);
+            }
+            text.push_str(&format!("]{tail}\n"));
+            pointers.push(pointer.to_owned());
+        }
+        scalar => line(format!("{head}{scalar}{tail}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        n: u32,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Args {
+        name: String,
+        offset: Option<u32>,
+        items: Option<Vec<Inner>>,
+        #[serde(rename = "a/b")]
+        slashed: Option<u8>,
+    }
+
+    #[test]
+    fn serde_failures_name_the_json_path() {
+        let problems =
+            deserialize_args::<Args>(&json!({"name": "x", "offset": 4294967296u64})).unwrap_err();
+        assert_eq!(
+            problems,
+            ["at `/offset`: invalid value: integer `4294967296`, expected u32"]
+        );
+        let problems = deserialize_args::<Args>(&json!({"name": "x", "offset": 1.0})).unwrap_err();
+        assert_eq!(
+            problems,
+            ["at `/offset`: invalid type: floating point `1.0`, expected u32"]
+        );
+        let problems =
+            deserialize_args::<Args>(&json!({"name": "x", "items": [{"n": 1}, {"n": -1}]}))
+                .unwrap_err();
+        assert_eq!(
+            problems,
+            ["at `/items/1/n`: invalid value: integer `-1`, expected u32"]
+        );
+        let problems = deserialize_args::<Args>(&json!({"name": "x", "a/b": 300})).unwrap_err();
+        assert!(problems[0].starts_with("at `/a~1b`: "), "{problems:?}");
+        // An error about the whole object has no path.
+        let problems = deserialize_args::<Args>(&json!({"offset": 1})).unwrap_err();
+        assert_eq!(problems, ["missing field `name`"]);
+        assert!(deserialize_args::<Args>(&json!({"name": "x", "offset": null})).is_ok());
     }
 }
