@@ -55,9 +55,17 @@ impl ToolContext {
         }
     }
 
-    /// The same context with environment variables that commands run by tools must not
-    /// see (e.g. the preset's `apiKeyEnv`). Variables whose names look like credentials
-    /// (`*API_KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, …) are always hidden.
+    /// The same context with environment variables to leave out of the environment of
+    /// commands run by tools (e.g. the preset's `apiKeyEnv`). Besides these, `bash` always
+    /// leaves out variables whose names look like credentials (`*_KEY`, `*_PAT`, `*_PASS`,
+    /// `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`, `*AUTH*`, …) and variables
+    /// whose values look like one (a known API key or token format, a URL with a
+    /// password).
+    ///
+    /// This is best-effort, not isolation: a command runs as the agent's user, so it can
+    /// still read the agent process's own environment (`/proc/$PPID/environ`) and any
+    /// file the agent can read. Keeping secrets from commands for real needs a sandbox
+    /// (another user, a container) around them.
     pub fn with_hidden_env<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -67,7 +75,8 @@ impl ToolContext {
         self
     }
 
-    /// Environment variables hidden from commands, besides the credential-looking ones.
+    /// Environment variables left out of commands' environments, besides the
+    /// credential-looking ones (best-effort; see [`with_hidden_env`](Self::with_hidden_env)).
     pub fn hidden_env(&self) -> &[String] {
         &self.hidden_env
     }

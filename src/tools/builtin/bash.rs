@@ -5,6 +5,16 @@
 //! when the call is dropped (e.g. by the registry's own timeout). Killing it on exit is
 //! what keeps a background job that still holds the pipes (`sleep 100 &`) from hanging the
 //! call; reading stops shortly after, whatever is left.
+//!
+//! What this does **not** do:
+//! - A process that deliberately leaves the process group — `setsid`, or a daemon that
+//!   starts a new session — is not tracked and may outlive the call. Containing those
+//!   takes a cgroup or a sandbox around the agent.
+//! - Hiding credentials from commands ([`hidden_env`]) is best-effort: the variables are
+//!   removed from the command's environment, but the command runs as the same user as
+//!   the agent and can still read the agent process's own environment (e.g.
+//!   `/proc/$PPID/environ`) or any file the agent can read. Real isolation needs a
+//!   sandbox (another user, a container, a seccomp/landlock profile).
 
 use std::future::Future;
 use std::os::unix::process::ExitStatusExt;
@@ -54,8 +64,10 @@ impl Tool for Bash {
     fn description(&self) -> &str {
         "Run a shell command with `bash -c` in the workspace root and get its exit status, \
          stdout and stderr (each capped; long output keeps its beginning and end). The \
-         command is killed, with every process it started, after `timeout_secs` (default \
-         120, at most 600). Background processes do not outlive the command."
+         command is killed, with every process in its process group, after `timeout_secs` \
+         (default 120, at most 600); background processes in the group are killed when the \
+         command ends. A process that leaves the group (`setsid`, daemons that start a new \
+         session) is not tracked."
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
@@ -65,7 +77,9 @@ impl Tool for Bash {
                    grep, glob and list_dir for reading and searching, and edit_file or \
                    write_file for changing files: they are confined to the workspace and \
                    their output is easier to use. Commands cannot be interactive (stdin is \
-                   empty) and cannot leave servers running. Redirect very long output to a \
+                   empty); background jobs are killed when the command ends, so do not \
+                   start servers you expect to keep running, and do not detach processes \
+                   with setsid or nohup-style daemonizing. Redirect very long output to a \
                    file and read it in parts."
                 .to_owned(),
         })
@@ -136,27 +150,85 @@ struct Run {
     stderr: StreamCapture,
 }
 
-/// Environment variables the command must not see: the ones the host named (e.g. the
-/// preset's `apiKeyEnv`) and every variable whose name looks like it holds a credential,
-/// so `echo $DEEPSEEK_API_KEY` cannot put a key in front of the model.
+/// Environment variables the command's environment leaves out: the ones the host named
+/// (e.g. the preset's `apiKeyEnv`), every variable whose name looks like it holds a
+/// credential ([`is_secret_name`]) and every variable whose value looks like one
+/// ([`is_secret_value`]), so `echo $DEEPSEEK_API_KEY` or `env` does not put a key in front
+/// of the model.
+///
+/// Best-effort, not a security boundary: the command runs as the agent's user and can
+/// still read the agent's own environment through `/proc/$PPID/environ`, or files that
+/// hold the same secrets. Real isolation needs a sandbox.
 fn hidden_env(ctx: &ToolContext) -> Vec<std::ffi::OsString> {
-    const SECRET_MARKERS: [&str; 6] = [
-        "API_KEY",
-        "APIKEY",
-        "SECRET",
-        "TOKEN",
-        "PASSWORD",
-        "PRIVATE_KEY",
-    ];
     let mut names: Vec<std::ffi::OsString> = std::env::vars_os()
-        .map(|(k, _)| k)
-        .filter(|k| {
-            let upper = k.to_string_lossy().to_ascii_uppercase();
-            SECRET_MARKERS.iter().any(|m| upper.contains(m))
+        .filter(|(k, v)| {
+            let name = k.to_string_lossy();
+            !is_plain_name(&name)
+                && (is_secret_name(&name) || is_secret_value(&v.to_string_lossy()))
         })
+        .map(|(k, _)| k)
         .collect();
     names.extend(ctx.hidden_env().iter().map(std::ffi::OsString::from));
     names
+}
+
+/// Variables every command needs and that never hold a credential; never hidden by the
+/// heuristics (only when the host names them).
+fn is_plain_name(name: &str) -> bool {
+    const PLAIN: [&str; 20] = [
+        "PWD", "OLDPWD", "PATH", "HOME", "SHELL", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM",
+        "TZ", "TMPDIR", "HOSTNAME", "SHLVL", "DISPLAY", "EDITOR", "VISUAL", "PAGER", "MAIL", "_",
+    ];
+    PLAIN.contains(&name) || name.starts_with("LC_") || name.starts_with("XDG_")
+}
+
+/// Does the name say the variable holds a credential (`GITHUB_TOKEN`, `DB_PASS`,
+/// `AWS_SECRET_ACCESS_KEY`, `NPM_AUTH`, …)?
+fn is_secret_name(name: &str) -> bool {
+    const ENDINGS: [&str; 5] = ["_KEY", "_PAT", "_PASS", "_PWD", "_PIN"];
+    const MARKERS: [&str; 12] = [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "API_KEY",
+        "APIKEY",
+        "PRIVATE_KEY",
+        "ACCESS_KEY",
+        "SESSION_KEY",
+        "COOKIE",
+    ];
+    let upper = name.to_ascii_uppercase();
+    ENDINGS.iter().any(|e| upper.ends_with(e))
+        || MARKERS.iter().any(|m| upper.contains(m))
+        || has_auth(&upper)
+}
+
+/// `AUTH` as in `NPM_AUTH`, `OAUTH_…`, `AUTHORIZATION`, but not `AUTHOR` (`GIT_AUTHOR_NAME`),
+/// `AUTHORITY` (`XAUTHORITY`, a file path) or the ssh agent's socket path.
+fn has_auth(upper: &str) -> bool {
+    if upper == "SSH_AUTH_SOCK" {
+        return false;
+    }
+    upper.match_indices("AUTH").any(|(i, _)| {
+        let rest = &upper[i + 4..];
+        !rest.starts_with("OR") || rest.starts_with("ORIZ")
+    })
+}
+
+/// Does the value look like a credential: a known key or token format, or a URL with a
+/// password in it (`postgres://user:pass@host/db`)?
+fn is_secret_value(value: &str) -> bool {
+    static URL_WITH_PASSWORD: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| {
+            regex::Regex::new(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@\s:]*:[^/?#@\s]+@").ok()
+        });
+    !crate::secrets::find_secrets(value).is_empty()
+        || URL_WITH_PASSWORD
+            .as_ref()
+            .is_some_and(|re| re.is_match(value))
 }
 
 async fn run(
@@ -322,5 +394,77 @@ fn section(capture: &StreamCapture, max_lines: usize, name: &str) -> String {
         "(empty)".to_owned()
     } else {
         text.strip_suffix('\n').unwrap_or(&text).to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_names_are_recognised() {
+        for name in [
+            "DEEPSEEK_API_KEY",
+            "OPENAI_APIKEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_ACCESS_KEY_ID",
+            "SSH_KEY",
+            "GITHUB_PAT",
+            "DB_PASS",
+            "MYSQL_PWD",
+            "PGPASSWORD",
+            "SMTP_PASSWD",
+            "GPG_PASSPHRASE",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "NPM_AUTH",
+            "HTTP_AUTHORIZATION",
+            "OAUTH_CLIENT",
+            "SIGNING_PRIVATE_KEY",
+            "app_secret",
+        ] {
+            assert!(is_secret_name(name), "{name} should be hidden");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "GIT_AUTHOR_NAME",
+            "XAUTHORITY",
+            "SSH_AUTH_SOCK",
+            "CARGO_HOME",
+            "RUST_LOG",
+            "KEYBOARD",
+            "MONKEY",
+        ] {
+            assert!(!is_secret_name(name), "{name} should stay visible");
+        }
+        for name in [
+            "PWD", "OLDPWD", "PATH", "HOME", "SHELL", "USER", "LANG", "TERM", "LC_ALL",
+        ] {
+            assert!(is_plain_name(name), "{name} is never hidden");
+        }
+    }
+
+    #[test]
+    fn credential_values_are_recognised() {
+        for value in [
+            "sk-abcdefghijklmnopqrstuvwxyz0123",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "postgres://app:hunter2@db.internal:5432/app",
+            "https://user:token@example.com/repo.git",
+            "redis://:secretpass@cache:6379",
+        ] {
+            assert!(is_secret_value(value), "{value} should be hidden");
+        }
+        for value in [
+            "",
+            "/usr/bin:/bin",
+            "https://example.com/a:b",
+            "ssh://git@github.com/org/repo.git",
+            "en_US.UTF-8",
+            "http://localhost:8080/",
+        ] {
+            assert!(!is_secret_value(value), "{value} should stay visible");
+        }
     }
 }
