@@ -130,6 +130,19 @@ async fn handle(args: TodoWriteArgs, ctx: ToolContext) -> Result<String, ToolErr
             return Err(ToolError::new(format!("task {} has empty content", i + 1))
                 .hint("describe every task in a short sentence"));
         }
+        // The list is rendered one task per line: a line break (or another control
+        // character) in a task could forge further lines of it.
+        if item
+            .content
+            .chars()
+            .any(|c| (c.is_control() && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}'))
+        {
+            return Err(ToolError::new(format!(
+                "task {} contains a line break or another control character",
+                i + 1
+            ))
+            .hint("write each task on one line; split a long task into several tasks"));
+        }
         if item.content.chars().count() > MAX_TODO_CHARS {
             return Err(ToolError::new(format!(
                 "task {} is longer than {MAX_TODO_CHARS} characters",
