@@ -1,7 +1,9 @@
 //! [`OutputLimits`]: how much text one tool result may carry, and the helpers that cut
 //! text down to it with a visible marker saying what was cut and how to see more.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::ops::Range;
 
 /// Caps on the text a built-in tool hands back to the model. A result that would exceed
 /// them is cut, and the cut is announced in the result itself.
@@ -39,6 +41,55 @@ pub(crate) fn cut_line(line: &str, max_chars: usize) -> String {
             format!("{}… [line cut: {rest} more characters]", &line[..end])
         }
     }
+}
+
+/// Longest piece of model-given input (a path, a pattern) repeated in a message.
+pub(crate) const MAX_ECHO_CHARS: usize = 200;
+
+/// `input` as it may appear in a message: its first [`MAX_ECHO_CHARS`] characters and an
+/// ellipsis naming the length when it is longer, so a huge argument cannot make a huge
+/// error.
+pub(crate) fn echo(input: &str) -> Cow<'_, str> {
+    match input.char_indices().nth(MAX_ECHO_CHARS) {
+        None => Cow::Borrowed(input),
+        Some((end, _)) => Cow::Owned(format!(
+            "{}… ({} characters in all)",
+            &input[..end],
+            input.chars().count()
+        )),
+    }
+}
+
+/// `line` cut to about `max_chars` characters around `focus` (a byte range, e.g. a
+/// regex match), with a marker on each side that was cut naming how many characters it
+/// hides. The focus starts inside the window even when it is longer than the window.
+pub(crate) fn cut_line_around(line: &str, focus: Range<usize>, max_chars: usize) -> String {
+    let total = line.chars().count();
+    if total <= max_chars {
+        return line.to_owned();
+    }
+    let focus_start = line[..focus.start.min(line.len())].chars().count();
+    let focus_len = line
+        .get(focus.start..focus.end.min(line.len()))
+        .map_or(0, |f| f.chars().count());
+    // Centre the focus; a focus longer than the window starts it.
+    let lead = max_chars.saturating_sub(focus_len) / 2;
+    let start = focus_start.saturating_sub(lead).min(total - max_chars);
+    let end = start + max_chars;
+    let byte = |chars: usize| {
+        line.char_indices()
+            .nth(chars)
+            .map_or(line.len(), |(i, _)| i)
+    };
+    let mut out = String::with_capacity(max_chars * 4 + 80);
+    if start > 0 {
+        out.push_str(&format!("[line cut: {start} characters before] …"));
+    }
+    out.push_str(&line[byte(start)..byte(end)]);
+    if end < total {
+        out.push_str(&format!("… [line cut: {} more characters]", total - end));
+    }
+    out
 }
 
 /// Keep whole lines of `text` from the start while they fit `max_lines` and `max_bytes`;
@@ -227,6 +278,34 @@ mod tests {
         assert_eq!(cut_line("abc", 3), "abc");
         assert_eq!(cut_line("abcdef", 3), "abc… [line cut: 3 more characters]");
         assert_eq!(cut_line("ééé", 1), "é… [line cut: 2 more characters]");
+    }
+
+    #[test]
+    fn echo_cuts_long_input_with_an_ellipsis() {
+        assert_eq!(echo("short"), "short");
+        let long = "x".repeat(100_000);
+        let shown = echo(&long);
+        assert!(shown.len() < 300, "{shown}");
+        assert!(shown.ends_with("… (100000 characters in all)"), "{shown}");
+    }
+
+    #[test]
+    fn cut_line_around_keeps_the_focus_and_marks_both_sides() {
+        let line = format!("{}NEEDLE{}", "a".repeat(1000), "b".repeat(1000));
+        let out = cut_line_around(&line, 1000..1006, 100);
+        assert!(out.contains("NEEDLE"), "{out}");
+        assert!(
+            out.starts_with("[line cut: 953 characters before] …"),
+            "{out}"
+        );
+        assert!(out.ends_with("… [line cut: 953 more characters]"), "{out}");
+        // Near the start only the end is cut; short lines are untouched.
+        let out = cut_line_around(&line, 0..1, 10);
+        assert_eq!(out, "aaaaaaaaaa… [line cut: 1996 more characters]");
+        assert_eq!(cut_line_around("abc", 1..2, 10), "abc");
+        // Near the end only the start is cut.
+        let out = cut_line_around(&line, 2005..2006, 10);
+        assert_eq!(out, "[line cut: 1996 characters before] …bbbbbbbbbb");
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! [`ToolContext::workspace`]: crate::tools::ToolContext::workspace
 
 mod bash;
+mod blocking;
 mod edit_file;
 mod glob;
 mod grep;

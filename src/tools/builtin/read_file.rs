@@ -6,6 +6,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::blocking::run_blocking;
 use super::limits::cut_line;
 use super::workspace::{read_text_file, resolve};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
@@ -68,9 +69,15 @@ impl Tool for ReadFile {
 }
 
 /// The work of `read_file` (a free function, so the future borrows nothing from the tool).
+/// Reading and numbering a file of up to 16 MiB is blocking work: it runs on the blocking
+/// pool, so the registry's timeout can fire.
 async fn handle(args: ReadFileArgs, ctx: ToolContext) -> Result<String, ToolError> {
-    let path = resolve(&ctx, &args.path)?;
-    let text = read_text_file(&path).await?;
+    run_blocking("read", move |_| read(&args, &ctx)).await?
+}
+
+fn read(args: &ReadFileArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+    let path = resolve(ctx, &args.path)?;
+    let text = read_text_file(&path)?;
     let limits = *ctx.limits();
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len();

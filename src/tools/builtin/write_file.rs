@@ -6,6 +6,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::blocking::{CancelToken, run_blocking};
 use super::limits::line_count;
 use super::workspace::{MAX_TEXT_FILE_BYTES, resolve, write_atomic};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
@@ -61,8 +62,19 @@ impl Tool for WriteFile {
 }
 
 /// The work of `write_file` (a free function, so the future borrows nothing from the tool).
+/// The whole write runs as one task on the blocking pool: if the call is dropped (the
+/// registry's timeout), the task still finishes and removes its temporary file, leaving
+/// the target unchanged.
 async fn handle(args: WriteFileArgs, ctx: ToolContext) -> Result<String, ToolError> {
-    let path = resolve(&ctx, &args.path)?;
+    run_blocking("write", move |cancel| write(&args, &ctx, cancel)).await?
+}
+
+fn write(
+    args: &WriteFileArgs,
+    ctx: &ToolContext,
+    cancel: &CancelToken,
+) -> Result<String, ToolError> {
+    let path = resolve(ctx, &args.path)?;
     if args.content.len() as u64 > MAX_TEXT_FILE_BYTES {
         return Err(ToolError::new(format!(
             "the content is {} bytes, more than the {MAX_TEXT_FILE_BYTES} bytes write_file accepts",
@@ -70,8 +82,8 @@ async fn handle(args: WriteFileArgs, ctx: ToolContext) -> Result<String, ToolErr
         ))
         .hint("split the data into several smaller files"));
     }
-    let existed = tokio::fs::try_exists(&path.real).await.unwrap_or(false);
-    write_atomic(&path, args.content.as_bytes()).await?;
+    let existed = path.real.try_exists().unwrap_or(false);
+    write_atomic(&path, args.content.as_bytes(), cancel)?;
     let lines = line_count(args.content.as_bytes());
     Ok(format!(
         "{} `{}`: {} bytes, {lines} line{}.",
