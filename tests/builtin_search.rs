@@ -308,7 +308,16 @@ async fn grep_caps_results_and_output() {
     let out = f
         .ok("grep", json!({"pattern": "needle", "path": "wide.txt"}))
         .await;
-    assert!(out.contains("… [line cut: 706 more characters]"), "{out}");
+    // A long line is shown around its match, cut on both sides.
+    assert!(
+        out.starts_with("wide.txt:1:[line cut: 353 characters before] …xxx"),
+        "{out}"
+    );
+    assert!(out.contains("xneedley"), "{out}");
+    assert!(
+        out.ends_with("yyy… [line cut: 353 more characters]\n"),
+        "{out}"
+    );
 }
 
 #[tokio::test]

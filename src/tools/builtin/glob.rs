@@ -7,7 +7,7 @@ use globset::GlobBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::limits::cap_text;
+use super::limits::{cap_text, echo};
 use super::walk::{run_blocking, stop_note, walk};
 use super::workspace::{not_found, resolve, shown, workspace_root};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
@@ -80,21 +80,27 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
             ),
         );
     }
+    check_relative(&args.pattern)?;
     let matcher = GlobBuilder::new(&args.pattern)
         .literal_separator(true)
         .build()
         .map_err(|e| {
-            ToolError::new(format!("invalid glob `{}`: {}", args.pattern, e.kind()))
-                .hint("use `*`, `**`, `?`, `[abc]` and `{a,b}`, e.g. `**/*.rs`")
+            ToolError::new(format!(
+                "invalid glob `{}`: {}",
+                echo(&args.pattern),
+                e.kind()
+            ))
+            .hint("use `*`, `**`, `?`, `[abc]` and `{a,b}`, e.g. `**/*.rs`")
         })?
         .compile_matcher();
     let include_hidden = args.pattern.split('/').any(|c| c.starts_with('.'));
     let base_real = base.real.clone();
+    let walk_root = root.clone();
     let (found, total, stop) = run_blocking(move |control| {
         let mut found = Vec::new();
         let mut total = 0usize;
         let mut stop = None;
-        for entry in walk(&base_real, include_hidden) {
+        for entry in walk(&walk_root, &base_real, include_hidden) {
             stop = control.stop();
             if stop.is_some() {
                 break;
@@ -118,7 +124,11 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
     .await?;
 
     let mut out = if total == 0 {
-        format!("No files match `{}` in `{}`.\n", args.pattern, base.shown)
+        format!(
+            "No files match `{}` in `{}`.\n",
+            echo(&args.pattern),
+            base.shown
+        )
     } else {
         format!(
             "{total} {} `{}` in `{}`:\n",
@@ -127,7 +137,7 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
             } else {
                 "files match"
             },
-            args.pattern,
+            echo(&args.pattern),
             base.shown
         )
     };
@@ -147,4 +157,18 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
         ctx.limits(),
         "use a narrower pattern or path",
     ))
+}
+
+/// Refuse a glob that could only match outside the search directory: matching is against
+/// paths relative to it, so an absolute pattern or one that climbs with `..` would
+/// silently match nothing.
+pub(crate) fn check_relative(pattern: &str) -> Result<(), ToolError> {
+    if pattern.starts_with('/') || pattern.split('/').any(|c| c == "..") {
+        return Err(ToolError::new(format!(
+            "the glob `{}` starts with `/` or contains `..`, but patterns are relative to the workspace root (or to `path` when given), so it cannot match anything",
+            echo(pattern)
+        ))
+        .hint("write the pattern relative to the search directory, e.g. `src/**/*.rs`, and set `path` to search elsewhere in the workspace"));
+    }
+    Ok(())
 }

@@ -10,7 +10,8 @@ use regex::{Regex, RegexBuilder};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 
-use super::limits::{cap_text, cut_line};
+use super::glob::check_relative;
+use super::limits::{MAX_ECHO_CHARS, cap_text, cut_line, cut_line_around, echo};
 use super::walk::{run_blocking, stop_note, walk};
 use super::workspace::{MAX_TEXT_FILE_BYTES, not_found, resolve, shown, workspace_root};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
@@ -21,7 +22,7 @@ pub(crate) const DEFAULT_MAX_RESULTS: u32 = 200;
 pub(crate) const MAX_RESULTS: u32 = 2_000;
 /// The most context lines honoured.
 pub(crate) const MAX_CONTEXT: u32 = 10;
-/// Longest matching line shown in full.
+/// Longest matching line shown in full; a longer one is shown around its first match.
 pub(crate) const MAX_MATCH_LINE_CHARS: usize = 500;
 
 /// Arguments of `grep`.
@@ -132,7 +133,7 @@ async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
         .size_limit(10 * 1024 * 1024)
         .build()
         .map_err(|e| {
-            ToolError::new(format!("invalid regular expression: {e}")).hint(
+            ToolError::new(format!("invalid regular expression: {}", regex_error(&args.pattern, &e))).hint(
                 "escape characters that have a meaning in regexes (`( ) [ ] { } . * + ? | ^ $ \\`) with a backslash, e.g. `foo\\(`",
             )
         })?;
@@ -152,9 +153,10 @@ async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
             .clamp(1, MAX_RESULTS) as usize,
     };
     let base_real = base.real.clone();
+    let walk_root = root.clone();
     let report = run_blocking(move |control| {
         let mut report = Report::default();
-        for entry in walk(&base_real, false) {
+        for entry in walk(&walk_root, &base_real, false) {
             report.stop = control.stop();
             if report.stop.is_some() {
                 break;
@@ -181,7 +183,8 @@ async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
     if report.total == 0 {
         out.push_str(&format!(
             "No matches for `{}` in `{}`.\n",
-            args.pattern, base.shown
+            echo(&args.pattern),
+            base.shown
         ));
     } else {
         out.push_str(&report.lines);
@@ -219,11 +222,12 @@ struct FileFilter {
 
 impl FileFilter {
     fn new(glob: &str) -> Result<Self, ToolError> {
+        check_relative(glob)?;
         let matcher = GlobBuilder::new(glob)
             .literal_separator(true)
             .build()
             .map_err(|e| {
-                ToolError::new(format!("invalid glob `{glob}`: {}", e.kind()))
+                ToolError::new(format!("invalid glob `{}`: {}", echo(glob), e.kind()))
                     .hint("use e.g. `*.rs`, `*.{ts,tsx}` or `src/**/*.py`")
             })?
             .compile_matcher();
@@ -304,11 +308,15 @@ impl Search {
                 }
                 report.shown += hits.len();
                 let line = |i: usize, sep: char| {
-                    format!(
-                        "{shown_path}{sep}{}{sep}{}\n",
-                        i + 1,
-                        cut_line(lines[i], MAX_MATCH_LINE_CHARS)
-                    )
+                    // A long matching line is shown around its first match, which might
+                    // lie past the first MAX_MATCH_LINE_CHARS characters.
+                    let text = match self.regex.find(lines[i]) {
+                        Some(m) if sep == ':' => {
+                            cut_line_around(lines[i], m.range(), MAX_MATCH_LINE_CHARS)
+                        }
+                        _ => cut_line(lines[i], MAX_MATCH_LINE_CHARS),
+                    };
+                    format!("{shown_path}{sep}{}{sep}{text}\n", i + 1)
                 };
                 if self.context == 0 {
                     for &i in hits {
@@ -336,4 +344,19 @@ impl Search {
             }
         }
     }
+}
+
+/// The regex crate's error, which repeats the pattern; for a long pattern only the part
+/// that says what is wrong.
+fn regex_error(pattern: &str, e: &regex::Error) -> String {
+    let text = e.to_string();
+    if pattern.chars().count() <= MAX_ECHO_CHARS {
+        return text;
+    }
+    let reason = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("error:"))
+        .map_or(text.as_str(), |l| l.trim_start_matches("error:").trim());
+    format!("{} (in the pattern `{}`)", echo(reason), echo(pattern))
 }
