@@ -94,3 +94,23 @@ impl ToolCatalog {
         self.tools.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_argument_validator_compiles() {
+        // Validators are compiled lazily (on a tool's first call), so check them here.
+        let catalog = ToolCatalog::builtin();
+        assert_eq!(catalog.len(), 8);
+        for def in catalog.iter() {
+            assert!(
+                def.validator().is_ok(),
+                "{}: {:?}",
+                def.name(),
+                def.validator().err()
+            );
+        }
+    }
+}

@@ -180,8 +180,12 @@ impl ToolRegistry {
             });
         };
         let def = &self.visible[i];
-        let problems: Vec<String> = def
-            .validator
+        let validator = def.validator().map_err(|msg| ToolCallError::Failed {
+            tool: name.to_owned(),
+            error: ToolError::new(msg)
+                .hint("this is a bug in the tool's definition, not in the call"),
+        })?;
+        let problems: Vec<String> = validator
             .iter_errors(&args)
             .map(|e| {
                 let path = e.instance_path().to_string();

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -145,26 +145,21 @@ pub struct ToolDefinition {
     pub(crate) timeout: Option<Duration>,
     /// Deserializes the arguments (after schema validation) into a ready call.
     pub(crate) prepare: Arc<ErasedPrepare>,
-    pub(crate) validator: Arc<jsonschema::Validator>,
+    /// Compiled on first use: most runs (`validate`, `render`) never call a tool, and
+    /// compiling every validator up front dominated their start-up.
+    pub(crate) validator: Arc<OnceLock<Result<jsonschema::Validator, String>>>,
 }
 
 impl ToolDefinition {
-    /// Erase a typed tool. Fails only on a bad name or a schema that does not compile.
+    /// Erase a typed tool. Fails on a bad name or a schema that is not an object schema;
+    /// the argument validator is compiled on the first call (a schema that does not
+    /// compile fails that call with a clear error).
     pub fn from_tool<T: Tool>(tool: T) -> Result<Self, crate::Diagnostic> {
         let name = ToolName::new(tool.name())?;
         let description = tool.description().to_owned();
         let guidance = tool.guidance();
         let timeout = tool.timeout();
         let schemas = Arc::new(ToolSchemas::for_type::<T::Args>()?);
-        let validator = jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft202012)
-            .build(&schemas.portable)
-            .map_err(|e| {
-                crate::Diagnostic::new(
-                    crate::DiagnosticKind::InvalidValue,
-                    format!("the parameter schema of tool `{name}` does not compile: {e}"),
-                )
-            })?;
         let tool = Arc::new(tool);
         let prepare: Arc<ErasedPrepare> = Arc::new(move |args| {
             let args: T::Args = deserialize_args(&args)?;
@@ -178,8 +173,26 @@ impl ToolDefinition {
             guidance,
             timeout,
             prepare,
-            validator: Arc::new(validator),
+            validator: Arc::new(OnceLock::new()),
         })
+    }
+
+    /// The argument validator, compiled on first use.
+    pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, &str> {
+        self.validator
+            .get_or_init(|| {
+                jsonschema::options()
+                    .with_draft(jsonschema::Draft::Draft202012)
+                    .build(&self.schemas.portable)
+                    .map_err(|e| {
+                        format!(
+                            "the parameter schema of tool `{}` does not compile: {e}",
+                            self.name
+                        )
+                    })
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     /// The wire name.
