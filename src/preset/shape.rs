@@ -33,7 +33,7 @@ use serde_saphyr::granit_parser::{ErrorKind, Event, Parser, ScalarStyle, ScanErr
 
 use super::source::{
     MAX_ALIAS_REPLAYED_BYTES, MAX_ALIAS_REPLAYED_EVENTS, MAX_YAML_ALIASES, MAX_YAML_DEPTH,
-    MAX_YAML_NODES, SourceFile,
+    MAX_YAML_NODES, SourceFile, list_names,
 };
 use super::spec::{FORMAT_VERSION, key_set_owner, preset_json_schema};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
@@ -1426,14 +1426,6 @@ fn shorten(text: &str) -> String {
         let cut: String = first_line.chars().take(MAX).collect();
         format!("{cut}…")
     }
-}
-
-fn list_names<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
-    names
-        .into_iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 #[cfg(test)]

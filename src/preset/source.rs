@@ -618,7 +618,8 @@ fn char_len(text: &str) -> u32 {
     u32::try_from(text.chars().count()).unwrap_or(u32::MAX)
 }
 
-fn list_names<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+/// `` `a`, `b`, `c` `` for messages.
+pub(super) fn list_names<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     names
         .into_iter()
         .map(|n| format!("`{n}`"))

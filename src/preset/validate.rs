@@ -175,7 +175,7 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
     };
     if let Some(a) = &assembler {
         diagnostics.extend(a.warnings().iter().cloned());
-        if let Err(ds) = a.assemble(&representative_values(chain)) {
+        if let Err(ds) = a.assemble(&representative_values(a)) {
             diagnostics.extend(ds.into_iter().map(explain_validate_render));
         }
     }
@@ -195,26 +195,16 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
 
 /// Built-in variables get example values; declared variables their defaults, or a
 /// placeholder when `required` (callers must pass them, so validation cannot know them).
-fn representative_values(chain: &PresetChain<'_>) -> Values {
+/// Which declaration applies is the assembler's business (the nearest one wins).
+fn representative_values(assembler: &PromptAssembler) -> Values {
     let mut values = Values::new();
     for b in BUILTIN_VARIABLES {
         if b.name != crate::prompt::TOOLS_VARIABLE {
             values.set(b.name, b.example);
         }
     }
-    // The nearest declaration of a name replaces outer ones entirely (default and
-    // `required` included), as in the assembler.
-    let mut effective: std::collections::BTreeMap<&str, &super::spec::VariableSpec> =
-        std::collections::BTreeMap::new();
-    for preset in chain.presets() {
-        for entry in preset.file.variables.iter().flat_map(|v| v.iter()) {
-            effective.insert(entry.name.value.as_str(), &entry.spec);
-        }
-    }
-    for (name, spec) in effective {
-        if spec.required == Some(true) && spec.default.is_none() {
-            values.set(name, format!("<{name}>"));
-        }
+    for name in assembler.required_variables() {
+        values.set(name, format!("<{name}>"));
     }
     values
 }

@@ -662,6 +662,15 @@ impl PromptAssembler {
         self.variables.keys().map(String::as_str)
     }
 
+    /// Variables every assembly must be given a value for: declared `required`, with no
+    /// default (after the nearest declaration replaced outer ones).
+    pub fn required_variables(&self) -> impl Iterator<Item = &str> {
+        self.variables
+            .iter()
+            .filter(|(_, v)| v.required && v.default.is_none())
+            .map(|(n, _)| n.as_str())
+    }
+
     /// Section names in final order (before `when` is evaluated).
     pub fn section_names(&self) -> impl Iterator<Item = &str> {
         self.sections.iter().map(|p| p.name.as_str())
@@ -771,12 +780,9 @@ impl PromptAssembler {
 
     fn check_required(&self, values: &Values) -> Result<(), Diagnostics> {
         let missing: Vec<Diagnostic> = self
-            .variables
-            .iter()
-            .filter(|(name, var)| {
-                var.required && var.default.is_none() && values.get(name.as_str()).is_none()
-            })
-            .map(|(name, _)| {
+            .required_variables()
+            .filter(|name| values.get(name).is_none())
+            .map(|name| {
                 Diagnostic::new(
                     DiagnosticKind::MissingValue,
                     format!("required variable `{name}` has no value"),
