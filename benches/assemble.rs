@@ -80,7 +80,14 @@ fn fingerprint_standard(bencher: divan::Bencher) {
         .assembler()
         .assemble(&values())
         .expect("assemble");
-    bencher.bench_local(|| Fingerprint::of(divan::black_box(&a.system), &a.tools));
+    bencher.bench_local(|| {
+        Fingerprint::of(
+            Some("deepseek"),
+            Some("deepseek-v4-flash"),
+            divan::black_box(&a.system),
+            &a.tools,
+        )
+    });
 }
 
 /// Validating both built-ins from scratch (parse + resolve + full build + one render).

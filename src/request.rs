@@ -86,14 +86,23 @@ impl Message {
     }
 }
 
-/// sha256 of the cacheable prefix: changes iff the tools or the system prompt bytes do.
+/// sha256 of the cacheable prefix: changes iff the provider, the model, the tools or the
+/// system prompt bytes do. A provider's prompt cache is per model, so the same bytes sent
+/// to another model are another prefix.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Fingerprint([u8; 32]);
 
 impl Fingerprint {
-    /// Fingerprint a system prompt and tool list.
-    pub fn of(system: &str, tools: &[WireTool]) -> Self {
-        Self::of_serialized(system, &Self::tools_json(tools))
+    /// Fingerprint the prefix a model sees: `provider` and `model` (the values of the
+    /// built-in variables of those names, `None` when unset), the system prompt and the
+    /// tool list.
+    pub fn of(
+        provider: Option<&str>,
+        model: Option<&str>,
+        system: &str,
+        tools: &[WireTool],
+    ) -> Self {
+        Self::of_serialized(provider, model, system, &Self::tools_json(tools))
     }
 
     /// The compact JSON of a tool list, as the fingerprint hashes it.
@@ -102,14 +111,29 @@ impl Fingerprint {
     }
 
     /// Fingerprint with the tools already serialized by [`Fingerprint::tools_json`].
-    pub(crate) fn of_serialized(system: &str, tools_json: &str) -> Self {
-        // Length-prefixed fields, so no two (tools, system) pairs share an encoding.
+    pub(crate) fn of_serialized(
+        provider: Option<&str>,
+        model: Option<&str>,
+        system: &str,
+        tools_json: &str,
+    ) -> Self {
+        // Tagged, length-prefixed fields, so no two prefixes share an encoding.
+        fn field(h: &mut Sha256, value: Option<&str>) {
+            match value {
+                None => h.update([0u8]),
+                Some(v) => {
+                    h.update([1u8]);
+                    h.update((v.len() as u64).to_be_bytes());
+                    h.update(v.as_bytes());
+                }
+            }
+        }
         let mut h = Sha256::new();
-        h.update(b"agent-presets prefix v1\n");
-        h.update((tools_json.len() as u64).to_be_bytes());
-        h.update(tools_json.as_bytes());
-        h.update((system.len() as u64).to_be_bytes());
-        h.update(system.as_bytes());
+        h.update(b"agent-presets prefix v2\n");
+        field(&mut h, provider);
+        field(&mut h, model);
+        field(&mut h, Some(tools_json));
+        field(&mut h, Some(system));
         Fingerprint(h.finalize().into())
     }
 

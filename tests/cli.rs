@@ -1074,7 +1074,13 @@ fn readme_library_example_compiles_and_runs() {
     assert_eq!(v["system"], assembly.system.as_str());
     assert_eq!(
         v["fingerprint"],
-        Fingerprint::of(&assembly.system, &assembly.tools).to_string()
+        Fingerprint::of(
+            Some("deepseek"),
+            Some("deepseek-v4-flash"),
+            &assembly.system,
+            &assembly.tools
+        )
+        .to_string()
     );
 }
 

@@ -150,7 +150,7 @@ fn fingerprint_changes_iff_prefix_bytes_change() {
                 .with("date", "d"),
         )
         .expect("assemble");
-    let fa = Fingerprint::of(&a.system, &a.tools);
+    let fa = Fingerprint::of(None, Some("m"), &a.system, &a.tools);
     assert_eq!(
         a.fingerprint, fa,
         "the assembly carries the same fingerprint"
@@ -159,17 +159,41 @@ fn fingerprint_changes_iff_prefix_bytes_change() {
     assert_ne!(c.fingerprint, fa);
     assert_eq!(
         fa,
-        Fingerprint::of(&b.system, &b.tools),
+        Fingerprint::of(None, Some("m"), &b.system, &b.tools),
         "context is not prefix"
     );
-    assert_ne!(fa, Fingerprint::of(&c.system, &c.tools), "system changed");
+    assert_eq!(
+        c.fingerprint,
+        Fingerprint::of(None, Some("m2"), &c.system, &c.tools)
+    );
     assert_ne!(
         fa,
-        Fingerprint::of(&a.system, &a.tools[1..]),
+        Fingerprint::of(None, Some("m2"), &a.system, &a.tools),
+        "a provider caches per model: the same bytes for another model are another prefix"
+    );
+    assert_ne!(
+        fa,
+        Fingerprint::of(Some("deepseek"), Some("m"), &a.system, &a.tools),
+        "provider changed"
+    );
+    assert_ne!(
+        fa,
+        Fingerprint::of(None, Some("m"), &a.system, &a.tools[1..]),
         "tools changed"
     );
-    // Moving bytes between system and tools changes the fingerprint (no ambiguity).
-    assert_ne!(Fingerprint::of("ab", &[]), Fingerprint::of("a", &[]));
+    // Moving bytes between fields changes the fingerprint (no ambiguity).
+    assert_ne!(
+        Fingerprint::of(None, None, "ab", &[]),
+        Fingerprint::of(None, None, "a", &[])
+    );
+    assert_ne!(
+        Fingerprint::of(Some("a"), Some("b"), "", &[]),
+        Fingerprint::of(Some("ab"), None, "", &[])
+    );
+    assert_ne!(
+        Fingerprint::of(None, Some(""), "", &[]),
+        Fingerprint::of(None, None, "", &[])
+    );
     let s = fa.to_string();
     assert!(s.starts_with("sha256:") && s.len() == 7 + 64, "{s}");
 }

@@ -12,7 +12,9 @@ use minijinja::Value;
 use super::layer::Layer;
 use super::section::{Order, PromptContext, PromptSection, SectionName};
 use super::template::{TemplateError, TemplateId, TemplateSet, find_reference};
-use super::variables::{BUILTIN_VARIABLES, TOOLS_VARIABLE, Values, builtin_variable};
+use super::variables::{
+    BUILTIN_VARIABLES, MODEL_VARIABLE, PROVIDER_VARIABLE, TOOLS_VARIABLE, Values, builtin_variable,
+};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, DiagnosticSink, Diagnostics, Span};
 use crate::request::Fingerprint;
 use crate::suggest::help_did_you_mean;
@@ -27,8 +29,9 @@ pub struct Assembly {
     pub tools: Arc<[WireTool]>,
     /// The rendered runtime context, or `None` when there is none (or it is suppressed).
     pub context: Option<String>,
-    /// sha256 of the cacheable prefix (tools + system); equals
-    /// `Fingerprint::of(&system, &tools)`.
+    /// sha256 of the cacheable prefix (provider, model, tools, system); equals
+    /// `Fingerprint::of(provider, model, &system, &tools)` for the step's `provider` and
+    /// `model` values.
     pub fingerprint: Fingerprint,
 }
 
@@ -338,7 +341,7 @@ impl<'c> AssemblerBuilder<'c> {
             compiled_contexts
         };
         Ok(PromptAssembler {
-            system_vars: dependencies(&compiled_sections),
+            system_vars: prefix_dependencies(&compiled_sections),
             context_vars: dependencies(&contexts),
             cache: Mutex::new(StepCache::default()),
             tools_json: Fingerprint::tools_json(&wire_tools),
@@ -627,6 +630,18 @@ struct StepCache {
     context: Option<(Vec<Option<Value>>, Option<String>)>,
 }
 
+/// The variables the cacheable prefix depends on: those of its sections, and always
+/// `provider` and `model`, which the fingerprint covers (a provider caches per model).
+fn prefix_dependencies(pieces: &[CompiledPiece]) -> Vec<String> {
+    let mut vars = dependencies(pieces);
+    for name in [PROVIDER_VARIABLE, MODEL_VARIABLE] {
+        if let Err(at) = vars.binary_search_by(|v| v.as_str().cmp(name)) {
+            vars.insert(at, name.to_owned());
+        }
+    }
+    vars
+}
+
 fn dependencies(pieces: &[CompiledPiece]) -> Vec<String> {
     let mut vars = BTreeSet::new();
     for p in pieces {
@@ -703,7 +718,12 @@ impl PromptAssembler {
             None => {
                 let (ctx, have) = ctx.get_or_insert_with(|| self.context_value(values));
                 let s = self.render_system(ctx, have)?;
-                let f = Fingerprint::of_serialized(&s, &self.tools_json);
+                let f = Fingerprint::of_serialized(
+                    self.text_value(PROVIDER_VARIABLE, values).as_deref(),
+                    self.text_value(MODEL_VARIABLE, values).as_deref(),
+                    &s,
+                    &self.tools_json,
+                );
                 if let Some(c) = cache.as_mut() {
                     c.system = Some((system_key, s.clone(), f));
                 }
@@ -763,6 +783,17 @@ impl PromptAssembler {
             effective
         };
         self.render_pieces("section", &system_pieces, ctx, have)
+    }
+
+    /// The resolved value of `name` as text (as a template would print it).
+    fn text_value(&self, name: &str, values: &Values) -> Option<String> {
+        let value = values
+            .get(name)
+            .or_else(|| self.variables.get(name).and_then(|v| v.default.as_ref()))?;
+        Some(match value.as_str() {
+            Some(text) => text.to_owned(),
+            None => value.to_string(),
+        })
     }
 
     /// The resolved value (explicit, else default) of each variable in `names`.

@@ -15,6 +15,6 @@ pub use section::{Order, PromptContext, PromptSection, SectionName, SectionOrigi
 pub use snapshot::{ContextSnapshot, SnapshotUpdate};
 pub use template::{TEMPLATE_FUEL, TEMPLATE_RECURSION_LIMIT, TemplateError};
 pub use variables::{
-    BUILTIN_VARIABLES, BuiltinVariable, TOOLS_VARIABLE, Values, VariableDecl, VariableName,
-    builtin_variable,
+    BUILTIN_VARIABLES, BuiltinVariable, MODEL_VARIABLE, PROVIDER_VARIABLE, TOOLS_VARIABLE, Values,
+    VariableDecl, VariableName, builtin_variable,
 };

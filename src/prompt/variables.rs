@@ -70,6 +70,10 @@ pub const BUILTIN_VARIABLES: &[BuiltinVariable] = &[
 
 /// The name of the variable the assembler derives from the visible tools.
 pub const TOOLS_VARIABLE: &str = "tools";
+/// The built-in variable holding the model name (covered by the prefix fingerprint).
+pub const MODEL_VARIABLE: &str = "model";
+/// The built-in variable holding the provider (covered by the prefix fingerprint).
+pub const PROVIDER_VARIABLE: &str = "provider";
 
 /// Look up a built-in variable.
 pub fn builtin_variable(name: &str) -> Option<&'static BuiltinVariable> {
