@@ -25,6 +25,7 @@ mod show;
 mod snippet;
 mod style;
 mod validate;
+mod values;
 mod workspace;
 mod yaml;
 

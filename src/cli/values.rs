@@ -1,0 +1,136 @@
+//! The values a step is rendered with, from the command line and the machine: shared by
+//! `render` and `run`.
+//!
+//! `cwd`, `os`, `shell` and `date` come from the real environment (`--cwd` overrides the
+//! working directory); `model` and `provider` from the preset's `model` block, overridden
+//! by `--model` / `--provider`; `--var k=v` sets any variable last, so it wins. `tools` is
+//! derived from the visible tools and cannot be set.
+
+use clap::Args;
+
+use super::CliError;
+use super::environment;
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::preset::ValidPreset;
+use crate::preset::spec::Provider;
+use crate::prompt::{TOOLS_VARIABLE, Values};
+use crate::suggest::help_did_you_mean;
+
+/// The options that set template values.
+#[derive(Clone, Debug, Args)]
+pub(crate) struct ValueArgs {
+    /// Set a template variable, built-in ones included (repeatable), e.g.
+    /// `--var date=2030-01-01` to pin the output.
+    #[arg(long = "var", value_name = "KEY=VALUE", value_parser = parse_var)]
+    pub vars: Vec<(String, String)>,
+    /// The model name [default: the preset's `model.name`].
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// The provider [default: the preset's `model.provider`].
+    #[arg(long, value_name = "PROVIDER")]
+    pub provider: Option<String>,
+    /// The working directory the agent is told about [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+}
+
+fn parse_var(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err(format!("expected KEY=VALUE, found `{text}`")),
+    }
+}
+
+impl ValueArgs {
+    /// The provider named by `--provider`, checked; `None` when not given.
+    pub(crate) fn provider(&self) -> Result<Option<Provider>, CliError> {
+        self.provider.as_deref().map(parse_provider).transpose()
+    }
+
+    /// The values for `preset`, with `cwd` as the working directory.
+    pub(crate) fn values(&self, preset: &ValidPreset, cwd: String) -> Result<Values, CliError> {
+        let assembler = preset.assembler();
+        let mut values = Values::new();
+        values.set("cwd", cwd);
+        values.set("os", environment::os());
+        values.set("shell", environment::shell());
+        values.set("date", environment::today_utc());
+        if let Some(model) = preset.model() {
+            values.set("model", model.name.value.clone());
+            values.set("provider", model.provider.value.as_str());
+        }
+        if let Some(model) = &self.model {
+            values.set("model", model.clone());
+        }
+        if let Some(provider) = self.provider()? {
+            values.set("provider", provider.as_str());
+        }
+        let known: Vec<&str> = assembler
+            .known_variables()
+            .filter(|v| *v != TOOLS_VARIABLE)
+            .collect();
+        for (key, value) in &self.vars {
+            if key == TOOLS_VARIABLE {
+                return Err(CliError::usage_with(
+                    "`tools` cannot be set: it is derived from the preset's visible tools",
+                    Some(
+                        "narrow the tools in the preset (`tools: { allow: [...] }`) instead".into(),
+                    ),
+                ));
+            }
+            if !known.contains(&key.as_str()) {
+                let help = help_did_you_mean(key, known.iter().copied())
+                    .or_else(|| Some(format!("known variables: {}", known.join(", "))));
+                return Err(CliError::usage_with(
+                    format!("unknown variable `{key}` in `--var {key}=…`"),
+                    help,
+                ));
+            }
+            values.set(key.clone(), value.clone());
+        }
+        Ok(values)
+    }
+}
+
+/// Parse a provider name as preset files spell it.
+pub(crate) fn parse_provider(provider: &str) -> Result<Provider, CliError> {
+    if let Some(p) = Provider::ALL.iter().find(|p| p.as_str() == provider) {
+        return Ok(*p);
+    }
+    let names: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
+    let help = help_did_you_mean(provider, names.iter().copied())
+        .unwrap_or_else(|| format!("providers: {}", names.join(", ")));
+    Err(CliError::usage_with(
+        format!("unknown provider `{provider}`"),
+        Some(help),
+    ))
+}
+
+/// A missing `model` or `provider` means the preset has no `model` block: say which flag
+/// supplies it.
+pub(crate) fn explain_missing(d: Diagnostic) -> Diagnostic {
+    if d.kind != DiagnosticKind::MissingValue {
+        return d;
+    }
+    for (var, flag) in [("model", "--model NAME"), ("provider", "--provider NAME")] {
+        if d.message.contains(&format!("variable `{var}`")) {
+            return d.help(format!(
+                "this preset has no `model` block: pass `{flag}` (or `--var {var}=…`)"
+            ));
+        }
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vars_split_at_the_first_equals_sign() {
+        assert_eq!(parse_var("a=b=c"), Ok(("a".into(), "b=c".into())));
+        assert_eq!(parse_var("a="), Ok(("a".into(), String::new())));
+        assert!(parse_var("=b").is_err());
+        assert!(parse_var("ab").is_err());
+    }
+}
