@@ -1,6 +1,7 @@
 //! Parameter schemas generated from Rust types with `schemars`, in two renderings:
-//! *portable* (draft 2020-12 as schemars makes it) and *strict* (OpenAI/DeepSeek strict
-//! function calling rules), and the committed schema files of the built-in tools.
+//! *portable* (draft 2020-12 as schemars makes it) and *strict* (the subset every
+//! provider's strict function calling accepts: OpenAI, DeepSeek's beta endpoint,
+//! Anthropic), and the committed schema files of the built-in tools.
 
 use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema};
@@ -16,7 +17,7 @@ pub struct ToolSchemas {
     /// `description` removed).
     pub portable: Value,
     /// Strict-mode rendering: every object closed, every property required (optional ones
-    /// nullable), no keywords strict mode rejects.
+    /// nullable), none of the keywords any provider's strict mode rejects.
     pub strict: Value,
 }
 
@@ -69,9 +70,11 @@ pub fn strict_schema<T: JsonSchema>() -> Value {
     strip_meta(schema.to_value())
 }
 
-/// Keywords OpenAI and DeepSeek strict function calling reject (or silently misapply);
-/// [`StrictMode`] removes them. `format` is handled separately: only
-/// [`STRICT_FORMATS`] are kept.
+/// Keywords some provider's strict function calling rejects (or silently misapplies);
+/// [`StrictMode`] removes them. DeepSeek's strict mode is documented as supporting none
+/// of `minimum`, `maximum`, `pattern`, `format`, `minLength`, `maxLength`, `multipleOf`,
+/// `minItems` and `maxItems`; Anthropic's none of the numeric and length bounds; OpenAI's
+/// none of the composition keywords. What is left is accepted by all of them.
 pub const STRICT_FORBIDDEN_KEYWORDS: &[&str] = &[
     "$comment",
     "allOf",
@@ -86,17 +89,24 @@ pub const STRICT_FORBIDDEN_KEYWORDS: &[&str] = &[
     "deprecated",
     "else",
     "examples",
+    "exclusiveMaximum",
+    "exclusiveMinimum",
+    "format",
     "if",
     "maxContains",
     "maxItems",
     "maxLength",
     "maxProperties",
+    "maximum",
     "minContains",
     "minItems",
     "minLength",
     "minProperties",
+    "minimum",
+    "multipleOf",
     "not",
     "oneOf",
+    "pattern",
     "patternProperties",
     "prefixItems",
     "propertyNames",
@@ -109,10 +119,7 @@ pub const STRICT_FORBIDDEN_KEYWORDS: &[&str] = &[
     "writeOnly",
 ];
 
-/// The `format` values both OpenAI and DeepSeek strict mode accept.
-pub const STRICT_FORMATS: &[&str] = &["email", "hostname", "ipv4", "ipv6", "uuid"];
-
-/// A schemars [`Transform`] producing the OpenAI/DeepSeek strict-mode dialect:
+/// A schemars [`Transform`] producing the strict-mode dialect every provider accepts:
 ///
 /// - every object schema gets `additionalProperties: false` and lists every property in
 ///   `required`; a property that was optional becomes nullable (`"type": ["string",
@@ -121,12 +128,10 @@ pub const STRICT_FORMATS: &[&str] = &["email", "hostname", "ipv4", "ipv6", "uuid
 ///   so a strict-mode model sends `null` where a portable caller would leave it out;
 /// - `oneOf` becomes `anyOf` and `const` a one-value `enum` (strict mode supports only
 ///   the latter of each);
-/// - the width formats schemars adds to numbers (`uint32`, `int64`, `double`, …) go, and
-///   with them the bounds implied by the Rust type (`minimum: 0` on unsigned integers);
-///   bounds written on a field (`#[schemars(range(..))]`) stay;
-/// - every keyword in [`STRICT_FORBIDDEN_KEYWORDS`] goes; `description` stays.
+/// - every keyword in [`STRICT_FORBIDDEN_KEYWORDS`] goes — bounds (`minimum`,
+///   `maxLength`, …), `pattern` and `format` included; `description` stays.
 ///
-/// Dropping a constraint (`maxLength`, `allOf`, …) only makes the strict rendering looser
+/// Dropping a constraint (`maximum`, `allOf`, …) only makes the strict rendering looser
 /// than the portable one; the registry validates every call against the portable schema,
 /// so the dropped constraint is still enforced.
 #[derive(Clone, Copy, Debug, Default)]
@@ -153,7 +158,6 @@ impl Transform for StrictMode {
         let Some(obj) = schema.as_object_mut() else {
             return;
         };
-        drop_implied_number_bounds(obj);
         for keyword in STRICT_FORBIDDEN_KEYWORDS {
             obj.remove(*keyword);
         }
@@ -294,34 +298,6 @@ fn make_nullable(schema: &mut Value) {
     }
 }
 
-/// Remove the width formats schemars puts on numbers and the bounds they imply; keep
-/// formats strict mode knows.
-fn drop_implied_number_bounds(obj: &mut Map<String, Value>) {
-    let Some(format) = obj.get("format").and_then(Value::as_str).map(str::to_owned) else {
-        return;
-    };
-    if STRICT_FORMATS.contains(&format.as_str()) {
-        return;
-    }
-    obj.remove("format");
-    let implied: Option<(i128, i128)> = match format.as_str() {
-        "int8" => Some((i8::MIN.into(), i8::MAX.into())),
-        "int16" => Some((i16::MIN.into(), i16::MAX.into())),
-        "uint8" => Some((0, u8::MAX.into())),
-        "uint16" => Some((0, u16::MAX.into())),
-        "uint32" | "uint64" | "uint128" | "uint" => Some((0, i128::MAX)),
-        _ => None,
-    };
-    if let Some((min, max)) = implied {
-        if obj.get("minimum").and_then(Value::as_i64).map(i128::from) == Some(min) {
-            obj.remove("minimum");
-        }
-        if obj.get("maximum").and_then(Value::as_i64).map(i128::from) == Some(max) {
-            obj.remove("maximum");
-        }
-    }
-}
-
 /// The committed schema files of the built-in tools: for each tool,
 /// `schemas/tools/<name>.json` (portable) and `schemas/tools/<name>.strict.json`
 /// (strict), as `(path relative to the crate root, contents)`, pretty-printed with a
@@ -438,12 +414,7 @@ mod tests {
                         "description": "Optional list."
                     },
                     "small": {"description": "A small number.", "type": "integer"},
-                    "bounded": {
-                        "description": "Bounded by hand.",
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": 9
-                    },
+                    "bounded": {"description": "Bounded by hand.", "type": "integer"},
                     "flag": {"description": "With a default.", "type": ["boolean", "null"]},
                     "mode": {
                         "description": "Documented variants.",
