@@ -44,6 +44,7 @@ pub mod cli;
 pub mod diagnostic;
 pub mod preset;
 pub mod prompt;
+pub mod provider;
 pub mod request;
 pub mod secrets;
 pub mod suggest;

@@ -23,14 +23,26 @@ pub enum Role {
 }
 
 /// A tool call the model made.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ToolCall {
     /// The provider's id for the call.
     pub id: String,
     /// The tool name.
     pub name: String,
-    /// The arguments.
-    pub arguments: serde_json::Value,
+    /// The arguments exactly as the model sent them (JSON text; possibly malformed, which
+    /// the agent reports back to the model instead of running the tool).
+    pub arguments: String,
+}
+
+impl ToolCall {
+    /// The arguments parsed as JSON.
+    pub fn parsed_arguments(&self) -> Result<serde_json::Value, serde_json::Error> {
+        // An empty string is how some servers send "no arguments".
+        if self.arguments.trim().is_empty() {
+            return Ok(serde_json::Value::Object(serde_json::Map::new()));
+        }
+        serde_json::from_str(&self.arguments)
+    }
 }
 
 /// One message of the conversation history.
@@ -40,6 +52,10 @@ pub struct Message {
     pub role: Role,
     /// The text.
     pub content: String,
+    /// The model's reasoning (assistant messages of reasoning models). Kept in the history
+    /// because some providers (DeepSeek's thinking mode with tool calls) require it back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
     /// Calls the model made (assistant messages).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -57,6 +73,7 @@ impl Message {
         Message {
             role: Role::User,
             content: content.into(),
+            reasoning: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
             is_error: false,
@@ -68,10 +85,17 @@ impl Message {
         Message {
             role: Role::Assistant,
             content: content.into(),
+            reasoning: None,
             tool_calls,
             tool_call_id: None,
             is_error: false,
         }
+    }
+
+    /// The same message with the model's reasoning attached.
+    pub fn with_reasoning(mut self, reasoning: Option<String>) -> Self {
+        self.reasoning = reasoning.filter(|r| !r.is_empty());
+        self
     }
 
     /// A tool result.
@@ -79,6 +103,7 @@ impl Message {
         Message {
             role: Role::Tool,
             content: content.into(),
+            reasoning: None,
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
             is_error,

@@ -1,0 +1,543 @@
+//! The Anthropic Messages dialect: request bodies, whole responses, and streamed events.
+//!
+//! The system prompt goes top-level; tools carry `input_schema`; prompt-cache breakpoints
+//! (`cache_control`) mark the end of the tools, the end of the system prompt and the end
+//! of the conversation so far, so each step re-reads the previous one from the cache.
+//! Consecutive messages of one role are merged into one turn (tool results first, then a
+//! runtime-context snapshot), as the API expects.
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::settings::{ANTHROPIC_DEFAULT_MAX_TOKENS, ModelSettings};
+use super::turn::{FinishReason, ModelTurn, ResponseError, StreamEvent, Usage, excerpt};
+use crate::request::{Message, RequestEnvelope, Role, ToolCall};
+use crate::tools::WireTool;
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// The JSON body for one step. `tools` is the projection for
+/// [`ModelSettings::schema_dialect`].
+pub fn request_body(
+    settings: &ModelSettings,
+    request: &RequestEnvelope,
+    tools: &[WireTool],
+    stream: bool,
+) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), Value::from(settings.name.as_str()));
+    body.insert(
+        "max_tokens".into(),
+        Value::from(settings.max_tokens.unwrap_or(ANTHROPIC_DEFAULT_MAX_TOKENS)),
+    );
+    if !request.system.is_empty() {
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": request.system, "cache_control": ephemeral()}]),
+        );
+    }
+    if !tools.is_empty() {
+        let last = tools.len() - 1;
+        let tools = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut tool = Map::new();
+                tool.insert("name".into(), Value::from(t.name.as_str()));
+                tool.insert("description".into(), Value::from(t.description.as_str()));
+                tool.insert("input_schema".into(), t.parameters.clone());
+                if settings.strict_tools {
+                    tool.insert("strict".into(), Value::Bool(true));
+                }
+                if i == last {
+                    tool.insert("cache_control".into(), ephemeral());
+                }
+                Value::Object(tool)
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body.insert("messages".into(), Value::Array(messages(&request.messages)));
+    if stream {
+        body.insert("stream".into(), Value::Bool(true));
+    }
+    Value::Object(body)
+}
+
+/// The history as Anthropic turns: same-role neighbours merged, a breakpoint on the last
+/// block.
+fn messages(history: &[Message]) -> Vec<Value> {
+    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for m in history {
+        let (role, blocks) = match m.role {
+            Role::User => ("user", text_block(&m.content).into_iter().collect()),
+            Role::Tool => {
+                let mut block = Map::new();
+                block.insert("type".into(), Value::from("tool_result"));
+                block.insert(
+                    "tool_use_id".into(),
+                    Value::from(m.tool_call_id.as_deref().unwrap_or_default()),
+                );
+                block.insert("content".into(), Value::from(m.content.as_str()));
+                if m.is_error {
+                    block.insert("is_error".into(), Value::Bool(true));
+                }
+                ("user", vec![Value::Object(block)])
+            }
+            Role::Assistant => {
+                let mut blocks: Vec<Value> = text_block(&m.content).into_iter().collect();
+                blocks.extend(m.tool_calls.iter().map(|c| {
+                    json!({
+                        "type": "tool_use",
+                        "id": c.id,
+                        "name": c.name,
+                        "input": tool_input(c),
+                    })
+                }));
+                ("assistant", blocks)
+            }
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        match turns.last_mut() {
+            Some((last, content)) if *last == role => content.extend(blocks),
+            _ => turns.push((role, blocks)),
+        }
+    }
+    if let Some(block) = turns
+        .last_mut()
+        .and_then(|(_, content)| content.last_mut())
+        .and_then(Value::as_object_mut)
+    {
+        block.insert("cache_control".into(), ephemeral());
+    }
+    turns
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
+}
+
+/// Anthropic refuses empty text blocks.
+fn text_block(text: &str) -> Option<Value> {
+    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
+}
+
+/// A `tool_use` block's `input` must be an object; arguments that were not one (the model
+/// sent malformed JSON, which the agent reported back) are sent as `{}`.
+fn tool_input(call: &ToolCall) -> Value {
+    match call.parsed_arguments() {
+        Ok(v @ Value::Object(_)) => v,
+        _ => Value::Object(Map::new()),
+    }
+}
+
+#[derive(Deserialize)]
+struct WireMessage {
+    #[serde(default)]
+    content: Vec<WireBlock>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Option<Value>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize, Default, Clone, Copy)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    /// Later reports (message_delta) update only the fields they carry.
+    fn merge(&mut self, other: &WireUsage) {
+        self.input_tokens = other.input_tokens.or(self.input_tokens);
+        self.output_tokens = other.output_tokens.or(self.output_tokens);
+        self.cache_read_input_tokens = other
+            .cache_read_input_tokens
+            .or(self.cache_read_input_tokens);
+        self.cache_creation_input_tokens = other
+            .cache_creation_input_tokens
+            .or(self.cache_creation_input_tokens);
+    }
+
+    fn to_usage(self) -> Usage {
+        let read = self.cache_read_input_tokens.unwrap_or(0);
+        let write = self.cache_creation_input_tokens.unwrap_or(0);
+        Usage {
+            // Anthropic's `input_tokens` counts only the uncached part.
+            input_tokens: self.input_tokens.unwrap_or(0) + read + write,
+            output_tokens: self.output_tokens.unwrap_or(0),
+            cached_tokens: read,
+            cache_write_tokens: write,
+        }
+    }
+}
+
+/// The provider's own message from an error body
+/// (`{"type": "error", "error": {"type": …, "message": …}}`), if any.
+pub fn error_message(body: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(body).ok()?;
+    provider_error(value.get("error")?)
+}
+
+fn provider_error(error: &Value) -> Option<String> {
+    let message = error.get("message").and_then(Value::as_str)?;
+    match error.get("type").and_then(Value::as_str) {
+        Some(kind) if !kind.is_empty() => Some(format!("{message} ({kind})")),
+        _ => Some(message.to_owned()),
+    }
+}
+
+/// Parse a whole (non-streamed) response.
+pub fn parse_response(body: &str) -> Result<ModelTurn, ResponseError> {
+    let value: Value = serde_json::from_str(body)
+        .map_err(|e| ResponseError::Malformed(format!("{e}: {}", excerpt(body, 200))))?;
+    if value.get("type").and_then(Value::as_str) == Some("error") {
+        return Err(ResponseError::Provider(
+            value
+                .get("error")
+                .and_then(provider_error)
+                .unwrap_or_else(|| excerpt(body, 200)),
+        ));
+    }
+    let wire: WireMessage = serde_json::from_value(value)
+        .map_err(|e| ResponseError::Malformed(format!("{e}: {}", excerpt(body, 200))))?;
+    let mut text = String::new();
+    let mut reasoning = String::new();
+    let mut tool_calls = Vec::new();
+    for block in wire.content {
+        match block {
+            WireBlock::Text { text: t } => text.push_str(&t),
+            WireBlock::Thinking { thinking } => reasoning.push_str(&thinking),
+            WireBlock::ToolUse { id, name, input } => tool_calls.push(ToolCall {
+                id,
+                name,
+                arguments: input
+                    .unwrap_or_else(|| Value::Object(Map::new()))
+                    .to_string(),
+            }),
+            WireBlock::Other => {}
+        }
+    }
+    let finish = match wire.stop_reason.as_deref() {
+        Some(r) => FinishReason::from_anthropic(r),
+        None if !tool_calls.is_empty() => FinishReason::ToolCalls,
+        None => FinishReason::Stop,
+    };
+    Ok(ModelTurn {
+        text,
+        reasoning: Some(reasoning).filter(|r| !r.is_empty()),
+        tool_calls,
+        finish,
+        usage: wire.usage.map(WireUsage::to_usage),
+    })
+}
+
+#[derive(Debug)]
+enum OpenBlock {
+    Text,
+    Thinking,
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
+    Other,
+}
+
+/// Accumulates a streamed response, one SSE event's data at a time
+/// (`message_start`, `content_block_start`/`_delta`/`_stop`, `message_delta`,
+/// `message_stop`, `ping`, `error`).
+///
+/// A tool call's `input_json_delta` fragments are concatenated; the response is complete
+/// only once `message_stop` arrived: [`finish`](Self::finish) refuses anything less, so
+/// no tool runs from a partial call.
+#[derive(Debug, Default)]
+pub struct EventAccumulator {
+    text: String,
+    reasoning: String,
+    blocks: Vec<(usize, OpenBlock)>,
+    calls: Vec<ToolCall>,
+    stop_reason: Option<String>,
+    usage: Option<WireUsage>,
+    stopped: bool,
+    events: usize,
+}
+
+impl EventAccumulator {
+    /// A stream that has received nothing yet.
+    pub fn new() -> Self {
+        EventAccumulator::default()
+    }
+
+    /// Feed one event's data; returns what to show live.
+    pub fn push(&mut self, data: &str) -> Result<Vec<StreamEvent>, ResponseError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.events += 1;
+        let event: Value = serde_json::from_str(data).map_err(|e| {
+            ResponseError::Malformed(format!("stream event: {e}: {}", excerpt(data, 200)))
+        })?;
+        let malformed = |what: &str| {
+            ResponseError::Malformed(format!("stream event {what}: {}", excerpt(data, 200)))
+        };
+        let kind = event
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| malformed("without a `type`"))?;
+        let index = || {
+            event
+                .get("index")
+                .and_then(Value::as_u64)
+                .and_then(|i| usize::try_from(i).ok())
+        };
+        let mut out = Vec::new();
+        match kind {
+            "message_start" => {
+                if let Some(u) = event.pointer("/message/usage") {
+                    self.merge_usage(u);
+                }
+            }
+            "content_block_start" => {
+                let i = index().ok_or_else(|| malformed("without an `index`"))?;
+                let block = event
+                    .get("content_block")
+                    .ok_or_else(|| malformed("without a `content_block`"))?;
+                let open = match block.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        if let Some(t) = block.get("text").and_then(Value::as_str)
+                            && !t.is_empty()
+                        {
+                            self.text.push_str(t);
+                            out.push(StreamEvent::Text(t.to_owned()));
+                        }
+                        OpenBlock::Text
+                    }
+                    Some("thinking") => OpenBlock::Thinking,
+                    Some("tool_use") => {
+                        let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
+                        let name = block
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        out.push(StreamEvent::ToolCall {
+                            id: id.to_owned(),
+                            name: name.to_owned(),
+                        });
+                        OpenBlock::ToolUse {
+                            id: id.to_owned(),
+                            name: name.to_owned(),
+                            json: String::new(),
+                        }
+                    }
+                    _ => OpenBlock::Other,
+                };
+                self.blocks.push((i, open));
+            }
+            "content_block_delta" => {
+                let i = index().ok_or_else(|| malformed("without an `index`"))?;
+                let delta = event
+                    .get("delta")
+                    .ok_or_else(|| malformed("without a `delta`"))?;
+                let block = self
+                    .blocks
+                    .iter_mut()
+                    .rev()
+                    .find(|(j, _)| *j == i)
+                    .map(|(_, b)| b)
+                    .ok_or_else(|| malformed("for a block that was never started"))?;
+                match (delta.get("type").and_then(Value::as_str), block) {
+                    (Some("text_delta"), _) => {
+                        if let Some(t) = delta.get("text").and_then(Value::as_str) {
+                            self.text.push_str(t);
+                            out.push(StreamEvent::Text(t.to_owned()));
+                        }
+                    }
+                    (Some("thinking_delta"), _) => {
+                        if let Some(t) = delta.get("thinking").and_then(Value::as_str) {
+                            self.reasoning.push_str(t);
+                            out.push(StreamEvent::Reasoning(t.to_owned()));
+                        }
+                    }
+                    (Some("input_json_delta"), OpenBlock::ToolUse { json, .. }) => {
+                        if let Some(p) = delta.get("partial_json").and_then(Value::as_str) {
+                            json.push_str(p);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let i = index().ok_or_else(|| malformed("without an `index`"))?;
+                if let Some(pos) = self.blocks.iter().rposition(|(j, _)| *j == i) {
+                    let (_, block) = self.blocks.remove(pos);
+                    if let OpenBlock::ToolUse { id, name, json } = block {
+                        // An empty input streams as no fragments at all.
+                        let arguments = if json.trim().is_empty() {
+                            "{}".to_owned()
+                        } else {
+                            json
+                        };
+                        self.calls.push(ToolCall {
+                            id,
+                            name,
+                            arguments,
+                        });
+                    }
+                }
+            }
+            "message_delta" => {
+                if let Some(r) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(r.to_owned());
+                }
+                if let Some(u) = event.get("usage") {
+                    self.merge_usage(u);
+                }
+            }
+            "message_stop" => self.stopped = true,
+            "error" => {
+                return Err(ResponseError::Provider(
+                    event
+                        .get("error")
+                        .and_then(provider_error)
+                        .unwrap_or_else(|| excerpt(data, 200)),
+                ));
+            }
+            // `ping` and event types added later.
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn merge_usage(&mut self, value: &Value) {
+        if let Ok(u) = serde_json::from_value::<WireUsage>(value.clone()) {
+            self.usage.get_or_insert_with(WireUsage::default).merge(&u);
+        }
+    }
+
+    /// The response, if the stream delivered all of it.
+    pub fn finish(self) -> Result<ModelTurn, ResponseError> {
+        if !self.stopped {
+            return Err(ResponseError::Incomplete(format!(
+                "no `message_stop` after {} event{}",
+                self.events,
+                if self.events == 1 { "" } else { "s" }
+            )));
+        }
+        let finish = match self.stop_reason.as_deref() {
+            Some(r) => FinishReason::from_anthropic(r),
+            None if !self.calls.is_empty() => FinishReason::ToolCalls,
+            None => FinishReason::Stop,
+        };
+        Ok(ModelTurn {
+            text: self.text,
+            reasoning: Some(self.reasoning).filter(|r| !r.is_empty()),
+            tool_calls: self.calls,
+            finish,
+            usage: self.usage.map(WireUsage::to_usage),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_streamed_tool_call() {
+        let events = [
+            r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"usage":{"input_tokens":10,"cache_read_input_tokens":90,"cache_creation_input_tokens":0,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Reading."}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"ping"}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"read_file","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"pa"}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"th\": \"a.rs\"}"}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":30}}"#,
+            r#"{"type":"message_stop"}"#,
+        ];
+        let mut acc = EventAccumulator::new();
+        let mut live = Vec::new();
+        for e in events {
+            live.extend(acc.push(e).unwrap());
+        }
+        assert_eq!(live[0], StreamEvent::Text("Reading.".into()));
+        let turn = acc.finish().unwrap();
+        assert_eq!(turn.text, "Reading.");
+        assert_eq!(turn.finish, FinishReason::ToolCalls);
+        assert_eq!(turn.tool_calls[0].arguments, r#"{"path": "a.rs"}"#);
+        let usage = turn.usage.unwrap();
+        assert_eq!(
+            (usage.input_tokens, usage.cached_tokens, usage.output_tokens),
+            (100, 90, 30)
+        );
+    }
+
+    #[test]
+    fn without_message_stop_the_stream_is_incomplete() {
+        let mut acc = EventAccumulator::new();
+        acc.push(r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"bash","input":{}}}"#).unwrap();
+        acc.push(r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"com"}}"#).unwrap();
+        assert!(matches!(acc.finish(), Err(ResponseError::Incomplete(_))));
+    }
+
+    #[test]
+    fn consecutive_user_turns_merge_with_tool_results_first() {
+        let history = vec![
+            Message::user("fix it"),
+            Message::user("<runtime-context>\nx\n</runtime-context>"),
+            Message::assistant(
+                "",
+                vec![ToolCall {
+                    id: "t1".into(),
+                    name: "bash".into(),
+                    arguments: "{\"command\": \"ls\"".into(),
+                }],
+            ),
+            Message::tool("t1", "Error: malformed", true),
+            Message::user("<runtime-context>\ny\n</runtime-context>"),
+        ];
+        let turns = messages(&history);
+        assert_eq!(turns.len(), 3);
+        assert_eq!(turns[0]["content"].as_array().unwrap().len(), 2);
+        assert_eq!(turns[1]["content"][0]["input"], json!({}));
+        assert_eq!(turns[2]["content"][0]["type"], "tool_result");
+        assert_eq!(turns[2]["content"][0]["is_error"], true);
+        assert_eq!(turns[2]["content"][1]["type"], "text");
+        assert_eq!(turns[2]["content"][1]["cache_control"], ephemeral());
+    }
+}

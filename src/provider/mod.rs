@@ -1,0 +1,103 @@
+//! Wire dialects: a provider-neutral [`RequestEnvelope`] in, the JSON body a provider
+//! expects out; and the provider's answer (whole or streamed) back into a
+//! [`ModelTurn`]. Pure data: nothing here touches the network (see `client` for that).
+//!
+//! | provider | dialect | endpoint (appended to `baseUrl`) | tool schemas |
+//! |---|---|---|---|
+//! | `deepseek` | OpenAI | `/chat/completions` | portable; strict on the beta root (`…/beta`) |
+//! | `openai` | OpenAI | `/chat/completions` | strict |
+//! | `openai-compatible` | OpenAI | `/chat/completions` | portable |
+//! | `anthropic` | Anthropic | `/v1/messages` | portable |
+//!
+//! "Strict" is the projection committed as `schemas/tools/*.strict.json`: closed objects,
+//! every property required (optional ones nullable) and none of the keywords any strict
+//! mode rejects, so one projection is accepted by every provider that has a strict mode.
+//! The registry still validates each call against the full portable schema, so a
+//! constraint the projection drops is enforced anyway.
+
+pub mod anthropic;
+pub mod openai;
+mod settings;
+mod turn;
+
+use serde_json::Value;
+
+pub use settings::{
+    ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Dialect, ModelSettings, default_api_key_env,
+    default_base_url,
+};
+pub use turn::{FinishReason, ModelTurn, ResponseError, StreamEvent, Usage};
+
+use crate::request::RequestEnvelope;
+use crate::tools::{ToolRegistry, WireTool};
+
+/// The tools as this endpoint gets them: the registry's projection in the endpoint's
+/// schema dialect, in wire order.
+pub fn wire_tools(settings: &ModelSettings, registry: &ToolRegistry) -> Vec<WireTool> {
+    registry.schemas_for(settings.schema_dialect())
+}
+
+/// The JSON body of one request in `settings`' dialect. `tools` comes from
+/// [`wire_tools`].
+pub fn request_body(
+    settings: &ModelSettings,
+    request: &RequestEnvelope,
+    tools: &[WireTool],
+    stream: bool,
+) -> Value {
+    match settings.dialect() {
+        Dialect::OpenAi => openai::request_body(settings, request, tools, stream),
+        Dialect::Anthropic => anthropic::request_body(settings, request, tools, stream),
+    }
+}
+
+/// The provider's own message in an error response body, if it has one.
+pub fn error_message(dialect: Dialect, body: &str) -> Option<String> {
+    match dialect {
+        Dialect::OpenAi => openai::error_message(body),
+        Dialect::Anthropic => anthropic::error_message(body),
+    }
+}
+
+/// Parse a whole (non-streamed) response.
+pub fn parse_response(dialect: Dialect, body: &str) -> Result<ModelTurn, ResponseError> {
+    match dialect {
+        Dialect::OpenAi => openai::parse_response(body),
+        Dialect::Anthropic => anthropic::parse_response(body),
+    }
+}
+
+/// A streamed response being put together, in either dialect.
+#[derive(Debug)]
+pub enum StreamAccumulator {
+    /// OpenAI-style chunks.
+    OpenAi(openai::ChunkAccumulator),
+    /// Anthropic events.
+    Anthropic(anthropic::EventAccumulator),
+}
+
+impl StreamAccumulator {
+    /// An empty stream in `dialect`.
+    pub fn new(dialect: Dialect) -> Self {
+        match dialect {
+            Dialect::OpenAi => StreamAccumulator::OpenAi(openai::ChunkAccumulator::new()),
+            Dialect::Anthropic => StreamAccumulator::Anthropic(anthropic::EventAccumulator::new()),
+        }
+    }
+
+    /// Feed one server-sent event's data.
+    pub fn push(&mut self, data: &str) -> Result<Vec<StreamEvent>, ResponseError> {
+        match self {
+            StreamAccumulator::OpenAi(a) => a.push(data),
+            StreamAccumulator::Anthropic(a) => a.push(data),
+        }
+    }
+
+    /// The complete response, or why the stream was not complete.
+    pub fn finish(self) -> Result<ModelTurn, ResponseError> {
+        match self {
+            StreamAccumulator::OpenAi(a) => a.finish(),
+            StreamAccumulator::Anthropic(a) => a.finish(),
+        }
+    }
+}
