@@ -39,8 +39,12 @@
 //! ```
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
+#[cfg(feature = "client")]
+pub mod agent;
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod diagnostic;
 pub mod preset;
 pub mod prompt;

@@ -24,6 +24,7 @@ pub enum Role {
 
 /// A tool call the model made.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolCall {
     /// The provider's id for the call.
     pub id: String,
@@ -47,6 +48,7 @@ impl ToolCall {
 
 /// One message of the conversation history.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Message {
     /// Who said it.
     pub role: Role,

@@ -132,7 +132,12 @@ fn render_standard_json() {
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["preset", "system", "tools", "context", "fingerprint"]
+        ["preset", "model", "system", "tools", "context", "fingerprint"]
+    );
+    assert_eq!(
+        v["model"],
+        serde_json::json!({"provider": "deepseek", "name": "deepseek-v4-flash",
+                           "baseUrl": "https://api.deepseek.com", "maxTokens": null})
     );
     for tool in v["tools"].as_array().unwrap() {
         let keys: Vec<&String> = tool.as_object().unwrap().keys().collect();
@@ -715,7 +720,7 @@ fn show_notes_origins_removals_and_wire_order() {
     let run = p.run(&["show", "minimal"]);
     assert!(
         run.stdout
-            .contains("  includeRuntimeContext: false  # <builtin>/minimal.yaml:9\n"),
+            .contains("  includeRuntimeContext: false  # <builtin>/minimal.yaml:14\n"),
         "{run:?}"
     );
     assert!(!run.stdout.contains("contexts"), "{run:?}");
@@ -1006,17 +1011,16 @@ fn help_version_and_usage_errors() {
     let p = Project::new();
     let run = p.run(&["--help"]);
     assert_eq!(run.code, 0, "{run:?}");
-    for command in ["list", "show", "validate", "render", "schema", "init"] {
+    for command in ["list", "show", "validate", "render", "run", "schema", "init"] {
         assert!(run.stdout.contains(command), "{command}: {run:?}");
     }
-    assert!(!run.stdout.contains("\n  run "), "no `run` subcommand yet");
     let run = p.run(&["--version"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.starts_with("agent-presets "), "{run:?}");
     let run = p.run(&[]);
     assert_eq!(run.code, 2, "{run:?}");
-    let run = p.run(&["run", "standard", "hi"]);
-    assert_eq!(run.code, 2, "{run:?}");
+    let run = p.run(&["run", "standard"]);
+    assert_eq!(run.code, 2, "a prompt is required: {run:?}");
     let run = p.run(&["validate", "--format", "xml"]);
     assert_eq!(run.code, 2, "{run:?}");
 }

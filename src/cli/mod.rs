@@ -19,6 +19,7 @@ mod kinds;
 mod list;
 mod render;
 mod report;
+mod run;
 mod schema;
 mod secrets;
 mod show;
@@ -41,6 +42,8 @@ pub enum Exit {
     Invalid = 1,
     /// A usage or I/O problem (`2`).
     Usage = 2,
+    /// `run` was interrupted (Ctrl-C) (`130`, as shells report SIGINT).
+    Interrupted = 130,
 }
 
 impl Exit {
@@ -83,6 +86,9 @@ enum Command {
     Validate(validate::ValidateArgs),
     /// Render the exact system prompt, tools and runtime context a preset sends.
     Render(render::RenderArgs),
+    /// Run the preset's agent: send the prompt to its model, stream the answer, run the
+    /// tools it calls.
+    Run(run::RunArgs),
     /// Print the preset JSON Schema, or write / check the committed schema files.
     Schema(schema::SchemaArgs),
     /// Create a commented starter preset that validates.
@@ -191,6 +197,7 @@ where
         Command::Show(args) => show::run(&cli.global, args, io),
         Command::Validate(args) => validate::run(&cli.global, args, io),
         Command::Render(args) => render::run(&cli.global, args, io),
+        Command::Run(args) => run::run(&cli.global, args, io),
         Command::Schema(args) => schema::run(&cli.global, args, io),
         Command::Init(args) => init::run(&cli.global, args, io),
     };

@@ -1,15 +1,21 @@
 //! `render NAME`: the exact system prompt, tools (wire order) and runtime context a
-//! preset sends, with the fingerprint of the cacheable prefix.
+//! preset sends, with the fingerprint of the cacheable prefix — or, with
+//! `--format openai|anthropic`, the exact JSON body of the first request `run` would send
+//! (no network, no key needed).
+//!
 //! The values come from [`ValueArgs`](super::values::ValueArgs).
 
 use clap::{Args, ValueEnum};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::report::pretty;
-use super::values::{ValueArgs, explain_missing};
+use super::values::{ModelArgs, ValueArgs, explain_missing};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
-use crate::prompt::Assembly;
+use crate::preset::spec::Provider;
+use crate::prompt::{Assembly, ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
+use crate::provider::{self, Dialect, ModelSettings};
+use crate::request::{Message, RequestEnvelope};
 
 /// Arguments of `render`.
 #[derive(Debug, Args)]
@@ -18,6 +24,12 @@ pub(crate) struct RenderArgs {
     name: String,
     #[command(flatten)]
     values: ValueArgs,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// The user's first message, for `--format openai|anthropic` (without it the
+    /// messages hold only the runtime-context snapshot).
+    #[arg(long, value_name = "TEXT")]
+    prompt: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = RenderFormat::Text)]
     format: RenderFormat,
@@ -28,8 +40,12 @@ pub(crate) struct RenderArgs {
 enum RenderFormat {
     /// Labelled blocks: system, tools, context, fingerprint.
     Text,
-    /// `{"preset", "system", "tools", "context", "fingerprint"}`.
+    /// `{"preset", "model", "system", "tools", "context", "fingerprint"}`.
     Json,
+    /// The OpenAI Chat Completions request body (DeepSeek, OpenAI, compatible servers).
+    Openai,
+    /// The Anthropic Messages request body.
+    Anthropic,
 }
 
 pub(crate) fn run(
@@ -45,7 +61,29 @@ pub(crate) fn run(
             .map(|d| d.to_string_lossy().into_owned())
             .map_err(|e| CliError::usage(format!("cannot determine the current directory: {e}")))?,
     };
-    let values = args.values.values(&preset, cwd)?;
+    let mut settings = args.values.model_settings(&preset, &args.model)?;
+    let dialect = match args.format {
+        RenderFormat::Openai => Some(Dialect::OpenAi),
+        RenderFormat::Anthropic => Some(Dialect::Anthropic),
+        RenderFormat::Text | RenderFormat::Json => None,
+    };
+    let mut values = args.values.values(&preset, cwd)?;
+    let body_settings = match dialect {
+        Some(dialect) => {
+            let s = for_dialect(settings.take(), dialect)?;
+            // The prompt and fingerprint name the model the body goes to, unless `--var`
+            // pinned them.
+            let pinned = |key: &str| args.values.vars.iter().any(|(k, _)| k == key);
+            if !pinned(PROVIDER_VARIABLE) {
+                values.set(PROVIDER_VARIABLE, s.provider.as_str());
+            }
+            if !pinned(MODEL_VARIABLE) {
+                values.set(MODEL_VARIABLE, s.name.clone());
+            }
+            Some(s)
+        }
+        None => None,
+    };
     let assembly = preset
         .assembler()
         .assemble(&values)
@@ -53,12 +91,47 @@ pub(crate) fn run(
             list: ds.into_iter().map(explain_missing).collect(),
             exit: Exit::Invalid,
         })?;
-    let text = match args.format {
-        RenderFormat::Text => text_output(&assembly),
-        RenderFormat::Json => json_output(preset.name(), &assembly),
+    let text = match (args.format, body_settings) {
+        (_, Some(settings)) => {
+            let mut history: Vec<Message> = args.prompt.iter().map(Message::user).collect();
+            let request =
+                RequestEnvelope::build(&assembly, &mut history, &mut ContextSnapshot::new());
+            let tools = provider::wire_tools(&settings, preset.assembler().registry());
+            pretty(&provider::request_body(&settings, &request, &tools, true))
+        }
+        (RenderFormat::Json, None) => json_output(preset.name(), settings.as_ref(), &assembly),
+        (_, None) => text_output(&assembly),
     };
     io.out.write_all(text.as_bytes())?;
     Ok(Exit::Ok)
+}
+
+/// The settings to render a body in `dialect` with: the preset's (or the flags') when its
+/// provider speaks that dialect, else the dialect's own provider with the same model name.
+fn for_dialect(
+    settings: Option<ModelSettings>,
+    dialect: Dialect,
+) -> Result<ModelSettings, CliError> {
+    let Some(settings) = settings else {
+        return Err(CliError::usage_with(
+            "this preset has no `model` block to render a request for",
+            Some(
+                "pass `--provider NAME --model NAME` (or add a `model` block to the preset)".into(),
+            ),
+        ));
+    };
+    if settings.dialect() == dialect {
+        return Ok(settings);
+    }
+    let provider = match dialect {
+        Dialect::OpenAi => Provider::Openai,
+        Dialect::Anthropic => Provider::Anthropic,
+    };
+    let mut switched = ModelSettings::new(provider, settings.name);
+    if let Some(max) = settings.max_tokens {
+        switched = switched.with_max_tokens(max);
+    }
+    Ok(switched)
 }
 
 fn text_output(assembly: &Assembly) -> String {
@@ -82,9 +155,20 @@ fn text_output(assembly: &Assembly) -> String {
     out
 }
 
-fn json_output(preset: &str, assembly: &Assembly) -> String {
+/// `{provider, name, baseUrl, maxTokens}` of the model `run` would call.
+fn model_json(settings: &ModelSettings) -> Value {
+    json!({
+        "provider": settings.provider.as_str(),
+        "name": settings.name,
+        "baseUrl": settings.base_url,
+        "maxTokens": settings.max_tokens,
+    })
+}
+
+fn json_output(preset: &str, settings: Option<&ModelSettings>, assembly: &Assembly) -> String {
     let value = json!({
         "preset": preset,
+        "model": settings.map(model_json),
         "system": assembly.system,
         "tools": &*assembly.tools,
         "context": assembly.context,

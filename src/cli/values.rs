@@ -13,7 +13,8 @@ use super::environment;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::preset::ValidPreset;
 use crate::preset::spec::Provider;
-use crate::prompt::{TOOLS_VARIABLE, Values};
+use crate::prompt::{MODEL_VARIABLE, PROVIDER_VARIABLE, TOOLS_VARIABLE, Values};
+use crate::provider::ModelSettings;
 use crate::suggest::help_did_you_mean;
 
 /// The options that set template values.
@@ -89,6 +90,89 @@ impl ValueArgs {
             values.set(key.clone(), value.clone());
         }
         Ok(values)
+    }
+}
+
+/// Options that shape the request beyond the template values.
+#[derive(Clone, Debug, Args)]
+pub(crate) struct ModelArgs {
+    /// The API root requests go to [default: the preset's `model.baseUrl`, else the
+    /// provider's], e.g. `http://127.0.0.1:8080/v1`.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The output token limit per request [default: the preset's `model.maxTokens`].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: Option<u32>,
+}
+
+impl ValueArgs {
+    /// The model a request goes to: the preset's `model` block, with `--provider`,
+    /// `--model`, `--base-url` and `--max-tokens` applied. `None` when neither the preset
+    /// nor the flags name a provider and a model.
+    ///
+    /// A `--provider` other than the preset's starts from that provider's defaults (base
+    /// URL, key variable); the preset's model name is kept unless `--model` is given.
+    pub(crate) fn model_settings(
+        &self,
+        preset: &ValidPreset,
+        model: &ModelArgs,
+    ) -> Result<Option<ModelSettings>, CliError> {
+        let from_preset = preset.model().map(ModelSettings::from_spec);
+        let mut settings = match (self.provider()?, from_preset) {
+            (Some(p), Some(s)) if p == s.provider => s,
+            (Some(p), Some(s)) => ModelSettings::new(p, s.name),
+            (Some(p), None) => {
+                match &self.model {
+                    Some(name) => ModelSettings::new(p, name.clone()),
+                    None => {
+                        return Err(CliError::usage_with(
+                        format!("`--provider {p}` needs `--model NAME`: the preset has no `model` block"),
+                        Some("name the model as the provider spells it, e.g. `--model gpt-5-mini`".into()),
+                    ));
+                    }
+                }
+            }
+            (None, Some(s)) => s,
+            (None, None) => return Ok(None),
+        };
+        if let Some(name) = &self.model {
+            settings = settings.with_model(name.clone());
+        }
+        if let Some(url) = &model.base_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(CliError::usage_with(
+                    format!("`--base-url` must be an http(s) URL, not `{url}`"),
+                    Some("e.g. `--base-url http://127.0.0.1:8080/v1`".into()),
+                ));
+            }
+            settings = settings.with_base_url(url.clone());
+        }
+        if let Some(max) = model.max_tokens {
+            settings = settings.with_max_tokens(max);
+        }
+        if settings.base_url.is_empty() {
+            return Err(CliError::usage_with(
+                format!("provider `{}` needs a base URL", settings.provider),
+                Some("set `model.baseUrl` in the preset or pass `--base-url URL` (the server's API root, e.g. `http://127.0.0.1:8080/v1`)".into()),
+            ));
+        }
+        Ok(Some(settings))
+    }
+
+    /// Refuse `--var model=…` / `--var provider=…` where the model actually called must
+    /// be what the prompt says (`run`): those come from `--model` / `--provider`.
+    pub(crate) fn refuse_model_vars(&self) -> Result<(), CliError> {
+        for (key, _) in &self.vars {
+            if key == MODEL_VARIABLE || key == PROVIDER_VARIABLE {
+                return Err(CliError::usage_with(
+                    format!(
+                        "`--var {key}=…` would make the prompt name another model than the one called"
+                    ),
+                    Some(format!("use `--{key} …` instead")),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

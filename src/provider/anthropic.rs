@@ -447,6 +447,11 @@ impl EventAccumulator {
         }
     }
 
+    /// Has the stream said it is over?
+    pub fn is_done(&self) -> bool {
+        self.stopped
+    }
+
     /// The response, if the stream delivered all of it.
     pub fn finish(self) -> Result<ModelTurn, ResponseError> {
         if !self.stopped {

@@ -26,6 +26,7 @@ pub use settings::{
     ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Dialect, ModelSettings, default_api_key_env,
     default_base_url,
 };
+pub(crate) use turn::excerpt;
 pub use turn::{FinishReason, ModelTurn, ResponseError, StreamEvent, Usage};
 
 use crate::request::RequestEnvelope;
@@ -90,6 +91,14 @@ impl StreamAccumulator {
         match self {
             StreamAccumulator::OpenAi(a) => a.push(data),
             StreamAccumulator::Anthropic(a) => a.push(data),
+        }
+    }
+
+    /// Has the stream said it is over (`[DONE]`, `message_stop`)?
+    pub fn is_done(&self) -> bool {
+        match self {
+            StreamAccumulator::OpenAi(a) => a.is_done(),
+            StreamAccumulator::Anthropic(a) => a.is_done(),
         }
     }
 

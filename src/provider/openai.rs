@@ -379,6 +379,11 @@ impl ChunkAccumulator {
         }
     }
 
+    /// Has the stream said it is over?
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
     /// The response, if the stream delivered all of it.
     pub fn finish(self) -> Result<ModelTurn, ResponseError> {
         let Some(finish) = self.finish else {

@@ -137,6 +137,11 @@ impl ToolRegistry {
         &self.visible
     }
 
+    /// The visible tool named `name` (hidden and unknown tools alike: `None`).
+    pub fn get(&self, name: &str) -> Option<&Arc<ToolDefinition>> {
+        self.index.get(name).map(|&i| &self.visible[i])
+    }
+
     /// Is `name` visible?
     pub fn is_visible(&self, name: &str) -> bool {
         self.index.contains_key(name)

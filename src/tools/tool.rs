@@ -116,6 +116,13 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// `true` when a call only reads (files, session state of its own) and changes
+    /// nothing a user would want to approve first. Tools that write files or run
+    /// commands keep the default, `false`, and an agent asks before running them.
+    fn read_only(&self) -> bool {
+        false
+    }
+
     /// Do the work. `Err` becomes an error result the model can act on.
     fn call(
         &self,
@@ -143,6 +150,7 @@ pub struct ToolDefinition {
     pub(crate) schemas: Arc<ToolSchemas>,
     pub(crate) guidance: Option<ToolGuidance>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) read_only: bool,
     /// Deserializes the arguments (after schema validation) into a ready call.
     pub(crate) prepare: Arc<ErasedPrepare>,
     /// Compiled on first use: most runs (`validate`, `render`) never call a tool, and
@@ -159,6 +167,7 @@ impl ToolDefinition {
         let description = tool.description().to_owned();
         let guidance = tool.guidance();
         let timeout = tool.timeout();
+        let read_only = tool.read_only();
         let schemas = Arc::new(ToolSchemas::for_type::<T::Args>()?);
         let tool = Arc::new(tool);
         let prepare: Arc<ErasedPrepare> = Arc::new(move |args| {
@@ -172,6 +181,7 @@ impl ToolDefinition {
             schemas,
             guidance,
             timeout,
+            read_only,
             prepare,
             validator: Arc::new(OnceLock::new()),
         })
@@ -219,6 +229,11 @@ impl ToolDefinition {
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
     }
+
+    /// Does a call only read (see [`Tool::read_only`])?
+    pub fn read_only(&self) -> bool {
+        self.read_only
+    }
 }
 
 impl fmt::Debug for ToolDefinition {
@@ -228,6 +243,7 @@ impl fmt::Debug for ToolDefinition {
             .field("description", &self.description)
             .field("guidance", &self.guidance)
             .field("timeout", &self.timeout)
+            .field("read_only", &self.read_only)
             .finish_non_exhaustive()
     }
 }

@@ -43,6 +43,10 @@ impl Tool for Glob {
          `.github/**`)."
     }
 
+    fn read_only(&self) -> bool {
+        true
+    }
+
     fn guidance(&self) -> Option<ToolGuidance> {
         Some(ToolGuidance {
             order: 1020.0,

@@ -96,6 +96,10 @@ impl Tool for Grep {
          Returns matching lines as `path:line:text`, or only file paths, or counts."
     }
 
+    fn read_only(&self) -> bool {
+        true
+    }
+
     fn guidance(&self) -> Option<ToolGuidance> {
         Some(ToolGuidance {
             order: 1030.0,

@@ -38,6 +38,10 @@ impl Tool for ListDir {
          Hidden and ignored files are included."
     }
 
+    fn read_only(&self) -> bool {
+        true
+    }
+
     fn guidance(&self) -> Option<ToolGuidance> {
         Some(ToolGuidance {
             order: 1010.0,

@@ -42,6 +42,10 @@ impl Tool for ReadFile {
          `offset` and `limit` to page through them."
     }
 
+    fn read_only(&self) -> bool {
+        true
+    }
+
     fn guidance(&self) -> Option<ToolGuidance> {
         Some(ToolGuidance {
             order: 1000.0,

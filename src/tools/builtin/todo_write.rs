@@ -92,6 +92,10 @@ impl Tool for TodoWrite {
          every time; an empty list clears it."
     }
 
+    fn read_only(&self) -> bool {
+        true
+    }
+
     fn guidance(&self) -> Option<ToolGuidance> {
         Some(ToolGuidance {
             order: 1070.0,

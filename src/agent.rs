@@ -1,0 +1,358 @@
+//! The step loop: assemble → request → tool calls → registry, until the model answers
+//! without calling a tool or the step limit is reached.
+//!
+//! Each step re-assembles with fresh values (runtime facts such as the date), so the
+//! system prompt and tools stay byte-identical while only the runtime-context snapshot
+//! (sent after the history, only when it changed) carries what moved. The
+//! [`RequestHeader`] — model settings, tool schemas as sent, system prompt, prefix
+//! fingerprint — is reported only when it differs from the previous step's.
+//!
+//! Tool calls run through the preset's registry: hidden and unknown tools are refused
+//! alike, arguments are validated against the tool's schema, malformed JSON arguments
+//! are reported back to the model, and a [`ToolApproval`] decides whether a tool that
+//! changes files or runs commands may run. Every outcome becomes a tool result with the
+//! call's id, so the loop goes on.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::client::{ClientError, ClientEvent, ModelClient};
+use crate::diagnostic::Diagnostics;
+use crate::preset::spec::Provider;
+use crate::prompt::{ContextSnapshot, PromptAssembler, Values};
+use crate::provider::{self, FinishReason, StreamEvent, Usage, excerpt};
+use crate::request::{Fingerprint, Message, RequestEnvelope, ToolCall};
+use crate::tools::{ToolContext, ToolDefinition, ToolOutput, WireTool};
+
+/// What a request looks like apart from its messages. A provider caches the prefix per
+/// model, so this changing means the cache starts over.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestHeader {
+    /// The provider.
+    pub provider: Provider,
+    /// The model name.
+    pub model: String,
+    /// The URL requests go to.
+    pub endpoint: String,
+    /// The output token limit sent, if any.
+    pub max_tokens: Option<u32>,
+    /// Whether tools are sent in strict mode.
+    pub strict_tools: bool,
+    /// The prefix fingerprint (provider, model, tools, system).
+    pub fingerprint: Fingerprint,
+    /// The system prompt.
+    pub system: String,
+    /// The tools exactly as sent (the endpoint's schema projection), in wire order.
+    pub tools: Arc<[WireTool]>,
+}
+
+/// Whether a tool call may run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Approval {
+    /// Run it.
+    Allow,
+    /// Do not run it; the model is told why.
+    Refuse(String),
+}
+
+/// Decides whether a tool that changes things (not [`ToolDefinition::read_only`]) may
+/// run. Read-only tools, and calls the registry refuses anyway, are never asked about.
+pub trait ToolApproval {
+    /// Review one call.
+    fn review(&mut self, call: &ToolCall, tool: &ToolDefinition) -> Approval;
+}
+
+/// Every call may run (`--yes`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ApproveAll;
+
+impl ToolApproval for ApproveAll {
+    fn review(&mut self, _: &ToolCall, _: &ToolDefinition) -> Approval {
+        Approval::Allow
+    }
+}
+
+/// Tools that change things are refused (no one is there to ask).
+#[derive(Clone, Debug)]
+pub struct RefuseChanges {
+    /// Why, for the model.
+    pub reason: String,
+}
+
+impl ToolApproval for RefuseChanges {
+    fn review(&mut self, call: &ToolCall, _: &ToolDefinition) -> Approval {
+        Approval::Refuse(format!(
+            "Error: `{}` was not run: {}\nHint: continue without it, or tell the user what you would run and why.",
+            call.name, self.reason
+        ))
+    }
+}
+
+/// What happens during a run, in order, for display and transcripts.
+#[derive(Debug)]
+pub enum AgentEvent<'a> {
+    /// A step is about to send this header, which differs from the previous step's.
+    RequestHeader {
+        /// The step (1-based).
+        step: usize,
+        /// The header.
+        header: &'a RequestHeader,
+    },
+    /// A message was added to the history (prompt, snapshot, answer, tool result).
+    Message {
+        /// The step (1-based).
+        step: usize,
+        /// The message.
+        message: &'a Message,
+    },
+    /// A piece of the answer as it streams in.
+    Stream {
+        /// The step (1-based).
+        step: usize,
+        /// The piece.
+        event: &'a StreamEvent,
+    },
+    /// A request failed and will be retried.
+    Retry {
+        /// The step (1-based).
+        step: usize,
+        /// The attempt that failed.
+        attempt: u32,
+        /// The wait before the next one.
+        delay: Duration,
+        /// Why it failed.
+        error: &'a ClientError,
+    },
+    /// A tool call is about to run (after approval).
+    ToolCall {
+        /// The step (1-based).
+        step: usize,
+        /// The call.
+        call: &'a ToolCall,
+    },
+    /// The model's answer for a step is complete.
+    StepFinished {
+        /// The step (1-based).
+        step: usize,
+        /// Why the model stopped.
+        finish: &'a FinishReason,
+        /// Token counts, if the provider reported them.
+        usage: Option<Usage>,
+        /// How long the request took.
+        elapsed: Duration,
+    },
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The model answered without calling a tool.
+    Answered {
+        /// The answer.
+        text: String,
+        /// Steps taken.
+        steps: usize,
+        /// Why the last answer ended (`Length`: cut at the token limit).
+        finish: FinishReason,
+    },
+    /// The step limit was reached while the model still called tools.
+    StepLimit {
+        /// Steps taken.
+        steps: usize,
+    },
+}
+
+/// Why a run stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The prompt could not be assembled (e.g. a required variable without a value).
+    #[error("the prompt could not be assembled")]
+    Assemble(Diagnostics),
+    /// The model request failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+}
+
+/// Runs a conversation against one model with one preset's assembler and tools.
+#[derive(Debug)]
+pub struct Agent<'a> {
+    assembler: &'a PromptAssembler,
+    client: &'a ModelClient,
+    tools: ToolContext,
+    wire_tools: Arc<[WireTool]>,
+    max_steps: usize,
+    last_header: Option<RequestHeader>,
+}
+
+/// The default step limit.
+pub const DEFAULT_MAX_STEPS: usize = 50;
+
+impl<'a> Agent<'a> {
+    /// An agent whose tools work in `tools`' workspace.
+    pub fn new(
+        assembler: &'a PromptAssembler,
+        client: &'a ModelClient,
+        tools: ToolContext,
+    ) -> Self {
+        let wire_tools = provider::wire_tools(client.settings(), assembler.registry()).into();
+        Agent {
+            assembler,
+            client,
+            tools,
+            wire_tools,
+            max_steps: DEFAULT_MAX_STEPS,
+            last_header: None,
+        }
+    }
+
+    /// Stop after `n` model requests (at least 1).
+    pub fn with_max_steps(mut self, n: usize) -> Self {
+        self.max_steps = n.max(1);
+        self
+    }
+
+    /// Add `prompt` to `history` and run until the model answers or the step limit is
+    /// reached. `values` gives each step's template values (called once per step, so
+    /// runtime facts can change); `snapshot` remembers the runtime context already in
+    /// `history`. Call again with the same history and snapshot to continue the
+    /// conversation.
+    pub async fn run<V, E>(
+        &mut self,
+        prompt: &str,
+        history: &mut Vec<Message>,
+        snapshot: &mut ContextSnapshot,
+        values: &mut V,
+        approval: &mut dyn ToolApproval,
+        on_event: &mut E,
+    ) -> Result<Outcome, AgentError>
+    where
+        V: FnMut(usize) -> Values,
+        E: FnMut(AgentEvent<'_>),
+    {
+        history.push(Message::user(prompt));
+        if let Some(m) = history.last() {
+            on_event(AgentEvent::Message {
+                step: 1,
+                message: m,
+            });
+        }
+        for step in 1..=self.max_steps {
+            let assembly = self
+                .assembler
+                .assemble(&values(step))
+                .map_err(AgentError::Assemble)?;
+            let before = history.len();
+            let request = RequestEnvelope::build(&assembly, history, snapshot);
+            for message in &history[before..] {
+                on_event(AgentEvent::Message { step, message });
+            }
+            let header = self.header(&request);
+            if self.last_header.as_ref() != Some(&header) {
+                on_event(AgentEvent::RequestHeader {
+                    step,
+                    header: &header,
+                });
+                self.last_header = Some(header);
+            }
+            let body = provider::request_body(
+                self.client.settings(),
+                &request,
+                &self.wire_tools,
+                self.client.options().stream,
+            );
+            let started = Instant::now();
+            let turn = self
+                .client
+                .send(&body, &mut |event| match event {
+                    ClientEvent::Stream(event) => on_event(AgentEvent::Stream { step, event }),
+                    ClientEvent::Retry {
+                        attempt,
+                        delay,
+                        error,
+                    } => on_event(AgentEvent::Retry {
+                        step,
+                        attempt,
+                        delay,
+                        error,
+                    }),
+                })
+                .await?;
+            history.push(turn.to_message());
+            if let Some(m) = history.last() {
+                on_event(AgentEvent::Message { step, message: m });
+            }
+            on_event(AgentEvent::StepFinished {
+                step,
+                finish: &turn.finish,
+                usage: turn.usage,
+                elapsed: started.elapsed(),
+            });
+            if turn.tool_calls.is_empty() {
+                return Ok(Outcome::Answered {
+                    text: turn.text,
+                    steps: step,
+                    finish: turn.finish,
+                });
+            }
+            for call in &turn.tool_calls {
+                let output = self.run_call(step, call, approval, on_event).await;
+                history.push(Message::tool(&call.id, output.content, output.is_error));
+                if let Some(m) = history.last() {
+                    on_event(AgentEvent::Message { step, message: m });
+                }
+            }
+        }
+        Ok(Outcome::StepLimit {
+            steps: self.max_steps,
+        })
+    }
+
+    fn header(&self, request: &RequestEnvelope) -> RequestHeader {
+        let settings = self.client.settings();
+        RequestHeader {
+            provider: settings.provider,
+            model: settings.name.clone(),
+            endpoint: settings.endpoint(),
+            max_tokens: settings.max_tokens,
+            strict_tools: settings.strict_tools,
+            fingerprint: request.fingerprint,
+            system: request.system.clone(),
+            tools: Arc::clone(&self.wire_tools),
+        }
+    }
+
+    async fn run_call<E>(
+        &self,
+        step: usize,
+        call: &ToolCall,
+        approval: &mut dyn ToolApproval,
+        on_event: &mut E,
+    ) -> ToolOutput
+    where
+        E: FnMut(AgentEvent<'_>),
+    {
+        let registry = self.assembler.registry();
+        let args = match call.parsed_arguments() {
+            Ok(args) => args,
+            Err(e) => {
+                return ToolOutput::error(format!(
+                    "Error: the arguments of this `{}` call are not valid JSON ({e}): `{}`\nHint: send the arguments as one JSON object that matches the tool's parameter schema, and call it again.",
+                    call.name,
+                    excerpt(&call.arguments, 200)
+                ));
+            }
+        };
+        // Unknown and hidden tools are refused by the registry, without asking anyone.
+        if let Some(tool) = registry.get(&call.name)
+            && !tool.read_only()
+            && let Approval::Refuse(reason) = approval.review(call, tool)
+        {
+            return ToolOutput::error(reason);
+        }
+        on_event(AgentEvent::ToolCall { step, call });
+        registry.call_for_model(&call.name, args, &self.tools).await
+    }
+}

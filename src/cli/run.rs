@@ -1,0 +1,535 @@
+//! `run NAME "prompt"`: talk to the preset's model. Each step sends exactly what `render`
+//! shows (plus the history), streams the answer to stdout, runs the tools the model calls
+//! (only the visible ones), and stops at a final answer or `--max-steps`.
+//!
+//! stdout carries the answer (or, with `--json`, the transcript as JSON lines); stderr
+//! carries progress: tool calls, retries, and a summary per step (tokens in/out, cached
+//! tokens, time). Exit codes: 0 answered, 1 failed run (API error, missing key, step
+//! limit, invalid preset), 2 usage, 130 interrupted (Ctrl-C).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::environment;
+use super::secrets::mask;
+use super::style::Style;
+use super::values::{ModelArgs, ValueArgs, explain_missing};
+use super::workspace::Workspace;
+use super::{CliError, Exit, GlobalArgs, Io};
+use crate::agent::{
+    Agent, AgentError, AgentEvent, Approval, ApproveAll, Outcome, RefuseChanges, RequestHeader,
+    ToolApproval,
+};
+use crate::client::{ClientError, ClientOptions, ModelClient};
+use crate::prompt::{ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
+use crate::provider::{FinishReason, StreamEvent, Usage};
+use crate::request::{Message, Role, ToolCall};
+use crate::tools::{ToolContext, ToolDefinition};
+
+/// Arguments of `run`.
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The preset to run.
+    name: String,
+    /// What to ask the agent.
+    prompt: String,
+    #[command(flatten)]
+    values: ValueArgs,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Stop after this many model requests.
+    #[arg(long, value_name = "N", default_value_t = crate::agent::DEFAULT_MAX_STEPS as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    max_steps: u64,
+    /// Run tools that change files or run commands without asking.
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Write the transcript to stdout as JSON lines instead of the streamed answer.
+    #[arg(long)]
+    json: bool,
+    /// Ask for whole answers instead of streamed ones.
+    #[arg(long)]
+    no_stream: bool,
+    /// Retries of a request that failed before any answer arrived (429, 5xx, network).
+    #[arg(long, value_name = "N", default_value_t = ClientOptions::default().max_retries)]
+    max_retries: usize,
+    /// Give up on a request after this many seconds.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: Option<u64>,
+}
+
+pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
+    let workspace = Workspace::discover(global)?;
+    let preset = workspace.valid_preset(&args.name, io)?;
+    args.values.refuse_model_vars()?;
+    let Some(settings) = args.values.model_settings(&preset, &args.model)? else {
+        return Err(CliError::usage_with(
+            format!("preset `{}` names no model to run", preset.name()),
+            Some(
+                "pass `--provider NAME --model NAME`, or add a `model` block to the preset".into(),
+            ),
+        ));
+    };
+    let cwd = working_directory(args.values.cwd.as_deref())?;
+    let cwd_text = cwd.to_string_lossy().into_owned();
+    let mut values = args.values.values(&preset, cwd_text.clone())?;
+    values.set(PROVIDER_VARIABLE, settings.provider.as_str());
+    values.set(MODEL_VARIABLE, settings.name.clone());
+    // Everything that can fail without the network fails now: the first step renders.
+    preset
+        .assembler()
+        .assemble(&values)
+        .map_err(|ds| CliError::Diagnostics {
+            list: ds.into_iter().map(explain_missing).collect(),
+            exit: Exit::Invalid,
+        })?;
+
+    let mut options = ClientOptions {
+        max_retries: args.max_retries,
+        stream: !args.no_stream,
+        ..ClientOptions::default()
+    };
+    if let Some(seconds) = args.timeout {
+        options.request_timeout = Duration::from_secs(seconds);
+    }
+    let client = match ModelClient::from_env(settings.clone(), options) {
+        Ok(c) => c,
+        Err(e) => return Ok(report_client_error(&e, io)),
+    };
+    let tools = ToolContext::new(&cwd).with_hidden_env(settings.api_key_env.clone());
+    let mut approval: Box<dyn ToolApproval> = if args.yes {
+        Box::new(ApproveAll)
+    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        Box::new(TerminalApproval::default())
+    } else {
+        Box::new(RefuseChanges {
+            reason: "it changes files or runs commands, and the user could not be asked (agent-presets runs without a terminal and without `--yes`)".into(),
+        })
+    };
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
+    let max_steps = usize::try_from(args.max_steps).unwrap_or(usize::MAX);
+    let mut agent = Agent::new(preset.assembler(), &client, tools).with_max_steps(max_steps);
+    let mut history = Vec::new();
+    let mut snapshot = ContextSnapshot::new();
+    let mut printer = Printer::new(args.json, io.out_style, io.err_style);
+    let mut step_values = |_step: usize| {
+        // Runtime facts are read again each step; only the snapshot carries changes.
+        let mut v = values.clone();
+        let pinned_date = args.values.vars.iter().any(|(k, _)| k == "date");
+        if !pinned_date {
+            v.set("date", environment::today_utc());
+        }
+        v
+    };
+    let mut on_event = |event: AgentEvent<'_>| printer.event(event, io);
+    let outcome = runtime.block_on(async {
+        let run = agent.run(
+            &args.prompt,
+            &mut history,
+            &mut snapshot,
+            &mut step_values,
+            approval.as_mut(),
+            &mut on_event,
+        );
+        tokio::select! {
+            result = run => Some(result),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    printer.end_text(io);
+    let exit = match outcome {
+        None => {
+            printer.done(io, "interrupted", None);
+            let _ = writeln!(io.err, "{}: interrupted", io.err_style.error("error"));
+            Exit::Interrupted
+        }
+        Some(Ok(Outcome::Answered { steps, finish, .. })) => {
+            if finish == FinishReason::Length {
+                let _ = writeln!(
+                    io.err,
+                    "{}: the answer was cut at the output token limit; raise `model.maxTokens` or `--max-tokens`",
+                    io.err_style.warning("warning")
+                );
+            } else if finish == FinishReason::ContentFilter {
+                let _ = writeln!(
+                    io.err,
+                    "{}: the provider filtered or refused the answer",
+                    io.err_style.warning("warning")
+                );
+            }
+            printer.done(io, "answered", Some(steps));
+            Exit::Ok
+        }
+        Some(Ok(Outcome::StepLimit { steps })) => {
+            printer.done(io, "step-limit", Some(steps));
+            let _ = writeln!(
+                io.err,
+                "{}: stopped after {steps} step{} without a final answer",
+                io.err_style.error("error"),
+                if steps == 1 { "" } else { "s" }
+            );
+            let _ = writeln!(
+                io.err,
+                "  = {}: raise `--max-steps` to let the agent go on",
+                io.err_style.bold("help")
+            );
+            Exit::Invalid
+        }
+        Some(Err(AgentError::Client(e))) => {
+            printer.done(io, "error", None);
+            report_client_error(&e, io)
+        }
+        Some(Err(AgentError::Assemble(ds))) => {
+            printer.done(io, "error", None);
+            return Err(CliError::Diagnostics {
+                list: ds.into_iter().map(explain_missing).collect(),
+                exit: Exit::Invalid,
+            });
+        }
+    };
+    Ok(exit)
+}
+
+/// `--cwd` or the current directory, which must exist, made absolute (symlinks
+/// resolved) before anything is rendered.
+fn working_directory(dir: Option<&str>) -> Result<PathBuf, CliError> {
+    let given = match dir {
+        Some(d) => PathBuf::from(d),
+        None => std::env::current_dir()
+            .map_err(|e| CliError::usage(format!("cannot determine the current directory: {e}")))?,
+    };
+    let absolute = given.canonicalize().map_err(|e| {
+        CliError::usage_with(
+            format!(
+                "the working directory `{}` cannot be used: {e}",
+                given.display()
+            ),
+            Some("pass an existing directory with `--cwd DIR`".into()),
+        )
+    })?;
+    if !absolute.is_dir() {
+        return Err(CliError::usage(format!(
+            "the working directory `{}` is not a directory",
+            given.display()
+        )));
+    }
+    Ok(absolute)
+}
+
+fn report_client_error(e: &ClientError, io: &mut Io<'_>) -> Exit {
+    let _ = writeln!(
+        io.err,
+        "{}: {}",
+        io.err_style.error("error"),
+        mask(&e.to_string())
+    );
+    if let Some(help) = e.help() {
+        let _ = writeln!(io.err, "  = {}: {help}", io.err_style.bold("help"));
+    }
+    Exit::Invalid
+}
+
+/// Asks on the terminal before a tool that changes things runs.
+#[derive(Debug, Default)]
+struct TerminalApproval {
+    /// Tools the user allowed for the rest of the run.
+    always: Vec<String>,
+}
+
+impl ToolApproval for TerminalApproval {
+    fn review(&mut self, call: &ToolCall, tool: &ToolDefinition) -> Approval {
+        let name = tool.name().as_str();
+        if self.always.iter().any(|t| t == name) {
+            return Approval::Allow;
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\nrun `{name}` {}? [y]es / [n]o / [a]lways for `{name}`: ",
+            mask(&one_line(&call.arguments, 300))
+        );
+        let _ = err.flush();
+        let mut answer = String::new();
+        if std::io::stdin().lock().read_line(&mut answer).is_err() {
+            answer.clear();
+        }
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Approval::Allow,
+            "a" | "always" => {
+                self.always.push(name.to_owned());
+                Approval::Allow
+            }
+            _ => Approval::Refuse(format!(
+                "Error: the user declined to run `{name}` with these arguments.\nHint: ask the user how to proceed, or continue without it."
+            )),
+        }
+    }
+}
+
+/// `text` on one line, at most `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    match flat.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &flat[..cut]),
+        None => flat,
+    }
+}
+
+/// Renders agent events: the answer to stdout and progress to stderr, or JSON lines.
+struct Printer {
+    json: bool,
+    out_style: Style,
+    err_style: Style,
+    /// Streamed text is on stdout without its final newline yet.
+    text_open: bool,
+    /// Reasoning is on stderr without its final newline yet.
+    reasoning_open: bool,
+    headers: usize,
+}
+
+impl Printer {
+    fn new(json: bool, out_style: Style, err_style: Style) -> Self {
+        Printer {
+            json,
+            out_style,
+            err_style,
+            text_open: false,
+            reasoning_open: false,
+            headers: 0,
+        }
+    }
+
+    fn json_line(&self, io: &mut Io<'_>, value: &Value) {
+        let _ = writeln!(io.out, "{value}");
+        let _ = io.out.flush();
+    }
+
+    fn end_text(&mut self, io: &mut Io<'_>) {
+        if self.text_open {
+            let _ = writeln!(io.out);
+            let _ = io.out.flush();
+            self.text_open = false;
+        }
+        if self.reasoning_open {
+            let _ = writeln!(io.err);
+            self.reasoning_open = false;
+        }
+    }
+
+    fn event(&mut self, event: AgentEvent<'_>, io: &mut Io<'_>) {
+        if self.json {
+            self.json_event(event, io);
+        } else {
+            self.human_event(event, io);
+        }
+    }
+
+    fn json_event(&mut self, event: AgentEvent<'_>, io: &mut Io<'_>) {
+        let line = match event {
+            AgentEvent::RequestHeader { step, header } => header_json(step, header),
+            AgentEvent::Message { step, message } => message_json(step, message),
+            AgentEvent::StepFinished {
+                step,
+                finish,
+                usage,
+                elapsed,
+            } => json!({
+                "type": "step",
+                "step": step,
+                "finish": finish.to_string(),
+                "usage": usage,
+                "elapsedMs": elapsed.as_millis() as u64,
+            }),
+            AgentEvent::Retry {
+                step,
+                attempt,
+                delay,
+                error,
+            } => json!({
+                "type": "retry",
+                "step": step,
+                "attempt": attempt,
+                "delayMs": delay.as_millis() as u64,
+                "error": mask(&error.to_string()),
+            }),
+            AgentEvent::Stream { .. } | AgentEvent::ToolCall { .. } => return,
+        };
+        self.json_line(io, &line);
+    }
+
+    fn human_event(&mut self, event: AgentEvent<'_>, io: &mut Io<'_>) {
+        let style = self.err_style;
+        match event {
+            AgentEvent::Stream {
+                event: StreamEvent::Text(t),
+                ..
+            } => {
+                if self.reasoning_open {
+                    let _ = writeln!(io.err);
+                    self.reasoning_open = false;
+                }
+                let _ = write!(io.out, "{}", mask(t));
+                let _ = io.out.flush();
+                self.text_open = !t.ends_with('\n');
+            }
+            AgentEvent::Stream {
+                event: StreamEvent::Reasoning(t),
+                ..
+            } => {
+                let _ = write!(io.err, "{}", style.dim(mask(t)));
+                self.reasoning_open = !t.ends_with('\n');
+            }
+            AgentEvent::Stream { .. } => {}
+            AgentEvent::RequestHeader { header, .. } => {
+                self.end_text(io);
+                self.headers += 1;
+                let what = if self.headers == 1 {
+                    "model"
+                } else {
+                    "the request header changed; the provider's prompt cache starts over"
+                };
+                let _ = writeln!(
+                    io.err,
+                    "{} {} · {} · {} tools · prefix {}",
+                    style.dim(format!("{what}:")),
+                    header.provider,
+                    mask(&header.model),
+                    header.tools.len(),
+                    header.fingerprint
+                );
+            }
+            AgentEvent::ToolCall { call, .. } => {
+                self.end_text(io);
+                let _ = writeln!(
+                    io.err,
+                    "{} {} {}",
+                    style.bold("→"),
+                    style.bold(mask(&call.name)),
+                    style.dim(mask(&one_line(&call.arguments, 200)))
+                );
+            }
+            AgentEvent::Message { message, .. } if message.role == Role::Tool => {
+                let first = message.content.lines().next().unwrap_or_default();
+                let lines = message.content.lines().count();
+                let summary = if message.is_error {
+                    style.error(format!("✗ {}", mask(&one_line(first, 160))))
+                } else {
+                    style.dim(format!(
+                        "✓ {lines} line{}",
+                        if lines == 1 { "" } else { "s" }
+                    ))
+                };
+                let _ = writeln!(io.err, "  {summary}");
+            }
+            AgentEvent::Message { .. } => {}
+            AgentEvent::Retry {
+                attempt,
+                delay,
+                error,
+                ..
+            } => {
+                self.end_text(io);
+                let _ = writeln!(
+                    io.err,
+                    "{}: {}; retrying in {:.1} s (attempt {} failed)",
+                    style.warning("retry"),
+                    mask(&error.to_string()),
+                    delay.as_secs_f64(),
+                    attempt
+                );
+            }
+            AgentEvent::StepFinished {
+                step,
+                usage,
+                elapsed,
+                ..
+            } => {
+                self.end_text(io);
+                let _ = writeln!(
+                    io.err,
+                    "{}",
+                    style.dim(step_summary(step, usage.as_ref(), elapsed))
+                );
+            }
+        }
+        let _ = self.out_style;
+    }
+
+    fn done(&mut self, io: &mut Io<'_>, outcome: &str, steps: Option<usize>) {
+        if self.json {
+            self.json_line(
+                io,
+                &json!({"type": "done", "outcome": outcome, "steps": steps}),
+            );
+        }
+    }
+}
+
+fn step_summary(step: usize, usage: Option<&Usage>, elapsed: Duration) -> String {
+    let tokens = match usage {
+        Some(u) => format!(
+            "{} in ({} cached) · {} out",
+            group(u.input_tokens),
+            group(u.cached_tokens),
+            group(u.output_tokens)
+        ),
+        None => "no token counts reported".to_owned(),
+    };
+    format!("step {step} · {tokens} · {:.1} s", elapsed.as_secs_f64())
+}
+
+/// `12345` → `12,345`.
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn header_json(step: usize, header: &RequestHeader) -> Value {
+    let mut value = json!({"type": "request-header", "step": step});
+    if let (Some(obj), Ok(Value::Object(fields))) =
+        (value.as_object_mut(), serde_json::to_value(header))
+    {
+        obj.extend(fields);
+    }
+    value
+}
+
+fn message_json(step: usize, message: &Message) -> Value {
+    let mut value = json!({"type": "message", "step": step});
+    if let (Some(obj), Ok(Value::Object(fields))) =
+        (value.as_object_mut(), serde_json::to_value(message))
+    {
+        obj.extend(fields);
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_grouped() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(1234567), "1,234,567");
+    }
+}

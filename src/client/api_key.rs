@@ -1,0 +1,62 @@
+//! [`ApiKey`]: a provider key that never shows itself.
+
+use std::fmt;
+
+use super::ClientError;
+use crate::preset::spec::Provider;
+
+/// An API key, read only from the environment variable a preset names. It has no
+/// `Display`, its `Debug` prints `ApiKey(***)`, and [`ApiKey::redact`] scrubs it from any
+/// text a server sends back, so it cannot reach output, logs or errors.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Read the key from environment variable `var`. Unset, empty or not UTF-8 is
+    /// [`ClientError::MissingApiKey`], which names the variable and never a value.
+    pub fn from_env(provider: Provider, var: &str) -> Result<Self, ClientError> {
+        match std::env::var(var) {
+            Ok(v) if !v.trim().is_empty() => Ok(ApiKey(v.trim().to_owned())),
+            _ => Err(ClientError::MissingApiKey {
+                provider,
+                var: var.to_owned(),
+            }),
+        }
+    }
+
+    /// A key given directly (library hosts with their own secret store).
+    pub fn new(key: impl Into<String>) -> Self {
+        ApiKey(key.into())
+    }
+
+    /// The key, for the request header only.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `text` with every occurrence of the key replaced by `***`.
+    pub fn redact(&self, text: &str) -> String {
+        if self.0.is_empty() {
+            return text.to_owned();
+        }
+        text.replace(&self.0, "***")
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_shows_itself() {
+        let key = ApiKey::new("sk-secret-123");
+        assert_eq!(format!("{key:?}"), "ApiKey(***)");
+        assert_eq!(key.redact("bad key sk-secret-123!"), "bad key ***!");
+    }
+}

@@ -1,0 +1,174 @@
+//! [`ClientError`]: why a request to a model failed, naming the provider, the status and
+//! the provider's own message.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::preset::spec::Provider;
+use crate::provider::ResponseError;
+
+/// Which limit a request ran into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutKind {
+    /// Connecting took too long.
+    Connect,
+    /// Nothing arrived for too long while waiting for or reading the response.
+    Idle,
+    /// The whole request took too long.
+    Overall,
+}
+
+impl fmt::Display for TimeoutKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TimeoutKind::Connect => "connect timeout",
+            TimeoutKind::Idle => "idle timeout",
+            TimeoutKind::Overall => "request timeout",
+        })
+    }
+}
+
+/// Why a request failed. Messages never contain the API key.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The variable that should hold the key is unset or empty.
+    #[error("no API key for {provider}: the environment variable `{var}` is not set")]
+    MissingApiKey {
+        /// The provider.
+        provider: Provider,
+        /// The variable's name.
+        var: String,
+    },
+    /// The provider answered with an error status.
+    #[error(
+        "{provider} answered {status}{}{}{}",
+        reason.as_deref().map(|r| format!(" {r}")).unwrap_or_default(),
+        message.as_deref().map(|m| format!(": {m}")).unwrap_or_default(),
+        attempts_note(*attempts)
+    )]
+    Status {
+        /// The provider.
+        provider: Provider,
+        /// The HTTP status code.
+        status: u16,
+        /// The status's reason phrase.
+        reason: Option<String>,
+        /// The provider's own error message.
+        message: Option<String>,
+        /// What `Retry-After` asked for, if anything.
+        retry_after: Option<Duration>,
+        /// How many requests were made.
+        attempts: u32,
+    },
+    /// The provider could not be reached, or the connection broke before any answer.
+    #[error("cannot reach {provider} at {endpoint}: {detail}{}", attempts_note(*attempts))]
+    Connect {
+        /// The provider.
+        provider: Provider,
+        /// The URL.
+        endpoint: String,
+        /// What went wrong.
+        detail: String,
+        /// How many requests were made.
+        attempts: u32,
+    },
+    /// A time limit ran out.
+    #[error("{provider} did not answer in time: {kind} of {} s", after.as_secs_f64())]
+    Timeout {
+        /// The provider.
+        provider: Provider,
+        /// Which limit.
+        kind: TimeoutKind,
+        /// The limit.
+        after: Duration,
+    },
+    /// The connection broke while the answer was streaming (never retried: output had
+    /// started).
+    #[error("the answer from {provider} broke off: {detail}")]
+    Interrupted {
+        /// The provider.
+        provider: Provider,
+        /// What went wrong.
+        detail: String,
+    },
+    /// The answer arrived but cannot be used (malformed, incomplete, or an error inside
+    /// a successful response).
+    #[error("{provider} sent an answer that cannot be used: {error}")]
+    Response {
+        /// The provider.
+        provider: Provider,
+        /// What is wrong with it.
+        error: ResponseError,
+    },
+    /// The request could not be built (e.g. a bad base URL).
+    #[error("cannot send a request to {provider}: {detail}")]
+    Request {
+        /// The provider.
+        provider: Provider,
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+fn attempts_note(attempts: u32) -> String {
+    if attempts > 1 {
+        format!(" (after {attempts} attempts)")
+    } else {
+        String::new()
+    }
+}
+
+impl ClientError {
+    /// Worth another try: 408, 409, 425, 429 and 5xx statuses, and connection failures
+    /// (never anything after the answer began to stream).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ClientError::Status { status, .. } => {
+                matches!(status, 408 | 409 | 425 | 429) || (500..=599).contains(status)
+            }
+            ClientError::Connect { .. } => true,
+            ClientError::Timeout { kind, .. } => *kind == TimeoutKind::Connect,
+            _ => false,
+        }
+    }
+
+    /// How long the provider asked us to wait before retrying.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ClientError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// What the user can do about it, when there is something to say.
+    pub fn help(&self) -> Option<String> {
+        match self {
+            ClientError::MissingApiKey { var, .. } => Some(format!(
+                "export {var}=<your key> (the preset's `model.apiKeyEnv` names the variable; the key itself never goes in a preset)"
+            )),
+            ClientError::Status { status: 401 | 403, .. } => {
+                Some("check that the key in the preset's `apiKeyEnv` variable is valid for this provider".into())
+            }
+            ClientError::Status { status: 404, .. } => Some(
+                "check `model.baseUrl` (the API root, e.g. `https://api.openai.com/v1`) and `model.name`".into(),
+            ),
+            ClientError::Status { status: 429, .. } => {
+                Some("rate limited: wait a moment, or raise `--max-retries`".into())
+            }
+            ClientError::Connect { .. } => Some(
+                "check the network and `model.baseUrl`; for a local server, that it is running".into(),
+            ),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn set_attempts(&mut self, n: u32) {
+        match self {
+            ClientError::Status { attempts, .. } | ClientError::Connect { attempts, .. } => {
+                *attempts = n;
+            }
+            _ => {}
+        }
+    }
+}

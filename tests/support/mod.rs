@@ -1,0 +1,6 @@
+//! Test support shared by the model-client tests: a scripted provider on 127.0.0.1 and
+//! the expected shapes of the two request dialects.
+#![allow(dead_code)]
+
+pub mod mock_provider;
+pub mod request_shape;
