@@ -12,6 +12,45 @@
 //! are reported back to the model, and a [`ToolApproval`] decides whether a tool that
 //! changes files or runs commands may run. Every outcome becomes a tool result with the
 //! call's id, so the loop goes on.
+//!
+//! ```no_run
+//! use agent_presets::agent::{Agent, ApproveAll};
+//! use agent_presets::client::{ClientOptions, ModelClient};
+//! use agent_presets::prompt::ContextSnapshot;
+//! use agent_presets::provider::ModelSettings;
+//! use agent_presets::tools::ToolContext;
+//! use agent_presets::{PresetCatalog, ToolCatalog, validate_in_catalog};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let tools = ToolCatalog::builtin();
+//! let presets = PresetCatalog::builtin();
+//! let preset = validate_in_catalog(&presets, "standard", &tools)
+//!     .preset
+//!     .expect("standard is valid");
+//! let settings = ModelSettings::from_spec(preset.model().expect("a model block"));
+//! let client = ModelClient::from_env(settings, ClientOptions::default())?; // DEEPSEEK_API_KEY
+//! let mut agent = Agent::new(preset.assembler(), &client, ToolContext::new("/workspace/demo"));
+//! let (mut history, mut snapshot) = (Vec::new(), ContextSnapshot::new());
+//! let values = preset
+//!     .default_values()
+//!     .with("cwd", "/workspace/demo")
+//!     .with("os", "linux")
+//!     .with("shell", "bash")
+//!     .with("date", "2030-01-01");
+//! let outcome = agent
+//!     .run(
+//!         "fix the failing test",
+//!         &mut history,
+//!         &mut snapshot,
+//!         &mut |_step| values.clone(),
+//!         &mut ApproveAll,
+//!         &mut |event| eprintln!("{event:?}"),
+//!     )
+//!     .await?;
+//! println!("{outcome:?}");
+//! # Ok(())
+//! # }
+//! ```
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -132,7 +132,14 @@ fn render_standard_json() {
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["preset", "model", "system", "tools", "context", "fingerprint"]
+        [
+            "preset",
+            "model",
+            "system",
+            "tools",
+            "context",
+            "fingerprint"
+        ]
     );
     assert_eq!(
         v["model"],
@@ -1011,7 +1018,9 @@ fn help_version_and_usage_errors() {
     let p = Project::new();
     let run = p.run(&["--help"]);
     assert_eq!(run.code, 0, "{run:?}");
-    for command in ["list", "show", "validate", "render", "run", "schema", "init"] {
+    for command in [
+        "list", "show", "validate", "render", "run", "schema", "init",
+    ] {
         assert!(run.stdout.contains(command), "{command}: {run:?}");
     }
     let run = p.run(&["--version"]);

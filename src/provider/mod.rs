@@ -26,6 +26,7 @@ pub use settings::{
     ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Dialect, ModelSettings, default_api_key_env,
     default_base_url,
 };
+#[cfg(feature = "client")]
 pub(crate) use turn::excerpt;
 pub use turn::{FinishReason, ModelTurn, ResponseError, StreamEvent, Usage};
 

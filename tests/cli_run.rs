@@ -1,0 +1,355 @@
+//! `agent-presets run` through the built binary, against a scripted provider on
+//! 127.0.0.1: the answer on stdout, progress on stderr, the `--json` transcript, tool
+//! approval, a missing key, a bad working directory, Ctrl-C — and that `run` sends
+//! exactly the body `render --format openai|anthropic` shows.
+#![cfg(feature = "cli")]
+
+mod support;
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::mock_provider::{self as mock, MockProvider, Reply};
+use tempfile::TempDir;
+
+const KEY: &str = "sk-cli-test-0123456789abcdefghij";
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+struct Project {
+    dir: TempDir,
+    config: TempDir,
+}
+
+impl Project {
+    /// A project whose `agent` preset extends `standard` and talks to `server` in the
+    /// given provider's dialect.
+    fn new(provider: &str, server: &MockProvider, extra: &str) -> Self {
+        let p = Project {
+            dir: tempfile::tempdir().unwrap(),
+            config: tempfile::tempdir().unwrap(),
+        };
+        p.write(
+            ".agent-presets/agent.yaml",
+            &format!(
+                "version: 1\nname: agent\nextends: standard\nmodel:\n  provider: {provider}\n  name: test-model\n  baseUrl: {}\n  apiKeyEnv: TEST_MODEL_KEY\n{extra}",
+                server.url("")
+            ),
+        );
+        p
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    fn write(&self, relative: &str, text: &str) {
+        let path = self.dir.path().join(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_agent-presets"));
+        c.args(args)
+            .current_dir(self.dir.path())
+            .env("AGENT_PRESETS_CONFIG_DIR", self.config.path())
+            .env("NO_COLOR", "1")
+            .env("SHELL", "/bin/bash")
+            .env("TEST_MODEL_KEY", KEY)
+            .env_remove("DEEPSEEK_API_KEY")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let output = self.command(args).output().unwrap();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    }
+}
+
+fn lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn a_streamed_answer_goes_to_stdout_and_a_step_summary_to_stderr() {
+    let server = MockProvider::start(vec![Reply::sse(mock::openai_text_stream(&[
+        "All ", "tests ", "pass.",
+    ]))]);
+    let p = Project::new("deepseek", &server, "");
+    let run = p.run(&["run", "agent", "Are the tests green?"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "All tests pass.\n");
+    assert!(
+        run.stderr
+            .contains("step 1 · 100 in (96 cached) · 7 out · "),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains(KEY) && !run.stdout.contains(KEY));
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/chat/completions");
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
+}
+
+#[test]
+fn run_sends_exactly_what_render_shows() {
+    for (provider, format) in [("deepseek", "openai"), ("anthropic", "anthropic")] {
+        let reply = match format {
+            "anthropic" => Reply::json(mock::anthropic_text("hi")),
+            _ => Reply::json(mock::openai_text("hi")),
+        };
+        let server = MockProvider::start(vec![reply]);
+        let p = Project::new(provider, &server, "");
+        let cwd = p.path();
+        let cwd = cwd.to_str().unwrap();
+        let pinned = ["--var", "date=2030-01-01", "--cwd", cwd];
+        let mut args = vec!["run", "agent", "Say hi."];
+        args.extend(pinned);
+        let run = p.run(&args);
+        assert_eq!(run.code, 0, "{run:?}");
+        let mut args = vec!["render", "agent", "--format", format, "--prompt", "Say hi."];
+        args.extend(pinned);
+        let render = p.run(&args);
+        assert_eq!(render.code, 0, "{render:?}");
+        let rendered: Value = serde_json::from_str(&render.stdout).unwrap();
+        assert_eq!(server.requests()[0].body, rendered, "{provider}");
+    }
+}
+
+#[test]
+fn the_json_transcript_has_one_event_per_message_and_one_request_header() {
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call("call_1", "list_dir", r#"{"path": "."}"#)),
+        Reply::json(mock::openai_call("call_2", "list_dir", r#"{"path": "."}"#)),
+        Reply::json(mock::openai_text("Two files.")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    p.write("a.txt", "a");
+    let run = p.run(&["run", "agent", "What is here?", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let events = lines(&run.stdout);
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",        // the prompt
+            "message",        // the runtime-context snapshot
+            "request-header", // once
+            "message",        // assistant: list_dir
+            "step",
+            "message", // tool result
+            "message", // assistant: list_dir
+            "step",
+            "message", // tool result
+            "message", // the answer
+            "step",
+            "done"
+        ],
+        "{run:?}"
+    );
+    let header = &events[2];
+    assert_eq!(header["provider"], "deepseek");
+    assert_eq!(header["model"], "test-model");
+    assert_eq!(header["endpoint"], server.url("/chat/completions"));
+    assert!(
+        header["fingerprint"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    assert_eq!(header["tools"].as_array().unwrap().len(), 8);
+    assert_eq!(events[3]["role"], "assistant");
+    assert_eq!(events[3]["toolCalls"][0]["name"], "list_dir");
+    assert_eq!(events[5]["role"], "tool");
+    assert_eq!(events[5]["toolCallId"], "call_1");
+    assert!(events[5]["content"].as_str().unwrap().contains("a.txt"));
+    assert_eq!(events[9]["content"], "Two files.");
+    assert_eq!(
+        events[11],
+        json!({"type": "done", "outcome": "answered", "steps": 3})
+    );
+    assert_eq!(events[4]["usage"]["inputTokens"], 120);
+}
+
+#[test]
+fn tools_that_change_files_are_refused_without_a_terminal_unless_yes() {
+    for yes in [false, true] {
+        let server = MockProvider::start(vec![
+            Reply::json(mock::openai_call(
+                "call_w",
+                "write_file",
+                r#"{"path": "new.txt", "content": "hello\n"}"#,
+            )),
+            Reply::json(mock::openai_text("ok")),
+        ]);
+        let p = Project::new("deepseek", &server, "");
+        let mut args = vec!["run", "agent", "Write new.txt."];
+        if yes {
+            args.push("--yes");
+        }
+        let run = p.run(&args);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(p.path().join("new.txt").exists(), yes, "{run:?}");
+        let second = &server.requests()[1].body;
+        let result = second["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        if yes {
+            assert!(!result.starts_with("Error:"), "{result}");
+        } else {
+            assert!(
+                result.starts_with("Error: `write_file` was not run:")
+                    && result.contains("without `--yes`"),
+                "{result}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_missing_key_fails_fast_naming_the_variable() {
+    // No server at all: the run must stop before any request.
+    let p = Project {
+        dir: tempfile::tempdir().unwrap(),
+        config: tempfile::tempdir().unwrap(),
+    };
+    let run = p.run(&["run", "standard", "hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "no API key for deepseek: the environment variable `DEEPSEEK_API_KEY` is not set"
+        ),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("export DEEPSEEK_API_KEY="), "{run:?}");
+    assert!(run.stdout.is_empty());
+    // An empty value counts as unset.
+    let output = p
+        .command(&["run", "standard", "hi"])
+        .env("DEEPSEEK_API_KEY", "")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+}
+
+#[test]
+fn a_provider_error_names_provider_status_and_message_but_never_the_key() {
+    let server = MockProvider::start(vec![Reply::status(
+        401,
+        json!({"error": {"message": format!("Authentication Fails, your api key: {KEY} is invalid"), "type": "authentication_error"}}),
+    )]);
+    let p = Project::new("deepseek", &server, "");
+    let run = p.run(&["run", "agent", "hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("error: deepseek answered 401 Unauthorized: Authentication Fails"),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains(KEY), "{run:?}");
+    assert!(run.stderr.contains("help:"), "{run:?}");
+}
+
+#[test]
+fn the_working_directory_must_exist() {
+    let server = MockProvider::start(vec![]);
+    let p = Project::new("deepseek", &server, "");
+    let run = p.run(&["run", "agent", "hi", "--cwd", "does/not/exist"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("does/not/exist"), "{run:?}");
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_run_without_a_model_and_bad_flags_are_usage_errors() {
+    let server = MockProvider::start(vec![]);
+    let p = Project::new("deepseek", &server, "");
+    p.write(
+        ".agent-presets/bare.yaml",
+        "version: 1\nname: bare\npersona:\n  sections:\n    - name: p\n      order: 0\n      text: Hi.\n",
+    );
+    let run = p.run(&["run", "bare", "hi"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("names no model"), "{run:?}");
+    let run = p.run(&["run", "agent", "hi", "--var", "model=x"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("use `--model"), "{run:?}");
+    let run = p.run(&["run", "agent", "hi", "--max-steps", "0"]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
+
+#[test]
+fn the_step_limit_ends_the_run_with_exit_1() {
+    let call = || Reply::json(mock::openai_call("c", "list_dir", r#"{"path": "."}"#));
+    let server = MockProvider::start(vec![call(), call(), call()]);
+    let p = Project::new("deepseek", &server, "");
+    let run = p.run(&["run", "agent", "loop", "--max-steps", "2"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("stopped after 2 steps"), "{run:?}");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn ctrl_c_ends_the_run_cleanly() {
+    let server = MockProvider::start(vec![Reply::Sse {
+        pieces: mock::openai_text_stream(&["a", "b", "c", "d", "e", "f", "g", "h"]),
+        delay: Duration::from_millis(400),
+        complete: true,
+    }]);
+    let p = Project::new("deepseek", &server, "");
+    let child = p
+        .command(&["run", "agent", "slow"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the request arrived, then interrupt.
+    for _ in 0..100 {
+        if !server.requests().is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(600));
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}
