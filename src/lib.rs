@@ -39,6 +39,7 @@
 //! ```
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
+pub mod bounded;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod diagnostic;
