@@ -100,7 +100,11 @@ fn open(path: &Path) -> Result<File, BoundedReadError> {
 
 fn open_error(path: &Path, e: io::Error) -> BoundedReadError {
     match e.kind() {
-        io::ErrorKind::NotFound => BoundedReadError::NotFound,
+        // A name that is there but leads nowhere deserves its own words.
+        io::ErrorKind::NotFound => match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => BoundedReadError::DanglingLink,
+            _ => BoundedReadError::NotFound,
+        },
         io::ErrorKind::IsADirectory => BoundedReadError::Directory,
         // A socket cannot be opened at all (ENXIO); say what it is. Looking it up by
         // name here only words the error: nothing is read either way.
@@ -116,8 +120,11 @@ fn open_error(path: &Path, e: io::Error) -> BoundedReadError {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum BoundedReadError {
-    /// Nothing exists at the path (or a symbolic link on it dangles).
+    /// Nothing exists at the path.
     NotFound,
+    /// The path is a symbolic link (or leads through one) to something that does not
+    /// exist.
+    DanglingLink,
     /// The path is a directory.
     Directory,
     /// The path is something that is not a regular file: a FIFO, a device, a socket.
@@ -139,6 +146,9 @@ impl fmt::Display for BoundedReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BoundedReadError::NotFound => f.write_str("no such file"),
+            BoundedReadError::DanglingLink => {
+                f.write_str("it is a symbolic link to a file that does not exist")
+            }
             BoundedReadError::Directory => f.write_str("it is a directory, not a file"),
             BoundedReadError::NotRegular(kind) => {
                 write!(f, "it is {kind}, not a regular file")
@@ -265,6 +275,10 @@ mod tests {
     fn messages_follow_cannot_read() {
         let cases = [
             (BoundedReadError::NotFound, "no such file"),
+            (
+                BoundedReadError::DanglingLink,
+                "it is a symbolic link to a file that does not exist",
+            ),
             (BoundedReadError::Directory, "it is a directory, not a file"),
             (
                 BoundedReadError::NotRegular(FileKind::Fifo),

@@ -152,13 +152,13 @@ mod unix {
     }
 
     #[test]
-    fn dangling_links_are_not_found() {
+    fn dangling_links_are_told_apart() {
         let tmp = tempfile::tempdir().unwrap();
         let link = tmp.path().join("dangling.yaml");
         symlink(tmp.path().join("nowhere"), &link).unwrap();
         assert!(matches!(
             read_bounded(&link, MIB),
-            Err(BoundedReadError::NotFound)
+            Err(BoundedReadError::DanglingLink)
         ));
     }
 

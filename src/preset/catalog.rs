@@ -17,8 +17,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use super::source::{ParsedPreset, parse_preset};
+use super::source::{MAX_PRESET_FILE_BYTES, ParsedPreset, file_too_large, parse_preset};
 use super::spec::is_valid_preset_name;
+use crate::bounded::{BoundedReadError, read_bounded};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 
 /// The environment variable that overrides the user configuration directory: user
@@ -213,14 +214,16 @@ impl PresetEntry {
     }
 
     fn load(&self) -> Result<ParsedPreset, Diagnostics> {
-        let parsed = match &self.content {
-            Content::Embedded(text) => parse_preset(self.display.clone(), text.as_bytes()),
-            Content::Inline(bytes) => parse_preset(self.display.clone(), bytes),
-            Content::File(path) => {
-                let bytes = read_file(path, &self.display)?;
-                parse_preset(self.display.clone(), &bytes)
-            }
-        }?;
+        match &self.content {
+            Content::Embedded(text) => self.parse(text.as_bytes()),
+            Content::Inline(bytes) => self.parse(bytes),
+            Content::File(path) => self.parse(&read_file(path, &self.display)?),
+        }
+    }
+
+    /// Parse what was read and check the name.
+    fn parse(&self, bytes: &[u8]) -> Result<ParsedPreset, Diagnostics> {
+        let parsed = parse_preset(self.display.clone(), bytes)?;
         let problems = check_preset_name(&parsed, &self.name);
         if problems.is_empty() {
             Ok(parsed)
@@ -230,13 +233,27 @@ impl PresetEntry {
     }
 }
 
+/// Read a preset file, bounded (see [`read_bounded`]): a file over the size limit is a
+/// `limit-exceeded`; anything else that stops the read (missing, a directory, a FIFO or
+/// device, permissions) is an `io` error saying what the path is. Both at the file.
 fn read_file(path: &Path, display: &Arc<str>) -> Result<Vec<u8>, Diagnostic> {
-    fs::read(path).map_err(|e| {
-        Diagnostic::new(
+    read_preset_bytes(path, display).map_err(|d| d.at(Span::new(display.clone(), 1, 1)))
+}
+
+/// [`read_file`] without a location on `io` errors (for paths given explicitly, where
+/// there may be no file to point at).
+fn read_preset_bytes(path: &Path, display: &Arc<str>) -> Result<Vec<u8>, Diagnostic> {
+    read_bounded(path, MAX_PRESET_FILE_BYTES as u64).map_err(|e| match e {
+        BoundedReadError::TooLarge { size, .. } => file_too_large(display.clone(), size),
+        BoundedReadError::Directory => Diagnostic::new(
             DiagnosticKind::Io,
-            format!("cannot read preset file `{display}`: {e}"),
+            format!("`{display}` is a directory, not a preset file"),
         )
-        .at(Span::new(display.clone(), 1, 1))
+        .help("pass a directory of presets with `--preset-dir`"),
+        other => Diagnostic::new(
+            DiagnosticKind::Io,
+            format!("cannot read preset file `{display}`: {other}"),
+        ),
     })
 }
 
@@ -355,26 +372,33 @@ impl PresetCatalog {
     /// Adding a file that is already in the catalog is a no-op. Returns the name.
     pub fn add_path(&mut self, path: &Path) -> Result<String, Diagnostic> {
         let display = self.display_path(path);
-        let meta = fs::metadata(path).map_err(|e| {
-            Diagnostic::new(
-                DiagnosticKind::Io,
-                format!("cannot read preset file `{display}`: {e}"),
-            )
-        })?;
-        if meta.is_dir() {
-            return Err(Diagnostic::new(
-                DiagnosticKind::Io,
-                format!("`{display}` is a directory, not a preset file"),
-            )
-            .help("pass a directory of presets with `--preset-dir`"));
+        // The same file offered again (discovered in a directory, or another spelling
+        // of its path) is not read a second time.
+        if let Ok(name) = stem_of(path, &display)
+            && let Some(existing) = self.entries.get(&name).and_then(PresetEntry::path)
+            && same_file(existing, path)
+        {
+            return Ok(name);
         }
+        // Read now, on one descriptor: what the path is (a FIFO, a directory, a giant)
+        // is decided by the open, not by an earlier look-up another process can race.
+        // A file that is merely too large is offered, invalid, like any other.
+        let bytes = match read_preset_bytes(path, &display) {
+            Err(d) if d.kind != DiagnosticKind::LimitExceeded => return Err(d),
+            read => read,
+        };
         let name = stem_of(path, &display)?;
-        self.insert(PresetEntry::new(
+        let entry = PresetEntry::new(
             name.clone(),
             PresetSource::Path,
             display,
             Content::File(path.to_path_buf()),
-        ))?;
+        );
+        let parsed = bytes
+            .map_err(Diagnostics::from)
+            .and_then(|bytes| entry.parse(&bytes));
+        let _ = entry.parsed.set(parsed);
+        self.insert(entry)?;
         Ok(name)
     }
 
@@ -482,6 +506,11 @@ impl PresetCatalog {
         let mut files = Vec::new();
         for item in read {
             match item {
+                // What an entry is gets decided when it is read, on the opened
+                // descriptor; only directories are left out here. (The listing's own
+                // file type does not follow links: a link is offered and its target
+                // judged by the read.)
+                Ok(item) if item.file_type().is_ok_and(|t| t.is_dir()) => {}
                 Ok(item) => files.push(item.path()),
                 Err(e) => problems.push(Diagnostic::new(
                     DiagnosticKind::Io,
@@ -495,20 +524,6 @@ impl PresetCatalog {
                 continue;
             }
             let display = self.display_path(&path);
-            match fs::metadata(&path) {
-                Ok(meta) if meta.is_file() => {}
-                Ok(_) => continue,
-                Err(e) => {
-                    problems.push(
-                        Diagnostic::new(
-                            DiagnosticKind::Io,
-                            format!("cannot read preset file `{display}`: {e}"),
-                        )
-                        .at(Span::new(display, 1, 1)),
-                    );
-                    continue;
-                }
-            }
             let name = match stem_of(&path, &display) {
                 Ok(name) => name,
                 Err(d) => {
