@@ -47,6 +47,7 @@ pub mod preset;
 pub mod prompt;
 pub mod request;
 pub mod secrets;
+pub mod source_files;
 pub mod suggest;
 pub mod tools;
 
@@ -54,4 +55,5 @@ pub use diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Severity, Span};
 pub use preset::{PresetCatalog, ValidPreset, Validation, validate_in_catalog};
 pub use prompt::{AssemblerBuilder, Assembly, ContextSnapshot, Layer, PromptAssembler, Values};
 pub use request::{Fingerprint, RequestEnvelope};
+pub use source_files::{SourceFiles, SourceText};
 pub use tools::{Tool, ToolCatalog, ToolRegistry};

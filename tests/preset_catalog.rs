@@ -611,3 +611,64 @@ mod special_files {
         );
     }
 }
+
+/// Diagnostics are printed from the text read when the file was parsed: the catalog
+/// keeps it (for files that failed to parse too) and never reads a file twice.
+#[test]
+fn the_text_read_is_kept_for_snippets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(".agent-presets");
+    write(&dir.join("good.yaml"), &preset("good", "good"));
+    write(&dir.join("typo.yaml"), "version: 1\nname: typo\nfoo: 1\n");
+    fs::write(
+        dir.join("latin1.yaml"),
+        b"version: 1\r\nname: latin1\r\ndescription: caf\xe9\r\n",
+    )
+    .unwrap();
+    write(&dir.join("minimal.yaml"), "version: 1\nname: minimal\n");
+    write(
+        &dir.join("unread.yaml"),
+        &preset("unread", "never asked for"),
+    );
+
+    let (catalog, problems) = PresetCatalog::discover(&CatalogOptions::isolated(tmp.path()));
+    // The file that takes a built-in's name was read to point at its `name`.
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let shadow = problems[0].span.clone().unwrap();
+    assert!(
+        catalog
+            .source_files()
+            .get(".agent-presets/unread.yaml")
+            .is_none()
+    );
+    assert!(catalog.get("good").unwrap().source_text().is_none());
+
+    for name in ["good", "typo", "latin1"] {
+        let _ = catalog.parsed(name);
+        // Gone from disk: whatever is printed now comes from memory.
+        fs::remove_file(dir.join(format!("{name}.yaml"))).unwrap();
+    }
+    fs::remove_file(dir.join("minimal.yaml")).unwrap();
+    let sources = catalog.source_files();
+    assert_eq!(sources.len(), 4);
+    assert_eq!(
+        sources.line(".agent-presets/good.yaml", 3),
+        Some("description: good")
+    );
+    let typo = catalog.parsed("typo").unwrap().unwrap_err().as_slice()[0].clone();
+    let span = typo.span.unwrap();
+    assert_eq!(sources.line(&span.file, span.line), Some("foo: 1"));
+    // Not UTF-8: decoded lossily, line ends normalised, so the span's line is right.
+    let latin1 = catalog.parsed("latin1").unwrap().unwrap_err().as_slice()[0].clone();
+    assert_eq!(latin1.kind, DiagnosticKind::Encoding);
+    let span = latin1.span.unwrap();
+    assert_eq!((span.line, span.column), (3, 17));
+    assert_eq!(
+        sources.line(&span.file, span.line),
+        Some("description: caf\u{FFFD}")
+    );
+    assert_eq!(
+        sources.line(&shadow.file, shadow.line),
+        Some("name: minimal")
+    );
+}

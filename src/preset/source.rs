@@ -19,6 +19,7 @@ use super::spec::{FORMAT_VERSION, PresetFile, key_set_owner};
 use crate::bounded::byte_size;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 use crate::prompt::origin::{LineIndex, TextOrigin};
+use crate::source_files::SourceText;
 use crate::suggest::help_did_you_mean;
 
 /// The largest preset file accepted, in bytes (1 MiB).
@@ -94,17 +95,28 @@ impl SourceFile {
             .at(Span::new(display, line, column))
             .help("save the file as UTF-8"));
         }
-        let text = if valid.contains('\r') {
-            valid.replace("\r\n", "\n").replace('\r', "\n")
-        } else {
-            valid.to_owned()
-        };
+        let text = normalize_line_ends(valid);
         let lines = Arc::new(LineIndex::new(&text));
         Ok(SourceFile {
             display,
             text: text.into(),
             lines,
         })
+    }
+
+    /// The text of `bytes` as snippets show it when [`SourceFile::decode`] refuses them
+    /// (invalid UTF-8, a NUL byte, too large): decoded the same way, but with invalid
+    /// UTF-8 shown as U+FFFD. Lines up to the problem are the ones `decode` would give,
+    /// so the error's span points at the right line.
+    pub fn lossy_text(bytes: &[u8]) -> SourceText {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        SourceText::new(normalize_line_ends(&String::from_utf8_lossy(bytes)))
+    }
+
+    /// The text and its line index, for a [`SourceFiles`](crate::SourceFiles) registry
+    /// (shares both; no copy).
+    pub fn source_text(&self) -> SourceText {
+        SourceText::from_parts(self.text.clone(), self.lines.clone())
     }
 
     /// The span of a serde-saphyr location in this file, covering the node's characters
@@ -201,6 +213,15 @@ pub(crate) fn file_too_large(display: Arc<str>, size: Option<u64>) -> Diagnostic
     Diagnostic::new(DiagnosticKind::LimitExceeded, message)
         .at(Span::new(display, 1, 1))
         .help(help)
+}
+
+/// CRLF and lone CR become LF.
+fn normalize_line_ends(text: &str) -> String {
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text.to_owned()
+    }
 }
 
 /// 1-based line and column just after `prefix`.
