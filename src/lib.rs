@@ -41,6 +41,7 @@
 
 #[cfg(feature = "client")]
 pub mod agent;
+pub mod bounded;
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "client")]
@@ -51,6 +52,7 @@ pub mod prompt;
 pub mod provider;
 pub mod request;
 pub mod secrets;
+pub mod source_files;
 pub mod suggest;
 pub mod tools;
 
@@ -58,4 +60,5 @@ pub use diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Severity, Span};
 pub use preset::{PresetCatalog, ValidPreset, Validation, validate_in_catalog};
 pub use prompt::{AssemblerBuilder, Assembly, ContextSnapshot, Layer, PromptAssembler, Values};
 pub use request::{Fingerprint, RequestEnvelope};
+pub use source_files::{SourceFiles, SourceText};
 pub use tools::{Tool, ToolCatalog, ToolRegistry};

@@ -4,8 +4,8 @@
 use std::fs;
 use std::path::Path;
 
-use agent_presets::DiagnosticKind;
-use agent_presets::preset::{CatalogOptions, PresetCatalog, PresetSource};
+use agent_presets::preset::{CatalogOptions, MAX_PRESET_FILE_BYTES, PresetCatalog, PresetSource};
+use agent_presets::{Diagnostic, DiagnosticKind};
 
 fn write(path: &Path, text: &str) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -352,15 +352,26 @@ fn io_problems_are_diagnostics() {
     }
     let (catalog, problems) = PresetCatalog::discover(&options);
     let kinds: Vec<DiagnosticKind> = problems.iter().map(|d| d.kind).collect();
-    let expected = if cfg!(unix) { 3 } else { 2 };
-    assert_eq!(kinds, vec![DiagnosticKind::Io; expected], "{problems:?}");
+    assert_eq!(kinds, vec![DiagnosticKind::Io; 2], "{problems:?}");
     assert!(
         problems
             .iter()
             .any(|d| d.message.contains("cannot read preset directory `missing`"))
     );
-    assert!(catalog.get("dangling").is_none());
-    assert_eq!(catalog.len(), 2);
+    // A link is offered like any file; what it leads to is judged when it is read.
+    #[cfg(unix)]
+    {
+        let errors = catalog.parsed("dangling").unwrap().unwrap_err();
+        let d = &errors.as_slice()[0];
+        assert_eq!(d.kind, DiagnosticKind::Io);
+        assert_eq!(
+            d.message,
+            "cannot read preset file `.agent-presets/dangling.yaml`: it is a symbolic link \
+             to a file that does not exist"
+        );
+        assert_eq!(d.span.as_ref().map(|s| (s.line, s.column)), Some((1, 1)));
+    }
+    assert_eq!(catalog.len(), if cfg!(unix) { 3 } else { 2 });
 }
 
 #[test]
@@ -453,4 +464,211 @@ fn config_dir_environment_variable() {
     assert_eq!(CatalogOptions::from_environment().user_dir, None);
     // SAFETY: as above.
     unsafe { std::env::remove_var(agent_presets::preset::CONFIG_DIR_ENV) };
+}
+
+/// A too-large file is refused from its reported size, located at the file, whether it
+/// was discovered or given as a path (then it is still offered, invalid).
+#[test]
+fn too_large_files_are_limit_exceeded_at_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let giant = tmp.path().join(".agent-presets/giant.yaml");
+    write(&giant, "");
+    fs::File::options()
+        .write(true)
+        .open(&giant)
+        .unwrap()
+        .set_len(1_500_000_000)
+        .unwrap();
+    let loose = tmp.path().join("loose/big.yaml");
+    write(&loose, &"#".repeat(MAX_PRESET_FILE_BYTES + 1));
+
+    let (mut catalog, problems) = PresetCatalog::discover(&CatalogOptions::isolated(tmp.path()));
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(catalog.add_path(&loose).unwrap(), "big");
+    for (name, size) in [("giant", 1_500_000_000u64), ("big", 1_048_577)] {
+        let errors = catalog.parsed(name).unwrap().unwrap_err();
+        let d = &errors.as_slice()[0];
+        assert_eq!(d.kind, DiagnosticKind::LimitExceeded, "{d}");
+        assert_eq!(
+            d.message,
+            format!("the file is {size} bytes; a preset file may be at most 1 MiB (1048576 bytes)")
+        );
+        let span = d.span.as_ref().unwrap();
+        assert_eq!((span.line, span.column), (1, 1));
+        assert!(span.file.ends_with(&format!("{name}.yaml")));
+        assert!(d.help.is_some());
+    }
+}
+
+#[cfg(unix)]
+mod special_files {
+    use std::collections::BTreeMap;
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::symlink;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn mkfifo(path: &Path) {
+        let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    /// Discover `project` and parse every entry on another thread, so a hang fails the
+    /// test instead of hanging the suite. Returns each entry's first diagnostic.
+    fn discover_and_parse(project: &Path) -> Vec<(String, Option<Diagnostic>)> {
+        let (tx, rx) = mpsc::channel();
+        let project = project.to_path_buf();
+        std::thread::spawn(move || {
+            let (catalog, problems) = PresetCatalog::discover(&CatalogOptions::isolated(project));
+            assert!(problems.is_empty(), "{problems:?}");
+            let found = catalog
+                .entries()
+                .filter(|e| e.source() != PresetSource::Builtin)
+                .map(|e| {
+                    let first = e.parsed().err().map(|ds| ds.as_slice()[0].clone());
+                    (e.name().to_owned(), first)
+                })
+                .collect();
+            let _ = tx.send(found);
+        });
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("discovering and parsing must not block")
+    }
+
+    /// The attacks of a hostile checkout: a FIFO, links to a device and to a `/proc`
+    /// file that never ends. Each is offered and refused when read, without blocking
+    /// and without reading past the limit.
+    #[test]
+    fn fifos_devices_and_proc_links_are_refused_when_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(".agent-presets");
+        fs::create_dir_all(&dir).unwrap();
+        mkfifo(&dir.join("fifo.yaml"));
+        symlink("/dev/zero", dir.join("zero.yaml")).unwrap();
+        let pagemap = Path::new("/proc/self/pagemap");
+        if pagemap.exists() {
+            symlink(pagemap, dir.join("evil.yaml")).unwrap();
+        }
+        fs::create_dir_all(dir.join("folder.yaml")).unwrap();
+        write(&dir.join("fine.yaml"), &preset("fine", "fine"));
+
+        let found = discover_and_parse(tmp.path());
+        let by_name: BTreeMap<&str, &Option<Diagnostic>> =
+            found.iter().map(|(n, d)| (n.as_str(), d)).collect();
+        // A directory is not offered; a good file next to the bad ones still is.
+        assert!(!by_name.contains_key("folder"));
+        assert!(by_name["fine"].is_none());
+        let fifo = by_name["fifo"].as_ref().unwrap();
+        assert_eq!(fifo.kind, DiagnosticKind::Io);
+        assert_eq!(
+            fifo.message,
+            "cannot read preset file `.agent-presets/fifo.yaml`: it is a FIFO (named pipe), \
+             not a regular file"
+        );
+        let zero = by_name["zero"].as_ref().unwrap();
+        assert_eq!(zero.kind, DiagnosticKind::Io);
+        assert!(
+            zero.message
+                .ends_with("it is a character device, not a regular file")
+        );
+        if pagemap.exists() {
+            let evil = by_name["evil"].as_ref().unwrap();
+            assert_eq!(evil.kind, DiagnosticKind::LimitExceeded, "{evil}");
+            assert_eq!(
+                evil.message,
+                "the file holds more than 1 MiB (1048576 bytes), the most a preset file may hold"
+            );
+            let span = evil.span.as_ref().unwrap();
+            assert_eq!(&*span.file, ".agent-presets/evil.yaml");
+        }
+    }
+
+    /// `validate x/fifo.yaml`: the path is refused when opened, with what it is.
+    #[test]
+    fn an_explicit_fifo_path_is_an_io_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("x/fifo.yaml");
+        fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+        mkfifo(&fifo);
+        let (tx, rx) = mpsc::channel();
+        let root = tmp.path().to_path_buf();
+        std::thread::spawn(move || {
+            let mut catalog = PresetCatalog::discover(&CatalogOptions::isolated(&root)).0;
+            let _ = tx.send(catalog.add_path(&fifo));
+        });
+        let d = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("must not block")
+            .unwrap_err();
+        assert_eq!(d.kind, DiagnosticKind::Io);
+        assert_eq!(
+            d.message,
+            "cannot read preset file `x/fifo.yaml`: it is a FIFO (named pipe), not a regular file"
+        );
+    }
+}
+
+/// Diagnostics are printed from the text read when the file was parsed: the catalog
+/// keeps it (for files that failed to parse too) and never reads a file twice.
+#[test]
+fn the_text_read_is_kept_for_snippets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(".agent-presets");
+    write(&dir.join("good.yaml"), &preset("good", "good"));
+    write(&dir.join("typo.yaml"), "version: 1\nname: typo\nfoo: 1\n");
+    fs::write(
+        dir.join("latin1.yaml"),
+        b"version: 1\r\nname: latin1\r\ndescription: caf\xe9\r\n",
+    )
+    .unwrap();
+    write(&dir.join("minimal.yaml"), "version: 1\nname: minimal\n");
+    write(
+        &dir.join("unread.yaml"),
+        &preset("unread", "never asked for"),
+    );
+
+    let (catalog, problems) = PresetCatalog::discover(&CatalogOptions::isolated(tmp.path()));
+    // The file that takes a built-in's name was read to point at its `name`.
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let shadow = problems[0].span.clone().unwrap();
+    assert!(
+        catalog
+            .source_files()
+            .get(".agent-presets/unread.yaml")
+            .is_none()
+    );
+    assert!(catalog.get("good").unwrap().source_text().is_none());
+
+    for name in ["good", "typo", "latin1"] {
+        let _ = catalog.parsed(name);
+        // Gone from disk: whatever is printed now comes from memory.
+        fs::remove_file(dir.join(format!("{name}.yaml"))).unwrap();
+    }
+    fs::remove_file(dir.join("minimal.yaml")).unwrap();
+    let sources = catalog.source_files();
+    assert_eq!(sources.len(), 4);
+    assert_eq!(
+        sources.line(".agent-presets/good.yaml", 3),
+        Some("description: good")
+    );
+    let typo = catalog.parsed("typo").unwrap().unwrap_err().as_slice()[0].clone();
+    let span = typo.span.unwrap();
+    assert_eq!(sources.line(&span.file, span.line), Some("foo: 1"));
+    // Not UTF-8: decoded lossily, line ends normalised, so the span's line is right.
+    let latin1 = catalog.parsed("latin1").unwrap().unwrap_err().as_slice()[0].clone();
+    assert_eq!(latin1.kind, DiagnosticKind::Encoding);
+    let span = latin1.span.unwrap();
+    assert_eq!((span.line, span.column), (3, 17));
+    assert_eq!(
+        sources.line(&span.file, span.line),
+        Some("description: caf\u{FFFD}")
+    );
+    assert_eq!(
+        sources.line(&shadow.file, shadow.line),
+        Some("name: minimal")
+    );
 }

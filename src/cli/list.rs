@@ -70,7 +70,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &ListArgs, io: &mut Io<'_>) -> Resu
     io.out.write_all(text.as_bytes())?;
     // Files that could not be offered: say so, but listing itself succeeded.
     if !workspace.problems.is_empty() {
-        let renderer = HumanRenderer::new(io.err_style, &workspace.problems);
+        let sources = workspace.presets.source_files();
+        let renderer = HumanRenderer::new(io.err_style, &sources, &workspace.problems);
         io.err
             .write_all(renderer.render_all(&workspace.problems).as_bytes())?;
     }

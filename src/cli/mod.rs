@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::diagnostic::Diagnostic;
+use crate::source_files::SourceFiles;
 
 mod environment;
 mod init;
@@ -111,6 +112,8 @@ pub(crate) enum CliError {
         list: Vec<Diagnostic>,
         /// `Invalid` or `Usage`.
         exit: Exit,
+        /// The text of the files they point into (for snippets).
+        sources: SourceFiles,
     },
     /// Writing the output failed.
     Output(io::Error),
@@ -219,8 +222,12 @@ fn report_error(error: CliError, io: &mut Io<'_>) -> Exit {
             }
             Exit::Usage
         }
-        CliError::Diagnostics { list, exit } => {
-            let renderer = HumanRenderer::new(style, &list);
+        CliError::Diagnostics {
+            list,
+            exit,
+            sources,
+        } => {
+            let renderer = HumanRenderer::new(style, &sources, &list);
             let _ = io.err.write_all(renderer.render_all(&list).as_bytes());
             exit
         }

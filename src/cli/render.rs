@@ -90,6 +90,7 @@ pub(crate) fn run(
         .map_err(|ds| CliError::Diagnostics {
             list: ds.into_iter().map(explain_missing).collect(),
             exit: Exit::Invalid,
+            sources: workspace.presets.source_files(),
         })?;
     let text = match (args.format, body_settings) {
         (_, Some(settings)) => {

@@ -9,6 +9,7 @@ use super::secrets::mask;
 use super::snippet::HumanRenderer;
 use super::style::Style;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
+use crate::source_files::SourceFiles;
 
 /// One validated preset.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -73,9 +74,9 @@ impl ValidationReport {
         )
     }
 
-    /// rustc-style diagnostics, then the summary line.
-    pub(crate) fn human(&self, style: Style) -> String {
-        let renderer = HumanRenderer::new(style, &self.diagnostics);
+    /// rustc-style diagnostics (with snippets from `sources`), then the summary line.
+    pub(crate) fn human(&self, style: Style, sources: &SourceFiles) -> String {
+        let renderer = HumanRenderer::new(style, sources, &self.diagnostics);
         let mut out = renderer.render_all(&self.diagnostics);
         out.push_str(&self.summary());
         out.push('\n');

@@ -85,6 +85,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         .map_err(|ds| CliError::Diagnostics {
             list: ds.into_iter().map(explain_missing).collect(),
             exit: Exit::Invalid,
+            sources: workspace.presets.source_files(),
         })?;
 
     let mut options = ClientOptions {
@@ -191,6 +192,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             return Err(CliError::Diagnostics {
                 list: ds.into_iter().map(explain_missing).collect(),
                 exit: Exit::Invalid,
+                sources: workspace.presets.source_files(),
             });
         }
     };

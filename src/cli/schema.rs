@@ -9,6 +9,7 @@ use clap::Args;
 
 use super::report::pretty;
 use super::{CliError, Exit, GlobalArgs, Io};
+use crate::bounded::{BoundedReadError, read_bounded};
 use crate::preset::spec::preset_json_schema;
 use crate::tools::schema::builtin_schema_files;
 
@@ -74,9 +75,20 @@ pub(crate) fn run(
 fn write(root: &Path, files: &[(String, String)], io: &mut Io<'_>) -> Result<Exit, CliError> {
     for (relative, contents) in files {
         let path = root.join(relative);
-        if fs::read_to_string(&path).ok().as_deref() == Some(contents.as_str()) {
-            writeln!(io.out, "unchanged {relative}")?;
-            continue;
+        match committed(&path, contents) {
+            Ok(Committed::Same) => {
+                writeln!(io.out, "unchanged {relative}")?;
+                continue;
+            }
+            Ok(Committed::Differs | Committed::Missing) => {}
+            // Writing into a FIFO would block; a directory cannot be written.
+            Err(e @ (BoundedReadError::NotRegular(_) | BoundedReadError::Directory)) => {
+                return Err(CliError::usage(format!(
+                    "cannot write `{relative}`: {e}; not replacing it"
+                )));
+            }
+            // Unreadable for another reason: writing says whether it can be replaced.
+            Err(_) => {}
         }
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir)
@@ -98,12 +110,12 @@ fn write(root: &Path, files: &[(String, String)], io: &mut Io<'_>) -> Result<Exi
 fn check(root: &Path, files: &[(String, String)], io: &mut Io<'_>) -> Result<Exit, CliError> {
     let mut drifted = Vec::new();
     for (relative, contents) in files {
-        match fs::read_to_string(root.join(relative)) {
-            Ok(actual) if actual == *contents => {}
-            Ok(_) => drifted.push(format!("{relative}: differs from the generated schema")),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                drifted.push(format!("{relative}: missing"));
+        match committed(&root.join(relative), contents) {
+            Ok(Committed::Same) => {}
+            Ok(Committed::Differs) => {
+                drifted.push(format!("{relative}: differs from the generated schema"));
             }
+            Ok(Committed::Missing) => drifted.push(format!("{relative}: missing")),
             Err(e) => {
                 return Err(CliError::usage(format!("cannot read `{relative}`: {e}")));
             }
@@ -126,6 +138,26 @@ fn check(root: &Path, files: &[(String, String)], io: &mut Io<'_>) -> Result<Exi
         files.len()
     )?;
     Ok(Exit::Invalid)
+}
+
+/// How a committed schema file compares with the generated one.
+enum Committed {
+    Same,
+    Differs,
+    Missing,
+}
+
+/// Compare the file at `path` with `generated`, reading it bounded: a file larger than
+/// the generated text differs without being read (a committed link to a `/proc` file or
+/// a FIFO costs nothing and cannot hang the check).
+fn committed(path: &Path, generated: &str) -> Result<Committed, BoundedReadError> {
+    let limit = u64::try_from(generated.len()).unwrap_or(u64::MAX);
+    match read_bounded(path, limit) {
+        Ok(actual) if actual == generated.as_bytes() => Ok(Committed::Same),
+        Ok(_) | Err(BoundedReadError::TooLarge { .. }) => Ok(Committed::Differs),
+        Err(BoundedReadError::NotFound) => Ok(Committed::Missing),
+        Err(e) => Err(e),
+    }
 }
 
 /// `schemas/tools/*.json` files that no built-in tool generates.

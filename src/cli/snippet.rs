@@ -1,82 +1,35 @@
 //! rustc-style rendering of diagnostics: header, location, the source line with a caret
-//! under the span, and help. Secrets are masked: any span a `literal-secret` diagnostic
-//! points at is printed as `*`, in every snippet that shows that line.
+//! under the span, and help. The line comes from the text read when the file was loaded
+//! ([`SourceFiles`]); no file is read again. Secrets are masked: any span a
+//! `literal-secret` diagnostic points at is printed as `*`, in every snippet that shows
+//! that line.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 use super::secrets::mask;
 use super::style::Style;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity, Span};
-use crate::preset::catalog::BUILTIN_PRESETS;
+use crate::source_files::SourceFiles;
 
 /// Shown for one tab in a snippet.
 const TAB: &str = "    ";
 
-/// The text of the files diagnostics point into, split into lines.
-#[derive(Debug, Default)]
-pub(crate) struct SourceMap {
-    files: HashMap<Arc<str>, Option<Vec<String>>>,
-}
-
-impl SourceMap {
-    /// Load every file the diagnostics point into (built-ins from the binary, the rest
-    /// from disk by their displayed path, which is relative to the current directory).
-    pub(crate) fn for_diagnostics(list: &[Diagnostic]) -> Self {
-        let mut map = SourceMap::default();
-        for span in list.iter().filter_map(|d| d.span.as_ref()) {
-            if !map.files.contains_key(&span.file) {
-                let lines = load(&span.file);
-                map.files.insert(Arc::clone(&span.file), lines);
-            }
-        }
-        map
-    }
-
-    /// Line `line` (1-based) of `file`, if known.
-    pub(crate) fn line(&self, file: &str, line: u32) -> Option<&str> {
-        let lines = self.files.get(file)?.as_ref()?;
-        let index = usize::try_from(line.checked_sub(1)?).ok()?;
-        lines.get(index).map(String::as_str)
-    }
-}
-
-fn load(display: &str) -> Option<Vec<String>> {
-    let text = match display
-        .strip_prefix("<builtin>/")
-        .and_then(|f| f.strip_suffix(".yaml"))
-    {
-        Some(name) => BUILTIN_PRESETS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, text)| (*text).to_owned())?,
-        None => {
-            let bytes = std::fs::read(display).ok()?;
-            let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
-            // Lines before an encoding error are intact; that is where its span points.
-            String::from_utf8_lossy(bytes).into_owned()
-        }
-    };
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    Some(text.split('\n').map(str::to_owned).collect())
-}
-
 /// Renders diagnostics for humans.
 #[derive(Debug)]
-pub(crate) struct HumanRenderer {
+pub(crate) struct HumanRenderer<'a> {
     style: Style,
-    sources: SourceMap,
+    /// The text of the files the diagnostics point into.
+    sources: &'a SourceFiles,
     /// Spans that hold secrets: never printed.
     secrets: Vec<Span>,
 }
 
-impl HumanRenderer {
-    /// A renderer for `list` (its files are loaded, its secrets collected).
-    pub(crate) fn new(style: Style, list: &[Diagnostic]) -> Self {
+impl<'a> HumanRenderer<'a> {
+    /// A renderer for `list`, whose spans point into `sources` (its secrets collected).
+    pub(crate) fn new(style: Style, sources: &'a SourceFiles, list: &[Diagnostic]) -> Self {
         HumanRenderer {
             style,
-            sources: SourceMap::for_diagnostics(list),
+            sources,
             secrets: list
                 .iter()
                 .filter(|d| d.kind == DiagnosticKind::LiteralSecret)
@@ -182,14 +135,16 @@ impl HumanRenderer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source_files::SourceText;
 
-    fn renderer(lines: &[&str], list: &[Diagnostic]) -> HumanRenderer {
-        let mut r = HumanRenderer::new(Style::plain(), list);
-        r.sources.files.insert(
-            "f.yaml".into(),
-            Some(lines.iter().map(|l| l.to_string()).collect()),
-        );
-        r
+    fn sources(lines: &[&str]) -> SourceFiles {
+        let mut files = SourceFiles::new();
+        files.insert("f.yaml", SourceText::new(lines.join("\n")));
+        files
+    }
+
+    fn renderer<'a>(sources: &'a SourceFiles, list: &[Diagnostic]) -> HumanRenderer<'a> {
+        HumanRenderer::new(Style::plain(), sources, list)
     }
 
     #[test]
@@ -197,10 +152,8 @@ mod tests {
         let d = Diagnostic::new(DiagnosticKind::UnknownTool, "unknown tool `read_fiel`")
             .at(Span::new("f.yaml".into(), 2, 11).with_len(9))
             .help("did you mean `read_file`?");
-        let r = renderer(
-            &["tools:", "  allow: [read_fiel, grep]"],
-            std::slice::from_ref(&d),
-        );
+        let files = sources(&["tools:", "  allow: [read_fiel, grep]"]);
+        let r = renderer(&files, std::slice::from_ref(&d));
         assert_eq!(
             r.render(&d),
             "error[P0103]: unknown tool `read_fiel`\n \
@@ -216,7 +169,8 @@ mod tests {
         let other = Diagnostic::new(DiagnosticKind::UnknownKey, "unknown key `apiKey`")
             .at(Span::new("f.yaml".into(), 1, 3).with_len(6));
         let list = [secret.clone(), other.clone()];
-        let r = renderer(&["  apiKey: \"sk-abc\""], &list);
+        let files = sources(&["  apiKey: \"sk-abc\""]);
+        let r = renderer(&files, &list);
         for d in &list {
             let text = r.render(d);
             assert!(!text.contains("sk-abc"), "{text}");
@@ -229,7 +183,8 @@ mod tests {
     fn tabs_expand_and_carets_follow() {
         let d =
             Diagnostic::new(DiagnosticKind::YamlSyntax, "tab").at(Span::new("f.yaml".into(), 1, 2));
-        let r = renderer(&["\tx"], std::slice::from_ref(&d));
+        let files = sources(&["\tx"]);
+        let r = renderer(&files, std::slice::from_ref(&d));
         assert!(
             r.render(&d).contains("1 |     x\n  |     ^\n"),
             "{}",
@@ -240,14 +195,16 @@ mod tests {
     #[test]
     fn no_span_and_wide_line_numbers() {
         let d = Diagnostic::new(DiagnosticKind::Io, "cannot read").help("check the path");
-        let r = renderer(&[], std::slice::from_ref(&d));
+        let files = sources(&[]);
+        let r = renderer(&files, std::slice::from_ref(&d));
         assert_eq!(
             r.render(&d),
             "error[P0009]: cannot read\n  = help: check the path\n"
         );
         let d =
             Diagnostic::new(DiagnosticKind::YamlSyntax, "x").at(Span::new("g.yaml".into(), 120, 1));
-        let r = renderer(&[], std::slice::from_ref(&d));
+        let files = sources(&[]);
+        let r = renderer(&files, std::slice::from_ref(&d));
         assert_eq!(r.render(&d), "error[P0001]: x\n   --> g.yaml:120:1\n");
     }
 }

@@ -122,7 +122,7 @@ pub(crate) fn run(
     }
 
     let text = match args.format {
-        ValidateFormat::Human => report.human(io.out_style),
+        ValidateFormat::Human => report.human(io.out_style, &workspace.presets.source_files()),
         ValidateFormat::Json => report.json(),
         ValidateFormat::Github => report.github(),
         ValidateFormat::Sarif => report.sarif(),

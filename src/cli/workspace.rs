@@ -7,6 +7,7 @@ use super::{CliError, Exit, GlobalArgs};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::preset::catalog::{CatalogOptions, PresetCatalog, default_user_preset_dir};
 use crate::preset::validate::{Validation, validate_in_catalog};
+use crate::source_files::SourceFiles;
 use crate::suggest::help_did_you_mean;
 use crate::tools::ToolCatalog;
 
@@ -56,6 +57,7 @@ impl Workspace {
             return Err(CliError::Diagnostics {
                 list: unreadable,
                 exit: Exit::Usage,
+                sources: SourceFiles::new(),
             });
         }
         Ok(Workspace {
@@ -108,11 +110,13 @@ impl Workspace {
                 return Err(CliError::Diagnostics {
                     list: all,
                     exit: Exit::Invalid,
+                    sources: self.presets.source_files(),
                 });
             }
         };
         if !all.is_empty() {
-            let renderer = super::snippet::HumanRenderer::new(io.err_style, &all);
+            let sources = self.presets.source_files();
+            let renderer = super::snippet::HumanRenderer::new(io.err_style, &sources, &all);
             io.err.write_all(renderer.render_all(&all).as_bytes())?;
         }
         Ok(preset)

@@ -17,9 +17,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use super::source::{ParsedPreset, parse_preset};
+use super::source::{
+    MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, file_too_large, parse_source,
+};
 use super::spec::is_valid_preset_name;
+use crate::bounded::{BoundedReadError, read_bounded};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
+use crate::source_files::{SourceFiles, SourceText};
 
 /// The environment variable that overrides the user configuration directory: user
 /// presets are then read from `$AGENT_PRESETS_CONFIG_DIR/presets/`. Set it to the empty
@@ -163,7 +167,25 @@ pub struct PresetEntry {
     source: PresetSource,
     display: Arc<str>,
     content: Content,
-    parsed: OnceLock<Result<ParsedPreset, Diagnostics>>,
+    loaded: OnceLock<Loaded>,
+}
+
+/// What reading and parsing an entry gave.
+#[derive(Clone, Debug)]
+struct Loaded {
+    /// The text as read (lossily decoded if it is not valid UTF-8); `None` when nothing
+    /// could be read.
+    source: Option<SourceText>,
+    parsed: Result<ParsedPreset, Diagnostics>,
+}
+
+impl Loaded {
+    fn failed(d: Diagnostic) -> Loaded {
+        Loaded {
+            source: None,
+            parsed: Err(d.into()),
+        }
+    }
 }
 
 impl PresetEntry {
@@ -173,7 +195,7 @@ impl PresetEntry {
             source,
             display,
             content,
-            parsed: OnceLock::new(),
+            loaded: OnceLock::new(),
         }
     }
 
@@ -204,7 +226,14 @@ impl PresetEntry {
     /// failures (`io`), every parse error, and a `name` that is invalid (`invalid-name`)
     /// or differs from the file stem (`name-mismatch`).
     pub fn parsed(&self) -> Result<&ParsedPreset, &Diagnostics> {
-        self.parsed.get_or_init(|| self.load()).as_ref()
+        self.loaded.get_or_init(|| self.load()).parsed.as_ref()
+    }
+
+    /// The file's text as it was read, once it has been (by [`PresetEntry::parsed`]):
+    /// what its diagnostics point into, also when it failed to parse (not valid UTF-8:
+    /// decoded lossily). `None` before the first read, or when nothing could be read.
+    pub fn source_text(&self) -> Option<&SourceText> {
+        self.loaded.get()?.source.as_ref()
     }
 
     /// The preset's `description`, if it parses and has one.
@@ -212,31 +241,65 @@ impl PresetEntry {
         self.parsed().ok()?.file.description.as_deref()
     }
 
-    fn load(&self) -> Result<ParsedPreset, Diagnostics> {
-        let parsed = match &self.content {
-            Content::Embedded(text) => parse_preset(self.display.clone(), text.as_bytes()),
-            Content::Inline(bytes) => parse_preset(self.display.clone(), bytes),
-            Content::File(path) => {
-                let bytes = read_file(path, &self.display)?;
-                parse_preset(self.display.clone(), &bytes)
+    fn load(&self) -> Loaded {
+        match &self.content {
+            Content::Embedded(text) => self.parse(text.as_bytes()),
+            Content::Inline(bytes) => self.parse(bytes),
+            Content::File(path) => match read_file(path, &self.display) {
+                Ok(bytes) => self.parse(&bytes),
+                Err(d) => Loaded::failed(d),
+            },
+        }
+    }
+
+    /// Decode and parse what was read, check the name, and keep the text.
+    fn parse(&self, bytes: &[u8]) -> Loaded {
+        let source = match SourceFile::decode(self.display.clone(), bytes) {
+            Ok(source) => source,
+            Err(d) => {
+                return Loaded {
+                    source: Some(SourceFile::lossy_text(bytes)),
+                    parsed: Err(d.into()),
+                };
             }
-        }?;
-        let problems = check_preset_name(&parsed, &self.name);
-        if problems.is_empty() {
-            Ok(parsed)
-        } else {
-            Err(Diagnostics::from_vec(problems))
+        };
+        let text = source.source_text();
+        let parsed = parse_source(source).and_then(|parsed| {
+            let problems = check_preset_name(&parsed, &self.name);
+            if problems.is_empty() {
+                Ok(parsed)
+            } else {
+                Err(Diagnostics::from_vec(problems))
+            }
+        });
+        Loaded {
+            source: Some(text),
+            parsed,
         }
     }
 }
 
+/// Read a preset file, bounded (see [`read_bounded`]): a file over the size limit is a
+/// `limit-exceeded`; anything else that stops the read (missing, a directory, a FIFO or
+/// device, permissions) is an `io` error saying what the path is. Both at the file.
 fn read_file(path: &Path, display: &Arc<str>) -> Result<Vec<u8>, Diagnostic> {
-    fs::read(path).map_err(|e| {
-        Diagnostic::new(
+    read_preset_bytes(path, display).map_err(|d| d.at(Span::new(display.clone(), 1, 1)))
+}
+
+/// [`read_file`] without a location on `io` errors (for paths given explicitly, where
+/// there may be no file to point at).
+fn read_preset_bytes(path: &Path, display: &Arc<str>) -> Result<Vec<u8>, Diagnostic> {
+    read_bounded(path, MAX_PRESET_FILE_BYTES as u64).map_err(|e| match e {
+        BoundedReadError::TooLarge { size, .. } => file_too_large(display.clone(), size),
+        BoundedReadError::Directory => Diagnostic::new(
             DiagnosticKind::Io,
-            format!("cannot read preset file `{display}`: {e}"),
+            format!("`{display}` is a directory, not a preset file"),
         )
-        .at(Span::new(display.clone(), 1, 1))
+        .help("pass a directory of presets with `--preset-dir`"),
+        other => Diagnostic::new(
+            DiagnosticKind::Io,
+            format!("cannot read preset file `{display}`: {other}"),
+        ),
     })
 }
 
@@ -295,6 +358,9 @@ pub fn check_preset_name(parsed: &ParsedPreset, stem: &str) -> Vec<Diagnostic> {
 pub struct PresetCatalog {
     entries: BTreeMap<String, PresetEntry>,
     display_base: Option<PathBuf>,
+    /// Texts of files that were read but not offered (a built-in's name taken): their
+    /// diagnostics point into them.
+    refused: SourceFiles,
 }
 
 impl Default for PresetCatalog {
@@ -321,6 +387,7 @@ impl PresetCatalog {
         PresetCatalog {
             entries,
             display_base: None,
+            refused: SourceFiles::new(),
         }
     }
 
@@ -355,26 +422,34 @@ impl PresetCatalog {
     /// Adding a file that is already in the catalog is a no-op. Returns the name.
     pub fn add_path(&mut self, path: &Path) -> Result<String, Diagnostic> {
         let display = self.display_path(path);
-        let meta = fs::metadata(path).map_err(|e| {
-            Diagnostic::new(
-                DiagnosticKind::Io,
-                format!("cannot read preset file `{display}`: {e}"),
-            )
-        })?;
-        if meta.is_dir() {
-            return Err(Diagnostic::new(
-                DiagnosticKind::Io,
-                format!("`{display}` is a directory, not a preset file"),
-            )
-            .help("pass a directory of presets with `--preset-dir`"));
+        // The same file offered again (discovered in a directory, or another spelling
+        // of its path) is not read a second time.
+        if let Ok(name) = stem_of(path, &display)
+            && let Some(existing) = self.entries.get(&name).and_then(PresetEntry::path)
+            && same_file(existing, path)
+        {
+            return Ok(name);
         }
+        // Read now, on one descriptor: what the path is (a FIFO, a directory, a giant)
+        // is decided by the open, not by an earlier look-up another process can race.
+        // A file that is merely too large is offered, invalid, like any other.
+        let bytes = match read_preset_bytes(path, &display) {
+            Err(d) if d.kind != DiagnosticKind::LimitExceeded => return Err(d),
+            read => read,
+        };
         let name = stem_of(path, &display)?;
-        self.insert(PresetEntry::new(
+        let entry = PresetEntry::new(
             name.clone(),
             PresetSource::Path,
             display,
             Content::File(path.to_path_buf()),
-        ))?;
+        );
+        let loaded = match bytes {
+            Ok(bytes) => entry.parse(&bytes),
+            Err(d) => Loaded::failed(d),
+        };
+        let _ = entry.loaded.set(loaded);
+        self.insert(entry)?;
         Ok(name)
     }
 
@@ -431,13 +506,27 @@ impl PresetCatalog {
         self.entries.is_empty()
     }
 
+    /// The text of every file read so far, by its displayed name: what the diagnostics
+    /// of this catalog's presets point into, for printing snippets without reading any
+    /// file again. Files not read yet (never asked for) are not in it.
+    pub fn source_files(&self) -> SourceFiles {
+        let mut files = self.refused.clone();
+        for entry in self.entries.values() {
+            if let Some(text) = entry.source_text() {
+                files.insert(entry.display.clone(), text.clone());
+            }
+        }
+        files
+    }
+
     fn insert(&mut self, entry: PresetEntry) -> Result<(), Diagnostic> {
         let Some(existing) = self.entries.get(&entry.name) else {
             self.entries.insert(entry.name.clone(), entry);
             return Ok(());
         };
         if existing.source == PresetSource::Builtin {
-            return Err(builtin_shadow(&entry));
+            let refusal = builtin_shadow(&entry);
+            return Err(self.refuse(&entry, refusal));
         }
         if let (Some(a), Some(b)) = (existing.path(), entry.path())
             && same_file(a, b)
@@ -445,7 +534,7 @@ impl PresetCatalog {
             return Ok(());
         }
         let (first, second) = (existing.display.clone(), entry.display.clone());
-        Err(Diagnostic::new(
+        let refusal = Diagnostic::new(
             DiagnosticKind::DuplicatePreset,
             format!(
                 "two files offer the preset `{}`: `{first}` and `{second}`",
@@ -456,7 +545,17 @@ impl PresetCatalog {
         .help(format!(
             "preset names must be unique across preset directories; rename or remove one \
              (`{first}` is the one used)"
-        )))
+        ));
+        Err(self.refuse(&entry, refusal))
+    }
+
+    /// `refusal`, after keeping the refused entry's text (if it was read) for the
+    /// snippets of its diagnostics.
+    fn refuse(&mut self, entry: &PresetEntry, refusal: Diagnostic) -> Diagnostic {
+        if let Some(text) = entry.source_text() {
+            self.refused.insert(entry.display.clone(), text.clone());
+        }
+        refusal
     }
 
     /// Read `dir` and offer its `*.yaml` / `*.yml` files, in file-name order.
@@ -482,6 +581,11 @@ impl PresetCatalog {
         let mut files = Vec::new();
         for item in read {
             match item {
+                // What an entry is gets decided when it is read, on the opened
+                // descriptor; only directories are left out here. (The listing's own
+                // file type does not follow links: a link is offered and its target
+                // judged by the read.)
+                Ok(item) if item.file_type().is_ok_and(|t| t.is_dir()) => {}
                 Ok(item) => files.push(item.path()),
                 Err(e) => problems.push(Diagnostic::new(
                     DiagnosticKind::Io,
@@ -495,20 +599,6 @@ impl PresetCatalog {
                 continue;
             }
             let display = self.display_path(&path);
-            match fs::metadata(&path) {
-                Ok(meta) if meta.is_file() => {}
-                Ok(_) => continue,
-                Err(e) => {
-                    problems.push(
-                        Diagnostic::new(
-                            DiagnosticKind::Io,
-                            format!("cannot read preset file `{display}`: {e}"),
-                        )
-                        .at(Span::new(display, 1, 1)),
-                    );
-                    continue;
-                }
-            }
             let name = match stem_of(&path, &display) {
                 Ok(name) => name,
                 Err(d) => {

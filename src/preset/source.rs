@@ -16,8 +16,10 @@ use serde_saphyr::{Error as YamlError, Location, MessageFormatter, Spanned};
 
 use super::shape;
 use super::spec::{FORMAT_VERSION, PresetFile, key_set_owner};
+use crate::bounded::byte_size;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 use crate::prompt::origin::{LineIndex, TextOrigin};
+use crate::source_files::SourceText;
 use crate::suggest::help_did_you_mean;
 
 /// The largest preset file accepted, in bytes (1 MiB).
@@ -61,16 +63,8 @@ impl SourceFile {
     /// leading BOM is dropped; CRLF and lone CR become LF (line numbers stay right).
     pub fn decode(display: Arc<str>, bytes: &[u8]) -> Result<SourceFile, Diagnostic> {
         if bytes.len() > MAX_PRESET_FILE_BYTES {
-            return Err(Diagnostic::new(
-                DiagnosticKind::LimitExceeded,
-                format!(
-                    "the file is {} bytes; a preset file may be at most {} bytes (1 MiB)",
-                    bytes.len(),
-                    MAX_PRESET_FILE_BYTES
-                ),
-            )
-            .at(Span::new(display.clone(), 1, 1))
-            .help("presets are small declarative files; move large text out of the preset"));
+            let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+            return Err(file_too_large(display, Some(size)));
         }
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         let (valid, bad_utf8) = match std::str::from_utf8(bytes) {
@@ -101,17 +95,28 @@ impl SourceFile {
             .at(Span::new(display, line, column))
             .help("save the file as UTF-8"));
         }
-        let text = if valid.contains('\r') {
-            valid.replace("\r\n", "\n").replace('\r', "\n")
-        } else {
-            valid.to_owned()
-        };
+        let text = normalize_line_ends(valid);
         let lines = Arc::new(LineIndex::new(&text));
         Ok(SourceFile {
             display,
             text: text.into(),
             lines,
         })
+    }
+
+    /// The text of `bytes` as snippets show it when [`SourceFile::decode`] refuses them
+    /// (invalid UTF-8, a NUL byte, too large): decoded the same way, but with invalid
+    /// UTF-8 shown as U+FFFD. Lines up to the problem are the ones `decode` would give,
+    /// so the error's span points at the right line.
+    pub fn lossy_text(bytes: &[u8]) -> SourceText {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        SourceText::new(normalize_line_ends(&String::from_utf8_lossy(bytes)))
+    }
+
+    /// The text and its line index, for a [`SourceFiles`](crate::SourceFiles) registry
+    /// (shares both; no copy).
+    pub fn source_text(&self) -> SourceText {
+        SourceText::from_parts(self.text.clone(), self.lines.clone())
     }
 
     /// The span of a serde-saphyr location in this file, covering the node's characters
@@ -185,6 +190,37 @@ impl SourceFile {
             _ => 1,
         };
         u32::try_from(n).unwrap_or(u32::MAX).max(1)
+    }
+}
+
+/// The `limit-exceeded` diagnostic for a preset file larger than
+/// [`MAX_PRESET_FILE_BYTES`], at its first line. `size` is its size when known; `None`
+/// for a file that reported a smaller size (a `/proc` file, a file that grew) and then
+/// held more.
+pub(crate) fn file_too_large(display: Arc<str>, size: Option<u64>) -> Diagnostic {
+    let limit = byte_size(MAX_PRESET_FILE_BYTES as u64);
+    let (message, help) = match size {
+        Some(size) => (
+            format!("the file is {size} bytes; a preset file may be at most {limit}"),
+            "presets are small declarative files; move large text out of the preset",
+        ),
+        None => (
+            format!("the file holds more than {limit}, the most a preset file may hold"),
+            "presets are small declarative files; check what this path is (a link to a \
+             `/proc` file or a growing log?)",
+        ),
+    };
+    Diagnostic::new(DiagnosticKind::LimitExceeded, message)
+        .at(Span::new(display, 1, 1))
+        .help(help)
+}
+
+/// CRLF and lone CR become LF.
+fn normalize_line_ends(text: &str) -> String {
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text.to_owned()
     }
 }
 

@@ -1,0 +1,306 @@
+//! Reading a user-supplied file without trusting it: [`read_bounded`].
+//!
+//! A path a user (or a committed repository) hands us may name anything: a FIFO whose
+//! read blocks forever, a device that never ends (`/dev/zero`), a `/proc` file that
+//! reports size 0 and then streams without end (`/proc/self/pagemap`), a sparse file of
+//! gigabytes, or a regular file another process swaps for one of these between a check
+//! and the read. So the decision is taken on the opened descriptor, never on a separate
+//! look-up by name:
+//!
+//! 1. open non-blocking (`O_NONBLOCK`, plus `O_CLOEXEC` and `O_NOCTTY`), so opening a
+//!    FIFO or a device cannot block and a terminal never becomes ours;
+//! 2. `fstat` the descriptor: it must be a regular file, and the size it reports must
+//!    be within the limit;
+//! 3. read in chunks and stop as soon as more than `limit` bytes arrived (the effect of
+//!    reading through `take(limit + 1)`), so a file that grows, or lies about its size,
+//!    still costs at most `limit` bytes plus one chunk, and is refused.
+
+use std::fmt;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Read the whole regular file at `path`, refusing anything else and anything larger
+/// than `limit` bytes. Symbolic links are followed (the decision is taken on what the
+/// opened descriptor is). Never blocks on a FIFO or device and never holds more than
+/// `limit` bytes of the file (plus one 64 KiB read buffer) in memory.
+///
+/// ```
+/// use agent_presets::bounded::{BoundedReadError, read_bounded};
+///
+/// let dir = std::env::temp_dir().join(format!("bounded-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let file = dir.join("p.yaml");
+/// std::fs::write(&file, "version: 1\n").unwrap();
+/// assert_eq!(read_bounded(&file, 1024).unwrap(), b"version: 1\n");
+/// let err = read_bounded(&file, 4).unwrap_err();
+/// assert!(matches!(err, BoundedReadError::TooLarge { size: Some(11), limit: 4 }));
+/// assert!(matches!(read_bounded(&dir, 1024), Err(BoundedReadError::Directory)));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
+    let file = open(path)?;
+    let meta = file.metadata().map_err(BoundedReadError::Io)?;
+    match FileKind::of(&meta) {
+        FileKind::Regular => {}
+        FileKind::Directory => return Err(BoundedReadError::Directory),
+        other => return Err(BoundedReadError::NotRegular(other)),
+    }
+    let size = meta.len();
+    if size > limit {
+        return Err(BoundedReadError::TooLarge {
+            size: Some(size),
+            limit,
+        });
+    }
+    read_at_most(file, size, limit)
+}
+
+/// Read `file` to its end, failing as soon as it has delivered more than `limit` bytes:
+/// the memory used is at most `limit` bytes plus one chunk, whatever the file claims.
+/// Every read asks for a whole chunk (`/proc/self/pagemap` refuses reads that are not
+/// a multiple of 8 bytes; a `take(limit + 1)` would end with a 1-byte read).
+fn read_at_most(mut file: File, size: u64, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
+    const CHUNK: usize = 64 * 1024;
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    let mut chunk = vec![0u8; CHUNK];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(BoundedReadError::Io(e)),
+        };
+        let total = bytes.len().saturating_add(n);
+        if u64::try_from(total).unwrap_or(u64::MAX) > limit {
+            return Err(BoundedReadError::TooLarge { size: None, limit });
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    Ok(bytes)
+}
+
+#[cfg(unix)]
+fn open(path: &Path) -> Result<File, BoundedReadError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| open_error(path, e))
+}
+
+#[cfg(not(unix))]
+fn open(path: &Path) -> Result<File, BoundedReadError> {
+    OpenOptions::new()
+        .read(true)
+        .open(path)
+        .map_err(|e| open_error(path, e))
+}
+
+fn open_error(path: &Path, e: io::Error) -> BoundedReadError {
+    match e.kind() {
+        // A name that is there but leads nowhere deserves its own words.
+        io::ErrorKind::NotFound => match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => BoundedReadError::DanglingLink,
+            _ => BoundedReadError::NotFound,
+        },
+        io::ErrorKind::IsADirectory => BoundedReadError::Directory,
+        // A socket cannot be opened at all (ENXIO); say what it is. Looking it up by
+        // name here only words the error: nothing is read either way.
+        _ => match std::fs::metadata(path).map(|m| FileKind::of(&m)) {
+            Ok(FileKind::Regular | FileKind::Directory) | Err(_) => BoundedReadError::Io(e),
+            Ok(kind) => BoundedReadError::NotRegular(kind),
+        },
+    }
+}
+
+/// Why [`read_bounded`] refused or failed. `Display` gives a user-facing clause that
+/// reads well after "cannot read `FILE`: ".
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BoundedReadError {
+    /// Nothing exists at the path.
+    NotFound,
+    /// The path is a symbolic link (or leads through one) to something that does not
+    /// exist.
+    DanglingLink,
+    /// The path is a directory.
+    Directory,
+    /// The path is something that is not a regular file: a FIFO, a device, a socket.
+    NotRegular(FileKind),
+    /// The file holds more than `limit` bytes. `size` is the size the file reported
+    /// when that alone was too large; `None` when the file reported a smaller size (or
+    /// none, like `/proc` files) and then held more.
+    TooLarge {
+        /// The reported size, when it was over the limit.
+        size: Option<u64>,
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// Any other I/O failure (permissions, a failing disk, ...).
+    Io(io::Error),
+}
+
+impl fmt::Display for BoundedReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BoundedReadError::NotFound => f.write_str("no such file"),
+            BoundedReadError::DanglingLink => {
+                f.write_str("it is a symbolic link to a file that does not exist")
+            }
+            BoundedReadError::Directory => f.write_str("it is a directory, not a file"),
+            BoundedReadError::NotRegular(kind) => {
+                write!(f, "it is {kind}, not a regular file")
+            }
+            BoundedReadError::TooLarge {
+                size: Some(size),
+                limit,
+            } => write!(
+                f,
+                "it is {size} bytes, more than the limit of {}",
+                byte_size(*limit)
+            ),
+            BoundedReadError::TooLarge { size: None, limit } => {
+                write!(f, "it holds more than the limit of {}", byte_size(*limit))
+            }
+            BoundedReadError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for BoundedReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BoundedReadError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// What a path turned out to be, as `fstat` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FileKind {
+    /// A regular file.
+    Regular,
+    /// A directory.
+    Directory,
+    /// A FIFO (named pipe): reading it may block until someone writes.
+    Fifo,
+    /// A socket.
+    Socket,
+    /// A character device (`/dev/zero`, a terminal).
+    CharDevice,
+    /// A block device (a disk).
+    BlockDevice,
+    /// Anything else the platform has.
+    Other,
+}
+
+impl FileKind {
+    fn of(meta: &Metadata) -> FileKind {
+        let t = meta.file_type();
+        if t.is_file() {
+            return FileKind::Regular;
+        }
+        if t.is_dir() {
+            return FileKind::Directory;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if t.is_fifo() {
+                return FileKind::Fifo;
+            }
+            if t.is_socket() {
+                return FileKind::Socket;
+            }
+            if t.is_char_device() {
+                return FileKind::CharDevice;
+            }
+            if t.is_block_device() {
+                return FileKind::BlockDevice;
+            }
+        }
+        FileKind::Other
+    }
+}
+
+impl fmt::Display for FileKind {
+    /// With an article: "a FIFO (named pipe)".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FileKind::Regular => "a regular file",
+            FileKind::Directory => "a directory",
+            FileKind::Fifo => "a FIFO (named pipe)",
+            FileKind::Socket => "a socket",
+            FileKind::CharDevice => "a character device",
+            FileKind::BlockDevice => "a block device",
+            FileKind::Other => "a special file",
+        })
+    }
+}
+
+/// `1 MiB (1048576 bytes)`, `64 KiB (65536 bytes)`, `1000 bytes`.
+pub fn byte_size(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    const GIB: u64 = 1024 * MIB;
+    for (unit, name) in [(GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
+            return format!("{} {name} ({bytes} bytes)", bytes / unit);
+        }
+    }
+    format!("{bytes} bytes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(byte_size(1024 * 1024), "1 MiB (1048576 bytes)");
+        assert_eq!(byte_size(64 * 1024), "64 KiB (65536 bytes)");
+        assert_eq!(
+            byte_size(3 * 1024 * 1024 * 1024),
+            "3 GiB (3221225472 bytes)"
+        );
+        assert_eq!(byte_size(1000), "1000 bytes");
+        assert_eq!(byte_size(0), "0 bytes");
+    }
+
+    #[test]
+    fn messages_follow_cannot_read() {
+        let cases = [
+            (BoundedReadError::NotFound, "no such file"),
+            (
+                BoundedReadError::DanglingLink,
+                "it is a symbolic link to a file that does not exist",
+            ),
+            (BoundedReadError::Directory, "it is a directory, not a file"),
+            (
+                BoundedReadError::NotRegular(FileKind::Fifo),
+                "it is a FIFO (named pipe), not a regular file",
+            ),
+            (
+                BoundedReadError::TooLarge {
+                    size: Some(2_000_000),
+                    limit: 1024 * 1024,
+                },
+                "it is 2000000 bytes, more than the limit of 1 MiB (1048576 bytes)",
+            ),
+            (
+                BoundedReadError::TooLarge {
+                    size: None,
+                    limit: 10,
+                },
+                "it holds more than the limit of 10 bytes",
+            ),
+        ];
+        for (error, text) in cases {
+            assert_eq!(error.to_string(), text);
+        }
+    }
+}
