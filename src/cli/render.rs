@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use super::report::pretty;
-use super::values::{ModelArgs, ValueArgs, explain_missing};
+use super::values::{ModelArgs, ValueArgs, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::preset::spec::Provider;
@@ -87,11 +87,7 @@ pub(crate) fn run(
     let assembly = preset
         .assembler()
         .assemble(&values)
-        .map_err(|ds| CliError::Diagnostics {
-            list: ds.into_iter().map(explain_missing).collect(),
-            exit: Exit::Invalid,
-            sources: workspace.presets.source_files(),
-        })?;
+        .map_err(|ds| render_failed(ds, &workspace))?;
     let text = match (args.format, body_settings) {
         (_, Some(settings)) => {
             let mut history: Vec<Message> = args.prompt.iter().map(Message::user).collect();

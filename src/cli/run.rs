@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::environment;
 use super::secrets::mask;
 use super::style::Style;
-use super::values::{ModelArgs, ValueArgs, explain_missing};
+use super::values::{ModelArgs, ValueArgs, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::agent::{
@@ -82,11 +82,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     preset
         .assembler()
         .assemble(&values)
-        .map_err(|ds| CliError::Diagnostics {
-            list: ds.into_iter().map(explain_missing).collect(),
-            exit: Exit::Invalid,
-            sources: workspace.presets.source_files(),
-        })?;
+        .map_err(|ds| render_failed(ds, &workspace))?;
 
     let mut options = ClientOptions {
         max_retries: args.max_retries,
@@ -189,11 +185,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         }
         Some(Err(AgentError::Assemble(ds))) => {
             printer.done(io, "error", None);
-            return Err(CliError::Diagnostics {
-                list: ds.into_iter().map(explain_missing).collect(),
-                exit: Exit::Invalid,
-                sources: workspace.presets.source_files(),
-            });
+            return Err(render_failed(ds, &workspace));
         }
     };
     Ok(exit)

@@ -8,9 +8,10 @@
 
 use clap::Args;
 
-use super::CliError;
 use super::environment;
-use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use super::workspace::Workspace;
+use super::{CliError, Exit};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
 use crate::preset::ValidPreset;
 use crate::preset::spec::Provider;
 use crate::prompt::{MODEL_VARIABLE, PROVIDER_VARIABLE, TOOLS_VARIABLE, Values};
@@ -190,9 +191,18 @@ pub(crate) fn parse_provider(provider: &str) -> Result<Provider, CliError> {
     ))
 }
 
+/// A step that failed to render (exit 1), its diagnostics ready to print.
+pub(crate) fn render_failed(ds: Diagnostics, workspace: &Workspace) -> CliError {
+    CliError::Diagnostics {
+        list: ds.into_iter().map(explain_missing).collect(),
+        exit: Exit::Invalid,
+        sources: workspace.presets.source_files(),
+    }
+}
+
 /// A missing `model` or `provider` means the preset has no `model` block: say which flag
 /// supplies it.
-pub(crate) fn explain_missing(d: Diagnostic) -> Diagnostic {
+fn explain_missing(d: Diagnostic) -> Diagnostic {
     if d.kind != DiagnosticKind::MissingValue {
         return d;
     }
