@@ -353,3 +353,110 @@ fn ctrl_c_ends_the_run_cleanly() {
     assert_eq!(output.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
 }
+
+#[test]
+fn strict_tool_schemas_only_where_the_endpoint_takes_them() {
+    let server = MockProvider::start(vec![]);
+    let p = Project::new("deepseek", &server, "");
+    let body = |args: &[&str]| -> Value {
+        let run = p.run(args);
+        assert_eq!(run.code, 0, "{run:?}");
+        serde_json::from_str(&run.stdout).unwrap()
+    };
+    let strict_of = |b: &Value, dialect: &str| -> Vec<Value> {
+        b["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| match dialect {
+                "anthropic" => t.get("strict").cloned().unwrap_or(Value::Null),
+                _ => t["function"].get("strict").cloned().unwrap_or(Value::Null),
+            })
+            .collect()
+    };
+    let schema_of = |b: &Value, dialect: &str, tool: &str| -> Value {
+        let t = b["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == tool || t["function"]["name"] == tool)
+            .unwrap()
+            .clone();
+        match dialect {
+            "anthropic" => t["input_schema"].clone(),
+            _ => t["function"]["parameters"].clone(),
+        }
+    };
+    let committed = |file: &str| -> Value {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("schemas/tools")
+            .join(file);
+        serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+    };
+    // DeepSeek at its default root: portable schemas, no `strict`.
+    let b = body(&["render", "agent", "--format", "openai"]);
+    assert!(strict_of(&b, "openai").iter().all(Value::is_null));
+    assert_eq!(
+        schema_of(&b, "openai", "read_file"),
+        committed("read_file.json")
+    );
+    // At its beta root: strict, with the most portable projection.
+    let b = body(&[
+        "render",
+        "agent",
+        "--format",
+        "openai",
+        "--base-url",
+        "https://api.deepseek.com/beta",
+    ]);
+    assert!(
+        strict_of(&b, "openai")
+            .iter()
+            .all(|s| s == &Value::Bool(true))
+    );
+    assert_eq!(
+        schema_of(&b, "openai", "read_file"),
+        committed("read_file.strict.json")
+    );
+    // OpenAI: strict; Anthropic: portable, no `strict`.
+    let b = body(&[
+        "render",
+        "agent",
+        "--format",
+        "openai",
+        "--provider",
+        "openai",
+    ]);
+    assert!(
+        strict_of(&b, "openai")
+            .iter()
+            .all(|s| s == &Value::Bool(true))
+    );
+    assert!(b.get("max_tokens").is_none());
+    let b = body(&[
+        "render",
+        "agent",
+        "--format",
+        "anthropic",
+        "--max-tokens",
+        "1000",
+    ]);
+    assert!(strict_of(&b, "anthropic").iter().all(Value::is_null));
+    assert_eq!(schema_of(&b, "anthropic", "grep"), committed("grep.json"));
+    assert_eq!(b["max_tokens"], 1000);
+    // A preset can turn strict mode on (Anthropic) or off (OpenAI).
+    p.write(
+        ".agent-presets/strict.yaml",
+        "version: 1\nname: strict\nextends: standard\nmodel:\n  provider: anthropic\n  name: claude-x\n  strictTools: true\n",
+    );
+    let b = body(&["render", "strict", "--format", "anthropic"]);
+    assert!(
+        strict_of(&b, "anthropic")
+            .iter()
+            .all(|s| s == &Value::Bool(true))
+    );
+    assert_eq!(
+        schema_of(&b, "anthropic", "bash"),
+        committed("bash.strict.json")
+    );
+}

@@ -81,6 +81,7 @@ fn model(out: &mut String, chain: &[ParsedPreset]) {
         base_url,
         api_key_env,
         max_tokens,
+        strict_tools,
     } = spec;
     let first_line = [
         Some(from.span_of(provider).line),
@@ -103,6 +104,9 @@ fn model(out: &mut String, chain: &[ParsedPreset]) {
     }
     if let Some(max) = max_tokens {
         entry(out, 2, "maxTokens", &max.value.to_string(), None);
+    }
+    if let Some(strict) = strict_tools {
+        entry(out, 2, "strictTools", &strict.value.to_string(), None);
     }
 }
 

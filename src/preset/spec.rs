@@ -147,6 +147,12 @@ pub struct ModelSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<u32>")]
     pub max_tokens: Option<Spanned<u32>>,
+    /// Send tools in strict mode (`strict: true` with the strict schema projection).
+    /// Default: on for `openai` and for `deepseek` at its beta API root (`…/beta`), off
+    /// otherwise. DeepSeek supports it only at the beta root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<bool>")]
+    pub strict_tools: Option<Spanned<bool>>,
 }
 
 /// The system prompt: sections, removals, and whether runtime context is sent.
@@ -370,7 +376,14 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
     ),
     (
         "`model`",
-        &["provider", "name", "baseUrl", "apiKeyEnv", "maxTokens"],
+        &[
+            "provider",
+            "name",
+            "baseUrl",
+            "apiKeyEnv",
+            "maxTokens",
+            "strictTools",
+        ],
     ),
     (
         "`persona`",

@@ -380,6 +380,23 @@ fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnosti
                 .help("set the largest number of tokens the model may generate per reply, e.g. `maxTokens: 4096`"),
         );
     }
+    if let Some(strict) = &model.strict_tools
+        && strict.value
+        && model.provider.value == Provider::Deepseek
+        && !model
+            .base_url
+            .as_ref()
+            .is_some_and(|u| crate::provider::is_deepseek_beta(&u.value))
+    {
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::InvalidValue,
+                "DeepSeek supports `strictTools` only at its beta API root",
+            )
+            .at(preset.span_of(strict))
+            .help("add `baseUrl: https://api.deepseek.com/beta`, or drop `strictTools`"),
+        );
+    }
     if let Some(env) = &model.api_key_env {
         let v = env.value.as_str();
         let is_env_name = !v.is_empty()

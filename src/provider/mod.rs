@@ -24,7 +24,7 @@ use serde_json::Value;
 
 pub use settings::{
     ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Dialect, ModelSettings, default_api_key_env,
-    default_base_url,
+    default_base_url, is_deepseek_beta,
 };
 #[cfg(feature = "client")]
 pub(crate) use turn::excerpt;

@@ -74,6 +74,9 @@ impl ModelSettings {
         if let Some(max) = &spec.max_tokens {
             settings.max_tokens = Some(max.value);
         }
+        if let Some(strict) = &spec.strict_tools {
+            settings.strict_tools = strict.value;
+        }
         settings
     }
 
@@ -109,7 +112,7 @@ impl ModelSettings {
     fn default_strict_tools(&self) -> bool {
         match self.provider {
             Provider::Openai => true,
-            Provider::Deepseek => self.base_url.trim_end_matches('/').ends_with("/beta"),
+            Provider::Deepseek => is_deepseek_beta(&self.base_url),
             Provider::Anthropic | Provider::OpenaiCompatible => false,
         }
     }
@@ -139,6 +142,11 @@ impl ModelSettings {
             Dialect::Anthropic => format!("{root}/v1/messages"),
         }
     }
+}
+
+/// Is `url` DeepSeek's beta API root, the only one where its strict mode works?
+pub fn is_deepseek_beta(url: &str) -> bool {
+    url.trim_end_matches('/').ends_with("/beta")
 }
 
 /// The API root a provider uses when the preset sets no `baseUrl`.
