@@ -175,7 +175,7 @@ impl fmt::Display for Span {
 }
 
 /// One finding: an error or a warning, with where and what to do about it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Diagnostic {
     /// The stable kind (and through it, the code and severity).
     pub kind: DiagnosticKind,

@@ -11,8 +11,7 @@ where
             continue;
         }
         let score = strsim::jaro_winkler(name, candidate);
-        let close_edit = strsim::damerau_levenshtein(name, candidate) <= name.len().max(3) / 3;
-        if score < 0.8 && !close_edit {
+        if score < 0.8 && !close_edit(name, candidate) {
             continue;
         }
         // Ties keep the first candidate in byte order, so suggestions are stable.
@@ -22,6 +21,15 @@ where
         }
     }
     best.map(|(_, c)| c)
+}
+
+/// At most `name.len().max(3) / 3` edits apart? The edit distance is at least the
+/// difference in length, so most candidates are ruled out without computing it (which
+/// matters when a hostile file holds a hundred thousand unknown names).
+fn close_edit(name: &str, candidate: &str) -> bool {
+    let limit = name.len().max(3) / 3;
+    let (a, b) = (name.chars().count(), candidate.chars().count());
+    a.abs_diff(b) <= limit && strsim::damerau_levenshtein(name, candidate) <= limit
 }
 
 /// `Some("did you mean `x`?")` when a candidate is close.

@@ -24,6 +24,7 @@ mod run;
 mod schema;
 mod secrets;
 mod show;
+mod shown;
 mod snippet;
 mod style;
 mod validate;

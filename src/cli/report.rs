@@ -1,11 +1,17 @@
 //! The outcome of `validate` and its four renderings: human (rustc-style), JSON, GitHub
-//! workflow commands and SARIF 2.1.0.
+//! workflow commands and SARIF 2.1.0. Every rendering shows at most
+//! [`MAX_SHOWN_PER_FILE`](super::shown::MAX_SHOWN_PER_FILE) diagnostics per file and
+//! says how many more there are (see [`super::shown`]); counts and exit codes cover all.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::kinds::kind_meaning;
 use super::secrets::mask;
+use super::shown::{Shown, cap_per_file, more_text};
 use super::snippet::HumanRenderer;
 use super::style::Style;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
@@ -26,6 +32,10 @@ pub(crate) struct PresetOutcome {
 #[derive(Debug, Default)]
 pub(crate) struct ValidationReport {
     diagnostics: Vec<Diagnostic>,
+    /// Where each diagnostic is in `diagnostics`, by its hash: finding a duplicate costs
+    /// a hash, not a scan of everything found so far.
+    positions: HashMap<u64, Vec<usize>>,
+    hasher: RandomState,
     presets: Vec<PresetOutcome>,
 }
 
@@ -34,9 +44,12 @@ impl ValidationReport {
     /// while validating a child) is kept once.
     pub(crate) fn add_diagnostics(&mut self, list: impl IntoIterator<Item = Diagnostic>) {
         for d in list {
-            if !self.diagnostics.contains(&d) {
-                self.diagnostics.push(d);
+            let same_hash = self.positions.entry(self.hasher.hash_one(&d)).or_default();
+            if same_hash.iter().any(|&i| self.diagnostics[i] == d) {
+                continue;
             }
+            same_hash.push(self.diagnostics.len());
+            self.diagnostics.push(d);
         }
     }
 
@@ -74,7 +87,8 @@ impl ValidationReport {
         )
     }
 
-    /// rustc-style diagnostics (with snippets from `sources`), then the summary line.
+    /// rustc-style diagnostics (with snippets from `sources`; a note for each file's
+    /// diagnostics beyond the cap), then the summary line.
     pub(crate) fn human(&self, style: Style, sources: &SourceFiles) -> String {
         let renderer = HumanRenderer::new(style, sources, &self.diagnostics);
         let mut out = renderer.render_all(&self.diagnostics);
@@ -84,16 +98,42 @@ impl ValidationReport {
     }
 
     /// `{"diagnostics": [...], "presets": [...]}`, pretty-printed, with a final newline.
+    /// When a file has more diagnostics than are shown, a third key follows:
+    /// `"omitted": [{"file": F or null, "count": N}]`.
     pub(crate) fn json(&self) -> String {
-        let diagnostics: Vec<Value> = self.diagnostics.iter().map(diagnostic_json).collect();
-        let value = json!({ "diagnostics": diagnostics, "presets": self.presets });
+        let mut diagnostics = Vec::new();
+        let mut omitted = Vec::new();
+        for item in cap_per_file(&self.diagnostics) {
+            match item {
+                Shown::Diagnostic(d) => diagnostics.push(diagnostic_json(d)),
+                Shown::More { file, count } => {
+                    omitted.push(json!({ "file": file, "count": count }));
+                }
+            }
+        }
+        let mut value = json!({ "diagnostics": diagnostics, "presets": self.presets });
+        if !omitted.is_empty() {
+            value["omitted"] = Value::Array(omitted);
+        }
         pretty(&value)
     }
 
-    /// One `::error`/`::warning` workflow command per diagnostic, then the summary.
+    /// One `::error`/`::warning` workflow command per diagnostic (a `::notice` for each
+    /// file's diagnostics beyond the cap), then the summary.
     pub(crate) fn github(&self) -> String {
         let mut out = String::new();
-        for d in &self.diagnostics {
+        for item in cap_per_file(&self.diagnostics) {
+            let d = match item {
+                Shown::Diagnostic(d) => d,
+                Shown::More { file, count } => {
+                    let location = file
+                        .map(|f| format!(" file={}", escape_property(f)))
+                        .unwrap_or_default();
+                    let text = mask(&more_text(file, count)).into_owned();
+                    out.push_str(&format!("::notice{location}::{}\n", escape_data(&text)));
+                    continue;
+                }
+            };
             let level = match d.severity {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
@@ -124,8 +164,11 @@ impl ValidationReport {
         out
     }
 
-    /// A minimal, valid SARIF 2.1.0 log: one run, a rule per diagnostic kind.
+    /// A minimal, valid SARIF 2.1.0 log: one run, a rule per diagnostic kind. When a
+    /// file has more diagnostics than are shown, the run gets an `invocations` entry
+    /// whose `toolExecutionNotifications` say how many were left out, per file.
     pub(crate) fn sarif(&self) -> String {
+        let shown = cap_per_file(&self.diagnostics);
         let rules: Vec<Value> = DiagnosticKind::ALL
             .iter()
             .map(|k| {
@@ -137,9 +180,12 @@ impl ValidationReport {
                 })
             })
             .collect();
-        let results: Vec<Value> = self
-            .diagnostics
+        let results: Vec<Value> = shown
             .iter()
+            .filter_map(|item| match item {
+                Shown::Diagnostic(d) => Some(*d),
+                Shown::More { .. } => None,
+            })
             .map(|d| {
                 let index = DiagnosticKind::ALL.iter().position(|k| *k == d.kind);
                 let text = match &d.help {
@@ -168,7 +214,25 @@ impl ValidationReport {
                 result
             })
             .collect();
-        let log = json!({
+        let notifications: Vec<Value> = shown
+            .iter()
+            .filter_map(|item| match item {
+                Shown::More { file, count } => {
+                    let mut note = json!({
+                        "level": "note",
+                        "message": { "text": mask(&more_text(*file, *count)) },
+                    });
+                    if let Some(file) = file {
+                        note["locations"] = json!([{
+                            "physicalLocation": { "artifactLocation": { "uri": uri(file) } }
+                        }]);
+                    }
+                    Some(note)
+                }
+                Shown::Diagnostic(_) => None,
+            })
+            .collect();
+        let mut log = json!({
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",
             "runs": [{
@@ -183,6 +247,12 @@ impl ValidationReport {
                 "results": results,
             }]
         });
+        if !notifications.is_empty() {
+            log["runs"][0]["invocations"] = json!([{
+                "executionSuccessful": true,
+                "toolExecutionNotifications": notifications,
+            }]);
+        }
         pretty(&log)
     }
 }
@@ -316,5 +386,87 @@ mod tests {
             v["runs"][0]["tool"]["driver"]["rules"][index]["id"],
             "P0103"
         );
+    }
+
+    /// 250 unknown keys in one file (each twice, as a child would find its parent's
+    /// errors again), one in another.
+    fn big_report() -> ValidationReport {
+        let mut r = ValidationReport::default();
+        let list: Vec<Diagnostic> =
+            (1..=250)
+                .map(|line| {
+                    Diagnostic::new(DiagnosticKind::UnknownKey, format!("key {line}"))
+                        .at(Span::new("big.yaml".into(), line, 1))
+                })
+                .collect();
+        r.add_diagnostics(list.clone());
+        r.add_diagnostics(list);
+        r.add_diagnostics([
+            Diagnostic::new(DiagnosticKind::UnknownKey, "other").at(Span::new(
+                "small.yaml".into(),
+                1,
+                1,
+            )),
+        ]);
+        r
+    }
+
+    #[test]
+    fn duplicates_found_by_hash_keep_the_first_order() {
+        let r = big_report();
+        assert_eq!(r.diagnostics().len(), 251);
+        assert_eq!(r.diagnostics()[0].message, "key 1");
+        assert_eq!(r.diagnostics()[250].message, "other");
+        assert!(r.summary().ends_with("(251 errors, 0 warnings)"));
+    }
+
+    #[test]
+    fn every_format_shows_200_per_file_and_counts_the_rest() {
+        let r = big_report();
+        let v: Value = serde_json::from_str(&r.json()).unwrap();
+        assert_eq!(v["diagnostics"].as_array().unwrap().len(), 201);
+        assert_eq!(v["diagnostics"][200]["file"], "small.yaml");
+        assert_eq!(
+            v["omitted"],
+            json!([{ "file": "big.yaml", "count": 50 }]),
+            "{v}"
+        );
+        // Nothing left out: no `omitted` key at all.
+        let v: Value = serde_json::from_str(&report().json()).unwrap();
+        assert!(v.get("omitted").is_none());
+
+        let text = r.github();
+        assert_eq!(text.matches("::error ").count(), 201);
+        assert!(
+            text.contains(
+                "::error file=big.yaml,line=200,col=1,title=P0003 unknown-key::key 200\n::notice \
+             file=big.yaml::50 more diagnostics in `big.yaml` are not shown (at most 200 are \
+             shown per file)\n::error file=small.yaml"
+            ),
+            "{text}"
+        );
+
+        let v: Value = serde_json::from_str(&r.sarif()).unwrap();
+        let run = &v["runs"][0];
+        assert_eq!(run["results"].as_array().unwrap().len(), 201);
+        let note = &run["invocations"][0]["toolExecutionNotifications"][0];
+        assert_eq!(run["invocations"][0]["executionSuccessful"], true);
+        assert_eq!(note["level"], "note");
+        assert_eq!(
+            note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "big.yaml"
+        );
+        assert!(
+            note["message"]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("50 more")
+        );
+        let v: Value = serde_json::from_str(&report().sarif()).unwrap();
+        assert!(v["runs"][0].get("invocations").is_none());
+
+        let text = r.human(Style::plain(), &SourceFiles::new());
+        assert_eq!(text.matches("error[P0003]").count(), 201);
+        assert!(text.contains("note: 50 more diagnostics in `big.yaml`"));
     }
 }
