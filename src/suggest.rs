@@ -24,12 +24,33 @@ where
 }
 
 /// At most `name.len().max(3) / 3` edits apart? The edit distance is at least the
-/// difference in length, so most candidates are ruled out without computing it (which
-/// matters when a hostile file holds a hundred thousand unknown names).
+/// difference in length and at least the [`bag_distance`], so most candidates are
+/// ruled out without computing it (which matters when a hostile file holds a hundred
+/// thousand unknown names).
 fn close_edit(name: &str, candidate: &str) -> bool {
     let limit = name.len().max(3) / 3;
     let (a, b) = (name.chars().count(), candidate.chars().count());
-    a.abs_diff(b) <= limit && strsim::damerau_levenshtein(name, candidate) <= limit
+    a.abs_diff(b) <= limit
+        && bag_distance(name, candidate) <= limit
+        && strsim::damerau_levenshtein(name, candidate) <= limit
+}
+
+/// How many characters of one string the other lacks, counted as multisets (the larger
+/// of the two counts). An insertion, deletion or substitution changes it by at most
+/// one and a transposition not at all, so it never exceeds the Damerau-Levenshtein
+/// distance.
+fn bag_distance(a: &str, b: &str) -> usize {
+    let mut unmatched: Vec<char> = b.chars().collect();
+    let mut missing = 0;
+    for c in a.chars() {
+        match unmatched.iter().position(|u| *u == c) {
+            Some(i) => {
+                unmatched.swap_remove(i);
+            }
+            None => missing += 1,
+        }
+    }
+    missing.max(unmatched.len())
 }
 
 /// `Some("did you mean `x`?")` when a candidate is close.
@@ -51,5 +72,43 @@ mod tests {
         assert_eq!(did_you_mean("grepp", tools), Some("grep"));
         assert_eq!(did_you_mean("kubernetes", tools), None);
         assert_eq!(did_you_mean("cdw", ["cwd", "date"]), Some("cwd"));
+    }
+
+    #[test]
+    fn bag_distance_is_a_lower_bound_of_the_edit_distance() {
+        let words = [
+            "",
+            "a",
+            "ab",
+            "ba",
+            "abc",
+            "acb",
+            "version",
+            "verison",
+            "name",
+            "nmae",
+            "tools",
+            "k12345",
+            "persona",
+            "prsona",
+            "contexts",
+            "model",
+            "mdoel",
+            "aab",
+            "bba",
+            "é",
+            "ée",
+            "read_file",
+            "raed_flie",
+        ];
+        for a in words {
+            for b in words {
+                let bag = bag_distance(a, b);
+                assert!(bag <= strsim::damerau_levenshtein(a, b), "{a} {b}");
+                assert_eq!(bag, bag_distance(b, a), "{a} {b}");
+            }
+        }
+        assert_eq!(bag_distance("k12345", "version"), 7);
+        assert_eq!(bag_distance("verison", "version"), 0);
     }
 }

@@ -1303,6 +1303,8 @@ impl<'a> Checker<'a> {
         let mut present: HashSet<&str> = HashSet::new();
         // Keys an unknown key is probably a misspelling of: not reported missing as well.
         let mut suggested: HashSet<&str> = HashSet::new();
+        // What the unknown keys of this mapping share, worded once (there may be 100k).
+        let mut unknown_words: Option<UnknownKeyWords<'a>> = None;
         for (key, value) in entries {
             let Some(name) = tree.key_text(key) else {
                 let found = self.describe(key);
@@ -1322,7 +1324,9 @@ impl<'a> Checker<'a> {
             }
             match additional {
                 Some(Value::Bool(false)) => {
-                    if let Some(meant) = self.unknown_key(key, name, properties, &known) {
+                    let words =
+                        unknown_words.get_or_insert_with(|| UnknownKeyWords::new(properties));
+                    if let Some(meant) = self.unknown_key(key, name, words, &known) {
                         suggested.insert(meant);
                     }
                 }
@@ -1365,25 +1369,22 @@ impl<'a> Checker<'a> {
         &mut self,
         key: NodeId,
         name: &str,
-        properties: Option<&'a Map<String, Value>>,
+        words: &UnknownKeyWords<'a>,
         known: &HashSet<&str>,
     ) -> Option<&'a str> {
-        let expected: Vec<&'a str> = properties
-            .map(|p| p.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        let message = match key_set_owner(&expected) {
+        let message = match words.owner {
             Some(owner) => format!("unknown key `{name}` in {owner}"),
             None => format!("unknown key `{name}`"),
         };
-        let unset = expected.iter().copied().filter(|k| !known.contains(k));
+        let unset = words
+            .expected
+            .iter()
+            .copied()
+            .filter(|k| !known.contains(k));
         let meant = did_you_mean(name, unset);
         let help = match meant {
             Some(m) => format!("did you mean `{m}`?"),
-            None if expected.is_empty() => "this mapping takes no keys".to_owned(),
-            None => format!(
-                "allowed keys here: {}",
-                list_names(expected.iter().copied())
-            ),
+            None => words.allowed.clone(),
         };
         self.out.push(
             Diagnostic::new(DiagnosticKind::UnknownKey, message)
@@ -1391,6 +1392,37 @@ impl<'a> Checker<'a> {
                 .help(help),
         );
         meant
+    }
+}
+
+/// The words every unknown-key diagnostic of one mapping shares.
+struct UnknownKeyWords<'a> {
+    /// The keys the mapping takes.
+    expected: Vec<&'a str>,
+    /// What the mapping is ("the preset file", "a section"), when known.
+    owner: Option<&'static str>,
+    /// The help when no key is close: the allowed keys.
+    allowed: String,
+}
+
+impl<'a> UnknownKeyWords<'a> {
+    fn new(properties: Option<&'a Map<String, Value>>) -> Self {
+        let expected: Vec<&'a str> = properties
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let allowed = if expected.is_empty() {
+            "this mapping takes no keys".to_owned()
+        } else {
+            format!(
+                "allowed keys here: {}",
+                list_names(expected.iter().copied())
+            )
+        };
+        UnknownKeyWords {
+            owner: key_set_owner(&expected),
+            expected,
+            allowed,
+        }
     }
 }
 
