@@ -75,6 +75,15 @@ impl Project {
         path
     }
 
+    /// [`Project::run`], asserting the exit code and that the run stayed within
+    /// [`SMALL_RSS_KB`].
+    fn run_small(&self, args: &[&str], code: i32) -> Outcome {
+        let run = self.run(args);
+        assert_eq!(run.code, code, "{run:?}");
+        assert!(run.peak_rss_kb < SMALL_RSS_KB, "{run:?}");
+        run
+    }
+
     /// Run the binary, measuring its peak memory; a run that hangs is killed.
     fn run(&self, args: &[&str]) -> Outcome {
         let mut child = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
@@ -206,8 +215,7 @@ fn a_100_mb_preset_costs_nothing() {
     drop(file);
     assert!(fs::metadata(&path).unwrap().len() >= 100 * 1024 * 1024);
 
-    let run = p.run(&["validate", "--format", "json"]);
-    assert_eq!(run.code, 1, "{run:?}");
+    let run = p.run_small(&["validate", "--format", "json"], 1);
     let v = json(&run);
     assert_eq!(located(&v), limit_at(".agent-presets/big.yaml"), "{v}");
     let d = &v["diagnostics"][0];
@@ -219,17 +227,15 @@ fn a_100_mb_preset_costs_nothing() {
         "{d}"
     );
     assert!(d["help"].as_str().is_some());
-    assert!(run.peak_rss_kb < SMALL_RSS_KB, "{run:?}");
 
     // Given as a path, and listed: the same.
-    let run = p.run(&["validate", ".agent-presets/big.yaml", "--format", "json"]);
-    assert_eq!(run.code, 1, "{run:?}");
+    let run = p.run_small(
+        &["validate", ".agent-presets/big.yaml", "--format", "json"],
+        1,
+    );
     assert_eq!(located(&json(&run)), limit_at(".agent-presets/big.yaml"));
-    assert!(run.peak_rss_kb < SMALL_RSS_KB, "{run:?}");
-    let run = p.run(&["list"]);
-    assert_eq!(run.code, 0, "{run:?}");
+    let run = p.run_small(&["list"], 0);
     assert!(run.stdout.contains("big"), "{run:?}");
-    assert!(run.peak_rss_kb < SMALL_RSS_KB, "{run:?}");
 }
 
 /// A sparse 1.5 GB file: refused from its size; nothing is read.
@@ -241,8 +247,7 @@ fn a_sparse_giant_costs_nothing() {
         .unwrap()
         .set_len(1_500_000_000)
         .unwrap();
-    let run = p.run(&["validate", "x/giant.yaml", "--format", "json"]);
-    assert_eq!(run.code, 1, "{run:?}");
+    let run = p.run_small(&["validate", "x/giant.yaml", "--format", "json"], 1);
     let v = json(&run);
     assert_eq!(located(&v), limit_at("x/giant.yaml"));
     assert_eq!(
@@ -250,7 +255,6 @@ fn a_sparse_giant_costs_nothing() {
         "the file is 1500000000 bytes; a preset file may be at most 1 MiB (1048576 bytes)"
     );
     assert_eq!(v["presets"][0]["valid"], false);
-    assert!(run.peak_rss_kb < SMALL_RSS_KB, "{run:?}");
 }
 
 /// A committed link to a `/proc` file that says it is empty and never ends: `list` and
@@ -264,17 +268,14 @@ fn a_committed_link_to_proc_pagemap_is_cut_at_the_limit() {
         "version: 1\nname: fine\nextends: minimal\n",
     );
 
-    let run = p.run(&["list"]);
-    assert_eq!(run.code, 0, "{run:?}");
+    let run = p.run_small(&["list"], 0);
     assert!(
         run.stdout.lines().any(|l| l.starts_with("evil ")
             && l.ends_with("project  (invalid: run `agent-presets validate evil`)")),
         "{run:?}"
     );
-    assert!(run.peak_rss_kb < SMALL_RSS_KB, "{run:?}");
 
-    let run = p.run(&["validate", "--format", "json"]);
-    assert_eq!(run.code, 1, "{run:?}");
+    let run = p.run_small(&["validate", "--format", "json"], 1);
     let v = json(&run);
     assert_eq!(located(&v), limit_at(".agent-presets/evil.yaml"), "{v}");
     assert_eq!(
@@ -288,13 +289,10 @@ fn a_committed_link_to_proc_pagemap_is_cut_at_the_limit() {
         .map(|p| (p["name"].as_str().unwrap(), p["valid"].as_bool().unwrap()))
         .collect();
     assert!(valid.contains(&("evil", false)) && valid.contains(&("fine", true)));
-    assert!(run.peak_rss_kb < SMALL_RSS_KB, "{run:?}");
 
     for command in ["show", "render"] {
-        let run = p.run(&[command, "evil"]);
-        assert_eq!(run.code, 1, "{run:?}");
+        let run = p.run_small(&[command, "evil"], 1);
         assert!(run.stderr.contains("error[P0008]"), "{run:?}");
-        assert!(run.peak_rss_kb < SMALL_RSS_KB, "{run:?}");
     }
 }
 
@@ -303,8 +301,7 @@ fn a_committed_link_to_proc_pagemap_is_cut_at_the_limit() {
 fn fifos_never_hang() {
     let p = Project::new();
     mkfifo(&p.path("x/fifo.yaml"));
-    let run = p.run(&["validate", "x/fifo.yaml"]);
-    assert_eq!(run.code, 2, "{run:?}");
+    let run = p.run_small(&["validate", "x/fifo.yaml"], 2);
     assert!(
         run.stdout.contains(
             "cannot read preset file `x/fifo.yaml`: it is a FIFO (named pipe), not a regular file"
@@ -313,23 +310,19 @@ fn fifos_never_hang() {
     );
 
     mkfifo(&p.path(".agent-presets/pipe.yaml"));
-    let run = p.run(&["validate", "--format", "json"]);
-    assert_eq!(run.code, 2, "{run:?}");
+    let run = p.run_small(&["validate", "--format", "json"], 2);
     let v = json(&run);
     assert_eq!(
         located(&v),
         [("io".to_owned(), ".agent-presets/pipe.yaml".to_owned(), 1, 1)]
     );
-    let run = p.run(&["list"]);
-    assert_eq!(run.code, 0, "{run:?}");
+    p.run_small(&["list"], 0);
 
     // Committed schema files are read bounded too.
     mkfifo(&p.path("schemas/preset.schema.json"));
-    let run = p.run(&["schema", "--check"]);
-    assert_eq!(run.code, 2, "{run:?}");
+    let run = p.run_small(&["schema", "--check"], 2);
     assert!(run.stderr.contains("it is a FIFO"), "{run:?}");
-    let run = p.run(&["schema", "--write"]);
-    assert_eq!(run.code, 2, "{run:?}");
+    p.run_small(&["schema", "--write"], 2);
 }
 
 /// 90,000 unknown keys: the report shows 200 and counts the rest; the summary still

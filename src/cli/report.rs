@@ -324,6 +324,7 @@ fn uri(file: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::shown::unknown_keys;
     use crate::diagnostic::Span;
 
     fn report() -> ValidationReport {
@@ -392,13 +393,7 @@ mod tests {
     /// errors again), one in another.
     fn big_report() -> ValidationReport {
         let mut r = ValidationReport::default();
-        let list: Vec<Diagnostic> =
-            (1..=250)
-                .map(|line| {
-                    Diagnostic::new(DiagnosticKind::UnknownKey, format!("key {line}"))
-                        .at(Span::new("big.yaml".into(), line, 1))
-                })
-                .collect();
+        let list = unknown_keys("big.yaml", 1..=250);
         r.add_diagnostics(list.clone());
         r.add_diagnostics(list);
         r.add_diagnostics([

@@ -79,26 +79,30 @@ fn file_of(d: &Diagnostic) -> Option<&str> {
     d.span.as_ref().map(|s| &*s.file)
 }
 
+/// `unknown-key` diagnostics at lines `lines` of `file`, messages `key LINE` (tests).
+#[cfg(test)]
+pub(crate) fn unknown_keys(file: &str, lines: std::ops::RangeInclusive<u32>) -> Vec<Diagnostic> {
+    use crate::diagnostic::{DiagnosticKind, Span};
+    lines
+        .map(|line| {
+            Diagnostic::new(DiagnosticKind::UnknownKey, format!("key {line}")).at(Span::new(
+                file.into(),
+                line,
+                1,
+            ))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostic::{DiagnosticKind, Span};
-
-    fn at(file: &str, line: u32) -> Diagnostic {
-        Diagnostic::new(DiagnosticKind::UnknownKey, format!("{file}:{line}")).at(Span::new(
-            file.into(),
-            line,
-            1,
-        ))
-    }
+    use crate::diagnostic::DiagnosticKind;
 
     #[test]
     fn each_file_is_cut_after_max_and_counted() {
-        let mut list = Vec::new();
-        for line in 1..=5 {
-            list.push(at("a.yaml", line));
-            list.push(at("b.yaml", line));
-        }
+        let (a, b) = (unknown_keys("a.yaml", 1..=5), unknown_keys("b.yaml", 1..=5));
+        let mut list: Vec<Diagnostic> = a.into_iter().zip(b).flat_map(|(a, b)| [a, b]).collect();
         list.push(Diagnostic::new(DiagnosticKind::Io, "one"));
         list.push(Diagnostic::new(DiagnosticKind::Io, "two"));
         list.push(Diagnostic::new(DiagnosticKind::Io, "three"));
@@ -106,18 +110,21 @@ mod tests {
         let text: Vec<String> = shown
             .iter()
             .map(|s| match s {
-                Shown::Diagnostic(d) => d.message.clone(),
+                Shown::Diagnostic(d) => match &d.span {
+                    Some(span) => format!("{}:{}", span.file, d.message),
+                    None => d.message.clone(),
+                },
                 Shown::More { file, count } => format!("+{count} {file:?}"),
             })
             .collect();
         assert_eq!(
             text,
             [
-                "a.yaml:1",
-                "b.yaml:1",
-                "a.yaml:2",
+                "a.yaml:key 1",
+                "b.yaml:key 1",
+                "a.yaml:key 2",
                 "+3 Some(\"a.yaml\")",
-                "b.yaml:2",
+                "b.yaml:key 2",
                 "+3 Some(\"b.yaml\")",
                 "one",
                 "two",

@@ -469,13 +469,7 @@ mod tests {
 
     #[test]
     fn at_most_200_per_file_then_a_note() {
-        let list: Vec<Diagnostic> =
-            (1..=250)
-                .map(|line| {
-                    Diagnostic::new(DiagnosticKind::UnknownKey, format!("key {line}"))
-                        .at(Span::new("f.yaml".into(), line, 1))
-                })
-                .collect();
+        let list = crate::cli::shown::unknown_keys("f.yaml", 1..=250);
         let files = sources(&[]);
         let text = renderer(&files, &list).render_all(&list);
         assert_eq!(text.matches("error[P0003]").count(), 200);
