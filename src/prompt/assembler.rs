@@ -11,6 +11,7 @@ use minijinja::Value;
 
 use super::layer::Layer;
 use super::section::{Order, PromptContext, PromptSection, SectionName};
+use super::step_cache::{StepCache, StepKey, same_key};
 use super::template::{TemplateError, TemplateId, TemplateSet, find_reference};
 use super::variables::{
     BUILTIN_VARIABLES, MODEL_VARIABLE, PROVIDER_VARIABLE, TOOLS_VARIABLE, Values, builtin_variable,
@@ -623,13 +624,6 @@ pub struct PromptAssembler {
     tools_json: String,
 }
 
-/// The last rendered system prompt and context, keyed by the values they depend on.
-#[derive(Debug, Default)]
-struct StepCache {
-    system: Option<(Vec<Option<Value>>, String, Fingerprint)>,
-    context: Option<(Vec<Option<Value>>, Option<String>)>,
-}
-
 /// The variables the cacheable prefix depends on: those of its sections, and always
 /// `provider` and `model`, which the fingerprint covers (a provider caches per model).
 fn prefix_dependencies(pieces: &[CompiledPiece]) -> Vec<String> {
@@ -696,7 +690,10 @@ impl PromptAssembler {
     /// The system prompt depends only on the variables its sections (and their `when`)
     /// reference, and the context only on the variables its contexts reference; each part
     /// is re-rendered only when one of its own variables changed since the last call, so
-    /// a step where only runtime facts change re-renders only the context.
+    /// a step where only runtime facts change re-renders only the context. "Changed"
+    /// is exact: a value of another type or with other text (`1` vs `1.0` vs `true`,
+    /// `0.0` vs `-0.0`) counts as a change, so a long-lived assembler returns the same
+    /// bytes a fresh one would.
     pub fn assemble(&self, values: &Values) -> Result<Assembly, Diagnostics> {
         self.check_required(values)?;
         let system_key = self.key(&self.system_vars, values);
@@ -705,12 +702,12 @@ impl PromptAssembler {
         let cached_system = cache
             .as_ref()
             .and_then(|c| c.system.as_ref())
-            .filter(|(k, _, _)| *k == system_key)
+            .filter(|(k, _, _)| same_key(k, &system_key))
             .map(|(_, s, f)| (s.clone(), *f));
         let cached_context = cache
             .as_ref()
             .and_then(|c| c.context.as_ref())
-            .filter(|(k, _)| *k == context_key)
+            .filter(|(k, _)| same_key(k, &context_key))
             .map(|(_, s)| s.clone());
         let mut ctx: Option<(Value, BTreeSet<String>)> = None;
         let (system, fingerprint) = match cached_system {
@@ -797,7 +794,7 @@ impl PromptAssembler {
     }
 
     /// The resolved value (explicit, else default) of each variable in `names`.
-    fn key(&self, names: &[String], values: &Values) -> Vec<Option<Value>> {
+    fn key(&self, names: &[String], values: &Values) -> StepKey {
         names
             .iter()
             .map(|n| {

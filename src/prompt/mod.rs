@@ -5,6 +5,7 @@ mod layer;
 pub mod origin;
 mod section;
 mod snapshot;
+mod step_cache;
 mod template;
 mod variables;
 

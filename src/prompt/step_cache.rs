@@ -1,0 +1,170 @@
+//! The step cache: the last rendered system prompt and context of an assembler, keyed by
+//! the exact values they were rendered with.
+//!
+//! Template equality is not good enough for a key: minijinja says `1 == 1.0`,
+//! `true == 1` and `0.0 == -0.0`, yet `{{ n }}` prints `1`, `1.0`, `true`, `-0.0`
+//! differently. A key therefore compares each value's type and exact content: integers
+//! and floats never match each other, floats match bit for bit, strings match by bytes
+//! and by whether they are marked safe, lists and maps item by item (maps in their
+//! iteration order). Values the cache cannot compare exactly (host objects, very deep
+//! nesting) never match, so those steps re-render: always correct, only slower.
+
+use minijinja::Value;
+use minijinja::value::ValueKind;
+
+use crate::request::Fingerprint;
+
+/// How deep [`same_value`] follows nested lists and maps before it gives up (and the
+/// step re-renders).
+const MAX_KEY_DEPTH: usize = 32;
+
+/// The resolved value (explicit or default) of each variable a part depends on, in the
+/// order of its dependency list; `None` where the variable has no value.
+pub(crate) type StepKey = Vec<Option<Value>>;
+
+/// The last rendered system prompt (with its fingerprint) and context.
+#[derive(Debug, Default)]
+pub(crate) struct StepCache {
+    pub(crate) system: Option<(StepKey, String, Fingerprint)>,
+    pub(crate) context: Option<(StepKey, Option<String>)>,
+}
+
+/// Do two keys hold exactly the same values?
+pub(crate) fn same_key(a: &[Option<Value>], b: &[Option<Value>]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (None, None) => true,
+            (Some(x), Some(y)) => same_value(x, y, 0),
+            _ => false,
+        })
+}
+
+/// Would every template print and test `a` and `b` alike? `false` when unsure.
+pub(crate) fn same_value(a: &Value, b: &Value, depth: usize) -> bool {
+    if depth > MAX_KEY_DEPTH || a.kind() != b.kind() {
+        return false;
+    }
+    match a.kind() {
+        ValueKind::Undefined | ValueKind::None => true,
+        ValueKind::Bool => a.is_true() == b.is_true(),
+        ValueKind::Number => same_number(a, b),
+        ValueKind::String => a.as_str() == b.as_str() && a.is_safe() == b.is_safe(),
+        ValueKind::Bytes => a.as_bytes() == b.as_bytes(),
+        ValueKind::Seq => same_seq(a, b, depth),
+        ValueKind::Map => same_map(a, b, depth),
+        // Host objects, iterables and invalid values: their behaviour is theirs to
+        // decide, so never assume two of them alike.
+        _ => false,
+    }
+}
+
+fn same_number(a: &Value, b: &Value) -> bool {
+    match (a.is_integer(), b.is_integer()) {
+        (true, true) => matches!(
+            (i128::try_from(a.clone()), i128::try_from(b.clone())),
+            (Ok(x), Ok(y)) if x == y
+        ),
+        (false, false) => matches!(
+            (f64::try_from(a.clone()), f64::try_from(b.clone())),
+            (Ok(x), Ok(y)) if x.to_bits() == y.to_bits()
+        ),
+        _ => false,
+    }
+}
+
+fn same_seq(a: &Value, b: &Value, depth: usize) -> bool {
+    if a.is_tuple() != b.is_tuple() {
+        return false;
+    }
+    let (Some(n), Some(m)) = (a.len(), b.len()) else {
+        return false;
+    };
+    n == m
+        && (0..n).all(|i| {
+            matches!(
+                (a.get_item_by_index(i), b.get_item_by_index(i)),
+                (Ok(x), Ok(y)) if same_value(&x, &y, depth + 1)
+            )
+        })
+}
+
+fn same_map(a: &Value, b: &Value, depth: usize) -> bool {
+    if a.is_kwargs() != b.is_kwargs() || a.len() != b.len() || a.len().is_none() {
+        return false;
+    }
+    let (Ok(keys_a), Ok(keys_b)) = (a.try_iter(), b.try_iter()) else {
+        return false;
+    };
+    let mut keys_b = keys_b;
+    for ka in keys_a {
+        let Some(kb) = keys_b.next() else {
+            return false;
+        };
+        if !same_value(&ka, &kb, depth + 1) {
+            return false;
+        }
+        match (a.get_item(&ka), b.get_item(&kb)) {
+            (Ok(x), Ok(y)) if same_value(&x, &y, depth + 1) => {}
+            _ => return false,
+        }
+    }
+    keys_b.next().is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same(a: Value, b: Value) -> bool {
+        same_value(&a, &b, 0)
+    }
+
+    #[test]
+    fn template_equal_values_are_not_the_same_key() {
+        assert!(!same(Value::from(1), Value::from(1.0)));
+        assert!(!same(Value::from(1), Value::from(true)));
+        assert!(!same(Value::from(0.0), Value::from(-0.0)));
+        assert!(!same(Value::from("1"), Value::from(1)));
+        assert!(!same(Value::from("a"), Value::from_safe_string("a".into())));
+        assert!(!same(Value::from(vec![1]), Value::from(vec![1.0])));
+        assert!(!same(Value::from(()), Value::UNDEFINED));
+        assert!(!same(
+            Value::from(1u64 << 60),
+            Value::from((1u64 << 60) as f64)
+        ));
+    }
+
+    #[test]
+    fn identical_values_are_the_same_key() {
+        assert!(same(Value::from(1), Value::from(1u8)));
+        assert!(same(Value::from(-0.0), Value::from(-0.0)));
+        assert!(same(Value::from(f64::NAN), Value::from(f64::NAN)));
+        assert!(same(Value::from("x"), Value::from("x".to_owned())));
+        assert!(same(
+            Value::from(vec![Value::from("a"), Value::from(2)]),
+            Value::from(vec![Value::from("a"), Value::from(2)])
+        ));
+        let map = |v: i32| Value::from(std::collections::BTreeMap::from([("k", Value::from(v))]));
+        assert!(same(map(1), map(1)));
+        assert!(!same(map(1), map(2)));
+    }
+
+    #[test]
+    fn deep_nesting_never_matches() {
+        let mut v = Value::from(1);
+        for _ in 0..(MAX_KEY_DEPTH + 2) {
+            v = Value::from(vec![v]);
+        }
+        assert!(!same(v.clone(), v));
+    }
+
+    #[test]
+    fn keys_compare_presence() {
+        assert!(same_key(
+            &[None, Some(Value::from(1))],
+            &[None, Some(Value::from(1))]
+        ));
+        assert!(!same_key(&[None], &[Some(Value::from(1))]));
+        assert!(!same_key(&[None], &[None, None]));
+    }
+}
