@@ -34,6 +34,8 @@ struct ExpectedDiagnostic {
     column: Option<u32>,
     #[serde(default)]
     help_contains: Option<String>,
+    #[serde(default)]
+    message_contains: Option<String>,
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -98,12 +100,14 @@ fn run_case(dir: &Path) -> Result<(), String> {
                 line: d["line"].as_u64().map(|n| n as u32),
                 column: d["column"].as_u64().map(|n| n as u32),
                 help_contains: None,
+                message_contains: None,
             })
             .collect();
         let mut want_keys: Vec<ExpectedDiagnostic> = want
             .iter()
             .map(|d| ExpectedDiagnostic {
                 help_contains: None,
+                message_contains: None,
                 ..d.clone()
             })
             .collect();
@@ -115,18 +119,24 @@ fn run_case(dir: &Path) -> Result<(), String> {
             ));
         }
         for w in want {
-            let Some(needle) = &w.help_contains else {
-                continue;
-            };
-            let found = got.iter().any(|d| {
-                d["code"] == w.code.as_str()
-                    && d["line"].as_u64() == w.line.map(u64::from)
-                    && d["help"]
-                        .as_str()
-                        .is_some_and(|h| h.contains(needle.as_str()))
-            });
-            if !found {
-                problems.push(format!("no {} diagnostic with help {needle:?}", w.code));
+            for (field, needle) in [("help", &w.help_contains), ("message", &w.message_contains)] {
+                let Some(needle) = needle else {
+                    continue;
+                };
+                let found = got.iter().any(|d| {
+                    d["code"] == w.code.as_str()
+                        && d["line"].as_u64() == w.line.map(u64::from)
+                        && d["column"].as_u64() == w.column.map(u64::from)
+                        && d[field]
+                            .as_str()
+                            .is_some_and(|h| h.contains(needle.as_str()))
+                });
+                if !found {
+                    problems.push(format!(
+                        "no {} diagnostic at {:?}:{:?} with {field} {needle:?}",
+                        w.code, w.line, w.column
+                    ));
+                }
             }
         }
         if let Some(invalid) = &expected.invalid {

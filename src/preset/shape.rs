@@ -729,8 +729,9 @@ fn parse_int(s: &str) -> Option<i128> {
     Some(if negative { -value } else { value })
 }
 
-/// A float as serde-saphyr reads one: `.inf`/`.nan` spellings, or a finite decimal.
-fn parse_float(s: &str) -> Option<f64> {
+/// A float as YAML 1.2 writes one: `.inf`/`.nan` spellings, or a decimal (one too large
+/// for an `f64` reads as ±∞).
+pub(crate) fn parse_float(s: &str) -> Option<f64> {
     let t = yaml_trim(s);
     let (negative, unsigned) = match t.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -747,7 +748,15 @@ fn parse_float(s: &str) -> Option<f64> {
         }
         _ => {}
     }
-    t.parse::<f64>().ok().filter(|v| v.is_finite())
+    // A decimal too large for f64 (`1e400`) is a number all the same: it reads as ±∞,
+    // which the validator reports as a `non-finite-order`, not as a wrong type. (Rust's
+    // own spellings `inf`, `NaN`, `infinity` are not YAML numbers.)
+    if t.chars()
+        .any(|c| c.is_ascii_alphabetic() && !matches!(c, 'e' | 'E'))
+    {
+        return None;
+    }
+    t.parse::<f64>().ok()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1487,13 +1496,24 @@ mod tests {
     }
 
     #[test]
-    fn floats_as_serde_saphyr_reads_them() {
+    fn floats_as_yaml_writes_them() {
         assert_eq!(parse_float("1"), Some(1.0));
+        assert_eq!(parse_float("1e999"), Some(f64::INFINITY));
+        assert_eq!(parse_float("-1e400"), Some(f64::NEG_INFINITY));
         assert_eq!(parse_float(".5"), Some(0.5));
         assert_eq!(parse_float("1e3"), Some(1000.0));
         assert_eq!(parse_float("-.inf"), Some(f64::NEG_INFINITY));
         assert!(parse_float(".NaN").is_some_and(f64::is_nan));
-        for bad in ["inf", "nan", "1e999", "1_000", "0x10", "high", ""] {
+        for bad in [
+            "inf",
+            "nan",
+            "-infinity",
+            "NaN",
+            "1_000",
+            "0x10",
+            "high",
+            "",
+        ] {
             assert_eq!(parse_float(bad), None, "{bad:?}");
         }
     }

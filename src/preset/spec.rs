@@ -183,6 +183,7 @@ pub struct SectionSpec {
     /// Sort key (a finite number). Bands: negative identity, 0 persona, 100-999 rules,
     /// 1000-1999 tool guidance, 9000+ closing instructions.
     #[schemars(with = "f64")]
+    #[serde(deserialize_with = "order_number")]
     pub order: Spanned<f64>,
     /// The text, a minijinja template unless `template: false`.
     #[schemars(with = "String")]
@@ -208,6 +209,7 @@ pub struct ContextSpec {
     pub name: Spanned<String>,
     /// Sort key (a finite number).
     #[schemars(with = "f64")]
+    #[serde(deserialize_with = "order_number")]
     pub order: Spanned<f64>,
     /// The text, a minijinja template unless `template: false`.
     #[schemars(with = "String")]
@@ -215,6 +217,21 @@ pub struct ContextSpec {
     /// `false` sends the text verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<bool>,
+}
+
+/// An `order` as YAML writes a number. A decimal too large for an `f64` (`1e400`) reads
+/// as ±∞ rather than failing to parse, so validation reports it as a `non-finite-order`
+/// of its section instead of a wrong type. The shape check has already made sure the
+/// value is a plain number (not quoted text), with the same reading.
+fn order_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Spanned<f64>, D::Error> {
+    let text = Spanned::<String>::deserialize(deserializer)?;
+    match super::shape::parse_float(&text.value) {
+        Some(value) => Ok(Spanned::new(value, text.referenced, text.defined)),
+        None => Err(serde::de::Error::invalid_value(
+            serde::de::Unexpected::Str(&text.value),
+            &"a number",
+        )),
+    }
 }
 
 /// A template variable the preset declares.

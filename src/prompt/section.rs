@@ -74,10 +74,24 @@ impl Order {
         } else {
             Err(Diagnostic::new(
                 DiagnosticKind::NonFiniteOrder,
-                format!("order must be a finite number, not {order}"),
+                format!(
+                    "order must be a finite number, not {}",
+                    non_finite_words(order)
+                ),
             )
-            .help("use a number such as 0, 150 or 9000"))
+            .help(NON_FINITE_HELP))
         }
+    }
+
+    /// [`Order::new`] for the order of a named section or context: the error names it.
+    fn of(kind: &str, name: &str, order: f64) -> Result<Self, Diagnostic> {
+        Order::new(order).map_err(|d| Diagnostic {
+            message: format!(
+                "{kind} `{name}` has order {}: orders must be finite numbers",
+                non_finite_words(order)
+            ),
+            ..d
+        })
     }
 
     /// The number.
@@ -104,6 +118,18 @@ impl Ord for Order {
 impl fmt::Display for Order {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
+    }
+}
+
+const NON_FINITE_HELP: &str = "use a number such as 0, 150 or 9000; a decimal beyond ±1.8e308 (e.g. `1e400`) overflows to infinity";
+
+fn non_finite_words(order: f64) -> &'static str {
+    if order.is_nan() {
+        "NaN"
+    } else if order > 0.0 {
+        "+infinity"
+    } else {
+        "-infinity"
     }
 }
 
@@ -143,7 +169,7 @@ impl PromptSection {
     pub fn new(name: &str, order: f64, text: impl Into<String>) -> Result<Self, Diagnostic> {
         Ok(PromptSection {
             name: SectionName::new(name)?,
-            order: Order::new(order)?,
+            order: Order::of("section", name, order)?,
             text: text.into(),
             complete: false,
             when: None,
@@ -197,7 +223,7 @@ impl PromptContext {
     pub fn new(name: &str, order: f64, text: impl Into<String>) -> Result<Self, Diagnostic> {
         Ok(PromptContext {
             name: SectionName::new(name)?,
-            order: Order::new(order)?,
+            order: Order::of("context", name, order)?,
             text: text.into(),
             template: true,
             origin: SectionOrigin::default(),
