@@ -107,6 +107,10 @@ diagnostic_kinds! {
     MultipleComplete = ("P0032", "multiple-complete", Error),
     /// `remove` names neither an inherited section nor `tool:<known tool>`.
     RemoveUnknown = ("P0033", "remove-unknown", Error),
+    /// Two or more `complete` sections whose `when` conditions can hold together.
+    CompleteMayConflict = ("P0034", "complete-may-conflict", Warning),
+    /// A section replacing an inherited one drops variables the original used.
+    OverrideDropsPlaceholder = ("P0035", "override-drops-placeholder", Warning),
     /// A template or `when` expression does not compile.
     TemplateSyntax = ("P0040", "template-syntax", Error),
     /// A template references a variable nobody declares.
@@ -117,6 +121,13 @@ diagnostic_kinds! {
     TemplateRender = ("P0043", "template-render", Error),
     /// A volatile variable (e.g. `date`) in the cacheable system prompt.
     VolatileInPrefix = ("P0044", "volatile-in-prefix", Warning),
+    /// A template applies a filter minijinja does not have.
+    UnknownFilter = ("P0045", "unknown-filter", Error),
+    /// A template performs a test minijinja does not have.
+    UnknownTest = ("P0046", "unknown-test", Error),
+    /// A template calls a function that is neither built in nor a macro it defines (or
+    /// calls `debug()`).
+    UnknownFunction = ("P0047", "unknown-function", Error),
     /// A restriction with nothing in it (`tools: {}`).
     EmptyRestriction = ("P0101", "empty-restriction", Error),
     /// A glob that matches no known tool.
@@ -127,8 +138,14 @@ diagnostic_kinds! {
     BadToolOrder = ("P0104", "bad-tool-order", Error),
     /// Two tools registered under one name.
     DuplicateTool = ("P0105", "duplicate-tool", Error),
+    /// An allow list whose entries all name tools that end up hidden.
+    NoTools = ("P0106", "no-tools", Warning),
+    /// A section's rendered text names a known tool that is not visible.
+    MentionsHiddenTool = ("P0107", "mentions-hidden-tool", Warning),
     /// A value that looks like an API key.
     LiteralSecret = ("P0201", "literal-secret", Error),
+    /// The system prompt or the tools take more tokens than the preset's `budget` allows.
+    BudgetExceeded = ("P0301", "budget-exceeded", Error),
 }
 
 impl fmt::Display for DiagnosticKind {
@@ -361,9 +378,17 @@ mod tests {
     }
 
     #[test]
-    fn only_volatile_is_a_warning() {
+    fn warnings_are_the_advisory_kinds() {
+        use DiagnosticKind as K;
+        let warnings = [
+            K::VolatileInPrefix,
+            K::CompleteMayConflict,
+            K::OverrideDropsPlaceholder,
+            K::NoTools,
+            K::MentionsHiddenTool,
+        ];
         for k in DiagnosticKind::ALL {
-            let expected = if *k == DiagnosticKind::VolatileInPrefix {
+            let expected = if warnings.contains(k) {
                 Severity::Warning
             } else {
                 Severity::Error

@@ -31,12 +31,23 @@ pub(crate) fn kind_meaning(kind: DiagnosticKind) -> &'static str {
         K::NonFiniteOrder => "An `order` that is NaN or infinite.",
         K::MultipleComplete => "Two or more effective `complete: true` sections.",
         K::RemoveUnknown => "`remove` names neither an inherited section nor `tool:<known tool>`.",
+        K::CompleteMayConflict => {
+            "Two or more `complete` sections whose `when` conditions can hold together (warning)."
+        }
+        K::OverrideDropsPlaceholder => {
+            "A section replacing an inherited one drops variables the original used (warning)."
+        }
         K::TemplateSyntax => "A template or `when` expression does not compile.",
         K::UnknownVariable => "A template references a variable nobody declares.",
         K::MissingValue => "A known variable has no value when a template needs it.",
         K::TemplateRender => "A template failed while rendering.",
         K::VolatileInPrefix => {
             "A volatile variable (e.g. `date`) in the cacheable system prompt (warning)."
+        }
+        K::UnknownFilter => "A template applies a filter that does not exist.",
+        K::UnknownTest => "A template performs a test (`is …`) that does not exist.",
+        K::UnknownFunction => {
+            "A template calls a function that is neither built in nor one of its macros, or `debug()`."
         }
         K::EmptyRestriction => "A tool restriction with nothing in it (`tools: {}`).",
         K::GlobNoMatch => "A tool glob that matches no known tool.",
@@ -45,7 +56,14 @@ pub(crate) fn kind_meaning(kind: DiagnosticKind) -> &'static str {
             "A bad explicit tool order: `<rest>` missing or repeated, or a duplicate."
         }
         K::DuplicateTool => "Two tools registered under one name.",
+        K::NoTools => "An allow list whose entries all name tools that end up hidden (warning).",
+        K::MentionsHiddenTool => {
+            "A section's rendered text names a known tool that is not visible (warning)."
+        }
         K::LiteralSecret => "A value that looks like an API key or other secret.",
+        K::BudgetExceeded => {
+            "The system prompt or the tools take more tokens than the preset's `budget` allows."
+        }
     }
 }
 

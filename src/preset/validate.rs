@@ -175,8 +175,30 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
     };
     if let Some(a) = &assembler {
         diagnostics.extend(a.warnings().iter().cloned());
-        if let Err(ds) = a.assemble(&representative_values(a)) {
-            diagnostics.extend(ds.into_iter().map(explain_validate_render));
+        let unguarded = a.unguarded_optional_uses();
+        let statically_missing = !unguarded.is_empty();
+        diagnostics.extend(unguarded);
+        // Render once without the optional variables and once with them, so both sides
+        // of their guards are exercised.
+        let without = representative_values(a);
+        let mut with = without.clone();
+        for name in a.optional_variables() {
+            with.set(name, format!("<{name}>"));
+        }
+        let runs = if with == without {
+            vec![without]
+        } else {
+            vec![without, with]
+        };
+        for values in runs {
+            if let Err(ds) = a.assemble(&values) {
+                diagnostics.extend(
+                    ds.into_iter()
+                        .filter(|d| !(statically_missing && d.kind == DiagnosticKind::MissingValue))
+                        .map(explain_validate_render),
+                );
+                break;
+            }
         }
     }
     let has_error = diagnostics.iter().any(Diagnostic::is_error);

@@ -11,8 +11,13 @@ use minijinja::Value;
 
 use super::layer::Layer;
 use super::section::{Order, PromptContext, PromptSection, SectionName};
+use super::step_cache::RenderCost;
 use super::step_cache::{StepCache, StepKey, same_key};
-use super::template::{TemplateError, TemplateId, TemplateSet, find_reference};
+use super::template::{
+    AssemblyBudget, BUDGET_KEY, TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES, TemplateError, TemplateId,
+    TemplateSet, find_reference,
+};
+use super::template_scan::{TemplateScan, condition_guards, scan};
 use super::variables::{
     BUILTIN_VARIABLES, MODEL_VARIABLE, PROVIDER_VARIABLE, TOOLS_VARIABLE, Values, builtin_variable,
 };
@@ -42,6 +47,9 @@ enum Body {
     Template {
         id: TemplateId,
         vars: BTreeSet<String>,
+        /// Per variable, the offsets of references not guarded by a definedness test or
+        /// `default` (see `template_scan`).
+        unguarded: BTreeMap<String, Vec<usize>>,
     },
 }
 
@@ -49,6 +57,7 @@ enum Body {
 struct Condition {
     id: TemplateId,
     vars: BTreeSet<String>,
+    unguarded: BTreeMap<String, Vec<usize>>,
 }
 
 #[derive(Debug)]
@@ -68,6 +77,22 @@ struct CompiledPiece {
 }
 
 impl CompiledPiece {
+    /// The position of `var` at byte `offset` of the `when` expression or the text.
+    fn span_at(&self, offset: usize, var: &str, in_when: bool) -> Option<Span> {
+        let (source, origin) = if in_when {
+            (&self.when_source, &self.origin.when)
+        } else {
+            (&self.text, &self.origin.text)
+        };
+        match origin {
+            Some(o) => Some(
+                o.span_at(source, offset)
+                    .with_len(var.chars().count() as u32),
+            ),
+            None => self.span.clone(),
+        }
+    }
+
     /// Where `var` is referenced (in the `when` expression or the text).
     fn reference_span(&self, var: &str, in_when: bool) -> Option<Span> {
         let (source, origin, expression) = if in_when {
@@ -89,6 +114,9 @@ impl CompiledPiece {
 struct KnownVariable {
     default: Option<Value>,
     required: bool,
+    /// Declared with neither a default nor `required`: templates may use it only under
+    /// a definedness test or through `default(…)`.
+    optional: bool,
 }
 
 /// Builds a [`PromptAssembler`] from layers (outermost first: host, then each preset of
@@ -202,6 +230,7 @@ impl<'c> AssemblerBuilder<'c> {
                     KnownVariable {
                         default: None,
                         required: false,
+                        optional: false,
                     },
                 )
             })
@@ -248,6 +277,7 @@ impl<'c> AssemblerBuilder<'c> {
                     KnownVariable {
                         default: decl.default.as_deref().map(Value::from),
                         required: decl.required,
+                        optional: decl.default.is_none() && !decl.required,
                     },
                 );
             }
@@ -469,13 +499,23 @@ fn compile_piece(
             (None, _) => origin.name.clone(),
         }
     };
+    // What the `when` condition being true proves defined guards the whole text.
+    let when_guards = when.map(condition_guards).unwrap_or_default();
     let body = if template {
         match templates.add_template(name.as_str(), text) {
             Ok((id, vars)) => {
+                let scan = scan(text, false, &when_guards);
+                let (names_ok, vars) =
+                    check_names(templates, kind, name, &scan, vars, &text_span, sink);
+                ok &= names_ok;
                 ok &= check_references(
                     kind, name, text, false, &vars, known, volatile, &text_span, sink,
                 );
-                Body::Template { id, vars }
+                Body::Template {
+                    id,
+                    vars,
+                    unguarded: scan.unguarded,
+                }
             }
             Err(e) => {
                 sink.push(template_syntax(kind, name, &e, text_span(e.offset)));
@@ -498,10 +538,18 @@ fn compile_piece(
             };
             match templates.add_condition(name.as_str(), expr) {
                 Ok((id, vars)) => {
+                    let scan = scan(expr, true, &BTreeSet::new());
+                    let (names_ok, vars) =
+                        check_names(templates, kind, name, &scan, vars, &when_span, sink);
+                    ok &= names_ok;
                     ok &= check_references(
                         kind, name, expr, true, &vars, known, volatile, &when_span, sink,
                     );
-                    Some(Condition { id, vars })
+                    Some(Condition {
+                        id,
+                        vars,
+                        unguarded: scan.unguarded,
+                    })
                 }
                 Err(e) => {
                     sink.push(
@@ -525,6 +573,117 @@ fn compile_piece(
         origin: origin.clone(),
         layer: 0,
     })
+}
+
+/// The static checks minijinja leaves to render time, in every branch: unknown filters,
+/// tests and functions (at the name), `debug()`, and statements that reach for other
+/// templates. Returns whether all passed, and the template's variables without the names
+/// it only calls (an unknown function is reported as one, not as a variable).
+fn check_names(
+    templates: &TemplateSet,
+    kind: &str,
+    name: &SectionName,
+    scan: &TemplateScan,
+    mut vars: BTreeSet<String>,
+    span_of: &dyn Fn(Option<usize>) -> Option<Span>,
+    sink: &mut DiagnosticSink,
+) -> (bool, BTreeSet<String>) {
+    let mut ok = true;
+    let at = |offset: usize, len: &str| {
+        span_of(Some(offset)).map(|s| s.with_len(len.chars().count() as u32))
+    };
+    let mut seen = BTreeSet::new();
+    for (filter, offset) in &scan.filters {
+        if seen.insert(("f", filter.as_str())) && !templates.has_filter(filter) {
+            ok = false;
+            sink.push(
+                Diagnostic::new(
+                    DiagnosticKind::UnknownFilter,
+                    format!("{kind} `{name}` uses unknown filter `{filter}`"),
+                )
+                .at(at(*offset, filter))
+                .help(unknown_name_help(
+                    filter,
+                    &templates.filter_names(),
+                    "filters",
+                )),
+            );
+        }
+    }
+    for (test, offset) in &scan.tests {
+        if seen.insert(("t", test.as_str())) && !templates.has_test(test) {
+            ok = false;
+            sink.push(
+                Diagnostic::new(
+                    DiagnosticKind::UnknownTest,
+                    format!("{kind} `{name}` uses unknown test `{test}`"),
+                )
+                .at(at(*offset, test))
+                .help(unknown_name_help(test, &templates.test_names(), "tests")),
+            );
+        }
+    }
+    let functions = templates.functions();
+    for call in &scan.calls {
+        let callee = call.name.as_str();
+        let known = functions.iter().any(|f| f == callee)
+            || scan.locals.contains(callee)
+            || (callee == "caller" && call.in_macro)
+            || (callee == "loop" && call.in_loop);
+        // A name used only as a call target is a function, not a variable.
+        let also_value = scan.unguarded.contains_key(callee) || scan.guarded.contains_key(callee);
+        if !also_value {
+            vars.remove(callee);
+        }
+        if known || !seen.insert(("c", callee)) {
+            continue;
+        }
+        ok = false;
+        let d = if callee == "debug" {
+            Diagnostic::new(
+                DiagnosticKind::UnknownFunction,
+                format!("{kind} `{name}` calls `debug()`, which presets may not use"),
+            )
+            .help("`debug()` would print every value in scope into the prompt; print the variables you need, e.g. `{{ cwd }}`")
+        } else {
+            let mut candidates: Vec<&str> = functions.iter().map(String::as_str).collect();
+            candidates.extend(scan.locals.iter().map(String::as_str));
+            Diagnostic::new(
+                DiagnosticKind::UnknownFunction,
+                format!("{kind} `{name}` calls unknown function `{callee}`"),
+            )
+            .help(
+                help_did_you_mean(callee, candidates.iter().copied()).unwrap_or_else(|| {
+                    format!(
+                        "templates may call {} and the macros they define",
+                        functions
+                            .iter()
+                            .map(|f| format!("`{f}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }),
+            )
+        };
+        sink.push(d.at(at(call.offset, callee)));
+    }
+    for (statement, offset) in &scan.includes {
+        ok = false;
+        sink.push(
+            Diagnostic::new(
+                DiagnosticKind::TemplateSyntax,
+                format!("{kind} `{name}` uses `{{% {statement} %}}`: templates cannot include other templates"),
+            )
+            .at(at(*offset, statement))
+            .help("write the text into this section, or split it into sections of its own"),
+        );
+    }
+    (ok, vars)
+}
+
+fn unknown_name_help(name: &str, known: &[String], what: &str) -> String {
+    help_did_you_mean(name, known.iter().map(String::as_str))
+        .unwrap_or_else(|| format!("see the minijinja documentation for the built-in {what}"))
 }
 
 fn template_syntax(
@@ -680,6 +839,15 @@ impl PromptAssembler {
             .map(|(n, _)| n.as_str())
     }
 
+    /// Variables declared with neither a default nor `required`: templates use them only
+    /// under a definedness test or through `default(…)`.
+    pub fn optional_variables(&self) -> impl Iterator<Item = &str> {
+        self.variables
+            .iter()
+            .filter(|(_, v)| v.optional)
+            .map(|(n, _)| n.as_str())
+    }
+
     /// Section names in final order (before `when` is evaluated).
     pub fn section_names(&self) -> impl Iterator<Item = &str> {
         self.sections.iter().map(|p| p.name.as_str())
@@ -699,22 +867,31 @@ impl PromptAssembler {
         let system_key = self.key(&self.system_vars, values);
         let context_key = self.key(&self.context_vars, values);
         let mut cache = self.cache.lock().ok();
-        let cached_system = cache
+        let mut cached_system = cache
             .as_ref()
             .and_then(|c| c.system.as_ref())
-            .filter(|(k, _, _)| same_key(k, &system_key))
-            .map(|(_, s, f)| (s.clone(), *f));
-        let cached_context = cache
+            .filter(|(k, ..)| same_key(k, &system_key))
+            .map(|(_, s, f, cost)| (s.clone(), *f, *cost));
+        let mut cached_context = cache
             .as_ref()
             .and_then(|c| c.context.as_ref())
-            .filter(|(k, _)| same_key(k, &context_key))
-            .map(|(_, s)| s.clone());
+            .filter(|(k, ..)| same_key(k, &context_key))
+            .map(|(_, c, cost)| (c.clone(), *cost));
+        // Parts cached from different steps may not fit one budget together: then render
+        // both, as a fresh assembler would.
+        if let (Some((.., s)), Some((_, c))) = (&cached_system, &cached_context)
+            && !fits_together(*s, *c)
+        {
+            cached_system = None;
+            cached_context = None;
+        }
         let mut ctx: Option<(Value, BTreeSet<String>)> = None;
-        let (system, fingerprint) = match cached_system {
+        let (system, fingerprint, system_cost) = match cached_system {
             Some(hit) => hit,
             None => {
                 let (ctx, have) = ctx.get_or_insert_with(|| self.context_value(values));
                 let s = self.render_system(ctx, have)?;
+                let cost = budget_used(ctx);
                 let f = Fingerprint::of_serialized(
                     self.text_value(PROVIDER_VARIABLE, values).as_deref(),
                     self.text_value(MODEL_VARIABLE, values).as_deref(),
@@ -722,24 +899,36 @@ impl PromptAssembler {
                     &self.tools_json,
                 );
                 if let Some(c) = cache.as_mut() {
-                    c.system = Some((system_key, s.clone(), f));
+                    c.system = Some((system_key, s.clone(), f, cost));
                 }
-                (s, f)
+                (s, f, cost)
             }
         };
+        let cached_context = cached_context.filter(|(_, c)| fits_together(system_cost, *c));
         let context = match cached_context {
-            Some(c) => c,
+            Some((c, _)) => c,
             None => {
-                let c = if self.suppressed {
-                    None
+                let (c, cost) = if self.suppressed {
+                    (None, (0, 0))
                 } else {
                     let (ctx, have) = ctx.get_or_insert_with(|| self.context_value(values));
+                    // A cached system prompt costs what it cost when it was rendered.
+                    if let Some(budget) = AssemblyBudget::of(ctx) {
+                        budget.charge(system_cost.0, system_cost.1);
+                    }
                     let pieces: Vec<&CompiledPiece> = self.contexts.iter().collect();
-                    Some(self.render_pieces("context", &pieces, ctx, have)?)
-                        .filter(|t| !t.is_empty())
+                    let text = self.render_pieces("context", &pieces, ctx, have)?;
+                    let (fuel, bytes) = budget_used(ctx);
+                    (
+                        Some(text).filter(|t| !t.is_empty()),
+                        (
+                            fuel.saturating_sub(system_cost.0),
+                            bytes.saturating_sub(system_cost.1),
+                        ),
+                    )
                 };
                 if let Some(cache) = cache.as_mut() {
-                    cache.context = Some((context_key, c.clone()));
+                    cache.context = Some((context_key, c.clone(), cost));
                 }
                 c
             }
@@ -756,7 +945,7 @@ impl PromptAssembler {
         let mut effective: Vec<&CompiledPiece> = Vec::with_capacity(self.sections.len());
         for piece in &self.sections {
             if let Some(cond) = &piece.when {
-                require(have, &cond.vars, "section", piece, true)?;
+                self.require(have, &cond.vars, &cond.unguarded, "section", piece, true)?;
                 let on = self
                     .templates
                     .eval_condition(&cond.id, ctx)
@@ -829,6 +1018,10 @@ impl PromptAssembler {
 
     fn context_value(&self, values: &Values) -> (Value, BTreeSet<String>) {
         let mut map: BTreeMap<String, Value> = BTreeMap::new();
+        map.insert(
+            BUDGET_KEY.to_owned(),
+            Value::from_object(AssemblyBudget::default()),
+        );
         for (name, var) in &self.variables {
             let value = if name == TOOLS_VARIABLE {
                 Some(self.tools_value.clone())
@@ -839,7 +1032,7 @@ impl PromptAssembler {
                 map.insert(name.clone(), v);
             }
         }
-        let have = map.keys().cloned().collect();
+        let have = map.keys().filter(|k| *k != BUDGET_KEY).cloned().collect();
         (Value::from(map), have)
     }
 
@@ -854,8 +1047,12 @@ impl PromptAssembler {
         for piece in pieces {
             let rendered = match &piece.body {
                 Body::Verbatim(text) => text.clone(),
-                Body::Template { id, vars } => {
-                    require(have, vars, kind, piece, false)?;
+                Body::Template {
+                    id,
+                    vars,
+                    unguarded,
+                } => {
+                    self.require(have, vars, unguarded, kind, piece, false)?;
                     let mut text = self
                         .templates
                         .render(id, ctx)
@@ -874,37 +1071,104 @@ impl PromptAssembler {
         }
         Ok(out)
     }
+    /// Every variable `vars` names has a value, or is optional and only used guarded
+    /// (then the template itself decides what to print without it).
+    fn require(
+        &self,
+        have: &BTreeSet<String>,
+        vars: &BTreeSet<String>,
+        unguarded: &BTreeMap<String, Vec<usize>>,
+        kind: &str,
+        piece: &CompiledPiece,
+        in_when: bool,
+    ) -> Result<(), Diagnostics> {
+        let missing: Vec<Diagnostic> = vars
+            .iter()
+            .filter(|v| !have.contains(*v))
+            .filter(|v| !self.is_optional(v) || unguarded.contains_key(*v))
+            .map(|v| {
+                let span = match unguarded.get(v).and_then(|offsets| offsets.first()) {
+                    Some(offset) => piece.span_at(*offset, v, in_when),
+                    None => piece.reference_span(v, in_when),
+                };
+                Diagnostic::new(
+                    DiagnosticKind::MissingValue,
+                    format!(
+                        "variable `{v}` has no value ({kind} `{}` needs it)",
+                        piece.name
+                    ),
+                )
+                .at(span)
+                .help(format!(
+                    "set it with `--var {v}=…`, or give it a `default` under `variables`"
+                ))
+            })
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(Diagnostics::from_vec(missing))
+        }
+    }
+
+    fn is_optional(&self, name: &str) -> bool {
+        self.variables.get(name).is_some_and(|v| v.optional)
+    }
+
+    /// Uses of optional variables (declared with neither a default nor `required`) that
+    /// no definedness test or `default(…)` guards: each fails whenever the caller does
+    /// not pass the variable. `validate` reports them as `missing-value`.
+    pub fn unguarded_optional_uses(&self) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let pieces = self
+            .sections
+            .iter()
+            .map(|p| ("section", p))
+            .chain(self.contexts.iter().map(|p| ("context", p)));
+        for (kind, piece) in pieces {
+            let parts = [
+                piece.when.as_ref().map(|c| (&c.unguarded, true)),
+                match &piece.body {
+                    Body::Template { unguarded, .. } => Some((unguarded, false)),
+                    Body::Verbatim(_) => None,
+                },
+            ];
+            for (unguarded, in_when) in parts.into_iter().flatten() {
+                for (var, offsets) in unguarded {
+                    let Some(offset) = offsets.first().filter(|_| self.is_optional(var)) else {
+                        continue;
+                    };
+                    out.push(
+                        Diagnostic::new(
+                            DiagnosticKind::MissingValue,
+                            format!(
+                                "{kind} `{}` uses optional variable `{var}` without a guard: it fails whenever no value is passed",
+                                piece.name
+                            ),
+                        )
+                        .at(piece.span_at(*offset, var, in_when))
+                        .help(format!(
+                            "use it as `{var} | default('…')` or under `{{% if {var} is defined %}}`, give it a `default`, or mark it `required: true`"
+                        )),
+                    );
+                }
+            }
+        }
+        out
+    }
 }
 
-fn require(
-    have: &BTreeSet<String>,
-    vars: &BTreeSet<String>,
-    kind: &str,
-    piece: &CompiledPiece,
-    in_when: bool,
-) -> Result<(), Diagnostics> {
-    let missing: Vec<Diagnostic> = vars
-        .iter()
-        .filter(|v| !have.contains(*v))
-        .map(|v| {
-            Diagnostic::new(
-                DiagnosticKind::MissingValue,
-                format!(
-                    "variable `{v}` has no value ({kind} `{}` needs it)",
-                    piece.name
-                ),
-            )
-            .at(piece.reference_span(v, in_when))
-            .help(format!(
-                "set it with `--var {v}=…`, or give it a `default` under `variables`"
-            ))
-        })
-        .collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(Diagnostics::from_vec(missing))
-    }
+/// What the renders of this assembly used so far.
+fn budget_used(ctx: &Value) -> RenderCost {
+    AssemblyBudget::of(ctx).map_or((0, 0), |b| b.used())
+}
+
+/// Would a fresh assembly that renders both parts stay within the template budget? A
+/// margin of two fuel covers minijinja's rounding of fuel to whole units; near the edge
+/// the parts are rendered again, which gives exactly the fresh outcome.
+fn fits_together(a: RenderCost, b: RenderCost) -> bool {
+    a.0.saturating_add(b.0).saturating_add(2) < TEMPLATE_FUEL
+        && a.1.saturating_add(b.1) <= TEMPLATE_OUTPUT_BYTES
 }
 
 fn limit_exceeded(
@@ -919,15 +1183,29 @@ fn limit_exceeded(
     )
     .at(span)
     .help(format!(
-        "templates may nest at most {} levels and run at most {} instructions per render; simplify the loops or conditions",
+        "the templates of one assembly share {TEMPLATE_FUEL} fuel (instructions, and one per 64 bytes they build) and {} MiB of output, and nest at most {} levels; simplify the loops or build less text",
+        TEMPLATE_OUTPUT_BYTES / (1024 * 1024),
         super::template::TEMPLATE_RECURSION_LIMIT,
-        super::template::TEMPLATE_FUEL
     ))
 }
 
 fn render_error(kind: &str, piece: &CompiledPiece, e: &TemplateError) -> Diagnostics {
     if e.limit {
         return limit_exceeded(kind, &piece.name, e, piece.span.clone()).into();
+    }
+    if e.undefined {
+        // A value the template needed is missing where the static look thought it
+        // guarded: still a missing value, not a broken template.
+        return Diagnostic::new(
+            DiagnosticKind::MissingValue,
+            format!(
+                "{kind} `{}` needs a value it does not have: {}",
+                piece.name, e.message
+            ),
+        )
+        .at(piece.span.clone())
+        .help("pass the variable, or guard its use with `is defined` or `default(…)`")
+        .into();
     }
     Diagnostic::new(
         DiagnosticKind::TemplateRender,

@@ -7,6 +7,7 @@ mod section;
 mod snapshot;
 mod step_cache;
 mod template;
+mod template_scan;
 mod variables;
 
 pub use assembler::{AssemblerBuilder, Assembly, PromptAssembler};
@@ -14,7 +15,7 @@ pub use layer::{Layer, RemoveEntry};
 pub use origin::TextOrigin;
 pub use section::{Order, PromptContext, PromptSection, SectionName, SectionOrigin};
 pub use snapshot::{ContextSnapshot, SnapshotUpdate};
-pub use template::{TEMPLATE_FUEL, TEMPLATE_RECURSION_LIMIT, TemplateError};
+pub use template::{TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES, TEMPLATE_RECURSION_LIMIT, TemplateError};
 pub use variables::{
     BUILTIN_VARIABLES, BuiltinVariable, MODEL_VARIABLE, PROVIDER_VARIABLE, TOOLS_VARIABLE, Values,
     VariableDecl, VariableName, builtin_variable,

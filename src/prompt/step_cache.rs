@@ -22,11 +22,16 @@ const MAX_KEY_DEPTH: usize = 32;
 /// order of its dependency list; `None` where the variable has no value.
 pub(crate) type StepKey = Vec<Option<Value>>;
 
+/// What rendering a part cost: `(fuel, bytes)` of the assembly's template budget. A
+/// reused part is charged what it cost, so a long-lived assembler refuses exactly the
+/// assemblies a fresh one refuses.
+pub(crate) type RenderCost = (u64, u64);
+
 /// The last rendered system prompt (with its fingerprint) and context.
 #[derive(Debug, Default)]
 pub(crate) struct StepCache {
-    pub(crate) system: Option<(StepKey, String, Fingerprint)>,
-    pub(crate) context: Option<(StepKey, Option<String>)>,
+    pub(crate) system: Option<(StepKey, String, Fingerprint, RenderCost)>,
+    pub(crate) context: Option<(StepKey, Option<String>, RenderCost)>,
 }
 
 /// Do two keys hold exactly the same values?

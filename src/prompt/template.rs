@@ -1,14 +1,40 @@
 //! The template engine: minijinja with strict undefined, auto-escape off, no loader,
 //! fuel and recursion limits. Templates are compiled once and rendered per step.
+//!
+//! One [`AssemblyBudget`] bounds every render of one assembly together — the `when`
+//! conditions, sections and contexts share [`TEMPLATE_FUEL`] and
+//! [`TEMPLATE_OUTPUT_BYTES`] — so fifty sections that each build a huge string cannot add
+//! up to more than one section may. Every compiled template starts with a hidden
+//! statement that charges the fuel earlier renders of the same assembly used (minijinja
+//! gives each render a fresh fuel tracker), and output goes through a writer that stops
+//! at the byte limit.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
+use minijinja::value::Object;
+use minijinja::{AutoEscape, Environment, ErrorKind, State, UndefinedBehavior, Value};
 
-/// Instructions one render may execute (a runaway loop stops here, not at the OOM killer).
+/// Instructions (and data: minijinja charges one fuel per 64 bytes it creates or writes)
+/// all the renders of one assembly may use together: a runaway loop stops here, not at
+/// the OOM killer.
 pub const TEMPLATE_FUEL: u64 = 1_000_000;
+/// Bytes all the renders of one assembly (system prompt and runtime context) may write
+/// together.
+pub const TEMPLATE_OUTPUT_BYTES: u64 = 4 * 1024 * 1024;
 /// Nesting depth one render may reach.
 pub const TEMPLATE_RECURSION_LIMIT: usize = 64;
+
+/// The hidden function that charges a render for what earlier renders of its assembly
+/// used, and the context key under which it finds the [`AssemblyBudget`]. Neither can be
+/// written by a preset: the function is not one a template may call (the static check
+/// refuses it) and the key is not an identifier.
+const BUDGET_FUNCTION: &str = "__agent_presets_budget";
+pub(crate) const BUDGET_KEY: &str = "\u{0}budget";
+/// Prepended to every template; `trim_blocks` eats its line break.
+const BUDGET_PREFIX: &str = "{% do __agent_presets_budget() %}\n";
 
 /// A compile or render failure, with the byte range in the template source when known.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,9 +43,11 @@ pub struct TemplateError {
     pub message: String,
     /// Byte offset in the template (or expression) source.
     pub offset: Option<usize>,
-    /// A resource limit (fuel, nesting, recursion) was hit, rather than a mistake in
-    /// the template.
+    /// A resource limit (fuel, output size, nesting, recursion) was hit, rather than a
+    /// mistake in the template.
     pub limit: bool,
+    /// A variable the render needed was undefined.
+    pub undefined: bool,
 }
 
 impl TemplateError {
@@ -29,18 +57,32 @@ impl TemplateError {
             None => kind_words(e.kind()).to_owned(),
         };
         let detail = e.detail().unwrap_or_default();
-        let limit = e.kind() == minijinja::ErrorKind::OutOfFuel
+        let limit = e.kind() == ErrorKind::OutOfFuel
             || detail.contains("recursion limit")
             || detail.contains("maximum recursion");
         TemplateError {
             message,
             offset: e.range().map(|r| r.start.saturating_sub(shift)),
             limit,
+            undefined: e.kind() == ErrorKind::UndefinedError,
+        }
+    }
+
+    fn output_limit() -> Self {
+        TemplateError {
+            message: format!(
+                "the rendered text of one assembly exceeds {} bytes ({} MiB)",
+                TEMPLATE_OUTPUT_BYTES,
+                TEMPLATE_OUTPUT_BYTES / (1024 * 1024)
+            ),
+            offset: None,
+            limit: true,
+            undefined: false,
         }
     }
 }
 
-fn kind_words(kind: minijinja::ErrorKind) -> &'static str {
+fn kind_words(kind: ErrorKind) -> &'static str {
     use minijinja::ErrorKind as K;
     match kind {
         K::SyntaxError => "syntax error",
@@ -55,7 +97,9 @@ fn kind_words(kind: minijinja::ErrorKind) -> &'static str {
         K::TooManyArguments => "too many arguments",
         K::MissingArgument => "missing argument",
         K::BadEscape => "bad escape sequence",
-        K::OutOfFuel => "template ran out of fuel (it does too much work; simplify loops)",
+        K::OutOfFuel => {
+            "the templates of one assembly ran out of fuel (they do too much work or build too much text; simplify loops)"
+        }
         K::CannotUnpack => "cannot unpack",
         K::BadSerialization => "bad serialization",
         K::NonKey => "not a valid key",
@@ -64,9 +108,165 @@ fn kind_words(kind: minijinja::ErrorKind) -> &'static str {
     }
 }
 
+/// What the renders of one assembly have used so far. Shared through the render
+/// context, so it lives as long as the assembly's context value.
+#[derive(Debug, Default)]
+pub(crate) struct AssemblyBudget {
+    /// Fuel used by earlier renders (as minijinja reports it).
+    fuel: AtomicU64,
+    /// Bytes written by earlier renders.
+    bytes: AtomicU64,
+}
+
+impl Object for AssemblyBudget {}
+
+impl AssemblyBudget {
+    /// What has been used: `(fuel, bytes)`.
+    pub(crate) fn used(&self) -> (u64, u64) {
+        (
+            self.fuel.load(Ordering::Relaxed),
+            self.bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Start from at least what a cached part used (so a reused part costs what it
+    /// cost; a part rendered in this assembly is already counted).
+    pub(crate) fn charge(&self, fuel: u64, bytes: u64) {
+        self.fuel.fetch_max(fuel, Ordering::Relaxed);
+        self.bytes.fetch_max(bytes, Ordering::Relaxed);
+    }
+
+    /// The budget of the assembly `ctx` belongs to.
+    pub(crate) fn of(ctx: &Value) -> Option<Arc<AssemblyBudget>> {
+        ctx.get_attr(BUDGET_KEY)
+            .ok()
+            .and_then(|v| v.downcast_object::<AssemblyBudget>())
+    }
+}
+
+/// The hidden statement: charge this render with the fuel earlier renders used.
+fn charge_budget(state: &State) -> Result<(), minijinja::Error> {
+    let used = state
+        .lookup(BUDGET_KEY)
+        .and_then(|v| v.downcast_object::<AssemblyBudget>())
+        .map_or(0, |b| b.used().0);
+    if used > 0 {
+        state.consume_fuel(used)?;
+    }
+    Ok(())
+}
+
+/// Collects a render's output, refusing to grow past what the assembly has left.
+struct BoundedOutput {
+    buf: Vec<u8>,
+    room: u64,
+    overflowed: bool,
+}
+
+impl io::Write for BoundedOutput {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let len = data.len() as u64;
+        if len > self.room {
+            self.overflowed = true;
+            return Err(io::Error::other("assembly output limit"));
+        }
+        self.room -= len;
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Candidates for "did you mean" (minijinja cannot list its filters and tests; each is
+/// checked against the engine before it is offered).
+const KNOWN_FILTERS: &[&str] = &[
+    "abs",
+    "attr",
+    "batch",
+    "bool",
+    "capitalize",
+    "count",
+    "d",
+    "default",
+    "dictsort",
+    "e",
+    "escape",
+    "first",
+    "float",
+    "format",
+    "groupby",
+    "indent",
+    "int",
+    "items",
+    "join",
+    "last",
+    "length",
+    "lines",
+    "list",
+    "lower",
+    "map",
+    "max",
+    "min",
+    "pprint",
+    "reject",
+    "rejectattr",
+    "replace",
+    "reverse",
+    "round",
+    "safe",
+    "select",
+    "selectattr",
+    "slice",
+    "sort",
+    "split",
+    "string",
+    "sum",
+    "title",
+    "trim",
+    "unique",
+    "upper",
+    "wordcount",
+];
+const KNOWN_TESTS: &[&str] = &[
+    "boolean",
+    "defined",
+    "divisibleby",
+    "endingwith",
+    "eq",
+    "even",
+    "false",
+    "filter",
+    "float",
+    "ge",
+    "gt",
+    "in",
+    "integer",
+    "iterable",
+    "le",
+    "lower",
+    "lt",
+    "mapping",
+    "ne",
+    "none",
+    "number",
+    "odd",
+    "safe",
+    "sameas",
+    "sequence",
+    "startingwith",
+    "string",
+    "test",
+    "true",
+    "undefined",
+    "upper",
+];
+
 /// A handle to one compiled template or condition in a [`TemplateSet`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct TemplateId(String);
+pub(crate) struct TemplateId(String, usize);
 
 /// Every template of one assembler, compiled into one environment.
 #[derive(Debug)]
@@ -89,6 +289,10 @@ impl TemplateSet {
         }
         env.set_fuel(Some(TEMPLATE_FUEL));
         env.set_recursion_limit(TEMPLATE_RECURSION_LIMIT);
+        // `debug()` prints every variable in scope into the prompt, outside the variable
+        // tracking the step cache relies on: presets may not call it.
+        env.remove_global("debug");
+        env.add_function(BUDGET_FUNCTION, charge_budget);
         TemplateSet { env, next: 0 }
     }
 
@@ -105,20 +309,21 @@ impl TemplateSet {
         source: &str,
     ) -> Result<(TemplateId, BTreeSet<String>), TemplateError> {
         let name = self.fresh_name(label);
+        let shift = BUDGET_PREFIX.len();
         self.env
-            .add_template_owned(name.clone(), source.to_owned())
-            .map_err(|e| TemplateError::from_minijinja(&e, 0))?;
+            .add_template_owned(name.clone(), format!("{BUDGET_PREFIX}{source}"))
+            .map_err(|e| TemplateError::from_minijinja(&e, shift))?;
         let template = self
             .env
             .get_template(&name)
-            .map_err(|e| TemplateError::from_minijinja(&e, 0))?;
+            .map_err(|e| TemplateError::from_minijinja(&e, shift))?;
         let vars = self.without_globals(template.undeclared_variables(false));
-        Ok((TemplateId(name), vars))
+        Ok((TemplateId(name, shift), vars))
     }
 
     /// Names the environment itself defines (`range`, `dict`, `namespace`, …) are not
     /// variables a preset must declare.
-    fn without_globals(&self, names: std::collections::HashSet<String>) -> BTreeSet<String> {
+    fn without_globals(&self, names: HashSet<String>) -> BTreeSet<String> {
         names
             .into_iter()
             .filter(|n| !self.env.globals().any(|(g, _)| g == n))
@@ -141,23 +346,88 @@ impl TemplateSet {
             compiled.undeclared_variables(false)
         };
         let vars = self.without_globals(vars);
-        let prefix = "{% if (";
+        let prefix = format!("{BUDGET_PREFIX}{{% if (");
         let name = self.fresh_name(label);
         self.env
             .add_template_owned(name.clone(), format!("{prefix}{expr}\n) %}}1{{% endif %}}"))
             .map_err(|e| TemplateError::from_minijinja(&e, prefix.len()))?;
-        Ok((TemplateId(name), vars))
+        Ok((TemplateId(name, prefix.len()), vars))
     }
 
-    /// Render a template.
+    /// Render a template within the budget of the assembly `ctx` belongs to (a context
+    /// without one — see [`BUDGET_KEY`] — gets the whole budget for this render).
     pub(crate) fn render(&self, id: &TemplateId, ctx: &Value) -> Result<String, TemplateError> {
+        let shift = id.1;
         let template = self
             .env
             .get_template(&id.0)
-            .map_err(|e| TemplateError::from_minijinja(&e, 0))?;
-        template
-            .render(ctx.clone())
-            .map_err(|e| TemplateError::from_minijinja(&e, 0))
+            .map_err(|e| TemplateError::from_minijinja(&e, shift))?;
+        let budget = AssemblyBudget::of(ctx);
+        let (_, bytes_used) = budget.as_ref().map_or((0, 0), |b| b.used());
+        let mut out = BoundedOutput {
+            buf: Vec::new(),
+            room: TEMPLATE_OUTPUT_BYTES.saturating_sub(bytes_used),
+            overflowed: false,
+        };
+        let captured = template.render_captured_to(ctx.clone(), &mut out);
+        if out.overflowed {
+            return Err(TemplateError::output_limit());
+        }
+        let captured = captured.map_err(|e| TemplateError::from_minijinja(&e, shift))?;
+        if let (Some(b), Some((fuel, _))) = (&budget, captured.state().fuel_levels()) {
+            b.fuel.store(fuel, Ordering::Relaxed);
+            b.bytes.fetch_add(out.buf.len() as u64, Ordering::Relaxed);
+        }
+        drop(captured);
+        String::from_utf8(out.buf).map_err(|_| TemplateError {
+            message: "a template wrote text that is not UTF-8".to_owned(),
+            offset: None,
+            limit: false,
+            undefined: false,
+        })
+    }
+
+    /// Is `name` a filter templates may use?
+    pub(crate) fn has_filter(&self, name: &str) -> bool {
+        // minijinja has no lookup for filters: applying one to nothing tells an unknown
+        // one (UnknownFilter) from a known one (a complaint about its arguments).
+        let mut state = self.env.empty_state();
+        !matches!(state.apply_filter(name, &[]), Err(e) if e.kind() == ErrorKind::UnknownFilter)
+    }
+
+    /// Is `name` a test templates may use?
+    pub(crate) fn has_test(&self, name: &str) -> bool {
+        let mut state = self.env.empty_state();
+        !matches!(state.perform_test(name, &[]), Err(e) if e.kind() == ErrorKind::UnknownTest)
+    }
+
+    /// Every filter name, for "did you mean".
+    pub(crate) fn filter_names(&self) -> Vec<String> {
+        KNOWN_FILTERS
+            .iter()
+            .filter(|f| self.has_filter(f))
+            .map(|f| (*f).to_owned())
+            .collect()
+    }
+
+    /// Every test name, for "did you mean".
+    pub(crate) fn test_names(&self) -> Vec<String> {
+        KNOWN_TESTS
+            .iter()
+            .filter(|t| self.has_test(t))
+            .map(|t| (*t).to_owned())
+            .collect()
+    }
+
+    /// The functions templates may call (`range`, `dict`, `namespace`, …).
+    pub(crate) fn functions(&self) -> Vec<String> {
+        self.env
+            .globals()
+            .filter(|(name, value)| {
+                *name != BUDGET_FUNCTION && value.kind() == minijinja::value::ValueKind::Plain
+            })
+            .map(|(name, _)| name.to_owned())
+            .collect()
     }
 
     /// Evaluate a condition.
