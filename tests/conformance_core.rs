@@ -33,6 +33,8 @@ struct FakeToolSpec {
     name: String,
     guidance: Option<String>,
     guidance_order: Option<f64>,
+    #[serde(default)]
+    guidance_template: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -208,6 +210,7 @@ fn run_case(path: &Path) -> Result<(), String> {
         let guidance = t.guidance.as_ref().map(|text| ToolGuidance {
             order: t.guidance_order.unwrap_or(1000.0),
             text: text.clone(),
+            template: t.guidance_template,
         });
         catalog
             .register(FakeTool {

@@ -39,10 +39,7 @@ impl Tool for Counter {
         "Adds to a counter."
     }
     fn guidance(&self) -> Option<ToolGuidance> {
-        Some(ToolGuidance {
-            order: 1000.0,
-            text: "HOST-ONLY GUIDANCE".into(),
-        })
+        Some(ToolGuidance::new(1000.0, "HOST-ONLY GUIDANCE"))
     }
     fn timeout(&self) -> Option<Duration> {
         Some(Duration::from_millis(200))

@@ -27,10 +27,7 @@ impl Tool for Fake {
         "fake"
     }
     fn guidance(&self) -> Option<ToolGuidance> {
-        Some(ToolGuidance {
-            order: 1000.0,
-            text: format!("Use {} well.", self.0),
-        })
+        Some(ToolGuidance::new(1000.0, format!("Use {} well.", self.0)))
     }
     #[allow(clippy::manual_async_fn)] // the trait wants a 'static future
     fn call(

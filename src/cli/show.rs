@@ -213,7 +213,9 @@ fn guidance(out: &mut String, name: &str, tools: &ToolCatalog) {
         )),
     );
     entry(out, 6, "order", &order(g.order), None);
-    entry(out, 6, "template", "false", None);
+    if !g.template {
+        entry(out, 6, "template", "false", None);
+    }
     text_entry(out, 6, "text", &g.text);
 }
 

@@ -14,7 +14,10 @@ use super::{CliError, Exit};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
 use crate::preset::ValidPreset;
 use crate::preset::spec::Provider;
-use crate::prompt::{MODEL_VARIABLE, PROVIDER_VARIABLE, TOOLS_VARIABLE, Values};
+use crate::prompt::{
+    MODEL_VARIABLE, PROVIDER_VARIABLE, RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE, Values,
+    is_derived_variable,
+};
 use crate::provider::ModelSettings;
 use crate::suggest::help_did_you_mean;
 
@@ -69,7 +72,7 @@ impl ValueArgs {
         }
         let known: Vec<&str> = assembler
             .known_variables()
-            .filter(|v| *v != TOOLS_VARIABLE)
+            .filter(|v| !is_derived_variable(v))
             .collect();
         for (key, value) in &self.vars {
             if key == TOOLS_VARIABLE {
@@ -78,6 +81,12 @@ impl ValueArgs {
                     Some(
                         "narrow the tools in the preset (`tools: { allow: [...] }`) instead".into(),
                     ),
+                ));
+            }
+            if key == RUNTIME_CONTEXT_VARIABLE {
+                return Err(CliError::usage_with(
+                    "`runtime_context` cannot be set: it says whether the preset sends runtime context",
+                    Some("set `persona.includeRuntimeContext` in the preset instead".into()),
                 ));
             }
             if !known.contains(&key.as_str()) {

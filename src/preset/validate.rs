@@ -190,6 +190,19 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
         } else {
             vec![without, with]
         };
+        // Rendered text that names a tool the model cannot see. A value that happens to be
+        // a tool's name (`shell` is `bash`) is the caller's, not the preset's wording.
+        let mut neutral = runs[0].clone();
+        let names: Vec<(String, String)> = neutral
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|t| (k.to_owned(), t.to_owned())))
+            .collect();
+        for (name, text) in names {
+            if tools.get(&text).is_some() {
+                neutral.set(name.clone(), format!("<{name}>"));
+            }
+        }
+        diagnostics.extend(a.hidden_tool_mentions(&neutral));
         for values in runs {
             if let Err(ds) = a.assemble(&values) {
                 diagnostics.extend(
@@ -221,7 +234,7 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
 fn representative_values(assembler: &PromptAssembler) -> Values {
     let mut values = Values::new();
     for b in BUILTIN_VARIABLES {
-        if b.name != crate::prompt::TOOLS_VARIABLE {
+        if !crate::prompt::is_derived_variable(b.name) {
             values.set(b.name, b.example);
         }
     }

@@ -19,8 +19,10 @@ use super::template::{
 };
 use super::template_scan::{TemplateScan, condition_guards, scan};
 use super::variables::{
-    BUILTIN_VARIABLES, MODEL_VARIABLE, PROVIDER_VARIABLE, TOOLS_VARIABLE, Values, builtin_variable,
+    BUILTIN_VARIABLES, MODEL_VARIABLE, PROVIDER_VARIABLE, RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE,
+    Values, builtin_variable, is_derived_variable,
 };
+use super::warnings;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, DiagnosticSink, Diagnostics, Span};
 use crate::request::Fingerprint;
 use crate::suggest::help_did_you_mean;
@@ -163,6 +165,19 @@ impl<'c> AssemblerBuilder<'c> {
         }
         let registry =
             ToolRegistry::restricted(catalog, self.layers.iter().filter_map(|l| l.tools.as_ref()));
+        let labelled: Vec<(&str, &crate::tools::ToolRestriction)> = self
+            .layers
+            .iter()
+            .filter_map(|l| l.tools.as_ref().map(|r| (l.label.as_str(), r)))
+            .collect();
+        if !sink.has_errors() {
+            sink.extend(warnings::no_tools(
+                catalog,
+                &labelled,
+                registry.names().next().is_some(),
+            ));
+        }
+        let mut templates = TemplateSet::new();
 
         // Sections: tool guidance first (outermost), then every layer in turn.
         let mut sections: BTreeMap<SectionName, PromptSection> = BTreeMap::new();
@@ -178,7 +193,7 @@ impl<'c> AssemblerBuilder<'c> {
                             text: g.text.clone(),
                             complete: false,
                             when: None,
-                            template: false,
+                            template: g.template,
                             origin: Default::default(),
                         },
                     );
@@ -186,6 +201,8 @@ impl<'c> AssemblerBuilder<'c> {
             }
         }
         let mut contexts: BTreeMap<SectionName, PromptContext> = BTreeMap::new();
+        // Which layer defined each section (tool guidance: none).
+        let mut section_layer: BTreeMap<SectionName, &str> = BTreeMap::new();
         for layer in &self.layers {
             apply_removals(layer, &mut sections, catalog, &mut sink);
             let mut seen = BTreeSet::new();
@@ -199,6 +216,18 @@ impl<'c> AssemblerBuilder<'c> {
                     ));
                     continue;
                 }
+                if let (Some(old), Some(old_label)) =
+                    (sections.get(&s.name), section_layer.get(&s.name))
+                {
+                    sink.extend(warnings::override_drops(
+                        &templates,
+                        s.name.as_str(),
+                        (&old.text, old.template, old_label),
+                        (&s.text, s.template),
+                        s.origin.name.clone(),
+                    ));
+                }
+                section_layer.insert(s.name.clone(), layer.label.as_str());
                 sections.insert(s.name.clone(), s.clone());
             }
             let mut seen = BTreeSet::new();
@@ -290,7 +319,6 @@ impl<'c> AssemblerBuilder<'c> {
                 .any(|l| l.include_runtime_context == Some(false));
 
         // Compile, in final order.
-        let mut templates = TemplateSet::new();
         let known: Vec<&str> = variables.keys().map(String::as_str).collect();
         let mut compiled_sections = Vec::with_capacity(sections.len());
         let mut sorted: Vec<PromptSection> = sections.into_values().collect();
@@ -327,6 +355,13 @@ impl<'c> AssemblerBuilder<'c> {
             .filter(|p| p.complete && p.when.is_none())
             .map(|p| p.name.as_str())
             .collect();
+        let tools_value = Value::from(
+            registry
+                .names()
+                .map(|n| n.as_str().to_owned())
+                .collect::<Vec<_>>(),
+        );
+        let can_send_context = !suppress && !contexts.is_empty();
         if unconditional_complete.len() > 1 {
             let span = compiled_sections
                 .iter()
@@ -334,6 +369,50 @@ impl<'c> AssemblerBuilder<'c> {
                 .max_by_key(|p| p.layer)
                 .and_then(|p| p.span.clone());
             sink.push(multiple_complete(&unconditional_complete, span));
+        } else if !sink.has_errors() {
+            let candidates: Vec<warnings::CompleteCandidate<'_>> = compiled_sections
+                .iter()
+                .filter(|p| p.complete)
+                .map(|p| warnings::CompleteCandidate {
+                    name: p.name.as_str(),
+                    when: p
+                        .when
+                        .as_ref()
+                        .map(|c| (&c.id, &c.vars, p.when_source.as_str())),
+                    layer: p.layer,
+                    span: p.span.clone(),
+                })
+                .collect();
+            let samples = variables
+                .iter()
+                .map(|(name, v)| {
+                    let usual = v.default.clone().or_else(|| {
+                        builtin_variable(name)
+                            .filter(|b| !is_derived_variable(b.name))
+                            .map(|b| Value::from(b.example))
+                    });
+                    (
+                        name.clone(),
+                        warnings::VariableSample {
+                            usual,
+                            may_be_absent: v.optional,
+                        },
+                    )
+                })
+                .collect();
+            let derived = BTreeMap::from([
+                (TOOLS_VARIABLE.to_owned(), tools_value.clone()),
+                (
+                    RUNTIME_CONTEXT_VARIABLE.to_owned(),
+                    Value::from(can_send_context),
+                ),
+            ]);
+            sink.extend(warnings::complete_conflicts(
+                &templates,
+                &candidates,
+                &samples,
+                &derived,
+            ));
         }
         let mut sorted_ctx: Vec<PromptContext> = contexts.into_values().collect();
         sorted_ctx.sort_by(|a, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
@@ -360,12 +439,6 @@ impl<'c> AssemblerBuilder<'c> {
 
         let warnings = sink.finish()?;
         let wire_tools: Arc<[WireTool]> = registry.schemas().into();
-        let tools_value = Value::from(
-            registry
-                .names()
-                .map(|n| n.as_str().to_owned())
-                .collect::<Vec<_>>(),
-        );
         let contexts = if suppress {
             Vec::new()
         } else {
@@ -376,6 +449,7 @@ impl<'c> AssemblerBuilder<'c> {
             context_vars: dependencies(&contexts),
             cache: Mutex::new(StepCache::default()),
             tools_json: Fingerprint::tools_json(&wire_tools),
+            known_tools: catalog.names().map(str::to_owned).collect(),
             templates,
             sections: compiled_sections,
             contexts,
@@ -781,6 +855,8 @@ pub struct PromptAssembler {
     cache: Mutex<StepCache>,
     /// The tools as the fingerprint hashes them (they never change).
     tools_json: String,
+    /// Every tool the catalog knows, visible or not.
+    known_tools: Vec<String>,
 }
 
 /// The variables the cacheable prefix depends on: those of its sections, and always
@@ -805,7 +881,7 @@ fn dependencies(pieces: &[CompiledPiece]) -> Vec<String> {
             vars.extend(c.vars.iter().cloned());
         }
     }
-    vars.remove(TOOLS_VARIABLE);
+    vars.retain(|v| !is_derived_variable(v));
     vars.into_iter().collect()
 }
 
@@ -942,6 +1018,16 @@ impl PromptAssembler {
     }
 
     fn render_system(&self, ctx: &Value, have: &BTreeSet<String>) -> Result<String, Diagnostics> {
+        let system_pieces = self.system_pieces(ctx, have)?;
+        self.render_pieces("section", &system_pieces, ctx, have)
+    }
+
+    /// The sections that make up the system prompt for these values, in order.
+    fn system_pieces(
+        &self,
+        ctx: &Value,
+        have: &BTreeSet<String>,
+    ) -> Result<Vec<&CompiledPiece>, Diagnostics> {
         let mut effective: Vec<&CompiledPiece> = Vec::with_capacity(self.sections.len());
         for piece in &self.sections {
             if let Some(cond) = &piece.when {
@@ -963,12 +1049,71 @@ impl PromptAssembler {
             let nearest = complete.iter().max_by_key(|p| p.layer);
             return Err(multiple_complete(&names, nearest.and_then(|p| p.span.clone())).into());
         }
-        let system_pieces: Vec<&CompiledPiece> = if complete.len() == 1 {
+        Ok(if complete.len() == 1 {
             complete
         } else {
             effective
+        })
+    }
+
+    /// `mentions-hidden-tool`: sections of the system prompt (for `values`) whose rendered
+    /// text names a known tool that is not visible. Each tool name counts as a whole word.
+    /// Empty when the values do not render (that failure is reported on its own).
+    pub fn hidden_tool_mentions(&self, values: &Values) -> Vec<Diagnostic> {
+        let hidden: Vec<&str> = self
+            .known_tools
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !self.registry.is_visible(t))
+            .collect();
+        if hidden.is_empty() {
+            return Vec::new();
+        }
+        let (ctx, have) = self.context_value(values);
+        let Ok(pieces) = self.system_pieces(&ctx, &have) else {
+            return Vec::new();
         };
-        self.render_pieces("section", &system_pieces, ctx, have)
+        let mut out = Vec::new();
+        for piece in pieces {
+            let Ok(text) = self.render_pieces("section", &[piece], &ctx, &have) else {
+                return out;
+            };
+            let named: Vec<String> = hidden
+                .iter()
+                .filter(|t| mentions_word(&text, t))
+                .map(|t| format!("`{t}`"))
+                .collect();
+            if named.is_empty() {
+                continue;
+            }
+            let first = hidden
+                .iter()
+                .find(|t| mentions_word(&text, t))
+                .copied()
+                .unwrap_or_default();
+            let span = match (&piece.origin.text, text_offset_of(&piece.text, first)) {
+                (Some(o), Some(offset)) => Some(
+                    o.span_at(&piece.text, offset)
+                        .with_len(first.chars().count() as u32),
+                ),
+                _ => piece.span.clone(),
+            };
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::MentionsHiddenTool,
+                    format!(
+                        "section `{}` mentions {}, which the model cannot use: the tool is not visible in this preset",
+                        piece.name,
+                        named.join(", ")
+                    ),
+                )
+                .at(span)
+                .help(format!(
+                    "reword it, or keep the sentence only while the tool is visible: `{{% if '{first}' in tools %}}…{{% endif %}}`"
+                )),
+            );
+        }
+        out
     }
 
     /// The resolved value of `name` as text (as a template would print it).
@@ -1025,6 +1170,8 @@ impl PromptAssembler {
         for (name, var) in &self.variables {
             let value = if name == TOOLS_VARIABLE {
                 Some(self.tools_value.clone())
+            } else if name == RUNTIME_CONTEXT_VARIABLE {
+                Some(Value::from(!self.suppressed && !self.contexts.is_empty()))
             } else {
                 values.get(name).cloned().or_else(|| var.default.clone())
             };
@@ -1156,6 +1303,21 @@ impl PromptAssembler {
         }
         out
     }
+}
+
+/// Does `text` name `word` as a whole word (not inside a longer identifier)?
+fn mentions_word(text: &str, word: &str) -> bool {
+    text_offset_of(text, word).is_some()
+}
+
+/// The byte offset of the first whole-word occurrence of `word` in `text`.
+fn text_offset_of(text: &str, word: &str) -> Option<usize> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).map(|(i, _)| i).find(|&i| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(is_word) && !after.is_some_and(is_word)
+    })
 }
 
 /// What the renders of this assembly used so far.

@@ -9,6 +9,7 @@ mod step_cache;
 mod template;
 mod template_scan;
 mod variables;
+mod warnings;
 
 pub use assembler::{AssemblerBuilder, Assembly, PromptAssembler};
 pub use layer::{Layer, RemoveEntry};
@@ -17,6 +18,7 @@ pub use section::{Order, PromptContext, PromptSection, SectionName, SectionOrigi
 pub use snapshot::{ContextSnapshot, SnapshotUpdate};
 pub use template::{TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES, TEMPLATE_RECURSION_LIMIT, TemplateError};
 pub use variables::{
-    BUILTIN_VARIABLES, BuiltinVariable, MODEL_VARIABLE, PROVIDER_VARIABLE, TOOLS_VARIABLE, Values,
-    VariableDecl, VariableName, builtin_variable,
+    BUILTIN_VARIABLES, BuiltinVariable, MODEL_VARIABLE, PROVIDER_VARIABLE,
+    RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE, Values, VariableDecl, VariableName, builtin_variable,
+    is_derived_variable,
 };

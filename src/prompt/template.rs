@@ -330,6 +330,14 @@ impl TemplateSet {
             .collect()
     }
 
+    /// The variables a template references (empty when it does not compile).
+    pub(crate) fn variables_of(&self, source: &str) -> BTreeSet<String> {
+        match self.env.template_from_str(source) {
+            Ok(t) => self.without_globals(t.undeclared_variables(false)),
+            Err(_) => BTreeSet::new(),
+        }
+    }
+
     /// Compile a `when` condition; returns its handle and the variables it references.
     pub(crate) fn add_condition(
         &mut self,

@@ -21,8 +21,9 @@ pub struct BuiltinVariable {
     pub example: &'static str,
 }
 
-/// The built-in runtime variables. `tools` is always set by the assembler (the visible
-/// tool names in wire order); the others come from the host or `--var`.
+/// The built-in runtime variables. `tools` (the visible tool names in wire order) and
+/// `runtime_context` are always set by the assembler; the others come from the host or
+/// `--var`.
 pub const BUILTIN_VARIABLES: &[BuiltinVariable] = &[
     BuiltinVariable {
         name: "model",
@@ -66,10 +67,24 @@ pub const BUILTIN_VARIABLES: &[BuiltinVariable] = &[
         volatile: false,
         example: "",
     },
+    BuiltinVariable {
+        name: "runtime_context",
+        description: "true when a runtime-context message can be sent (the preset chain has contexts and none is suppressed)",
+        volatile: false,
+        example: "",
+    },
 ];
 
 /// The name of the variable the assembler derives from the visible tools.
 pub const TOOLS_VARIABLE: &str = "tools";
+/// The name of the variable the assembler derives from the contexts: `true` when a
+/// runtime-context message can be sent, so a prompt can mention it only then.
+pub const RUNTIME_CONTEXT_VARIABLE: &str = "runtime_context";
+
+/// Is `name` derived by the assembler (`tools`, `runtime_context`), so no caller sets it?
+pub fn is_derived_variable(name: &str) -> bool {
+    name == TOOLS_VARIABLE || name == RUNTIME_CONTEXT_VARIABLE
+}
 /// The built-in variable holding the model name (covered by the prefix fingerprint).
 pub const MODEL_VARIABLE: &str = "model";
 /// The built-in variable holding the provider (covered by the prefix fingerprint).

@@ -21,8 +21,32 @@ use super::schema::ToolSchemas;
 pub struct ToolGuidance {
     /// Position in the prompt; must lie in the tool-guidance band 1000–1999.
     pub order: f64,
-    /// The text, sent verbatim (not a template).
+    /// The text: sent verbatim, or rendered when `template` is set.
     pub text: String,
+    /// `true`: `text` is a template over the built-in variables — typically
+    /// `{% if 'edit_file' in tools %}…{% endif %}`, so the guidance mentions another tool
+    /// only while that tool is visible.
+    pub template: bool,
+}
+
+impl ToolGuidance {
+    /// Guidance sent verbatim.
+    pub fn new(order: f64, text: impl Into<String>) -> Self {
+        ToolGuidance {
+            order,
+            text: text.into(),
+            template: false,
+        }
+    }
+
+    /// Guidance rendered as a template (see [`ToolGuidance::template`]).
+    pub fn templated(order: f64, text: impl Into<String>) -> Self {
+        ToolGuidance {
+            order,
+            text: text.into(),
+            template: true,
+        }
+    }
 }
 
 /// What a tool handed back to the model.

@@ -71,18 +71,29 @@ impl Tool for Bash {
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
-        Some(ToolGuidance {
-            order: 1060.0,
-            text: "Use bash to build, run tests, and use command-line tools. Prefer read_file, \
-                   grep, glob and list_dir for reading and searching, and edit_file or \
-                   write_file for changing files: they are confined to the workspace and \
-                   their output is easier to use. Commands cannot be interactive (stdin is \
-                   empty); background jobs are killed when the command ends, so do not \
-                   start servers you expect to keep running, and do not detach processes \
-                   with setsid or nohup-style daemonizing. Redirect very long output to a \
-                   file and read it in parts."
-                .to_owned(),
-        })
+        // A template over `tools`: it recommends the file tools that are visible, and
+        // none that are not.
+        Some(ToolGuidance::templated(
+            1060.0,
+            "{% macro words(names, last) %}{% for n in names %}{% if not loop.first %}\
+             {% if loop.last %} {{ last }} {% else %}, {% endif %}{% endif %}{{ n }}\
+             {% endfor %}{% endmacro %}\
+             {% set readers = ['read_file', 'grep', 'glob', 'list_dir'] | select('in', tools) | list %}\
+             {% set writers = ['edit_file', 'write_file'] | select('in', tools) | list %}\
+             Use bash to build, run tests, and use command-line tools.\
+             {% if readers or writers %} Prefer \
+             {% if readers %}{{ words(readers, 'and') }} for reading and searching{% endif %}\
+             {% if readers and writers %}, and {% endif %}\
+             {% if writers %}{{ words(writers, 'or') }} for changing files{% endif %}\
+             {% if (readers | length) + (writers | length) > 1 %}: they are confined to the \
+             workspace and their output is easier to use.\
+             {% else %}: it is confined to the workspace and its output is easier to use.\
+             {% endif %}{% endif %} Commands cannot be interactive (stdin is empty); \
+             background jobs are killed when the command ends, so do not start servers you \
+             expect to keep running, and do not detach processes with setsid or \
+             nohup-style daemonizing. Redirect very long output to a file and read it in \
+             parts.",
+        ))
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -43,16 +43,16 @@ impl Tool for EditFile {
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
-        Some(ToolGuidance {
-            order: 1040.0,
-            text: "Use edit_file for targeted changes to existing files. Read the file first \
-                   and copy `old_string` exactly as it appears, with its indentation, but \
-                   without the line-number prefix read_file shows. Include enough \
-                   surrounding lines that it matches exactly once; set `replace_all` only \
-                   when you mean every occurrence (e.g. renaming a variable). For several \
-                   separate changes, make several calls."
-                .to_owned(),
-        })
+        // A template over `tools`: it names another tool only while that one is visible.
+        Some(ToolGuidance::templated(
+            1040.0,
+            "Use edit_file for targeted changes to existing files. Read the file first \
+             and copy `old_string` exactly as it appears, with its indentation\
+             {% if 'read_file' in tools %}, but without the line-number prefix read_file \
+             shows{% endif %}. Include enough surrounding lines that it matches exactly \
+             once; set `replace_all` only when you mean every occurrence (e.g. renaming a \
+             variable). For several separate changes, make several calls.",
+        ))
     }
 
     fn timeout(&self) -> Option<Duration> {

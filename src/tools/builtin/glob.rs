@@ -48,13 +48,14 @@ impl Tool for Glob {
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
-        Some(ToolGuidance {
-            order: 1020.0,
-            text: "Use glob to find files by name or extension. `*.rs` only matches in the \
-                   search directory itself; use `**/*.rs` to search all subdirectories. To \
-                   find files by what they contain, use grep."
-                .to_owned(),
-        })
+        // A template over `tools`: it names another tool only while that one is visible.
+        Some(ToolGuidance::templated(
+            1020.0,
+            "Use glob to find files by name or extension. `*.rs` only matches in the \
+             search directory itself; use `**/*.rs` to search all subdirectories.\
+             {% if 'grep' in tools %} To find files by what they contain, use grep.\
+             {% endif %}",
+        ))
     }
 
     fn timeout(&self) -> Option<Duration> {

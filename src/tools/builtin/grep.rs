@@ -101,15 +101,16 @@ impl Tool for Grep {
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
-        Some(ToolGuidance {
-            order: 1030.0,
-            text: "Use grep to find where something is defined or used before reading whole \
-                   files. Narrow big searches with `path` and `glob` (e.g. glob `*.rs`), and \
-                   use output_mode `files_with_matches` when you only need to know which \
-                   files match. The pattern is a regular expression: escape special \
-                   characters to search for literal code such as `foo\\(`."
-                .to_owned(),
-        })
+        // Names no other tool (the file-pattern argument is described by the schema), so
+        // it stays true whatever else is visible.
+        Some(ToolGuidance::new(
+            1030.0,
+            "Use grep to find where something is defined or used before reading whole \
+             files. Narrow big searches with a `path` and a file pattern such as `*.rs`, \
+             and use output_mode `files_with_matches` when you only need to know which \
+             files match. The pattern is a regular expression: escape special characters \
+             to search for literal code such as `foo\\(`.",
+        ))
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -43,13 +43,13 @@ impl Tool for ListDir {
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
-        Some(ToolGuidance {
-            order: 1010.0,
-            text: "Use list_dir to get your bearings in a directory you have not seen yet. \
-                   To find files by name across many directories, use glob instead of \
-                   listing directory after directory."
-                .to_owned(),
-        })
+        // A template over `tools`: it names another tool only while that one is visible.
+        Some(ToolGuidance::templated(
+            1010.0,
+            "Use list_dir to get your bearings in a directory you have not seen yet.\
+             {% if 'glob' in tools %} To find files by name across many directories, use \
+             glob instead of listing directory after directory.{% endif %}",
+        ))
     }
 
     fn timeout(&self) -> Option<Duration> {

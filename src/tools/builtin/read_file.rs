@@ -47,16 +47,17 @@ impl Tool for ReadFile {
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
-        Some(ToolGuidance {
-            order: 1000.0,
-            text: "Use read_file to look at a file before you change it or answer questions \
-                   about it; do not guess at contents. The line numbers and the tab after \
-                   them are not part of the file: leave them out when you copy text into \
-                   edit_file. When the output says it was truncated, continue with the \
-                   `offset` it names instead of reading the whole file again. Binary files \
-                   are refused."
-                .to_owned(),
-        })
+        // A template over `tools`: it names another tool only while that one is visible.
+        Some(ToolGuidance::templated(
+            1000.0,
+            "Use read_file to look at a file before you change it or answer questions \
+             about it; do not guess at contents. The line numbers and the tab after them \
+             are not part of the file\
+             {% if 'edit_file' in tools %}: leave them out when you copy text into \
+             edit_file{% endif %}. When the output says it was truncated, continue with \
+             the `offset` it names instead of reading the whole file again. Binary files \
+             are refused.",
+        ))
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -97,14 +97,13 @@ impl Tool for TodoWrite {
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
-        Some(ToolGuidance {
-            order: 1070.0,
-            text: "Use todo_write to plan and track work that takes three or more steps, or \
-                   when the user gives you several things to do. Keep exactly one task \
-                   `in_progress` while you work, and mark a task `completed` as soon as it \
-                   is done rather than in batches. Skip the list for a single, simple task."
-                .to_owned(),
-        })
+        Some(ToolGuidance::new(
+            1070.0,
+            "Use todo_write to plan and track work that takes three or more steps, or when \
+             the user gives you several things to do. Keep exactly one task `in_progress` \
+             while you work, and mark a task `completed` as soon as it is done rather than \
+             in batches. Skip the list for a single, simple task.",
+        ))
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -38,14 +38,15 @@ impl Tool for WriteFile {
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
-        Some(ToolGuidance {
-            order: 1050.0,
-            text: "Use write_file to create new files or to rewrite a file completely. To \
-                   change part of an existing file, prefer edit_file: it is shorter and \
-                   cannot drop content you did not mean to touch. Read a file before you \
-                   overwrite it, and send the full contents — nothing is appended."
-                .to_owned(),
-        })
+        // A template over `tools`: it names another tool only while that one is visible.
+        Some(ToolGuidance::templated(
+            1050.0,
+            "Use write_file to create new files or to rewrite a file completely. \
+             {% if 'edit_file' in tools %}To change part of an existing file, prefer \
+             edit_file: it is shorter and cannot drop content you did not mean to touch. \
+             {% endif %}Read a file before you overwrite it, and send the full contents — \
+             nothing is appended.",
+        ))
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -1,0 +1,345 @@
+//! The warnings a build can find without the caller's values: restrictions that leave no
+//! tools (`no-tools`), overrides that drop the original's placeholders
+//! (`override-drops-placeholder`) and `complete` sections that can be effective together
+//! (`complete-may-conflict`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use minijinja::Value;
+
+use super::template::TemplateSet;
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::tools::{ToolCatalog, ToolRestriction, visible_tools};
+
+/// How many value combinations `complete-may-conflict` evaluates at most.
+const MAX_COMBINATIONS: usize = 4096;
+/// How many candidate values one variable contributes at most.
+const MAX_CANDIDATES: usize = 16;
+
+/// `no-tools`: a non-empty `allow` list all of whose entries end up hidden (by an
+/// ancestor's restriction, its own `deny`, or a nearer layer), so the preset has no tools.
+pub(super) fn no_tools(
+    catalog: &ToolCatalog,
+    restrictions: &[(&str, &ToolRestriction)],
+    any_visible: bool,
+) -> Vec<Diagnostic> {
+    if any_visible {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, (label, r)) in restrictions.iter().enumerate() {
+        let Some(allow) = r.allow.as_ref().filter(|a| !a.is_empty()) else {
+            continue;
+        };
+        let before: Vec<String> = visible_tools(catalog, restrictions[..i].iter().map(|(_, r)| *r))
+            .iter()
+            .map(|n| n.as_str().to_owned())
+            .collect();
+        // Only the restriction that leaves nothing is to blame (not a parent whose tools a
+        // child narrowed away).
+        let after = visible_tools(catalog, restrictions[..=i].iter().map(|(_, r)| *r));
+        if before.is_empty() || !after.is_empty() {
+            continue;
+        }
+        let listed = allow
+            .iter()
+            .map(|p| format!("`{}`", p.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let inherited = if i == 0 {
+            String::new()
+        } else {
+            format!(
+                " (the presets it builds on allow only {})",
+                before.join(", ")
+            )
+        };
+        let span = allow
+            .first()
+            .and_then(|p| p.span().cloned())
+            .or_else(|| r.span.clone());
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::NoTools,
+                format!("`{label}` allows {listed}, but every one of them ends up hidden{inherited}: the preset has no tools"),
+            )
+            .at(span)
+            .help(if i == 0 {
+                "allow tools its `deny` does not hide, or write `allow: []` if the preset should have no tools".to_owned()
+            } else {
+                format!(
+                    "allow some of {} (a child can only narrow its parent's tools), or write `allow: []` if the preset should have no tools",
+                    before.join(", ")
+                )
+            }),
+        );
+    }
+    out
+}
+
+/// `override-drops-placeholder`: `new` replaces `old` (a section of an outer layer) and no
+/// longer uses variables `old` used.
+pub(super) fn override_drops(
+    templates: &TemplateSet,
+    name: &str,
+    old: (&str, bool, &str),
+    new: (&str, bool),
+    span: Option<Span>,
+) -> Option<Diagnostic> {
+    let (old_text, old_template, old_label) = old;
+    let (new_text, new_template) = new;
+    if !old_template {
+        return None;
+    }
+    let before = templates.variables_of(old_text);
+    let after = if new_template {
+        templates.variables_of(new_text)
+    } else {
+        BTreeSet::new()
+    };
+    let dropped: Vec<String> = before
+        .difference(&after)
+        .map(|v| format!("`{v}`"))
+        .collect();
+    if dropped.is_empty() {
+        return None;
+    }
+    let list = dropped.join(", ");
+    let example = before
+        .difference(&after)
+        .next()
+        .map_or_else(String::new, |v| format!(" (e.g. `{{{{ {v} }}}}`)"));
+    Some(
+        Diagnostic::new(
+            DiagnosticKind::OverrideDropsPlaceholder,
+            format!(
+                "section `{name}` replaces the one from `{old_label}` but no longer uses {list}"
+            ),
+        )
+        .at(span)
+        .help(format!(
+            "use them in the new text{example}; if dropping them is intended, `remove: [{name}]` and add your section under another name"
+        )),
+    )
+}
+
+/// One `complete` section, for [`complete_conflicts`].
+pub(super) struct CompleteCandidate<'a> {
+    pub(super) name: &'a str,
+    /// `None`: no `when`, always effective.
+    pub(super) when: Option<(
+        &'a super::template::TemplateId,
+        &'a BTreeSet<String>,
+        &'a str,
+    )>,
+    pub(super) layer: usize,
+    pub(super) span: Option<Span>,
+}
+
+/// What a variable may hold when the conditions are explored.
+pub(super) struct VariableSample {
+    /// Its default, or the example value of a built-in.
+    pub(super) usual: Option<Value>,
+    /// It may have no value at all (an optional variable).
+    pub(super) may_be_absent: bool,
+}
+
+/// `complete-may-conflict`: two or more `complete` sections whose `when` conditions can
+/// hold together. The conditions are evaluated over every combination of representative
+/// values of the variables they reference: each literal the conditions mention (so
+/// `os == 'macos'` tries `macos`), the variable's default or example value, a value none
+/// of them mention, and no value for optional variables. Derived variables (`tools`,
+/// `runtime_context`) are what they are.
+pub(super) fn complete_conflicts(
+    templates: &TemplateSet,
+    candidates: &[CompleteCandidate<'_>],
+    samples: &BTreeMap<String, VariableSample>,
+    derived: &BTreeMap<String, Value>,
+) -> Option<Diagnostic> {
+    if candidates.len() < 2 || candidates.iter().all(|c| c.when.is_none()) {
+        // Fewer than two, or all unconditional (`multiple-complete` says that already).
+        return None;
+    }
+    let mut literals: Vec<Value> = Vec::new();
+    let mut vars: BTreeSet<&str> = BTreeSet::new();
+    for c in candidates {
+        if let Some((_, v, source)) = c.when {
+            vars.extend(v.iter().map(String::as_str));
+            for lit in literals_of(source) {
+                if !literals.contains(&lit) {
+                    literals.push(lit);
+                }
+            }
+        }
+    }
+    vars.retain(|v| !super::variables::is_derived_variable(v));
+    let axes: Vec<(&str, Vec<Option<Value>>)> = vars
+        .iter()
+        .map(|v| {
+            let sample = samples.get(*v);
+            let mut values: Vec<Option<Value>> = Vec::new();
+            if let Some(usual) = sample.and_then(|s| s.usual.clone()) {
+                values.push(Some(usual));
+            }
+            values.extend(literals.iter().cloned().map(Some));
+            values.push(Some(Value::from(format!("<another {v}>"))));
+            if sample.is_some_and(|s| s.may_be_absent) {
+                values.push(None);
+            }
+            values.dedup();
+            values.truncate(MAX_CANDIDATES);
+            (*v, values)
+        })
+        .collect();
+    let total = axes
+        .iter()
+        .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len().max(1)));
+    let exhaustive = total.is_some_and(|t| t <= MAX_COMBINATIONS);
+    let mut index = vec![0usize; axes.len()];
+    for _ in 0..MAX_COMBINATIONS {
+        let mut map: BTreeMap<String, Value> = derived.clone();
+        let mut witness = Vec::new();
+        for ((name, values), i) in axes.iter().zip(&index) {
+            if let Some(Some(v)) = values.get(*i) {
+                map.insert((*name).to_owned(), v.clone());
+                witness.push(format!("{name}={v}"));
+            } else {
+                witness.push(format!("{name} unset"));
+            }
+        }
+        let ctx = Value::from(map);
+        let on: Vec<&CompleteCandidate<'_>> = candidates
+            .iter()
+            .filter(|c| match c.when {
+                None => true,
+                Some((id, ..)) => templates.eval_condition(id, &ctx).unwrap_or(false),
+            })
+            .collect();
+        if on.len() >= 2 {
+            let mut names: Vec<&str> = on.iter().map(|c| c.name).collect();
+            names.sort_unstable();
+            let list = names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let span = on
+                .iter()
+                .max_by_key(|c| c.layer)
+                .and_then(|c| c.span.clone());
+            let example = if witness.is_empty() {
+                String::new()
+            } else {
+                format!(", e.g. with {}", witness.join(", "))
+            };
+            return Some(
+                Diagnostic::new(
+                    DiagnosticKind::CompleteMayConflict,
+                    format!(
+                        "complete sections {list} can be effective together{example}; such a render fails with multiple-complete"
+                    ),
+                )
+                .at(span)
+                .help("make their `when` conditions exclude each other (e.g. add `and shell != 'zsh'`), or keep `complete` on one of them only"),
+            );
+        }
+        // Next combination (odometer); stop after the last.
+        let mut k = 0;
+        loop {
+            let Some(slot) = index.get_mut(k) else {
+                return (!exhaustive).then(|| cannot_tell(candidates));
+            };
+            *slot += 1;
+            if *slot < axes[k].1.len().max(1) {
+                break;
+            }
+            *slot = 0;
+            k += 1;
+        }
+    }
+    (!exhaustive).then(|| cannot_tell(candidates))
+}
+
+fn cannot_tell(candidates: &[CompleteCandidate<'_>]) -> Diagnostic {
+    let mut names: Vec<&str> = candidates.iter().map(|c| c.name).collect();
+    names.sort_unstable();
+    let list = names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let span = candidates
+        .iter()
+        .max_by_key(|c| c.layer)
+        .and_then(|c| c.span.clone());
+    Diagnostic::new(
+        DiagnosticKind::CompleteMayConflict,
+        format!(
+            "complete sections {list} depend on too many values to show that their conditions exclude each other"
+        ),
+    )
+    .at(span)
+    .help("keep `complete` on one section, or base the conditions on fewer variables")
+}
+
+/// The string and number literals of an expression, as values.
+fn literals_of(source: &str) -> Vec<Value> {
+    let bytes = source.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'\'' || b == b'"' {
+            let start = i + 1;
+            let mut j = start;
+            let mut text = String::new();
+            while j < bytes.len() && bytes[j] != b {
+                if bytes[j] == b'\\' && j + 1 < bytes.len() {
+                    j += 1;
+                }
+                let ch_len = source[j..].chars().next().map_or(1, char::len_utf8);
+                text.push_str(&source[j..j + ch_len]);
+                j += ch_len;
+            }
+            out.push(Value::from(text));
+            i = j + 1;
+        } else if b.is_ascii_digit() && (i == 0 || !is_ident_byte(bytes[i - 1])) {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
+                i += 1;
+            }
+            let text = &source[start..i];
+            if let Ok(n) = text.parse::<i64>() {
+                out.push(Value::from(n));
+            } else if let Ok(f) = text.parse::<f64>() {
+                out.push(Value::from(f));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals() {
+        let got =
+            literals_of("os == 'macos' or shell in [\"zsh\", 'fi\\'sh'] or n > 3 or x2 == 1.5");
+        let want: Vec<Value> = vec![
+            "macos".into(),
+            "zsh".into(),
+            "fi'sh".into(),
+            3.into(),
+            1.5.into(),
+        ];
+        assert_eq!(got, want);
+    }
+}
