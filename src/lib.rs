@@ -54,6 +54,7 @@ pub mod request;
 pub mod secrets;
 pub mod source_files;
 pub mod suggest;
+pub mod tokens;
 pub mod tools;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Severity, Span};

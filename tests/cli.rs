@@ -138,7 +138,8 @@ fn render_standard_json() {
             "system",
             "tools",
             "context",
-            "fingerprint"
+            "fingerprint",
+            "tokens"
         ]
     );
     assert_eq!(
@@ -146,6 +147,10 @@ fn render_standard_json() {
         serde_json::json!({"provider": "deepseek", "name": "deepseek-v4-flash",
                            "baseUrl": "https://api.deepseek.com", "maxTokens": null})
     );
+    assert_eq!(v["tokens"]["encoding"], "o200k_base");
+    for part in ["system", "tools", "context"] {
+        assert!(v["tokens"][part].as_u64().is_some_and(|n| n > 0), "{part}");
+    }
     for tool in v["tools"].as_array().unwrap() {
         let keys: Vec<&String> = tool.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["name", "description", "parameters"]);

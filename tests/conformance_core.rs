@@ -51,6 +51,8 @@ struct LayerSpec {
     tools: Option<ToolsSpec>,
     #[serde(default)]
     variables: BTreeMap<String, VarSpec>,
+    max_system_tokens: Option<u32>,
+    max_tool_tokens: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -177,6 +179,12 @@ fn build_layer(spec: &LayerSpec) -> Result<Layer, String> {
             r = r.with_order(o);
         }
         layer = layer.tools(r);
+    }
+    if let Some(n) = spec.max_system_tokens {
+        layer = layer.max_system_tokens(n);
+    }
+    if let Some(n) = spec.max_tool_tokens {
+        layer = layer.max_tool_tokens(n);
     }
     for (name, v) in &spec.variables {
         let mut decl = VariableDecl::new(name, v.description.clone())

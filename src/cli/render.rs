@@ -1,5 +1,6 @@
 //! `render NAME`: the exact system prompt, tools (wire order) and runtime context a
-//! preset sends, with the fingerprint of the cacheable prefix — or, with
+//! preset sends, with the fingerprint of the cacheable prefix and the token counts
+//! (o200k_base) — or, with
 //! `--format openai|anthropic`, the exact JSON body of the first request `run` would send
 //! (no network, no key needed).
 //!
@@ -16,6 +17,7 @@ use crate::preset::spec::Provider;
 use crate::prompt::{Assembly, ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
 use crate::provider::{self, Dialect, ModelSettings};
 use crate::request::{Message, RequestEnvelope};
+use crate::tokens;
 
 /// Arguments of `render`.
 #[derive(Debug, Args)]
@@ -38,9 +40,9 @@ pub(crate) struct RenderArgs {
 /// How `render` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum RenderFormat {
-    /// Labelled blocks: system, tools, context, fingerprint.
+    /// Labelled blocks: system, tools, context, fingerprint, token counts.
     Text,
-    /// `{"preset", "model", "system", "tools", "context", "fingerprint"}`.
+    /// `{"preset", "model", "system", "tools", "context", "fingerprint", "tokens"}`.
     Json,
     /// The OpenAI Chat Completions request body (DeepSeek, OpenAI, compatible servers).
     Openai,
@@ -96,8 +98,11 @@ pub(crate) fn run(
             let tools = provider::wire_tools(&settings, preset.assembler().registry());
             pretty(&provider::request_body(&settings, &request, &tools, true))
         }
-        (RenderFormat::Json, None) => json_output(preset.name(), settings.as_ref(), &assembly),
-        (_, None) => text_output(&assembly),
+        (RenderFormat::Json, None) => {
+            let counts = TokenCounts::of(&assembly)?;
+            json_output(preset.name(), settings.as_ref(), &assembly, &counts)
+        }
+        (_, None) => text_output(&assembly, &TokenCounts::of(&assembly)?),
     };
     io.out.write_all(text.as_bytes())?;
     Ok(Exit::Ok)
@@ -131,7 +136,27 @@ fn for_dialect(
     Ok(switched)
 }
 
-fn text_output(assembly: &Assembly) -> String {
+/// Token counts of the three parts of a request (o200k_base).
+struct TokenCounts {
+    system: usize,
+    tools: usize,
+    context: Option<usize>,
+}
+
+impl TokenCounts {
+    fn of(assembly: &Assembly) -> Result<Self, CliError> {
+        let count = || -> Result<Self, tokens::TokenizerError> {
+            Ok(TokenCounts {
+                system: tokens::count(&assembly.system)?,
+                tools: tokens::count_tools(&assembly.tools)?,
+                context: assembly.context.as_deref().map(tokens::count).transpose()?,
+            })
+        };
+        count().map_err(|e| CliError::usage(e.to_string()))
+    }
+}
+
+fn text_output(assembly: &Assembly, counts: &TokenCounts) -> String {
     let mut out = String::new();
     out.push_str("=== system ===\n");
     out.push_str(&assembly.system);
@@ -149,6 +174,13 @@ fn text_output(assembly: &Assembly) -> String {
     out.push_str("\n\n=== fingerprint ===\n");
     out.push_str(&assembly.fingerprint.to_string());
     out.push('\n');
+    out.push_str(&format!("\n=== tokens ({}) ===\n", tokens::ENCODING));
+    out.push_str(&format!("system: {}\n", counts.system));
+    out.push_str(&format!("tools: {}\n", counts.tools));
+    match counts.context {
+        Some(n) => out.push_str(&format!("context: {n}\n")),
+        None => out.push_str("context: (none)\n"),
+    }
     out
 }
 
@@ -162,7 +194,12 @@ fn model_json(settings: &ModelSettings) -> Value {
     })
 }
 
-fn json_output(preset: &str, settings: Option<&ModelSettings>, assembly: &Assembly) -> String {
+fn json_output(
+    preset: &str,
+    settings: Option<&ModelSettings>,
+    assembly: &Assembly,
+    counts: &TokenCounts,
+) -> String {
     let value = json!({
         "preset": preset,
         "model": settings.map(model_json),
@@ -170,6 +207,12 @@ fn json_output(preset: &str, settings: Option<&ModelSettings>, assembly: &Assemb
         "tools": &*assembly.tools,
         "context": assembly.context,
         "fingerprint": assembly.fingerprint.to_string(),
+        "tokens": {
+            "encoding": tokens::ENCODING,
+            "system": counts.system,
+            "tools": counts.tools,
+            "context": counts.context,
+        },
     });
     pretty(&value)
 }

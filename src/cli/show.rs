@@ -63,7 +63,33 @@ fn resolved_yaml(preset: &ValidPreset, tools: &ToolCatalog) -> String {
     contexts(&mut out, preset);
     variables(&mut out, chain);
     tool_restriction(&mut out, preset, tools);
+    budget(&mut out, chain);
     out
+}
+
+/// The token budget in force: per key, the nearest preset that sets it.
+fn budget(out: &mut String, chain: &[ParsedPreset]) {
+    let nearest = |get: fn(&crate::preset::BudgetSpec) -> Option<&crate::preset::Spanned<u32>>| {
+        chain.iter().rev().find_map(|p| {
+            p.file
+                .budget
+                .as_ref()
+                .and_then(get)
+                .map(|v| (v.value, at(p, p.span_of(v).line)))
+        })
+    };
+    let system = nearest(|b| b.max_system_tokens.as_ref());
+    let tools = nearest(|b| b.max_tool_tokens.as_ref());
+    if system.is_none() && tools.is_none() {
+        return;
+    }
+    entry(out, 0, "budget", "", Some("o200k_base tokens"));
+    if let Some((n, from)) = system {
+        entry(out, 2, "maxSystemTokens", &n.to_string(), Some(&from));
+    }
+    if let Some((n, from)) = tools {
+        entry(out, 2, "maxToolTokens", &n.to_string(), Some(&from));
+    }
 }
 
 fn model(out: &mut String, chain: &[ParsedPreset]) {

@@ -14,8 +14,8 @@ pub use catalog::{
 pub use resolve::{Lookup, MAX_EXTENDS_DEPTH, PresetChain, resolve_chain};
 pub use source::{MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, parse_preset};
 pub use spec::{
-    ContextSpec, ModelSpec, PersonaSpec, PresetFile, Provider, SectionSpec, Spanned, ToolsSpec,
-    VariableEntry, VariableMap, VariableSpec, is_valid_preset_name, is_valid_section_name,
-    is_valid_variable_name, preset_json_schema,
+    BudgetSpec, ContextSpec, ModelSpec, PersonaSpec, PresetFile, Provider, SectionSpec, Spanned,
+    ToolsSpec, VariableEntry, VariableMap, VariableSpec, is_valid_preset_name,
+    is_valid_section_name, is_valid_variable_name, preset_json_schema,
 };
 pub use validate::{ValidPreset, Validation, validate_chain, validate_in_catalog, validate_preset};

@@ -82,6 +82,26 @@ pub struct PresetFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<ToolsSpec>")]
     pub tools: Option<Spanned<ToolsSpec>>,
+    /// Token budgets for the system prompt and the tool definitions (o200k_base), checked
+    /// by `validate` and on every render. Along `extends`, the nearest preset that sets a
+    /// key wins for that key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetSpec>,
+}
+
+/// `budget`: the most tokens (counted with o200k_base) the system prompt and the tool
+/// definitions may take.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BudgetSpec {
+    /// The most tokens the system prompt may take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub max_system_tokens: Option<Spanned<u32>>,
+    /// The most tokens the tool definitions (name, description, parameters) may take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub max_tool_tokens: Option<Spanned<u32>>,
 }
 
 /// Which wire dialect and endpoint a model speaks.
@@ -389,6 +409,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "contexts",
             "variables",
             "tools",
+            "budget",
         ],
     ),
     (
@@ -416,6 +437,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
         &["description", "default", "required", "volatile"],
     ),
     ("`tools`", &["allow", "deny", "order"]),
+    ("`budget`", &["maxSystemTokens", "maxToolTokens"]),
 ];
 
 /// Where a set of allowed keys belongs ("`persona`", "a section", ...), if known.
@@ -525,6 +547,7 @@ mod tests {
             expected_keys::<ContextSpec>("zzz: 1"),
             expected_keys::<VariableSpec>("zzz: 1"),
             expected_keys::<ToolsSpec>("zzz: 1"),
+            expected_keys::<BudgetSpec>("zzz: 1"),
         ];
         assert_eq!(sets.len(), KEY_SETS.len());
         for (got, (owner, keys)) in sets.iter().zip(KEY_SETS) {

@@ -12,7 +12,7 @@ use super::spec::{ModelSpec, PresetFile, Provider};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::prompt::{
     AssemblerBuilder, BUILTIN_VARIABLES, Layer, PromptAssembler, PromptContext, PromptSection,
-    RemoveEntry, SectionOrigin, Values, VariableDecl,
+    RemoveEntry, SectionOrigin, TokenBudget, TokenLimit, Values, VariableDecl,
 };
 use crate::tools::{OrderEntry, ToolCatalog, ToolPattern, ToolRestriction};
 
@@ -341,6 +341,19 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
             }
             Err(d) => out.push(d.at(span)),
         }
+    }
+
+    if let Some(budget) = &file.budget {
+        let limit = |v: &Option<super::spec::Spanned<u32>>| {
+            v.as_ref().map(|l| TokenLimit {
+                tokens: l.value,
+                span: Some(preset.span_of(l)),
+            })
+        };
+        layer.budget = TokenBudget {
+            max_system_tokens: limit(&budget.max_system_tokens),
+            max_tool_tokens: limit(&budget.max_tool_tokens),
+        };
     }
 
     if let Some(tools) = &file.tools {

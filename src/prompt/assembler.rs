@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use minijinja::Value;
 
-use super::layer::Layer;
+use super::layer::{Layer, TokenBudget, TokenLimit};
 use super::section::{Order, PromptContext, PromptSection, SectionName};
 use super::step_cache::RenderCost;
 use super::step_cache::{StepCache, StepKey, same_key};
@@ -437,8 +437,31 @@ impl<'c> AssemblerBuilder<'c> {
             compiled_contexts.extend(piece);
         }
 
-        let warnings = sink.finish()?;
+        // Token budgets: per key, the nearest layer that sets one wins.
+        let mut budget = TokenBudget::default();
+        for layer in &self.layers {
+            if let Some(l) = &layer.budget.max_system_tokens {
+                budget.max_system_tokens = Some(l.clone());
+            }
+            if let Some(l) = &layer.budget.max_tool_tokens {
+                budget.max_tool_tokens = Some(l.clone());
+            }
+        }
         let wire_tools: Arc<[WireTool]> = registry.schemas().into();
+        if let Some(limit) = &budget.max_tool_tokens {
+            // The tools never change: check them once, here.
+            match crate::tokens::count_tools(&wire_tools) {
+                Ok(n) if n > limit.tokens as usize => sink.push(budget_exceeded(
+                    "the tool definitions take",
+                    n,
+                    "maxToolTokens",
+                    limit,
+                )),
+                Ok(_) => {}
+                Err(e) => sink.push(tokenizer_failed(&e, limit)),
+            }
+        }
+        let warnings = sink.finish()?;
         let contexts = if suppress {
             Vec::new()
         } else {
@@ -450,6 +473,7 @@ impl<'c> AssemblerBuilder<'c> {
             cache: Mutex::new(StepCache::default()),
             tools_json: Fingerprint::tools_json(&wire_tools),
             known_tools: catalog.names().map(str::to_owned).collect(),
+            budget,
             templates,
             sections: compiled_sections,
             contexts,
@@ -857,6 +881,8 @@ pub struct PromptAssembler {
     tools_json: String,
     /// Every tool the catalog knows, visible or not.
     known_tools: Vec<String>,
+    /// Token budgets (the tools were checked when building).
+    budget: TokenBudget,
 }
 
 /// The variables the cacheable prefix depends on: those of its sections, and always
@@ -967,6 +993,7 @@ impl PromptAssembler {
             None => {
                 let (ctx, have) = ctx.get_or_insert_with(|| self.context_value(values));
                 let s = self.render_system(ctx, have)?;
+                self.check_system_tokens(&s)?;
                 let cost = budget_used(ctx);
                 let f = Fingerprint::of_serialized(
                     self.text_value(PROVIDER_VARIABLE, values).as_deref(),
@@ -1258,6 +1285,26 @@ impl PromptAssembler {
         }
     }
 
+    /// The system prompt within `maxSystemTokens`? (A cached one was checked when it was
+    /// rendered.)
+    fn check_system_tokens(&self, system: &str) -> Result<(), Diagnostics> {
+        let Some(limit) = &self.budget.max_system_tokens else {
+            return Ok(());
+        };
+        match crate::tokens::count(system) {
+            Ok(n) if n > limit.tokens as usize => {
+                Err(budget_exceeded("the system prompt takes", n, "maxSystemTokens", limit).into())
+            }
+            Ok(_) => Ok(()),
+            Err(e) => Err(tokenizer_failed(&e, limit).into()),
+        }
+    }
+
+    /// The token budgets in force (per key, the nearest layer's).
+    pub fn token_budget(&self) -> &TokenBudget {
+        &self.budget
+    }
+
     fn is_optional(&self, name: &str) -> bool {
         self.variables.get(name).is_some_and(|v| v.optional)
     }
@@ -1318,6 +1365,28 @@ fn text_offset_of(text: &str, word: &str) -> Option<usize> {
         let after = text[i + word.len()..].chars().next();
         !before.is_some_and(is_word) && !after.is_some_and(is_word)
     })
+}
+
+fn budget_exceeded(what: &str, measured: usize, key: &str, limit: &TokenLimit) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::BudgetExceeded,
+        format!(
+            "{what} {measured} tokens ({}), over `{key}: {}` by {}",
+            crate::tokens::ENCODING,
+            limit.tokens,
+            measured - limit.tokens as usize
+        ),
+    )
+    .at(limit.span.clone())
+    .help(format!(
+        "shorten or `remove` sections, hide tools you do not need, or raise `{key}` to at least {measured}"
+    ))
+}
+
+fn tokenizer_failed(e: &crate::tokens::TokenizerError, limit: &TokenLimit) -> Diagnostic {
+    Diagnostic::new(DiagnosticKind::BudgetExceeded, e.to_string())
+        .at(limit.span.clone())
+        .help("this build's tokenizer data is broken; reinstall agent-presets")
 }
 
 /// What the renders of this assembly used so far.

@@ -35,6 +35,33 @@ pub struct Layer {
     pub tools: Option<ToolRestriction>,
     /// Declared variables; a nearer declaration shadows an outer one.
     pub variables: Vec<VariableDecl>,
+    /// Token budgets; per key, the nearest layer that sets one wins.
+    pub budget: TokenBudget,
+}
+
+/// The most tokens (o200k_base, see [`crate::tokens`]) parts of a request may take.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TokenBudget {
+    /// The system prompt.
+    pub max_system_tokens: Option<TokenLimit>,
+    /// The tool definitions.
+    pub max_tool_tokens: Option<TokenLimit>,
+}
+
+impl TokenBudget {
+    /// Does it limit anything?
+    pub fn is_empty(&self) -> bool {
+        self.max_system_tokens.is_none() && self.max_tool_tokens.is_none()
+    }
+}
+
+/// One limit of a [`TokenBudget`], with where it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenLimit {
+    /// The most tokens.
+    pub tokens: u32,
+    /// Where the limit was written.
+    pub span: Option<Span>,
 }
 
 impl Layer {
@@ -82,6 +109,18 @@ impl Layer {
     /// Declare a variable.
     pub fn variable(mut self, decl: VariableDecl) -> Self {
         self.variables.push(decl);
+        self
+    }
+
+    /// Limit the tokens of the system prompt.
+    pub fn max_system_tokens(mut self, tokens: u32) -> Self {
+        self.budget.max_system_tokens = Some(TokenLimit { tokens, span: None });
+        self
+    }
+
+    /// Limit the tokens of the tool definitions.
+    pub fn max_tool_tokens(mut self, tokens: u32) -> Self {
+        self.budget.max_tool_tokens = Some(TokenLimit { tokens, span: None });
         self
     }
 }

@@ -12,7 +12,7 @@ mod variables;
 mod warnings;
 
 pub use assembler::{AssemblerBuilder, Assembly, PromptAssembler};
-pub use layer::{Layer, RemoveEntry};
+pub use layer::{Layer, RemoveEntry, TokenBudget, TokenLimit};
 pub use origin::TextOrigin;
 pub use section::{Order, PromptContext, PromptSection, SectionName, SectionOrigin};
 pub use snapshot::{ContextSnapshot, SnapshotUpdate};
