@@ -8,18 +8,7 @@ use agent_presets::DiagnosticKind;
 use agent_presets::preset::{PresetCatalog, validate_in_catalog};
 use agent_presets::prompt::Values;
 use agent_presets::tools::ToolCatalog;
-
-/// Every built-in tool.
-const TOOLS: [&str; 8] = [
-    "bash",
-    "edit_file",
-    "glob",
-    "grep",
-    "list_dir",
-    "read_file",
-    "todo_write",
-    "write_file",
-];
+use agent_presets::tools::builtin::BUILTIN_TOOL_NAMES as TOOLS;
 
 /// The tools some built-in text mentions: hidden in every combination (bash and
 /// todo_write are named by no other text, so hiding them alone adds nothing).

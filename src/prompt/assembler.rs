@@ -499,13 +499,7 @@ fn duplicate(kind: &str, name: &SectionName, layer: &str, span: Option<Span>) ->
 }
 
 fn multiple_complete(names: &[&str], span: Option<Span>) -> Diagnostic {
-    let mut names = names.to_vec();
-    names.sort_unstable();
-    let list = names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = warnings::sorted_names(names.iter().copied());
     Diagnostic::new(
         DiagnosticKind::MultipleComplete,
         format!("more than one effective `complete` section: {list}"),

@@ -216,17 +216,7 @@ pub(super) fn complete_conflicts(
             })
             .collect();
         if on.len() >= 2 {
-            let mut names: Vec<&str> = on.iter().map(|c| c.name).collect();
-            names.sort_unstable();
-            let list = names
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let span = on
-                .iter()
-                .max_by_key(|c| c.layer)
-                .and_then(|c| c.span.clone());
+            let (list, span) = named_and_nearest(on.iter().copied());
             let example = if witness.is_empty() {
                 String::new()
             } else {
@@ -260,18 +250,30 @@ pub(super) fn complete_conflicts(
     (!exhaustive).then(|| cannot_tell(candidates))
 }
 
-fn cannot_tell(candidates: &[CompleteCandidate<'_>]) -> Diagnostic {
-    let mut names: Vec<&str> = candidates.iter().map(|c| c.name).collect();
+/// The sections' names, sorted and quoted, and where the nearest layer's one is.
+fn named_and_nearest<'c, 'a: 'c>(
+    sections: impl Iterator<Item = &'c CompleteCandidate<'a>> + Clone,
+) -> (String, Option<Span>) {
+    let span = sections
+        .clone()
+        .max_by_key(|c| c.layer)
+        .and_then(|c| c.span.clone());
+    (sorted_names(sections.map(|c| c.name)), span)
+}
+
+/// `` `a`, `b` ``: names in byte order, quoted, for messages.
+pub(super) fn sorted_names<'n>(names: impl IntoIterator<Item = &'n str>) -> String {
+    let mut names: Vec<&str> = names.into_iter().collect();
     names.sort_unstable();
-    let list = names
+    names
         .iter()
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
-        .join(", ");
-    let span = candidates
-        .iter()
-        .max_by_key(|c| c.layer)
-        .and_then(|c| c.span.clone());
+        .join(", ")
+}
+
+fn cannot_tell(candidates: &[CompleteCandidate<'_>]) -> Diagnostic {
+    let (list, span) = named_and_nearest(candidates.iter());
     Diagnostic::new(
         DiagnosticKind::CompleteMayConflict,
         format!(
