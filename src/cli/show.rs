@@ -14,7 +14,7 @@ use super::workspace::Workspace;
 use super::yaml::{entry, number, scalar, text_entry};
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::preset::source::ParsedPreset;
-use crate::preset::spec::{ContextSpec, ModelSpec, SectionSpec, VariableEntry};
+use crate::preset::spec::{ContextSpec, ModelSpec, SectionSpec, VariableEntry, VariableType};
 use crate::preset::validate::ValidPreset;
 use crate::prompt::{BUILTIN_VARIABLES, Order};
 use crate::tools::{REST, ToolCatalog};
@@ -324,8 +324,30 @@ fn variables(out: &mut String, chain: &[ParsedPreset]) {
             Some(&at(from, from.span_of(&e.name).line)),
         );
         entry(out, 4, "description", &scalar(&e.spec.description), None);
+        if let Some(value_type) = &e.spec.value_type {
+            entry(out, 4, "type", value_type.value.as_str(), None);
+        }
+        let typed = e
+            .spec
+            .value_type
+            .as_ref()
+            .is_some_and(|t| t.value != VariableType::String);
+        // A typed value is written plain (`8080`, `true`), as it was in the preset.
+        let value = |text: &str| {
+            if typed {
+                text.trim().to_owned()
+            } else {
+                scalar(text)
+            }
+        };
+        if let Some(choices) = &e.spec.choices {
+            entry(out, 4, "enum", "", None);
+            for c in choices {
+                out.push_str(&format!("      - {}\n", value(&c.value)));
+            }
+        }
         if let Some(default) = &e.spec.default {
-            entry(out, 4, "default", &scalar(default), None);
+            entry(out, 4, "default", &value(&default.value), None);
         }
         if let Some(required) = e.spec.required {
             entry(out, 4, "required", &required.to_string(), None);

@@ -8,6 +8,8 @@
 
 use clap::Args;
 
+use minijinja::Value;
+
 use super::environment;
 use super::workspace::Workspace;
 use super::{CliError, Exit};
@@ -97,9 +99,23 @@ impl ValueArgs {
                     help,
                 ));
             }
-            values.set(key.clone(), value.clone());
+            values.set(key.clone(), typed_value(preset, key, value)?);
         }
         Ok(values)
+    }
+}
+
+/// The value of `--var key=text`: typed as the preset declares `key` (`type`, `enum`);
+/// a value that does not fit is an invalid render (exit 1) naming the variable and, for
+/// an `enum`, the choices. Built-in variables take text.
+fn typed_value(preset: &ValidPreset, key: &str, text: &str) -> Result<Value, CliError> {
+    match preset.assembler().declaration(key) {
+        Some(decl) => decl.parse_value(text).map_err(|d| CliError::Diagnostics {
+            list: vec![d],
+            exit: Exit::Invalid,
+            sources: Default::default(),
+        }),
+        None => Ok(Value::from(text)),
     }
 }
 

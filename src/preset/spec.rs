@@ -16,6 +16,8 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub use serde_saphyr::Spanned;
 
+pub use crate::prompt::VariableType;
+
 /// The only format version this build understands.
 pub const FORMAT_VERSION: u32 = 1;
 
@@ -245,7 +247,7 @@ pub struct ContextSpec {
 /// value is a plain number (not quoted text), with the same reading.
 fn order_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Spanned<f64>, D::Error> {
     let text = Spanned::<String>::deserialize(deserializer)?;
-    match super::shape::parse_float(&text.value) {
+    match crate::yaml_scalar::parse_float(&text.value) {
         Some(value) => Ok(Spanned::new(value, text.referenced, text.defined)),
         None => Err(serde::de::Error::invalid_value(
             serde::de::Unexpected::Str(&text.value),
@@ -257,12 +259,24 @@ fn order_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Spanned<f6
 /// A template variable the preset declares.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = typed_variable_rules)]
 pub struct VariableSpec {
     /// What the variable means (shown by `show` and `render --help`).
     pub description: String,
-    /// The value used when none is given.
+    /// The type of its values: `string` (the default), `integer`, `number` or `boolean`.
+    /// Templates receive values of this type; `--var` values are checked against it.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<VariableType>")]
+    pub value_type: Option<Spanned<VariableType>>,
+    /// The only values allowed (of its type).
+    #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "choices_schema")]
+    pub choices: Option<Vec<Spanned<String>>>,
+    /// The value used when none is given (of its type; one of `enum` if given).
+    // Kept as written; `VariableType::parse` reads it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
+    #[schemars(schema_with = "default_schema")]
+    pub default: Option<Spanned<String>>,
     /// `true`: rendering without a value is an error even if a template does not use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
@@ -270,6 +284,42 @@ pub struct VariableSpec {
     /// cacheable system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volatile: Option<bool>,
+}
+
+/// The types a variable's value may be written as.
+const SCALAR_TYPES: [&str; 4] = ["string", "integer", "number", "boolean"];
+
+fn default_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": ["string", "integer", "number", "boolean", "null"] })
+}
+
+fn choices_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": ["array", "null"],
+        "items": { "type": SCALAR_TYPES },
+    })
+}
+
+/// For editors: with `type: integer` (number, boolean), `default` and `enum` hold values
+/// of that type. (The shape check enforces the same, with its own messages.)
+fn typed_variable_rules(schema: &mut Schema) {
+    let rules: Vec<serde_json::Value> = [
+        (VariableType::Integer, "integer"),
+        (VariableType::Number, "number"),
+        (VariableType::Boolean, "boolean"),
+    ]
+    .iter()
+    .map(|(t, json_type)| {
+        serde_json::json!({
+            "if": { "properties": { "type": { "const": t.as_str() } }, "required": ["type"] },
+            "then": { "properties": {
+                "default": { "type": [json_type, "null"] },
+                "enum": { "items": { "type": json_type } },
+            } },
+        })
+    })
+    .collect();
+    schema.insert("allOf".into(), rules.into());
 }
 
 /// One entry of [`VariableMap`]: a variable's name (with its position) and declaration.
@@ -434,7 +484,14 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
     ("a context", &["name", "order", "text", "template"]),
     (
         "a variable",
-        &["description", "default", "required", "volatile"],
+        &[
+            "description",
+            "type",
+            "enum",
+            "default",
+            "required",
+            "volatile",
+        ],
     ),
     ("`tools`", &["allow", "deny", "order"]),
     ("`budget`", &["maxSystemTokens", "maxToolTokens"]),
