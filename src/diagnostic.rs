@@ -83,7 +83,8 @@ diagnostic_kinds! {
     Encoding = ("P0007", "encoding", Error),
     /// A size, depth, alias or time budget was exceeded.
     LimitExceeded = ("P0008", "limit-exceeded", Error),
-    /// The file could not be read.
+    /// A file or directory could not be read, or the command could not run as asked (an
+    /// unknown preset name, a bad argument): exit code 2.
     Io = ("P0009", "io", Error),
     /// A value is out of its allowed set (e.g. `openai-compatible` without `baseUrl`).
     InvalidValue = ("P0010", "invalid-value", Error),

@@ -17,7 +17,9 @@ pub(crate) fn kind_meaning(kind: DiagnosticKind) -> &'static str {
         K::LimitExceeded => {
             "A size, nesting, alias, extends-depth or template-fuel limit was exceeded."
         }
-        K::Io => "A file or directory could not be read.",
+        K::Io => {
+            "A file or directory could not be read, or the command could not run as asked (an unknown preset name, a bad argument)."
+        }
         K::InvalidValue => {
             "A value outside its allowed set, e.g. `openai-compatible` without `baseUrl`."
         }

@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use super::report::pretty;
+use super::report::{MachineFormat, pretty};
 use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
@@ -33,6 +33,13 @@ struct Row {
     /// `None` when the preset has no description or does not parse.
     description: Option<String>,
     parses: bool,
+}
+
+impl ListArgs {
+    /// `--format json`.
+    pub(crate) fn machine_format(&self) -> Option<MachineFormat> {
+        (self.format == ListFormat::Json).then_some(MachineFormat::Json)
+    }
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &ListArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {

@@ -9,7 +9,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use super::report::pretty;
+use super::report::{MachineFormat, pretty};
 use super::values::{ModelArgs, ValueArgs, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
@@ -48,6 +48,13 @@ enum RenderFormat {
     Openai,
     /// The Anthropic Messages request body.
     Anthropic,
+}
+
+impl RenderArgs {
+    /// `--format json` (the request bodies of `openai`/`anthropic` are not reports).
+    pub(crate) fn machine_format(&self) -> Option<MachineFormat> {
+        (self.format == RenderFormat::Json).then_some(MachineFormat::Json)
+    }
 }
 
 pub(crate) fn run(

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
-use super::report::{PresetOutcome, ValidationReport};
+use super::report::{MachineFormat, PresetOutcome, ValidationReport};
+use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
@@ -47,13 +48,28 @@ fn is_path(target: &str) -> bool {
         || target.ends_with(".yml")
 }
 
+impl ValidateArgs {
+    /// `--format json|github|sarif`.
+    pub(crate) fn machine_format(&self) -> Option<MachineFormat> {
+        match self.format {
+            ValidateFormat::Human => None,
+            ValidateFormat::Json => Some(MachineFormat::Json),
+            ValidateFormat::Github => Some(MachineFormat::Github),
+            ValidateFormat::Sarif => Some(MachineFormat::Sarif),
+        }
+    }
+}
+
 pub(crate) fn run(
     global: &GlobalArgs,
     args: &ValidateArgs,
     io: &mut Io<'_>,
 ) -> Result<Exit, CliError> {
-    let mut workspace = Workspace::discover(global)?;
+    let (mut workspace, unreadable) = Workspace::discover_partly(global)?;
     let mut report = ValidationReport::default();
+    // An unreadable `--preset-dir` is reported (exit 2); what could be found is still
+    // validated.
+    report.add_diagnostics(unreadable);
 
     let mut names: Vec<String> = Vec::new();
     if args.targets.is_empty() {
@@ -90,8 +106,9 @@ pub(crate) fn run(
                         report.add_preset(refused_outcome(target));
                     }
                 }
+            } else if let Some(unknown) = workspace.unknown_name(target) {
+                report.add_diagnostics([unknown]);
             } else {
-                workspace.require(target)?;
                 report.add_diagnostics(workspace.problems_about(target));
                 names.push(target.clone());
             }
@@ -128,6 +145,21 @@ pub(crate) fn run(
         ValidateFormat::Sarif => report.sarif(),
     };
     io.out.write_all(text.as_bytes())?;
+    // What kept the command from doing its job goes to the person reading the log too.
+    if args.format != ValidateFormat::Human {
+        let failures: Vec<Diagnostic> = report
+            .diagnostics()
+            .iter()
+            .filter(|d| d.kind == DiagnosticKind::Io)
+            .cloned()
+            .collect();
+        if !failures.is_empty() {
+            let sources = workspace.presets.source_files();
+            let renderer = HumanRenderer::new(io.err_style, &sources, &failures);
+            io.err
+                .write_all(renderer.render_all(&failures).as_bytes())?;
+        }
+    }
     Ok(exit_code(&report, args.deny_warnings))
 }
 

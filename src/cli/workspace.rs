@@ -29,6 +29,22 @@ impl Workspace {
     /// Discover presets as the global options say. A `--preset-dir` that cannot be read
     /// is a usage error (exit 2).
     pub(crate) fn discover(global: &GlobalArgs) -> Result<Workspace, CliError> {
+        let (workspace, unreadable) = Workspace::discover_partly(global)?;
+        if !unreadable.is_empty() {
+            return Err(CliError::Diagnostics {
+                list: unreadable,
+                exit: Exit::Usage,
+                sources: SourceFiles::new(),
+            });
+        }
+        Ok(workspace)
+    }
+
+    /// Discover what can be found, returning the directories that could not be read
+    /// (`io` diagnostics) beside it, for `validate` to report and go on.
+    pub(crate) fn discover_partly(
+        global: &GlobalArgs,
+    ) -> Result<(Workspace, Vec<Diagnostic>), CliError> {
         let cwd = std::env::current_dir()
             .map_err(|e| CliError::usage(format!("cannot determine the current directory: {e}")))?;
         let project_dir = match &global.project_dir {
@@ -53,36 +69,36 @@ impl Workspace {
         let (unreadable, problems): (Vec<_>, Vec<_>) = problems
             .into_iter()
             .partition(|d| d.kind == DiagnosticKind::Io && d.span.is_none());
-        if !unreadable.is_empty() {
-            return Err(CliError::Diagnostics {
-                list: unreadable,
-                exit: Exit::Usage,
-                sources: SourceFiles::new(),
-            });
-        }
-        Ok(Workspace {
+        let workspace = Workspace {
             presets,
             problems,
             tools: ToolCatalog::builtin(),
             project_dir,
-        })
+        };
+        Ok((workspace, unreadable))
     }
 
     /// Is a preset named `name` on offer? If not, a usage error with "did you mean".
     pub(crate) fn require(&self, name: &str) -> Result<(), CliError> {
-        if self.presets.contains(name) {
-            return Ok(());
+        match self.unknown_name(name) {
+            None => Ok(()),
+            Some(d) => Err(CliError::usage_with(d.message, d.help)),
         }
-        let help = help_did_you_mean(name, self.presets.names()).or_else(|| {
-            Some(format!(
+    }
+
+    /// `None` when a preset named `name` is on offer, else the usage problem (kind
+    /// `io`, exit 2) with "did you mean".
+    pub(crate) fn unknown_name(&self, name: &str) -> Option<Diagnostic> {
+        if self.presets.contains(name) {
+            return None;
+        }
+        let help = help_did_you_mean(name, self.presets.names()).unwrap_or_else(|| {
+            format!(
                 "available presets: {} (see `agent-presets list`)",
                 self.presets.names().collect::<Vec<_>>().join(", ")
-            ))
+            )
         });
-        Err(CliError::usage_with(
-            format!("no preset named `{name}`"),
-            help,
-        ))
+        Some(Diagnostic::new(DiagnosticKind::Io, format!("no preset named `{name}`")).help(help))
     }
 
     /// The full build of the preset named `name` (which must be on offer).
