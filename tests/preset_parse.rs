@@ -324,7 +324,7 @@ fn unknown_keys_at_every_depth_with_did_you_mean() {
             "version: 1\nname: foo\ncontexts:\n  - name: a\n    order: 0\n    text: x\n    when: y\n",
             (7, 5),
             "unknown key `when` in a context",
-            "allowed keys here: `name`, `order`, `text`, `template`",
+            "allowed keys here: `name`, `order`, `text`, `textFile`, `template`",
         ),
         (
             "version: 1\nname: foo\nzzzqqq: x\n",
@@ -425,7 +425,10 @@ fn missing_fields_point_at_their_mapping() {
     let d = error("version: 1\nname: foo\npersona:\n  sections:\n    - name: a\n      order: 0\n");
     assert_eq!(at(&d), (DiagnosticKind::MissingField, 5, 7));
     assert_eq!(d.message, "missing required key `text`");
-    assert_eq!(d.help.as_deref(), Some("add `text: ...` to this mapping"));
+    assert_eq!(
+        d.help.as_deref(),
+        Some("add `text: ...` to a section, or `textFile: <path>` to take its text from a file")
+    );
 
     let d = error("version: 1\ndescription: x\n");
     assert_eq!(at(&d), (DiagnosticKind::MissingField, 1, 1));

@@ -69,13 +69,17 @@ struct Cli {
 /// Options every subcommand takes.
 #[derive(Clone, Debug, Args)]
 struct GlobalArgs {
-    /// Also offer the presets in DIR (repeatable; searched after the project's).
+    /// Also offer the presets in DIR (repeatable). Precedence: the project's
+    /// `.agent-presets/`, then each DIR in order, then the user directory.
     #[arg(long = "preset-dir", value_name = "DIR", global = true)]
     preset_dirs: Vec<PathBuf>,
     /// The project whose `.agent-presets/` directory holds project presets
     /// [default: the current directory].
     #[arg(long, value_name = "DIR", global = true)]
     project_dir: Option<PathBuf>,
+    /// Leave the user's preset directory out (also: `AGENT_PRESETS_NO_USER=1`).
+    #[arg(long, global = true)]
+    no_user: bool,
 }
 
 #[derive(Debug, Subcommand)]

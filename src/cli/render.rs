@@ -22,7 +22,9 @@ use crate::tokens;
 /// Arguments of `render`.
 #[derive(Debug, Args)]
 pub(crate) struct RenderArgs {
-    /// The preset to render.
+    /// The preset to render: a name, a file (an argument containing `/` or ending in
+    /// `.yaml`/`.yml`), or `-` to read one preset from standard input.
+    #[arg(value_name = "NAME|PATH|-")]
     name: String,
     #[command(flatten)]
     values: ValueArgs,
@@ -62,7 +64,7 @@ pub(crate) fn run(
     args: &RenderArgs,
     io: &mut Io<'_>,
 ) -> Result<Exit, CliError> {
-    let workspace = Workspace::discover(global)?;
+    let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
     let cwd = match &args.values.cwd {
         Some(dir) => dir.clone(),

@@ -62,7 +62,7 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
-    let workspace = Workspace::discover(global)?;
+    let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
     args.values.refuse_model_vars()?;
     let Some(settings) = args.values.model_settings(&preset, &args.model)? else {

@@ -22,15 +22,18 @@ use crate::tools::{REST, ToolCatalog};
 /// Arguments of `show`.
 #[derive(Debug, Args)]
 pub(crate) struct ShowArgs {
-    /// The preset to show.
+    /// The preset to show: a name, a file (an argument containing `/` or ending in
+    /// `.yaml`/`.yml`), or `-` to read one preset from standard input.
+    #[arg(value_name = "NAME|PATH|-")]
     name: String,
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
-    let workspace = Workspace::discover(global)?;
+    let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
-    io.out
-        .write_all(resolved_yaml(&preset, &workspace.tools).as_bytes())?;
+    io.out.write_all(
+        resolved_yaml(&preset, &workspace.tools, &shadowed(&preset, &workspace)).as_bytes(),
+    )?;
     Ok(Exit::Ok)
 }
 
@@ -40,7 +43,35 @@ fn at(preset: &ParsedPreset, line: u32) -> String {
 }
 
 /// The flattened preset, annotated.
-fn resolved_yaml(preset: &ValidPreset, tools: &ToolCatalog) -> String {
+/// For each preset of the chain that hides files of lower sources (a project preset
+/// over a user one): its name and the hidden files, `FILE (source)`.
+fn shadowed(preset: &ValidPreset, workspace: &Workspace) -> Vec<(String, String)> {
+    preset
+        .chain()
+        .iter()
+        .filter_map(|p| {
+            let entry = workspace
+                .presets
+                .entries()
+                .find(|e| *e.display() == p.source.display)?;
+            if entry.shadows().is_empty() {
+                return None;
+            }
+            let hidden: Vec<String> = entry
+                .shadows()
+                .iter()
+                .map(|s| format!("{} ({})", s.display, s.source))
+                .collect();
+            Some((p.name().to_owned(), hidden.join(", ")))
+        })
+        .collect()
+}
+
+fn resolved_yaml(
+    preset: &ValidPreset,
+    tools: &ToolCatalog,
+    shadowed: &[(String, String)],
+) -> String {
     let chain = preset.chain();
     let mut out = String::new();
     out.push_str(&format!(
@@ -51,6 +82,9 @@ fn resolved_yaml(preset: &ValidPreset, tools: &ToolCatalog) -> String {
     let width = chain.iter().map(|p| p.name().len()).max().unwrap_or(0);
     for p in chain {
         out.push_str(&format!("#   {:width$}  {}\n", p.name(), p.source.display));
+    }
+    for (name, hidden) in shadowed {
+        out.push_str(&format!("# `{name}` shadows {hidden}\n"));
     }
     out.push_str("# Comments give the file:line each piece comes from.\n");
     entry(&mut out, 0, "version", "1", None);
@@ -217,6 +251,9 @@ fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec) {
     if s.template == Some(false) {
         entry(out, 6, "template", "false", None);
     }
+    if let Some(file) = from.text_file_of(&s.text) {
+        out.push_str(&format!("      # text from {} (textFile)\n", file.display));
+    }
     text_entry(out, 6, "text", &s.text.value);
 }
 
@@ -282,6 +319,9 @@ fn contexts(out: &mut String, preset: &ValidPreset) {
         entry(out, 4, "order", &order(c.order.value), None);
         if c.template == Some(false) {
             entry(out, 4, "template", "false", None);
+        }
+        if let Some(file) = from.text_file_of(&c.text) {
+            out.push_str(&format!("    # text from {} (textFile)\n", file.display));
         }
         text_entry(out, 4, "text", &c.text.value);
     }

@@ -8,16 +8,18 @@ use clap::{Args, ValueEnum};
 
 use super::report::{MachineFormat, PresetOutcome, ValidationReport};
 use super::snippet::HumanRenderer;
-use super::workspace::Workspace;
+use super::workspace::{Selected, Workspace, is_path};
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
 
 /// Arguments of `validate`.
 #[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
-    /// Presets to validate: names, or files (an argument containing `/` or ending in
-    /// `.yaml`/`.yml`). Default: every preset on offer, built-ins included.
-    #[arg(value_name = "NAME|PATH")]
+    /// Presets to validate: names, files (an argument containing `/` or ending in
+    /// `.yaml`/`.yml`; a file's own directory is searched first for its `extends`), or
+    /// `-` for one preset read from standard input. Default: every preset on offer,
+    /// built-ins included.
+    #[arg(value_name = "NAME|PATH|-")]
     targets: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ValidateFormat::Human)]
@@ -38,14 +40,6 @@ enum ValidateFormat {
     Github,
     /// SARIF 2.1.0 (code scanning).
     Sarif,
-}
-
-/// Does a command-line argument name a file rather than a preset?
-fn is_path(target: &str) -> bool {
-    target.contains('/')
-        || target.contains(std::path::MAIN_SEPARATOR)
-        || target.ends_with(".yaml")
-        || target.ends_with(".yml")
 }
 
 impl ValidateArgs {
@@ -71,9 +65,14 @@ pub(crate) fn run(
     // validated.
     report.add_diagnostics(unreadable);
 
-    let mut names: Vec<String> = Vec::new();
+    let mut selected: Vec<Selected> = Vec::new();
     if args.targets.is_empty() {
-        names.extend(workspace.presets.names().map(str::to_owned));
+        selected.extend(
+            workspace
+                .presets
+                .names()
+                .map(|n| Selected::Name(n.to_owned())),
+        );
         // Files that could not be offered at all (a built-in's name, a duplicate).
         let offered: BTreeSet<&str> = workspace
             .presets
@@ -96,39 +95,40 @@ pub(crate) fn run(
         }
     } else {
         for target in &args.targets {
-            if is_path(target) {
-                match workspace.presets.add_path(Path::new(target)) {
-                    Ok(name) => names.push(name),
-                    // An unreadable path is reported in the chosen format too (JSON
-                    // consumers need it on stdout); the `io` kind makes the exit code 2.
-                    Err(d) => {
-                        report.add_diagnostics([d]);
+            match workspace.select(target) {
+                Ok(Selected::Name(name)) => {
+                    report.add_diagnostics(workspace.problems_about(&name));
+                    selected.push(Selected::Name(name));
+                }
+                Ok(chosen) => selected.push(chosen),
+                // An unknown name or an unreadable path is reported in the chosen
+                // format too (JSON consumers need it on stdout); the `io` kind makes the
+                // exit code 2.
+                Err(d) => {
+                    let is_file = target == "-" || is_path(target);
+                    report.add_diagnostics([d]);
+                    if is_file {
                         report.add_preset(refused_outcome(target));
                     }
                 }
-            } else if let Some(unknown) = workspace.unknown_name(target) {
-                report.add_diagnostics([unknown]);
-            } else {
-                report.add_diagnostics(workspace.problems_about(target));
-                names.push(target.clone());
             }
         }
     }
 
     let mut seen = BTreeSet::new();
-    for name in names {
-        if !seen.insert(name.clone()) {
+    for chosen in selected {
+        let (name, file) = match workspace.entry(&chosen) {
+            Some(e) => (e.name().to_owned(), e.display().to_string()),
+            None => continue,
+        };
+        // One file named twice (by name and by path, say) is validated once.
+        if !seen.insert(file.clone()) {
             continue;
         }
-        let file = workspace
-            .presets
-            .get(&name)
-            .map(|e| e.display().to_string())
-            .unwrap_or_default();
-        let validation = workspace.validate(&name);
-        // Two files offer this name (or one shadows a built-in): the name is ambiguous,
-        // so the preset is not valid whatever its content.
-        let refused = workspace.is_ambiguous(&name);
+        let validation = workspace.validate_selected(&chosen);
+        // Two files of one source offer this name: the name is ambiguous, so the preset
+        // is not valid whatever its content.
+        let refused = matches!(&chosen, Selected::Name(n) if workspace.is_ambiguous(n));
         let valid = !refused
             && !validation.diagnostics.iter().any(|d| {
                 d.severity == Severity::Error

@@ -1329,12 +1329,27 @@ impl<'a> Checker<'a> {
                 _ => {}
             }
         }
-        if self
-            .defs
-            .and_then(|d| d.get("VariableSpec"))
-            .is_some_and(|v| std::ptr::eq(v, schema))
-        {
+        let defs = self.defs;
+        let is_def = |name: &str| {
+            defs.and_then(|d| d.get(name))
+                .is_some_and(|v| std::ptr::eq(v, schema))
+        };
+        if is_def("VariableSpec") {
             self.check_variable_values(map);
+        }
+        let text_owner = if is_def("SectionSpec") {
+            Some("a section")
+        } else if is_def("ContextSpec") {
+            Some("a context")
+        } else {
+            None
+        };
+        if let Some(owner) = text_owner {
+            // A misspelt `text` is reported as that, not as missing too.
+            if !suggested.contains("text") && !suggested.contains("textFile") {
+                self.check_text_or_file(map, owner);
+            }
+            present.insert("text");
         }
         let required = schema.get("required").and_then(Value::as_array);
         for field in required.into_iter().flatten().filter_map(Value::as_str) {
@@ -1354,6 +1369,35 @@ impl<'a> Checker<'a> {
                 .at(self.mapping_start(map))
                 .help(format!("add `{example}` to this mapping")),
             );
+        }
+    }
+
+    /// A section or context gives its text exactly once: `text`, or `textFile`.
+    fn check_text_or_file(&mut self, map: NodeId, owner: &str) {
+        let entries = self.entries(map);
+        let key = |name: &str| {
+            entries
+                .iter()
+                .find(|(k, _)| self.tree.key_text(*k) == Some(name))
+                .map(|(k, _)| *k)
+        };
+        match (key("text"), key("textFile")) {
+            (None, None) => self.out.push(
+                Diagnostic::new(DiagnosticKind::MissingField, "missing required key `text`")
+                    .at(self.mapping_start(map))
+                    .help(format!(
+                        "add `text: ...` to {owner}, or `textFile: <path>` to take its text from a file"
+                    )),
+            ),
+            (Some(_), Some(file)) => self.out.push(
+                Diagnostic::new(
+                    DiagnosticKind::InvalidValue,
+                    format!("{owner} takes `text` or `textFile`, not both"),
+                )
+                .at(self.span(file))
+                .help("keep one of them"),
+            ),
+            _ => {}
         }
     }
 

@@ -14,6 +14,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_saphyr::Location;
 pub use serde_saphyr::Spanned;
 
 pub use crate::prompt::VariableType;
@@ -198,6 +199,7 @@ pub struct PersonaSpec {
 /// One named piece of the system prompt.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = text_or_text_file)]
 pub struct SectionSpec {
     /// The section's name; a child's section with a parent's name replaces it.
     #[schemars(with = "String", pattern(SECTION_NAME_PATTERN))]
@@ -207,9 +209,16 @@ pub struct SectionSpec {
     #[schemars(with = "f64")]
     #[serde(deserialize_with = "order_number")]
     pub order: Spanned<f64>,
-    /// The text, a minijinja template unless `template: false`.
+    /// The text, a minijinja template unless `template: false`. Give `text` or
+    /// `textFile`.
+    #[serde(default = "no_text")]
     #[schemars(with = "String")]
     pub text: Spanned<String>,
+    /// Take the text from this file instead: a path relative to the preset file, inside
+    /// its directory (UTF-8, at most 1 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub text_file: Option<Spanned<String>>,
     /// `true`: when effective, this section alone is the whole system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complete: Option<bool>,
@@ -225,6 +234,7 @@ pub struct SectionSpec {
 /// One runtime context: a fact rendered into the snapshot sent after the history.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = text_or_text_file)]
 pub struct ContextSpec {
     /// The context's name; a child's context with a parent's name replaces it.
     #[schemars(with = "String", pattern(SECTION_NAME_PATTERN))]
@@ -233,9 +243,16 @@ pub struct ContextSpec {
     #[schemars(with = "f64")]
     #[serde(deserialize_with = "order_number")]
     pub order: Spanned<f64>,
-    /// The text, a minijinja template unless `template: false`.
+    /// The text, a minijinja template unless `template: false`. Give `text` or
+    /// `textFile`.
+    #[serde(default = "no_text")]
     #[schemars(with = "String")]
     pub text: Spanned<String>,
+    /// Take the text from this file instead: a path relative to the preset file, inside
+    /// its directory (UTF-8, at most 1 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub text_file: Option<Spanned<String>>,
     /// `false` sends the text verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<bool>,
@@ -284,6 +301,25 @@ pub struct VariableSpec {
     /// cacheable system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volatile: Option<bool>,
+}
+
+/// The placeholder `text` of a section or context that gives `textFile` (filled in
+/// when the preset file is loaded).
+fn no_text() -> Spanned<String> {
+    Spanned::new(String::new(), Location::UNKNOWN, Location::UNKNOWN)
+}
+
+/// A section or context gives exactly one of `text` and `textFile`. (The shape check
+/// enforces the same, with its own messages.)
+fn text_or_text_file(schema: &mut Schema) {
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|k| k != "text");
+    }
+    // Under `allOf`: the shape check reads a top-level `oneOf` as alternative types.
+    schema.insert(
+        "allOf".into(),
+        serde_json::json!([{ "oneOf": [{ "required": ["text"] }, { "required": ["textFile"] }] }]),
+    );
 }
 
 /// The types a variable's value may be written as.
@@ -479,9 +515,14 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
     ),
     (
         "a section",
-        &["name", "order", "text", "complete", "when", "template"],
+        &[
+            "name", "order", "text", "textFile", "complete", "when", "template",
+        ],
     ),
-    ("a context", &["name", "order", "text", "template"]),
+    (
+        "a context",
+        &["name", "order", "text", "textFile", "template"],
+    ),
     (
         "a variable",
         &[

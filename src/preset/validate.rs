@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::catalog::PresetCatalog;
+use super::catalog::{PresetCatalog, TargetId};
 use super::resolve::{Lookup, PresetChain, resolve_chain};
 use super::source::ParsedPreset;
 use super::spec::{ModelSpec, PresetFile, Provider, VariableEntry};
@@ -124,6 +124,40 @@ pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCata
     validate_preset(
         leaf,
         |n| match catalog.parsed(n) {
+            Some(Ok(p)) => Lookup::Found(p),
+            Some(Err(ds)) => Lookup::Invalid(ds),
+            None => Lookup::Missing,
+        },
+        || catalog.names().map(str::to_owned).collect(),
+        tools,
+    )
+}
+
+/// Validate a preset named by its file (or read from standard input), see
+/// [`PresetCatalog::add_file`]: its `extends` are looked up in its own directory first,
+/// then in the catalog.
+pub fn validate_target(catalog: &PresetCatalog, id: TargetId, tools: &ToolCatalog) -> Validation {
+    let Some(entry) = catalog.target(id) else {
+        return Validation {
+            diagnostics: vec![Diagnostic::new(
+                DiagnosticKind::Io,
+                "no such target in this catalog",
+            )],
+            preset: None,
+        };
+    };
+    let leaf = match entry.parsed() {
+        Ok(p) => p,
+        Err(ds) => {
+            return Validation {
+                diagnostics: ds.iter().cloned().collect(),
+                preset: None,
+            };
+        }
+    };
+    validate_preset(
+        leaf,
+        |n| match catalog.lookup_for_target(id, n).map(|e| e.parsed()) {
             Some(Ok(p)) => Lookup::Found(p),
             Some(Err(ds)) => Lookup::Invalid(ds),
             None => Lookup::Missing,
@@ -269,6 +303,9 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
     let mut layer = Layer::new(file.name.value.clone());
 
     check_secrets(display, source, out);
+    for text_file in preset.text_files() {
+        check_secrets(&text_file.display, &text_file.text, out);
+    }
     if let Some(model) = &file.model {
         check_model(preset, model, out);
     }
