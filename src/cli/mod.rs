@@ -201,10 +201,11 @@ where
             let _ = stream.write_all(text.as_bytes());
             // A pipeline that asked for a machine format gets the error in it, too.
             if exit == Exit::Usage
-                && let Some(format) = requested_machine_format(&args)
+                && let Some((command, format)) = requested_machine_format(&args)
             {
-                let d = Diagnostic::new(DiagnosticKind::Io, clap_message(&text))
-                    .help("run `agent-presets --help` for the usage");
+                let d = Diagnostic::new(DiagnosticKind::Io, clap_message(&text)).help(format!(
+                    "run `agent-presets {command} --help` for the usage"
+                ));
                 let _ = io.out.write_all(format.error_report(vec![d]).as_bytes());
             }
             return exit;
@@ -243,7 +244,7 @@ impl Command {
 
 /// `--format json|github|sarif` of `validate`, `list` or `render` in arguments clap
 /// refused, found by looking at them directly.
-fn requested_machine_format(args: &[OsString]) -> Option<MachineFormat> {
+fn requested_machine_format(args: &[OsString]) -> Option<(&'static str, MachineFormat)> {
     let args: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
     let command = args
         .iter()
@@ -260,12 +261,18 @@ fn requested_machine_format(args: &[OsString]) -> Option<MachineFormat> {
             value = Some(v);
         }
     }
-    match (args[command], value?) {
-        (_, "json") => Some(MachineFormat::Json),
-        ("validate", "github") => Some(MachineFormat::Github),
-        ("validate", "sarif") => Some(MachineFormat::Sarif),
-        _ => None,
-    }
+    let command = match args[command] {
+        "validate" => "validate",
+        "list" => "list",
+        _ => "render",
+    };
+    let format = match (command, value?) {
+        (_, "json") => MachineFormat::Json,
+        ("validate", "github") => MachineFormat::Github,
+        ("validate", "sarif") => MachineFormat::Sarif,
+        _ => return None,
+    };
+    Some((command, format))
 }
 
 /// The first line of a clap error, without its `error: ` label.
@@ -354,6 +361,29 @@ mod tests {
         assert_eq!(exit, Exit::Ok);
         assert!(out.contains("validate"), "{out}");
         assert!(err.is_empty());
+    }
+
+    #[test]
+    fn machine_formats_are_found_in_refused_arguments() {
+        let find = |args: &[&str]| {
+            let args: Vec<OsString> = std::iter::once("agent-presets")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect();
+            requested_machine_format(&args)
+        };
+        assert_eq!(
+            find(&["validate", "--format", "sarif", "--bogus"]),
+            Some(("validate", MachineFormat::Sarif))
+        );
+        assert_eq!(
+            find(&["--preset-dir", "x", "list", "--format=json"]),
+            Some(("list", MachineFormat::Json))
+        );
+        assert_eq!(find(&["render", "--format", "github"]), None);
+        assert_eq!(find(&["render", "x", "--", "--format", "json"]), None);
+        assert_eq!(find(&["show", "--format", "json"]), None);
+        assert_eq!(find(&["validate", "--bogus"]), None);
     }
 
     #[test]

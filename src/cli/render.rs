@@ -83,8 +83,8 @@ pub(crate) fn run(
         Some(dialect) => {
             let s = for_dialect(settings.take(), dialect)?;
             // The prompt and fingerprint name the model the body goes to, unless `--var`
-            // pinned them.
-            let pinned = |key: &str| args.values.vars.iter().any(|(k, _)| k == key);
+            // or a `--var-file` pinned them.
+            let pinned = |key: &str| args.values.pins(key);
             if !pinned(PROVIDER_VARIABLE) {
                 values.set(PROVIDER_VARIABLE, s.provider.as_str());
             }

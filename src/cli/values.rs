@@ -284,8 +284,9 @@ impl ValueArgs {
         Ok(Some(settings))
     }
 
-    /// Refuse `--var model=…` / `--var provider=…` where the model actually called must
-    /// be what the prompt says (`run`): those come from `--model` / `--provider`.
+    /// Refuse `--var model=…` / `--var provider=…` (or those names in a `--var-file`)
+    /// where the model actually called must be what the prompt says (`run`): those come
+    /// from `--model` / `--provider`.
     pub(crate) fn refuse_model_vars(&self) -> Result<(), CliError> {
         for (key, _) in &self.vars {
             if key == MODEL_VARIABLE || key == PROVIDER_VARIABLE {
@@ -297,7 +298,39 @@ impl ValueArgs {
                 ));
             }
         }
+        for (file, key) in self.file_keys() {
+            if key == MODEL_VARIABLE || key == PROVIDER_VARIABLE {
+                return Err(CliError::usage_with(
+                    format!(
+                        "`{key}` in `--var-file {file}` would make the prompt name another model than the one called"
+                    ),
+                    Some(format!(
+                        "use `--{key} …` instead, and remove `{key}` from the file"
+                    )),
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// Does `--var` or a `--var-file` set `key` (so the caller must not replace it)?
+    pub(crate) fn pins(&self, key: &str) -> bool {
+        self.vars.iter().any(|(k, _)| k == key) || self.file_keys().iter().any(|(_, k)| k == key)
+    }
+
+    /// `(file, name)` of every name the `--var-file`s that can be read set. (Files that
+    /// cannot be read are reported by [`ValueArgs::values`].)
+    fn file_keys(&self) -> Vec<(String, String)> {
+        self.var_files
+            .iter()
+            .filter_map(|path| read_var_file(path).ok())
+            .flat_map(|file| {
+                let shown = file.source.display.to_string();
+                file.entries
+                    .into_iter()
+                    .map(move |e| (shown.clone(), e.name))
+            })
+            .collect()
     }
 }
 
