@@ -271,6 +271,14 @@ impl Tree {
         }
     }
 
+    /// The `(key, value)` of `entries` whose key is `name`.
+    fn entry(&self, entries: &[(NodeId, NodeId)], name: &str) -> Option<(NodeId, NodeId)> {
+        entries
+            .iter()
+            .find(|(k, _)| self.key_text(*k) == Some(name))
+            .copied()
+    }
+
     /// Is this key the merge key `<<` (plain, untagged)?
     fn is_merge_key(&self, id: NodeId) -> bool {
         matches!(
@@ -1375,12 +1383,8 @@ impl<'a> Checker<'a> {
     /// A section or context gives its text exactly once: `text`, or `textFile`.
     fn check_text_or_file(&mut self, map: NodeId, owner: &str) {
         let entries = self.entries(map);
-        let key = |name: &str| {
-            entries
-                .iter()
-                .find(|(k, _)| self.tree.key_text(*k) == Some(name))
-                .map(|(k, _)| *k)
-        };
+        let tree = self.tree;
+        let key = |name: &str| tree.entry(&entries, name).map(|(k, _)| k);
         match (key("text"), key("textFile")) {
             (None, None) => self.out.push(
                 Diagnostic::new(DiagnosticKind::MissingField, "missing required key `text`")
@@ -1406,12 +1410,8 @@ impl<'a> Checker<'a> {
     /// `default: "8080"`). The schema cannot say this (the type is a sibling key).
     fn check_variable_values(&mut self, map: NodeId) {
         let entries = self.entries(map);
-        let find = |key: &str| {
-            entries
-                .iter()
-                .find(|(k, _)| self.tree.key_text(*k) == Some(key))
-                .map(|(_, v)| *v)
-        };
+        let tree = self.tree;
+        let find = |key: &str| tree.entry(&entries, key).map(|(_, v)| v);
         let Some(value_type) = find("type")
             .and_then(|t| self.scalar(t))
             .filter(|s| !s.is_null())
