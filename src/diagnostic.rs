@@ -94,7 +94,7 @@ diagnostic_kinds! {
     NameMismatch = ("P0012", "name-mismatch", Error),
     /// A custom preset takes the name of a built-in one.
     BuiltinShadow = ("P0013", "builtin-shadow", Error),
-    /// Two preset directories offer the same name.
+    /// Two files of one source (one directory) offer the same name.
     DuplicatePreset = ("P0014", "duplicate-preset", Error),
     /// `extends` names a preset nobody offers.
     MissingParent = ("P0020", "missing-parent", Error),

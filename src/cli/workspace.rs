@@ -151,7 +151,16 @@ impl Workspace {
             return self.presets.add_stdin(&bytes).map(Selected::Target);
         }
         if is_path(arg) {
-            return self.presets.add_file(Path::new(arg)).map(Selected::Target);
+            let id = self.presets.add_file(Path::new(arg))?;
+            // The file on offer under its name is that preset, discovery notes included.
+            let offered = self.presets.target(id).and_then(|t| {
+                let on_offer = self.presets.get(t.name())?;
+                (on_offer.display() == t.display()).then(|| t.name().to_owned())
+            });
+            return Ok(match offered {
+                Some(name) => Selected::Name(name),
+                None => Selected::Target(id),
+            });
         }
         match self.unknown_name(arg) {
             Some(d) => Err(d),
