@@ -56,11 +56,18 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedReadError
     read_at_most(file, size, limit)
 }
 
+/// Read a stream (standard input, a pipe) to its end, refusing it as soon as it has
+/// delivered more than `limit` bytes: never more than `limit` bytes plus one 64 KiB
+/// buffer in memory, however much the writer sends.
+pub fn read_stream_bounded(reader: impl Read, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
+    read_at_most(reader, 0, limit)
+}
+
 /// Read `file` to its end, failing as soon as it has delivered more than `limit` bytes:
 /// the memory used is at most `limit` bytes plus one chunk, whatever the file claims.
 /// Every read asks for a whole chunk (`/proc/self/pagemap` refuses reads that are not
 /// a multiple of 8 bytes; a `take(limit + 1)` would end with a 1-byte read).
-fn read_at_most(mut file: File, size: u64, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
+fn read_at_most(mut file: impl Read, size: u64, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
     const CHUNK: usize = 64 * 1024;
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     let mut chunk = vec![0u8; CHUNK];

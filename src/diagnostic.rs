@@ -83,7 +83,8 @@ diagnostic_kinds! {
     Encoding = ("P0007", "encoding", Error),
     /// A size, depth, alias or time budget was exceeded.
     LimitExceeded = ("P0008", "limit-exceeded", Error),
-    /// The file could not be read.
+    /// A file or directory could not be read, or the command could not run as asked (an
+    /// unknown preset name, a bad argument): exit code 2.
     Io = ("P0009", "io", Error),
     /// A value is out of its allowed set (e.g. `openai-compatible` without `baseUrl`).
     InvalidValue = ("P0010", "invalid-value", Error),
@@ -93,7 +94,7 @@ diagnostic_kinds! {
     NameMismatch = ("P0012", "name-mismatch", Error),
     /// A custom preset takes the name of a built-in one.
     BuiltinShadow = ("P0013", "builtin-shadow", Error),
-    /// Two preset directories offer the same name.
+    /// Two files of one source (one directory) offer the same name.
     DuplicatePreset = ("P0014", "duplicate-preset", Error),
     /// `extends` names a preset nobody offers.
     MissingParent = ("P0020", "missing-parent", Error),

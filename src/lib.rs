@@ -56,6 +56,7 @@ pub mod source_files;
 pub mod suggest;
 pub mod tokens;
 pub mod tools;
+mod yaml_scalar;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Severity, Span};
 pub use preset::{PresetCatalog, ValidPreset, Validation, validate_in_catalog};

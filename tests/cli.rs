@@ -547,13 +547,16 @@ fn validate_missing_path_and_unreadable_dir_exit_2() {
     let json: serde_json::Value = serde_json::from_str(&run.stdout).expect("json on stdout");
     assert_eq!(json["diagnostics"][0]["kind"], "io", "{json}");
     assert_eq!(json["presets"][0]["valid"], false, "{json}");
+    // An unreadable `--preset-dir` is reported with the rest (exit 2); what could be
+    // found is still validated.
     let run = p.run(&["--preset-dir", "no-such-dir", "validate"]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
-        run.stderr
+        run.stdout
             .contains("cannot read preset directory `no-such-dir`"),
         "{run:?}"
     );
+    assert!(run.stdout.contains("2 presets valid"), "{run:?}");
 }
 
 #[cfg(unix)]
@@ -847,6 +850,24 @@ fn schema_prints_the_preset_schema() {
 #[test]
 fn schema_write_then_check() {
     let p = Project::new();
+    // A project without schema files: nothing to check (usage, exit 2); `--write`
+    // writes the one `init` would.
+    let run = p.run(&["schema", "--check"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("schema --write"), "{run:?}");
+    let run = p.run(&["schema", "--write"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "wrote .agent-presets/preset.schema.json\n");
+    assert!(!p.path().join("schemas").exists());
+    let run = p.run(&["schema", "--check"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        ".agent-presets/preset.schema.json is up to date\n"
+    );
+
+    // A repository that keeps the tool schemas (like this crate): all of them.
+    fs::create_dir_all(p.path().join("schemas/tools")).unwrap();
     let run = p.run(&["schema", "--check"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
@@ -854,7 +875,6 @@ fn schema_write_then_check() {
             .contains("drifted: schemas/preset.schema.json: missing"),
         "{run:?}"
     );
-
     let run = p.run(&["schema", "--write"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
@@ -863,6 +883,11 @@ fn schema_write_then_check() {
     );
     assert!(
         run.stdout.contains("wrote schemas/tools/read_file.json\n"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("unchanged .agent-presets/preset.schema.json\n"),
         "{run:?}"
     );
     let run = p.run(&["schema", "--check"]);
@@ -1006,14 +1031,33 @@ fn init_refusals() {
         assert_eq!(run.code, 2, "{args:?}: {run:?}");
         assert!(run.stderr.contains(needle), "{args:?}: {run:?}");
     }
+    // A name in the same directory is taken...
     p.write("elsewhere/taken.yaml", "version: 1\nname: taken\n");
-    let run = p.run(&["--preset-dir", "elsewhere", "init", "taken"]);
+    let run = p.run(&[
+        "--preset-dir",
+        "elsewhere",
+        "init",
+        "taken",
+        "--dir",
+        "elsewhere",
+    ]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(
         run.stderr.contains("a preset named `taken` already exists"),
         "{run:?}"
     );
     assert!(!p.path().join(".agent-presets").exists());
+    // ... but a project preset may take the name of a lower source's: it wins there.
+    let run = p.run(&["--preset-dir", "elsewhere", "init", "taken"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("note: it shadows elsewhere/taken.yaml (path), which is no longer used here"),
+        "{run:?}"
+    );
+    let run = p.run(&["--preset-dir", "elsewhere", "validate", "taken"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("1 preset valid"), "{run:?}");
 }
 
 // ---------------------------------------------------------------- usage
@@ -1120,14 +1164,11 @@ fn list_never_prints_a_secret_or_control_characters() {
 }
 
 #[test]
-fn a_name_two_directories_offer_is_invalid_everywhere() {
+fn a_name_two_files_of_one_directory_offer_is_invalid_everywhere() {
     let p = Project::new();
     p.write(".agent-presets/a.yaml", "version: 1\nname: a\n");
-    p.write("more/a.yaml", "version: 1\nname: a\n");
-    for args in [
-        &["--preset-dir", "more", "validate", "a"][..],
-        &["--preset-dir", "more", "validate"][..],
-    ] {
+    p.write(".agent-presets/a.yml", "version: 1\nname: a\n");
+    for args in [&["validate", "a"][..], &["validate"][..]] {
         let run = p.run(args);
         assert_eq!(run.code, 1, "{args:?}: {run:?}");
         assert!(run.stdout.contains("P0014"), "{run:?}");
@@ -1136,10 +1177,123 @@ fn a_name_two_directories_offer_is_invalid_everywhere() {
             "{run:?}"
         );
         assert!(
-            run.stdout.contains(".agent-presets/a.yaml") && run.stdout.contains("more/a.yaml"),
+            run.stdout.contains(".agent-presets/a.yaml")
+                && run.stdout.contains(".agent-presets/a.yml"),
             "{run:?}"
         );
     }
-    let run = p.run(&["--preset-dir", "more", "render", "a"]);
+    let run = p.run(&["render", "a"]);
     assert_eq!(run.code, 1, "{run:?}");
+}
+
+/// Two sources offering one name: the higher one is used, silently; `list` and `show`
+/// say which file and what it hides.
+#[test]
+fn a_name_two_sources_offer_goes_to_the_higher_one() {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/a.yaml",
+        "version: 1\nname: a\nextends: minimal\ndescription: project\n",
+    );
+    p.write("more/a.yaml", "version: 1\nname: a\nnope: broken\n");
+    let run = p.run(&["--preset-dir", "more", "validate"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("3 presets valid, 0 invalid"), "{run:?}");
+    let run = p.run(&["--preset-dir", "more", "list"]);
+    assert!(
+        run.stdout
+            .contains("uses .agent-presets/a.yaml, shadows more/a.yaml (path)"),
+        "{run:?}"
+    );
+    let run = p.run(&["--preset-dir", "more", "show", "a"]);
+    assert!(
+        run.stdout.contains("# `a` shadows more/a.yaml (path)"),
+        "{run:?}"
+    );
+}
+
+/// `textFile` through a symbolic link that leads out of the preset's directory is
+/// refused before it is read; one larger than a preset file may be is `limit-exceeded`.
+#[cfg(unix)]
+#[test]
+fn text_file_links_out_and_giants_are_refused() {
+    let p = Project::new();
+    p.write("secret.md", "top secret\n");
+    p.write(".agent-presets/inside.md", "fine\n");
+    std::os::unix::fs::symlink(
+        p.path().join("secret.md"),
+        p.path().join(".agent-presets/link.md"),
+    )
+    .unwrap();
+    // A link that stays inside is fine.
+    std::os::unix::fs::symlink("inside.md", p.path().join(".agent-presets/near.md")).unwrap();
+    let giant = p.path().join(".agent-presets/giant.md");
+    fs::File::create(&giant)
+        .unwrap()
+        .set_len(2 * 1024 * 1024)
+        .unwrap();
+    let section = |name: &str, file: &str| {
+        format!("    - name: {name}\n      order: 1\n      textFile: {file}\n")
+    };
+    p.write(
+        ".agent-presets/notes.yaml",
+        &format!(
+            "version: 1\nname: notes\npersona:\n  sections:\n{}{}{}",
+            section("a", "link.md"),
+            section("b", "near.md"),
+            section("c", "giant.md")
+        ),
+    );
+    let run = p.run(&["validate", "--format", "json", "notes"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = json(&run.stdout);
+    let found: Vec<(String, u64, String)> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["kind"].as_str().unwrap().to_owned(),
+                d["line"].as_u64().unwrap(),
+                d["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!((found[0].0.as_str(), found[0].1), ("invalid-value", 7));
+    assert!(found[0].2.contains("symbolic link"), "{found:?}");
+    assert_eq!((found[1].0.as_str(), found[1].1), ("limit-exceeded", 13));
+    assert!(!run.stdout.contains("top secret"));
+}
+
+/// `-` reads at most a preset file's worth from standard input.
+#[test]
+fn stdin_is_bounded() {
+    use std::io::Write as _;
+    let p = Project::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
+        .args(["validate", "--format", "json", "-"])
+        .current_dir(p.path())
+        .env("AGENT_PRESETS_CONFIG_DIR", p.config.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b'#'; 64 * 1024];
+        // Far more than the limit; the reader stops early, so writes may fail.
+        for _ in 0..64 {
+            if stdin.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let v = json(&String::from_utf8(output.stdout).unwrap());
+    assert_eq!(v["diagnostics"][0]["kind"], "limit-exceeded", "{v}");
+    assert_eq!(v["diagnostics"][0]["file"], "<stdin>", "{v}");
 }

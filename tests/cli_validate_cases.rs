@@ -1,10 +1,13 @@
-//! Data-driven `validate` cases: every folder under `tests/cli/validate/` is one case
-//! (format: `tests/cli/README.md`). Adding a case means adding a folder, no Rust.
+//! Data-driven CLI cases: every folder under `tests/cli/<group>/` (`validate`, `render`,
+//! `show`, `list`, `schema`, ...) is one case (format: `tests/cli/README.md`). Adding a
+//! case means adding a folder, no Rust.
 #![cfg(feature = "cli")]
 
+use std::collections::BTreeMap;
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -22,6 +25,24 @@ struct Expected {
     invalid: Option<Vec<String>>,
     #[serde(default)]
     stderr_contains: Vec<String>,
+    #[serde(default)]
+    stderr_lacks: Vec<String>,
+    #[serde(default)]
+    stdout_contains: Vec<String>,
+    #[serde(default)]
+    stdout_lacks: Vec<String>,
+    #[serde(default)]
+    stdout_json: Option<Value>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    stdin: Option<String>,
+    #[serde(default)]
+    stdin_file: Option<String>,
+    #[serde(default)]
+    files_contain: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord, Clone)]
@@ -65,13 +86,36 @@ fn run_case(dir: &Path) -> Result<(), String> {
         .args
         .clone()
         .unwrap_or_else(|| vec!["validate".into(), "--format".into(), "json".into()]);
-    let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
+    let root = project.path().to_string_lossy().into_owned();
+    let cwd = match &expected.cwd {
+        Some(sub) => project.path().join(sub),
+        None => project.path().to_path_buf(),
+    };
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-presets"));
+    command
         .args(&args)
-        .current_dir(project.path())
+        .current_dir(&cwd)
         .env("AGENT_PRESETS_CONFIG_DIR", config.path())
+        .env_remove("AGENT_PRESETS_NO_USER")
         .env("NO_COLOR", "1")
-        .output()
-        .map_err(|e| e.to_string())?;
+        .env("SHELL", "/bin/bash")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in &expected.env {
+        command.env(key, value.replace("{project}", &root));
+    }
+    let input: Vec<u8> = match (&expected.stdin, &expected.stdin_file) {
+        (Some(text), _) => text.clone().into_bytes(),
+        (None, Some(file)) => fs::read(dir.join(file)).map_err(|e| e.to_string())?,
+        (None, None) => Vec::new(),
+    };
+    let mut child = command.spawn().map_err(|e| e.to_string())?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A command that does not read stdin may close it first; that is fine.
+        let _ = stdin.write_all(&input);
+    }
+    let output = child.wait_with_output().map_err(|e| e.to_string())?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let mut problems = Vec::new();
@@ -85,6 +129,39 @@ fn run_case(dir: &Path) -> Result<(), String> {
     for needle in &expected.stderr_contains {
         if !stderr.contains(needle.as_str()) {
             problems.push(format!("stderr lacks {needle:?}"));
+        }
+    }
+    for needle in &expected.stderr_lacks {
+        if stderr.contains(needle.as_str()) {
+            problems.push(format!("stderr contains {needle:?}"));
+        }
+    }
+    for needle in &expected.stdout_contains {
+        if !stdout.contains(needle.as_str()) {
+            problems.push(format!("stdout lacks {needle:?}"));
+        }
+    }
+    for needle in &expected.stdout_lacks {
+        if stdout.contains(needle.as_str()) {
+            problems.push(format!("stdout contains {needle:?}"));
+        }
+    }
+    for (file, needles) in &expected.files_contain {
+        let text = fs::read_to_string(project.path().join(file)).unwrap_or_default();
+        for needle in needles {
+            if !text.contains(needle.as_str()) {
+                problems.push(format!("{file} lacks {needle:?}"));
+            }
+        }
+    }
+    if let Some(want) = &expected.stdout_json {
+        match serde_json::from_str::<Value>(&stdout) {
+            Ok(got) => {
+                if let Err(e) = json_subset(want, &got, "$") {
+                    problems.push(format!("stdout JSON differs: {e}"));
+                }
+            }
+            Err(e) => problems.push(format!("stdout is not JSON ({e})")),
         }
     }
     if let Some(want) = &expected.diagnostics {
@@ -166,7 +243,10 @@ fn run_case(dir: &Path) -> Result<(), String> {
                 problems.push(format!("built-in {builtin} reported invalid"));
             }
         }
-    } else if !stdout.is_empty() {
+    } else if expected.stdout_contains.is_empty()
+        && expected.stdout_json.is_none()
+        && !stdout.is_empty()
+    {
         problems.push(format!("expected no stdout, got:\n{stdout}"));
     }
     if problems.is_empty() {
@@ -176,27 +256,67 @@ fn run_case(dir: &Path) -> Result<(), String> {
     }
 }
 
+/// Every object key of `want` is in `got` with a matching value; arrays match element
+/// by element and have the same length; other values are equal.
+fn json_subset(want: &Value, got: &Value, at: &str) -> Result<(), String> {
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => {
+            for (key, value) in w {
+                let path = format!("{at}.{key}");
+                match g.get(key) {
+                    Some(v) => json_subset(value, v, &path)?,
+                    None => return Err(format!("{path} is missing")),
+                }
+            }
+            Ok(())
+        }
+        (Value::Array(w), Value::Array(g)) => {
+            if w.len() != g.len() {
+                return Err(format!(
+                    "{at} has {} items, expected {}: {got}",
+                    g.len(),
+                    w.len()
+                ));
+            }
+            for (i, (w, g)) in w.iter().zip(g).enumerate() {
+                json_subset(w, g, &format!("{at}[{i}]"))?;
+            }
+            Ok(())
+        }
+        _ if want == got => Ok(()),
+        _ => Err(format!("{at} is {got}, expected {want}")),
+    }
+}
+
+/// Every case folder: `tests/cli/<group>/<case>/`.
 fn case_dirs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/validate");
-    let mut dirs: Vec<PathBuf> = fs::read_dir(&root)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for group in fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()) {
+        if !group.is_dir() {
+            continue;
+        }
+        dirs.extend(
+            fs::read_dir(&group)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.join("expected.json").is_file()),
+        );
+    }
     dirs.sort();
     dirs
 }
 
 #[test]
-fn validate_cases() {
+fn cli_cases() {
     let dirs = case_dirs();
     let mut failures = Vec::new();
     for dir in &dirs {
         if let Err(e) = run_case(dir) {
-            failures.push(format!(
-                "{}: {e}",
-                dir.file_name().unwrap().to_string_lossy()
-            ));
+            let name = dir
+                .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli"))
+                .unwrap_or(dir);
+            failures.push(format!("{}: {e}", name.display()));
         }
     }
     assert!(

@@ -4,6 +4,7 @@
 use std::fs;
 use std::path::Path;
 
+use agent_presets::preset::ShadowedFile;
 use agent_presets::preset::{CatalogOptions, MAX_PRESET_FILE_BYTES, PresetCatalog, PresetSource};
 use agent_presets::{Diagnostic, DiagnosticKind};
 
@@ -305,32 +306,86 @@ fn two_files_offering_one_name() {
     let mut options = CatalogOptions::isolated(tmp.path());
     options.extra_dirs.push(extra.clone());
     let (catalog, problems) = PresetCatalog::discover(&options);
-    assert_eq!(problems.len(), 2, "{problems:?}");
-    for d in &problems {
-        assert_eq!(d.kind, DiagnosticKind::DuplicatePreset);
-        assert!(
-            d.message.contains(".agent-presets/reviewer.yaml"),
-            "{}",
-            d.message
-        );
-        assert!(
-            d.help
-                .as_deref()
-                .unwrap()
-                .contains("`.agent-presets/reviewer.yaml` is the one used")
-        );
-    }
+    // Within one source: an error. Across sources: the higher one wins, silently.
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let d = &problems[0];
+    assert_eq!(d.kind, DiagnosticKind::DuplicatePreset);
+    assert!(
+        d.help
+            .as_deref()
+            .unwrap()
+            .contains("`.agent-presets/reviewer.yaml` is the one used")
+    );
     assert_eq!(
-        problems[0].message,
+        d.message,
         "two files offer the preset `reviewer`: `.agent-presets/reviewer.yaml` and `.agent-presets/reviewer.yml`"
     );
-    let second = problems[1].span.as_ref().unwrap();
-    assert_eq!(&*second.file, "extra/reviewer.yaml");
-    assert_eq!((second.line, second.column), (1, 1));
-    // The first one found keeps the name.
+    // The first one found keeps the name, and hides the one of the lower source.
     let kept = catalog.get("reviewer").unwrap();
     assert_eq!(kept.source(), PresetSource::Project);
     assert_eq!(kept.description(), Some("project"));
+    assert_eq!(
+        kept.shadows(),
+        [ShadowedFile {
+            source: PresetSource::Path,
+            display: "extra/reviewer.yaml".into(),
+        }]
+    );
+}
+
+/// Precedence: project > each `--preset-dir` in order > user > built-ins (which stay).
+#[test]
+fn higher_sources_shadow_lower_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (one, two, user) = (
+        tmp.path().join("one"),
+        tmp.path().join("two"),
+        tmp.path().join("user"),
+    );
+    write(
+        &tmp.path().join(".agent-presets/a.yaml"),
+        &preset("a", "project"),
+    );
+    write(&one.join("a.yaml"), &preset("a", "one"));
+    write(&one.join("b.yaml"), &preset("b", "one"));
+    write(&two.join("b.yaml"), &preset("b", "two"));
+    write(&two.join("c.yaml"), &preset("c", "two"));
+    write(&user.join("c.yaml"), &preset("c", "user"));
+    write(&user.join("a.yaml"), &preset("a", "user"));
+    write(&user.join("d.yaml"), &preset("d", "user"));
+    let mut options = CatalogOptions::isolated(tmp.path());
+    options.extra_dirs = vec![one, two];
+    options.user_dir = Some(user);
+    options.include_user = true;
+    let (catalog, problems) = PresetCatalog::discover(&options);
+    assert!(problems.is_empty(), "{problems:?}");
+    let won: Vec<(&str, Option<&str>, usize)> = catalog
+        .entries()
+        .filter(|e| e.source() != PresetSource::Builtin)
+        .map(|e| (e.name(), e.description(), e.shadows().len()))
+        .collect();
+    assert_eq!(
+        won,
+        [
+            ("a", Some("project"), 2),
+            ("b", Some("one"), 1),
+            ("c", Some("two"), 1),
+            ("d", Some("user"), 0),
+        ]
+    );
+    let a = catalog.get("a").unwrap();
+    let hidden: Vec<(PresetSource, &str)> = a
+        .shadows()
+        .iter()
+        .map(|s| (s.source, &*s.display))
+        .collect();
+    assert_eq!(
+        hidden,
+        [
+            (PresetSource::Path, "one/a.yaml"),
+            (PresetSource::User, "user/a.yaml")
+        ]
+    );
 }
 
 #[test]
@@ -390,29 +445,104 @@ fn explicit_paths() {
     options.paths.push(loose.clone());
     let (mut catalog, problems) = PresetCatalog::discover(&options);
     assert!(problems.is_empty(), "{problems:?}");
-    let entry = catalog.get("loose").unwrap();
+    // A file named explicitly is a target: not offered by name.
+    assert!(catalog.get("loose").is_none());
+
+    let id = catalog.add_file(&loose).unwrap();
+    let entry = catalog.target(id).unwrap();
     assert_eq!(entry.source(), PresetSource::Path);
     assert_eq!(&**entry.display(), "somewhere/loose.yaml");
+    assert_eq!(entry.description(), Some("loose"));
 
-    // The same file again (also through another spelling of its path): fine.
-    assert_eq!(catalog.add_path(&project_file).unwrap(), "reviewer");
+    // The file on offer (also through another spelling of its path) is that entry.
+    let id = catalog.add_file(&project_file).unwrap();
+    assert_eq!(catalog.target(id).unwrap().source(), PresetSource::Project);
     let dotted = tmp.path().join("somewhere/../.agent-presets/reviewer.yaml");
-    assert_eq!(catalog.add_path(&dotted).unwrap(), "reviewer");
-    assert_eq!(catalog.add_path(&loose).unwrap(), "loose");
-    // Another file with a taken name, a built-in's name, nothing, a directory.
+    let id = catalog.add_file(&dotted).unwrap();
+    assert_eq!(catalog.target(id).unwrap().source(), PresetSource::Project);
+    // Another file with a name on offer is itself, and leaves the name alone.
+    let id = catalog.add_file(&other).unwrap();
+    assert_eq!(catalog.target(id).unwrap().description(), Some("other"));
     assert_eq!(
-        catalog.add_path(&other).unwrap_err().kind,
-        DiagnosticKind::DuplicatePreset
+        catalog.get("reviewer").unwrap().description(),
+        Some("project")
     );
-    let d = catalog.add_path(&shadow).unwrap_err();
+    // A built-in's name, nothing, a directory.
+    let d = catalog.add_file(&shadow).unwrap_err();
     assert_eq!(d.kind, DiagnosticKind::BuiltinShadow);
     assert_eq!(d.span.as_ref().map(|s| (s.line, s.column)), Some((2, 7)));
-    let d = catalog.add_path(&tmp.path().join("nope.yaml")).unwrap_err();
+    let d = catalog.add_file(&tmp.path().join("nope.yaml")).unwrap_err();
     assert_eq!(d.kind, DiagnosticKind::Io);
     assert!(d.message.contains("nope.yaml"));
-    let d = catalog.add_path(tmp.path()).unwrap_err();
+    let d = catalog.add_file(tmp.path()).unwrap_err();
     assert_eq!(d.kind, DiagnosticKind::Io);
     assert!(d.help.as_deref().unwrap().contains("--preset-dir"));
+}
+
+/// A file's own directory is searched for its `extends` before the catalog, and the
+/// chain continues there as long as it finds files; a built-in's name is the built-in.
+#[test]
+fn a_file_extends_its_neighbours_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        &tmp.path().join(".agent-presets/base.yaml"),
+        "version: 1\nname: base\ndescription: project\nextends: minimal\n",
+    );
+    write(
+        &tmp.path().join("sub/child.yaml"),
+        "version: 1\nname: child\nextends: base\n",
+    );
+    write(
+        &tmp.path().join("sub/base.yaml"),
+        "version: 1\nname: base\ndescription: sibling\nextends: standard\n",
+    );
+    write(
+        &tmp.path().join("sub/standard.yaml"),
+        &preset("standard", "not used"),
+    );
+    let (mut catalog, _) = PresetCatalog::discover(&CatalogOptions::isolated(tmp.path()));
+    let id = catalog
+        .add_file(&tmp.path().join("sub/child.yaml"))
+        .unwrap();
+    let base = catalog.lookup_for_target(id, "base").unwrap();
+    assert_eq!(base.description(), Some("sibling"));
+    assert_eq!(&**base.display(), "sub/base.yaml");
+    let standard = catalog.lookup_for_target(id, "standard").unwrap();
+    assert_eq!(standard.source(), PresetSource::Builtin);
+    let tools = agent_presets::ToolCatalog::builtin();
+    let v = agent_presets::preset::validate_target(&catalog, id, &tools);
+    assert!(v.is_valid(), "{:?}", v.diagnostics);
+    let chain: Vec<&str> = v
+        .preset
+        .as_ref()
+        .unwrap()
+        .chain()
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    assert_eq!(chain, ["standard", "base", "child"]);
+    // By name, the project's `base` is the one on offer.
+    assert_eq!(catalog.get("base").unwrap().description(), Some("project"));
+}
+
+/// Standard input: named by its `name:`, shown as `<stdin>`.
+#[test]
+fn stdin_targets() {
+    let mut catalog = PresetCatalog::builtin();
+    let id = catalog
+        .add_stdin(b"version: 1\nname: piped\nextends: minimal\n")
+        .unwrap();
+    let entry = catalog.target(id).unwrap();
+    assert_eq!((entry.name(), &**entry.display()), ("piped", "<stdin>"));
+    assert_eq!(entry.source(), PresetSource::Stdin);
+    assert!(catalog.get("piped").is_none());
+    let d = catalog
+        .add_stdin(b"version: 1\nname: standard\n")
+        .unwrap_err();
+    assert_eq!(d.kind, DiagnosticKind::BuiltinShadow);
+    let id = catalog.add_stdin(b"version: 1\nname: Bad\n").unwrap();
+    let errors = catalog.target(id).unwrap().parsed().unwrap_err();
+    assert_eq!(errors.as_slice()[0].kind, DiagnosticKind::InvalidName);
 }
 
 #[test]
@@ -484,9 +614,14 @@ fn too_large_files_are_limit_exceeded_at_the_file() {
 
     let (mut catalog, problems) = PresetCatalog::discover(&CatalogOptions::isolated(tmp.path()));
     assert!(problems.is_empty(), "{problems:?}");
-    assert_eq!(catalog.add_path(&loose).unwrap(), "big");
+    let big = catalog.add_file(&loose).unwrap();
+    assert_eq!(catalog.target(big).unwrap().name(), "big");
     for (name, size) in [("giant", 1_500_000_000u64), ("big", 1_048_577)] {
-        let errors = catalog.parsed(name).unwrap().unwrap_err();
+        let entry = match catalog.get(name) {
+            Some(entry) => entry,
+            None => catalog.target(big).unwrap(),
+        };
+        let errors = entry.parsed().unwrap_err();
         let d = &errors.as_slice()[0];
         assert_eq!(d.kind, DiagnosticKind::LimitExceeded, "{d}");
         assert_eq!(
@@ -598,7 +733,7 @@ mod special_files {
         let root = tmp.path().to_path_buf();
         std::thread::spawn(move || {
             let mut catalog = PresetCatalog::discover(&CatalogOptions::isolated(&root)).0;
-            let _ = tx.send(catalog.add_path(&fifo));
+            let _ = tx.send(catalog.add_file(&fifo).map(|_| ()));
         });
         let d = rx
             .recv_timeout(Duration::from_secs(60))

@@ -138,7 +138,12 @@ fn the_design_example_parses_with_spans() {
     assert_eq!(names, ["project", "team"], "file order is kept");
     assert_eq!(span(p.span_of(&vars.get("team").unwrap().name)), (33, 3, 4));
     assert_eq!(
-        vars.get("project").unwrap().spec.default.as_deref(),
+        vars.get("project")
+            .unwrap()
+            .spec
+            .default
+            .as_ref()
+            .map(|d| d.value.as_str()),
         Some("demo")
     );
     assert_eq!(vars.get("team").unwrap().spec.required, Some(true));
@@ -203,8 +208,10 @@ fn yaml_syntax_errors() {
     let d = error("version: 1\nname: \"foo\n");
     assert_eq!(at(&d), (DiagnosticKind::YamlSyntax, 2, 7));
 
+    // A tab in the indentation is said plainly, at the tab.
     let d = error("version: 1\nname: foo\npersona:\n\tsections: []\n");
-    assert_eq!(at(&d), (DiagnosticKind::YamlSyntax, 4, 2));
+    assert_eq!(at(&d), (DiagnosticKind::YamlSyntax, 4, 1));
+    assert!(d.message.contains("indented with a tab"), "{d}");
 
     let d = error("version: 1\nname: *nope\n");
     assert_eq!(at(&d), (DiagnosticKind::YamlSyntax, 2, 7));
@@ -317,7 +324,7 @@ fn unknown_keys_at_every_depth_with_did_you_mean() {
             "version: 1\nname: foo\ncontexts:\n  - name: a\n    order: 0\n    text: x\n    when: y\n",
             (7, 5),
             "unknown key `when` in a context",
-            "allowed keys here: `name`, `order`, `text`, `template`",
+            "allowed keys here: `name`, `order`, `text`, `textFile`, `template`",
         ),
         (
             "version: 1\nname: foo\nzzzqqq: x\n",
@@ -418,7 +425,10 @@ fn missing_fields_point_at_their_mapping() {
     let d = error("version: 1\nname: foo\npersona:\n  sections:\n    - name: a\n      order: 0\n");
     assert_eq!(at(&d), (DiagnosticKind::MissingField, 5, 7));
     assert_eq!(d.message, "missing required key `text`");
-    assert_eq!(d.help.as_deref(), Some("add `text: ...` to this mapping"));
+    assert_eq!(
+        d.help.as_deref(),
+        Some("add `text: ...` to a section, or `textFile: <path>` to take its text from a file")
+    );
 
     let d = error("version: 1\ndescription: x\n");
     assert_eq!(at(&d), (DiagnosticKind::MissingField, 1, 1));

@@ -7,10 +7,10 @@ use std::path::{Component, Path, PathBuf};
 
 use clap::Args;
 
-use super::schema::{PRESET_SCHEMA_PATH, preset_schema_text};
+use super::schema::{LOCAL_SCHEMA_FILE, PRESET_SCHEMA_PATH, preset_schema_text};
 use super::workspace::{Workspace, absolute};
 use super::{CliError, Exit, GlobalArgs, Io};
-use crate::preset::catalog::{BUILTIN_PRESETS, PROJECT_PRESET_DIR};
+use crate::preset::catalog::{BUILTIN_PRESETS, PROJECT_PRESET_DIR, PresetSource};
 use crate::preset::spec::is_valid_preset_name;
 use crate::preset::validate::ValidPreset;
 
@@ -26,9 +26,6 @@ pub(crate) struct InitArgs {
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
 }
-
-/// Written next to the presets (when the project has no `schemas/`) for editor completion.
-const LOCAL_SCHEMA_FILE: &str = "preset.schema.json";
 
 pub(crate) fn run(global: &GlobalArgs, args: &InitArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
     let name = args.name.as_str();
@@ -54,14 +51,22 @@ pub(crate) fn run(global: &GlobalArgs, args: &InitArgs, io: &mut Io<'_>) -> Resu
         return Err(CliError::usage(format!("`{name}` cannot extend itself")));
     }
     workspace.require(&args.extends)?;
+    // A project preset may take the name of a user or `--preset-dir` one: it wins over
+    // them (and `init` says so). Anything else is the same name twice.
+    let mut shadows = None;
     if let Some(existing) = workspace.presets.get(name) {
-        return Err(CliError::usage_with(
-            format!(
-                "a preset named `{name}` already exists: `{}`",
-                existing.display()
-            ),
-            Some("pick another name, or edit that file".into()),
-        ));
+        let lower = args.dir.is_none()
+            && matches!(existing.source(), PresetSource::User | PresetSource::Path);
+        if !lower {
+            return Err(CliError::usage_with(
+                format!(
+                    "a preset named `{name}` already exists: `{}`",
+                    existing.display()
+                ),
+                Some("pick another name, or edit that file".into()),
+            ));
+        }
+        shadows = Some(format!("{} ({})", existing.display(), existing.source()));
     }
     let parent = workspace.validate(&args.extends);
     let Some(parent) = parent.preset else {
@@ -110,6 +115,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &InitArgs, io: &mut Io<'_>) -> Resu
         .write_all(text.as_bytes())
         .map_err(|e| CliError::usage(format!("cannot write `{shown}`: {e}")))?;
     writeln!(io.out, "created {shown} (extends {})", args.extends)?;
+    if let Some(hidden) = shadows {
+        writeln!(
+            io.out,
+            "note: it shadows {hidden}, which is no longer used here"
+        )?;
+    }
     if write_local_schema {
         let schema = dir.join(LOCAL_SCHEMA_FILE);
         fs::write(&schema, preset_schema_text())

@@ -17,14 +17,16 @@ pub(crate) fn kind_meaning(kind: DiagnosticKind) -> &'static str {
         K::LimitExceeded => {
             "A size, nesting, alias, extends-depth or template-fuel limit was exceeded."
         }
-        K::Io => "A file or directory could not be read.",
+        K::Io => {
+            "A file or directory could not be read, or the command could not run as asked (an unknown preset name, a bad argument)."
+        }
         K::InvalidValue => {
             "A value outside its allowed set, e.g. `openai-compatible` without `baseUrl`."
         }
         K::InvalidName => "A preset, section, context, variable or tool name breaks its pattern.",
         K::NameMismatch => "A preset's `name` differs from its file name.",
         K::BuiltinShadow => "A custom preset takes the name of a built-in one.",
-        K::DuplicatePreset => "Two preset files offer the same name.",
+        K::DuplicatePreset => "Two preset files of one source (one directory) offer the same name.",
         K::MissingParent => "`extends` names a preset that does not exist (or is invalid).",
         K::ExtendsCycle => "`extends` leads back to a preset already in the chain.",
         K::DuplicateSection => "Two sections or contexts share a name in one preset.",

@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use super::report::pretty;
+use super::report::{MachineFormat, pretty};
 use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
@@ -21,7 +21,7 @@ pub(crate) struct ListArgs {
 enum ListFormat {
     /// Aligned columns: NAME, SOURCE, DESCRIPTION.
     Human,
-    /// `{"presets": [{"name", "source", "file", "description"}]}`.
+    /// `{"presets": [{"name", "source", "file", "description", "shadows"}]}`.
     Json,
 }
 
@@ -33,6 +33,15 @@ struct Row {
     /// `None` when the preset has no description or does not parse.
     description: Option<String>,
     parses: bool,
+    /// Files of lower sources this one hides: `(source, file)`.
+    shadows: Vec<(&'static str, String)>,
+}
+
+impl ListArgs {
+    /// `--format json`.
+    pub(crate) fn machine_format(&self) -> Option<MachineFormat> {
+        (self.format == ListFormat::Json).then_some(MachineFormat::Json)
+    }
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &ListArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
@@ -48,6 +57,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &ListArgs, io: &mut Io<'_>) -> Resu
                 .description()
                 .map(|d| super::secrets::mask(d).into_owned()),
             parses: e.parsed().is_ok(),
+            shadows: e
+                .shadows()
+                .iter()
+                .map(|s| (s.source.as_str(), s.display.to_string()))
+                .collect(),
         })
         .collect();
     let text = match args.format {
@@ -56,11 +70,17 @@ pub(crate) fn run(global: &GlobalArgs, args: &ListArgs, io: &mut Io<'_>) -> Resu
             let presets: Vec<Value> = rows
                 .iter()
                 .map(|r| {
+                    let shadows: Vec<Value> = r
+                        .shadows
+                        .iter()
+                        .map(|(source, file)| json!({ "source": source, "file": file }))
+                        .collect();
                     json!({
                         "name": r.name,
                         "source": r.source,
                         "file": r.file,
                         "description": r.description,
+                        "shadows": shadows,
                     })
                 })
                 .collect();
@@ -107,6 +127,22 @@ fn human(rows: &[Row], io: &Io<'_>) -> String {
         );
         out.push_str(line.trim_end());
         out.push('\n');
+        // Which file wins, and what it hides: a project preset over a user one.
+        if !r.shadows.is_empty() {
+            let hidden: Vec<String> = r
+                .shadows
+                .iter()
+                .map(|(source, file)| format!("{file} ({source})"))
+                .collect();
+            let note = format!(
+                "{:name_width$}  uses {}, shadows {}",
+                "",
+                r.file,
+                hidden.join(", ")
+            );
+            out.push_str(&style.dim(note).to_string());
+            out.push('\n');
+        }
     }
     out
 }

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::source_files::SourceFiles;
 
 mod environment;
@@ -32,6 +32,7 @@ mod values;
 mod workspace;
 mod yaml;
 
+use report::MachineFormat;
 use snippet::HumanRenderer;
 use style::Style;
 
@@ -68,13 +69,17 @@ struct Cli {
 /// Options every subcommand takes.
 #[derive(Clone, Debug, Args)]
 struct GlobalArgs {
-    /// Also offer the presets in DIR (repeatable; searched after the project's).
+    /// Also offer the presets in DIR (repeatable). Precedence: the project's
+    /// `.agent-presets/`, then each DIR in order, then the user directory.
     #[arg(long = "preset-dir", value_name = "DIR", global = true)]
     preset_dirs: Vec<PathBuf>,
     /// The project whose `.agent-presets/` directory holds project presets
     /// [default: the current directory].
     #[arg(long, value_name = "DIR", global = true)]
     project_dir: Option<PathBuf>,
+    /// Leave the user's preset directory out (also: `AGENT_PRESETS_NO_USER=1`).
+    #[arg(long, global = true)]
+    no_user: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -182,7 +187,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             let text = e.render().to_string();
@@ -193,9 +199,19 @@ where
             };
             // Nothing more useful to do if even this write fails.
             let _ = stream.write_all(text.as_bytes());
+            // A pipeline that asked for a machine format gets the error in it, too.
+            if exit == Exit::Usage
+                && let Some((command, format)) = requested_machine_format(&args)
+            {
+                let d = Diagnostic::new(DiagnosticKind::Io, clap_message(&text)).help(format!(
+                    "run `agent-presets {command} --help` for the usage"
+                ));
+                let _ = io.out.write_all(format.error_report(vec![d]).as_bytes());
+            }
             return exit;
         }
     };
+    let format = cli.command.machine_format();
     let result = match &cli.command {
         Command::List(args) => list::run(&cli.global, args, io),
         Command::Show(args) => show::run(&cli.global, args, io),
@@ -208,13 +224,82 @@ where
     let flushed = io.out.flush();
     match (result, flushed) {
         (Ok(exit), Ok(())) => exit,
-        (Err(e), _) => report_error(e, io),
-        (Ok(_), Err(e)) => report_error(CliError::Output(e), io),
+        (Err(e), _) => report_error(e, format, io),
+        (Ok(_), Err(e)) => report_error(CliError::Output(e), None, io),
     }
 }
 
-fn report_error(error: CliError, io: &mut Io<'_>) -> Exit {
+impl Command {
+    /// The machine-readable format the command was asked for, if any: errors are then
+    /// reported in it on stdout as well as for humans on stderr.
+    fn machine_format(&self) -> Option<MachineFormat> {
+        match self {
+            Command::Validate(args) => args.machine_format(),
+            Command::List(args) => args.machine_format(),
+            Command::Render(args) => args.machine_format(),
+            _ => None,
+        }
+    }
+}
+
+/// `--format json|github|sarif` of `validate`, `list` or `render` in arguments clap
+/// refused, found by looking at them directly.
+fn requested_machine_format(args: &[OsString]) -> Option<(&'static str, MachineFormat)> {
+    let args: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
+    let command = args
+        .iter()
+        .position(|a| matches!(*a, "validate" | "list" | "render"))?;
+    let mut value = None;
+    let mut rest = args[command + 1..].iter();
+    while let Some(arg) = rest.next() {
+        if *arg == "--" {
+            break;
+        }
+        if *arg == "--format" {
+            value = rest.next().copied();
+        } else if let Some(v) = arg.strip_prefix("--format=") {
+            value = Some(v);
+        }
+    }
+    let command = match args[command] {
+        "validate" => "validate",
+        "list" => "list",
+        _ => "render",
+    };
+    let format = match (command, value?) {
+        (_, "json") => MachineFormat::Json,
+        ("validate", "github") => MachineFormat::Github,
+        ("validate", "sarif") => MachineFormat::Sarif,
+        _ => return None,
+    };
+    Some((command, format))
+}
+
+/// The first line of a clap error, without its `error: ` label.
+fn clap_message(rendered: &str) -> String {
+    let first = rendered.lines().next().unwrap_or_default();
+    first
+        .strip_prefix("error: ")
+        .unwrap_or(first)
+        .trim()
+        .to_owned()
+}
+
+fn report_error(error: CliError, format: Option<MachineFormat>, io: &mut Io<'_>) -> Exit {
     let style = io.err_style;
+    if let Some(format) = format {
+        let list = match &error {
+            CliError::Usage { message, help } => {
+                vec![Diagnostic::new(DiagnosticKind::Io, message.clone()).maybe_help(help.clone())]
+            }
+            CliError::Diagnostics { list, .. } => list.clone(),
+            CliError::Output(_) => Vec::new(),
+        };
+        if !list.is_empty() {
+            let _ = io.out.write_all(format.error_report(list).as_bytes());
+            let _ = io.out.flush();
+        }
+    }
     match error {
         CliError::Usage { message, help } => {
             let _ = writeln!(io.err, "{}: {message}", style.error("error"));
@@ -276,6 +361,29 @@ mod tests {
         assert_eq!(exit, Exit::Ok);
         assert!(out.contains("validate"), "{out}");
         assert!(err.is_empty());
+    }
+
+    #[test]
+    fn machine_formats_are_found_in_refused_arguments() {
+        let find = |args: &[&str]| {
+            let args: Vec<OsString> = std::iter::once("agent-presets")
+                .chain(args.iter().copied())
+                .map(OsString::from)
+                .collect();
+            requested_machine_format(&args)
+        };
+        assert_eq!(
+            find(&["validate", "--format", "sarif", "--bogus"]),
+            Some(("validate", MachineFormat::Sarif))
+        );
+        assert_eq!(
+            find(&["--preset-dir", "x", "list", "--format=json"]),
+            Some(("list", MachineFormat::Json))
+        );
+        assert_eq!(find(&["render", "--format", "github"]), None);
+        assert_eq!(find(&["render", "x", "--", "--format", "json"]), None);
+        assert_eq!(find(&["show", "--format", "json"]), None);
+        assert_eq!(find(&["validate", "--bogus"]), None);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use super::report::pretty;
+use super::report::{MachineFormat, pretty};
 use super::values::{ModelArgs, ValueArgs, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
@@ -22,7 +22,9 @@ use crate::tokens;
 /// Arguments of `render`.
 #[derive(Debug, Args)]
 pub(crate) struct RenderArgs {
-    /// The preset to render.
+    /// The preset to render: a name, a file (an argument containing `/` or ending in
+    /// `.yaml`/`.yml`), or `-` to read one preset from standard input.
+    #[arg(value_name = "NAME|PATH|-")]
     name: String,
     #[command(flatten)]
     values: ValueArgs,
@@ -50,12 +52,19 @@ enum RenderFormat {
     Anthropic,
 }
 
+impl RenderArgs {
+    /// `--format json` (the request bodies of `openai`/`anthropic` are not reports).
+    pub(crate) fn machine_format(&self) -> Option<MachineFormat> {
+        (self.format == RenderFormat::Json).then_some(MachineFormat::Json)
+    }
+}
+
 pub(crate) fn run(
     global: &GlobalArgs,
     args: &RenderArgs,
     io: &mut Io<'_>,
 ) -> Result<Exit, CliError> {
-    let workspace = Workspace::discover(global)?;
+    let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
     let cwd = match &args.values.cwd {
         Some(dir) => dir.clone(),
@@ -74,8 +83,8 @@ pub(crate) fn run(
         Some(dialect) => {
             let s = for_dialect(settings.take(), dialect)?;
             // The prompt and fingerprint name the model the body goes to, unless `--var`
-            // pinned them.
-            let pinned = |key: &str| args.values.vars.iter().any(|(k, _)| k == key);
+            // or a `--var-file` pinned them.
+            let pinned = |key: &str| args.values.pins(key);
             if !pinned(PROVIDER_VARIABLE) {
                 values.set(PROVIDER_VARIABLE, s.provider.as_str());
             }

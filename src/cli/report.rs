@@ -17,6 +17,36 @@ use super::style::Style;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
 use crate::source_files::SourceFiles;
 
+/// An output format a program reads. Whatever goes wrong — a usage or I/O error
+/// included — is reported in it on stdout, so a pipeline never receives an empty file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MachineFormat {
+    /// `{"diagnostics": [...], ...}`.
+    Json,
+    /// GitHub workflow commands.
+    Github,
+    /// SARIF 2.1.0.
+    Sarif,
+}
+
+impl MachineFormat {
+    /// The report of a command that failed with `diagnostics`, in this format: JSON
+    /// `{"diagnostics": [...]}`, one `::error` per diagnostic, or a SARIF log whose
+    /// invocation did not succeed.
+    pub(crate) fn error_report(self, diagnostics: Vec<Diagnostic>) -> String {
+        let mut report = ValidationReport::default();
+        report.add_diagnostics(diagnostics);
+        match self {
+            MachineFormat::Json => {
+                let list: Vec<Value> = report.diagnostics.iter().map(diagnostic_json).collect();
+                pretty(&json!({ "diagnostics": list }))
+            }
+            MachineFormat::Github => report.github(),
+            MachineFormat::Sarif => report.sarif(),
+        }
+    }
+}
+
 /// One validated preset.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub(crate) struct PresetOutcome {
@@ -148,11 +178,7 @@ impl ValidationReport {
                 "title={}",
                 escape_property(&format!("{} {}", d.code(), d.kind.name()))
             ));
-            let message = match &d.help {
-                Some(help) => format!("{} ({help})", d.message),
-                None => d.message.clone(),
-            };
-            let message = mask(&message);
+            let message = mask(&message_with_help(d, "")).into_owned();
             out.push_str(&format!(
                 "::{level} {}::{}\n",
                 properties.join(","),
@@ -164,9 +190,10 @@ impl ValidationReport {
         out
     }
 
-    /// A minimal, valid SARIF 2.1.0 log: one run, a rule per diagnostic kind. When a
-    /// file has more diagnostics than are shown, the run gets an `invocations` entry
-    /// whose `toolExecutionNotifications` say how many were left out, per file.
+    /// A minimal, valid SARIF 2.1.0 log: one run, a rule per diagnostic kind, and one
+    /// invocation: `executionSuccessful` is false when a usage or I/O problem (`io`)
+    /// stopped part of the work, each such problem is a `toolExecutionNotification`, and
+    /// so is, per file, the count of diagnostics beyond the cap.
     pub(crate) fn sarif(&self) -> String {
         let shown = cap_per_file(&self.diagnostics);
         let rules: Vec<Value> = DiagnosticKind::ALL
@@ -180,19 +207,38 @@ impl ValidationReport {
                 })
             })
             .collect();
+        // A usage or I/O problem means the tool could not do its job: SARIF says so in
+        // the invocation (`toolExecutionNotifications`, `executionSuccessful: false`);
+        // one with a place in a file is a result as well.
+        let failures: Vec<&Diagnostic> = self
+            .diagnostics
+            .iter()
+            .filter(|d| d.kind == DiagnosticKind::Io)
+            .collect();
+        let mut notifications: Vec<Value> = failures
+            .iter()
+            .map(|d| {
+                let mut n = json!({
+                    "level": "error",
+                    "message": { "text": mask(&message_with_help(d, "help: ")) },
+                    "descriptor": { "id": d.code() },
+                });
+                if let Some(span) = &d.span {
+                    n["locations"] = json!([location(span)]);
+                }
+                n
+            })
+            .collect();
         let results: Vec<Value> = shown
             .iter()
             .filter_map(|item| match item {
                 Shown::Diagnostic(d) => Some(*d),
                 Shown::More { .. } => None,
             })
+            .filter(|d| d.kind != DiagnosticKind::Io || d.span.is_some())
             .map(|d| {
                 let index = DiagnosticKind::ALL.iter().position(|k| *k == d.kind);
-                let text = match &d.help {
-                    Some(help) => format!("{} (help: {help})", d.message),
-                    None => d.message.clone(),
-                };
-                let text = mask(&text);
+                let text = mask(&message_with_help(d, "help: ")).into_owned();
                 let mut result = json!({
                     "ruleId": d.code(),
                     "ruleIndex": index,
@@ -200,39 +246,28 @@ impl ValidationReport {
                     "message": { "text": text },
                 });
                 if let Some(span) = &d.span {
-                    result["locations"] = json!([{
-                        "physicalLocation": {
-                            "artifactLocation": { "uri": uri(&span.file) },
-                            "region": {
-                                "startLine": span.line,
-                                "startColumn": span.column,
-                                "endColumn": span.column.saturating_add(span.len),
-                            }
-                        }
-                    }]);
+                    result["locations"] = json!([location(span)]);
                 }
                 result
             })
             .collect();
-        let notifications: Vec<Value> = shown
-            .iter()
-            .filter_map(|item| match item {
-                Shown::More { file, count } => {
-                    let mut note = json!({
-                        "level": "note",
-                        "message": { "text": mask(&more_text(*file, *count)) },
-                    });
-                    if let Some(file) = file {
-                        note["locations"] = json!([{
-                            "physicalLocation": { "artifactLocation": { "uri": uri(file) } }
-                        }]);
-                    }
-                    Some(note)
+        // Files with more diagnostics than are shown: how many were left out.
+        notifications.extend(shown.iter().filter_map(|item| match item {
+            Shown::More { file, count } => {
+                let mut note = json!({
+                    "level": "note",
+                    "message": { "text": mask(&more_text(*file, *count)) },
+                });
+                if let Some(file) = file {
+                    note["locations"] = json!([{
+                        "physicalLocation": { "artifactLocation": { "uri": uri(file) } }
+                    }]);
                 }
-                Shown::Diagnostic(_) => None,
-            })
-            .collect();
-        let mut log = json!({
+                Some(note)
+            }
+            Shown::Diagnostic(_) => None,
+        }));
+        let log = json!({
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",
             "runs": [{
@@ -243,18 +278,38 @@ impl ValidationReport {
                         "rules": rules,
                     }
                 },
+                "invocations": [{
+                    "executionSuccessful": failures.is_empty(),
+                    "toolExecutionNotifications": notifications,
+                }],
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }]
         });
-        if !notifications.is_empty() {
-            log["runs"][0]["invocations"] = json!([{
-                "executionSuccessful": true,
-                "toolExecutionNotifications": notifications,
-            }]);
-        }
         pretty(&log)
     }
+}
+
+/// The message with its help appended: `message (help)`.
+fn message_with_help(d: &Diagnostic, label: &str) -> String {
+    match &d.help {
+        Some(help) => format!("{} ({label}{help})", d.message),
+        None => d.message.clone(),
+    }
+}
+
+/// A SARIF `location` for a span.
+fn location(span: &crate::diagnostic::Span) -> Value {
+    json!({
+        "physicalLocation": {
+            "artifactLocation": { "uri": uri(&span.file) },
+            "region": {
+                "startLine": span.line,
+                "startColumn": span.column,
+                "endColumn": span.column.saturating_add(span.len),
+            }
+        }
+    })
 }
 
 /// The JSON shape of one diagnostic (stable; documented in the README).
@@ -458,7 +513,9 @@ mod tests {
                 .starts_with("50 more")
         );
         let v: Value = serde_json::from_str(&report().sarif()).unwrap();
-        assert!(v["runs"][0].get("invocations").is_none());
+        let invocation = &v["runs"][0]["invocations"][0];
+        assert_eq!(invocation["executionSuccessful"], true);
+        assert_eq!(invocation["toolExecutionNotifications"], json!([]));
 
         let text = r.human(Style::plain(), &SourceFiles::new());
         assert_eq!(text.matches("error[P0003]").count(), 201);

@@ -62,7 +62,7 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
-    let workspace = Workspace::discover(global)?;
+    let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
     args.values.refuse_model_vars()?;
     let Some(settings) = args.values.model_settings(&preset, &args.model)? else {
@@ -119,7 +119,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     let mut step_values = |_step: usize| {
         // Runtime facts are read again each step; only the snapshot carries changes.
         let mut v = values.clone();
-        let pinned_date = args.values.vars.iter().any(|(k, _)| k == "date");
+        let pinned_date = args.values.pins("date");
         if !pinned_date {
             v.set("date", environment::today_utc());
         }

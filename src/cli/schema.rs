@@ -1,20 +1,30 @@
-//! `schema`: print the preset JSON Schema; `--write` writes the committed schema files
-//! (the preset schema and every built-in tool's parameter schemas) under the project;
-//! `--check` fails when the committed files differ from the generated ones (CI).
+//! `schema`: print the preset JSON Schema; `--write` writes the schema files of the
+//! project, `--check` fails when they differ from the generated ones (CI).
+//!
+//! Which files a project has: the `preset.schema.json` that `init` writes next to the
+//! presets (`.agent-presets/preset.schema.json`, and the same file in each
+//! `--preset-dir` that has one), a committed `schemas/preset.schema.json`, and — in a
+//! repository that keeps the tool schemas too, like this crate's own — every
+//! `schemas/tools/*.json`. A project with none of them gets
+//! `.agent-presets/preset.schema.json` from `--write`.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super::report::pretty;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::bounded::{BoundedReadError, read_bounded};
+use crate::preset::catalog::PROJECT_PRESET_DIR;
 use crate::preset::spec::preset_json_schema;
 use crate::tools::schema::builtin_schema_files;
 
-/// The preset schema's path under the project.
+/// The preset schema's path under the project, where a repository commits it.
 pub(crate) const PRESET_SCHEMA_PATH: &str = "schemas/preset.schema.json";
+
+/// The preset schema's file name next to the presets (written by `init`).
+pub(crate) const LOCAL_SCHEMA_FILE: &str = "preset.schema.json";
 
 /// Where the tool schemas live under the project.
 const TOOL_SCHEMA_DIR: &str = "schemas/tools";
@@ -22,11 +32,12 @@ const TOOL_SCHEMA_DIR: &str = "schemas/tools";
 /// Arguments of `schema`.
 #[derive(Debug, Args)]
 pub(crate) struct SchemaArgs {
-    /// Write `schemas/preset.schema.json` and `schemas/tools/*.json` under the project
-    /// directory.
+    /// Write the project's schema files: `.agent-presets/preset.schema.json` (and the
+    /// one in each `--preset-dir` that has it), `schemas/preset.schema.json` when the
+    /// project commits it, and `schemas/tools/*.json` when it keeps tool schemas.
     #[arg(long, conflicts_with = "check")]
     write: bool,
-    /// Exit 1 and name the files that differ from the generated ones.
+    /// Exit 1 and name the project's schema files that differ from the generated ones.
     #[arg(long)]
     check: bool,
 }
@@ -36,12 +47,69 @@ pub(crate) fn preset_schema_text() -> String {
     pretty(&preset_json_schema())
 }
 
-/// Every generated schema file: `(path relative to the project, contents)`, sorted.
-fn generated_files() -> Vec<(String, String)> {
-    let mut files = builtin_schema_files();
-    files.push((PRESET_SCHEMA_PATH.to_owned(), preset_schema_text()));
-    files.sort();
-    files
+/// One schema file of the project.
+struct SchemaFile {
+    /// As shown (relative to the project, or as the `--preset-dir` was given).
+    shown: String,
+    path: PathBuf,
+    contents: String,
+}
+
+/// The schema files the project has (see the module docs), sorted; whether it keeps
+/// the tool schemas (so files no tool generates are stale). `write` adds
+/// `.agent-presets/preset.schema.json` to a project that has none of them.
+fn project_files(root: &Path, preset_dirs: &[PathBuf], write: bool) -> (Vec<SchemaFile>, bool) {
+    let preset = preset_schema_text();
+    let mut files = Vec::new();
+    let keeps_tools = root.join(TOOL_SCHEMA_DIR).is_dir();
+    if keeps_tools {
+        for (relative, contents) in builtin_schema_files() {
+            files.push(SchemaFile {
+                path: root.join(&relative),
+                shown: relative,
+                contents,
+            });
+        }
+    }
+    if keeps_tools || exists(&root.join(PRESET_SCHEMA_PATH)) {
+        files.push(SchemaFile {
+            shown: PRESET_SCHEMA_PATH.to_owned(),
+            path: root.join(PRESET_SCHEMA_PATH),
+            contents: preset.clone(),
+        });
+    }
+    let local = root.join(PROJECT_PRESET_DIR).join(LOCAL_SCHEMA_FILE);
+    if exists(&local) || (write && files.is_empty()) {
+        files.push(SchemaFile {
+            shown: format!("{PROJECT_PRESET_DIR}/{LOCAL_SCHEMA_FILE}"),
+            path: local,
+            contents: preset.clone(),
+        });
+    }
+    for dir in preset_dirs {
+        let path = dir.join(LOCAL_SCHEMA_FILE);
+        if exists(&path) && !files.iter().any(|f| same_file(&f.path, &path)) {
+            files.push(SchemaFile {
+                shown: path.display().to_string(),
+                path,
+                contents: preset.clone(),
+            });
+        }
+    }
+    files.sort_by(|a, b| a.shown.cmp(&b.shown));
+    (files, keeps_tools)
+}
+
+/// Is there anything at `path` (a broken link counts: it is a file that drifted)?
+fn exists(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok()
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 pub(crate) fn run(
@@ -64,18 +132,39 @@ pub(crate) fn run(
             root.display()
         )));
     }
-    let files = generated_files();
-    if args.write {
-        write(&root, &files, io)
+    let (files, keeps_tools) = project_files(&root, &global.preset_dirs, args.write);
+    if files.is_empty() {
+        return Err(CliError::usage_with(
+            format!(
+                "`{}` has no schema files to check: no `{PROJECT_PRESET_DIR}/{LOCAL_SCHEMA_FILE}`, no `{PRESET_SCHEMA_PATH}`",
+                root.display()
+            ),
+            Some(format!(
+                "run `agent-presets schema --write` to write `{PROJECT_PRESET_DIR}/{LOCAL_SCHEMA_FILE}` (as `init` does), and commit it"
+            )),
+        ));
+    }
+    let stale = if keeps_tools {
+        stale_tool_schemas(&root, &files)
     } else {
-        check(&root, &files, io)
+        Vec::new()
+    };
+    if args.write {
+        write(&root, &files, &stale, io)
+    } else {
+        check(&files, &stale, io)
     }
 }
 
-fn write(root: &Path, files: &[(String, String)], io: &mut Io<'_>) -> Result<Exit, CliError> {
-    for (relative, contents) in files {
-        let path = root.join(relative);
-        match committed(&path, contents) {
+fn write(
+    root: &Path,
+    files: &[SchemaFile],
+    stale: &[String],
+    io: &mut Io<'_>,
+) -> Result<Exit, CliError> {
+    for file in files {
+        let (relative, path, contents) = (&file.shown, &file.path, &file.contents);
+        match committed(path, contents) {
             Ok(Committed::Same) => {
                 writeln!(io.out, "unchanged {relative}")?;
                 continue;
@@ -94,12 +183,12 @@ fn write(root: &Path, files: &[(String, String)], io: &mut Io<'_>) -> Result<Exi
             fs::create_dir_all(dir)
                 .map_err(|e| CliError::usage(format!("cannot create `{}`: {e}", dir.display())))?;
         }
-        fs::write(&path, contents)
+        fs::write(path, contents)
             .map_err(|e| CliError::usage(format!("cannot write `{relative}`: {e}")))?;
         writeln!(io.out, "wrote {relative}")?;
     }
-    for stale in stale_tool_schemas(root, files) {
-        let path = root.join(&stale);
+    for stale in stale {
+        let path = root.join(stale);
         fs::remove_file(&path)
             .map_err(|e| CliError::usage(format!("cannot remove `{stale}`: {e}")))?;
         writeln!(io.out, "removed {stale} (no such built-in tool)")?;
@@ -107,10 +196,11 @@ fn write(root: &Path, files: &[(String, String)], io: &mut Io<'_>) -> Result<Exi
     Ok(Exit::Ok)
 }
 
-fn check(root: &Path, files: &[(String, String)], io: &mut Io<'_>) -> Result<Exit, CliError> {
+fn check(files: &[SchemaFile], stale: &[String], io: &mut Io<'_>) -> Result<Exit, CliError> {
     let mut drifted = Vec::new();
-    for (relative, contents) in files {
-        match committed(&root.join(relative), contents) {
+    for file in files {
+        let relative = &file.shown;
+        match committed(&file.path, &file.contents) {
             Ok(Committed::Same) => {}
             Ok(Committed::Differs) => {
                 drifted.push(format!("{relative}: differs from the generated schema"));
@@ -121,11 +211,16 @@ fn check(root: &Path, files: &[(String, String)], io: &mut Io<'_>) -> Result<Exi
             }
         }
     }
-    for stale in stale_tool_schemas(root, files) {
+    for stale in stale {
         drifted.push(format!("{stale}: belongs to no built-in tool"));
     }
     if drifted.is_empty() {
-        writeln!(io.out, "{} schema files up to date", files.len())?;
+        let what = if files.len() == 1 {
+            format!("{} is", files[0].shown)
+        } else {
+            format!("{} schema files are", files.len())
+        };
+        writeln!(io.out, "{what} up to date")?;
         return Ok(Exit::Ok);
     }
     for line in &drifted {
@@ -161,14 +256,14 @@ fn committed(path: &Path, generated: &str) -> Result<Committed, BoundedReadError
 }
 
 /// `schemas/tools/*.json` files that no built-in tool generates.
-fn stale_tool_schemas(root: &Path, files: &[(String, String)]) -> Vec<String> {
+fn stale_tool_schemas(root: &Path, files: &[SchemaFile]) -> Vec<String> {
     let Ok(read) = fs::read_dir(root.join(TOOL_SCHEMA_DIR)) else {
         return Vec::new();
     };
     let mut stale: Vec<String> = read
         .filter_map(Result::ok)
         .map(|e| format!("{TOOL_SCHEMA_DIR}/{}", e.file_name().to_string_lossy()))
-        .filter(|p| p.ends_with(".json") && !files.iter().any(|(f, _)| f == p))
+        .filter(|p| p.ends_with(".json") && !files.iter().any(|f| &f.shown == p))
         .collect();
     stale.sort();
     stale

@@ -14,7 +14,7 @@ use super::workspace::Workspace;
 use super::yaml::{entry, number, scalar, text_entry};
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::preset::source::ParsedPreset;
-use crate::preset::spec::{ContextSpec, ModelSpec, SectionSpec, VariableEntry};
+use crate::preset::spec::{ContextSpec, ModelSpec, SectionSpec, VariableEntry, VariableType};
 use crate::preset::validate::ValidPreset;
 use crate::prompt::{BUILTIN_VARIABLES, Order};
 use crate::tools::{REST, ToolCatalog};
@@ -22,15 +22,18 @@ use crate::tools::{REST, ToolCatalog};
 /// Arguments of `show`.
 #[derive(Debug, Args)]
 pub(crate) struct ShowArgs {
-    /// The preset to show.
+    /// The preset to show: a name, a file (an argument containing `/` or ending in
+    /// `.yaml`/`.yml`), or `-` to read one preset from standard input.
+    #[arg(value_name = "NAME|PATH|-")]
     name: String,
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
-    let workspace = Workspace::discover(global)?;
+    let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
-    io.out
-        .write_all(resolved_yaml(&preset, &workspace.tools).as_bytes())?;
+    io.out.write_all(
+        resolved_yaml(&preset, &workspace.tools, &shadowed(&preset, &workspace)).as_bytes(),
+    )?;
     Ok(Exit::Ok)
 }
 
@@ -40,7 +43,35 @@ fn at(preset: &ParsedPreset, line: u32) -> String {
 }
 
 /// The flattened preset, annotated.
-fn resolved_yaml(preset: &ValidPreset, tools: &ToolCatalog) -> String {
+/// For each preset of the chain that hides files of lower sources (a project preset
+/// over a user one): its name and the hidden files, `FILE (source)`.
+fn shadowed(preset: &ValidPreset, workspace: &Workspace) -> Vec<(String, String)> {
+    preset
+        .chain()
+        .iter()
+        .filter_map(|p| {
+            let entry = workspace
+                .presets
+                .entries()
+                .find(|e| *e.display() == p.source.display)?;
+            if entry.shadows().is_empty() {
+                return None;
+            }
+            let hidden: Vec<String> = entry
+                .shadows()
+                .iter()
+                .map(|s| format!("{} ({})", s.display, s.source))
+                .collect();
+            Some((p.name().to_owned(), hidden.join(", ")))
+        })
+        .collect()
+}
+
+fn resolved_yaml(
+    preset: &ValidPreset,
+    tools: &ToolCatalog,
+    shadowed: &[(String, String)],
+) -> String {
     let chain = preset.chain();
     let mut out = String::new();
     out.push_str(&format!(
@@ -51,6 +82,9 @@ fn resolved_yaml(preset: &ValidPreset, tools: &ToolCatalog) -> String {
     let width = chain.iter().map(|p| p.name().len()).max().unwrap_or(0);
     for p in chain {
         out.push_str(&format!("#   {:width$}  {}\n", p.name(), p.source.display));
+    }
+    for (name, hidden) in shadowed {
+        out.push_str(&format!("# `{name}` shadows {hidden}\n"));
     }
     out.push_str("# Comments give the file:line each piece comes from.\n");
     entry(&mut out, 0, "version", "1", None);
@@ -217,6 +251,9 @@ fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec) {
     if s.template == Some(false) {
         entry(out, 6, "template", "false", None);
     }
+    if let Some(file) = from.text_file_of(&s.text) {
+        out.push_str(&format!("      # text from {} (textFile)\n", file.display));
+    }
     text_entry(out, 6, "text", &s.text.value);
 }
 
@@ -283,6 +320,9 @@ fn contexts(out: &mut String, preset: &ValidPreset) {
         if c.template == Some(false) {
             entry(out, 4, "template", "false", None);
         }
+        if let Some(file) = from.text_file_of(&c.text) {
+            out.push_str(&format!("    # text from {} (textFile)\n", file.display));
+        }
         text_entry(out, 4, "text", &c.text.value);
     }
 }
@@ -324,8 +364,30 @@ fn variables(out: &mut String, chain: &[ParsedPreset]) {
             Some(&at(from, from.span_of(&e.name).line)),
         );
         entry(out, 4, "description", &scalar(&e.spec.description), None);
+        if let Some(value_type) = &e.spec.value_type {
+            entry(out, 4, "type", value_type.value.as_str(), None);
+        }
+        let typed = e
+            .spec
+            .value_type
+            .as_ref()
+            .is_some_and(|t| t.value != VariableType::String);
+        // A typed value is written plain (`8080`, `true`), as it was in the preset.
+        let value = |text: &str| {
+            if typed {
+                text.trim().to_owned()
+            } else {
+                scalar(text)
+            }
+        };
+        if let Some(choices) = &e.spec.choices {
+            entry(out, 4, "enum", "", None);
+            for c in choices {
+                out.push_str(&format!("      - {}\n", value(&c.value)));
+            }
+        }
         if let Some(default) = &e.spec.default {
-            entry(out, 4, "default", &scalar(default), None);
+            entry(out, 4, "default", &value(&default.value), None);
         }
         if let Some(required) = e.spec.required {
             entry(out, 4, "required", &required.to_string(), None);

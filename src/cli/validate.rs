@@ -6,17 +6,20 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
-use super::report::{PresetOutcome, ValidationReport};
-use super::workspace::Workspace;
+use super::report::{MachineFormat, PresetOutcome, ValidationReport};
+use super::snippet::HumanRenderer;
+use super::workspace::{Selected, Workspace, is_path};
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
 
 /// Arguments of `validate`.
 #[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
-    /// Presets to validate: names, or files (an argument containing `/` or ending in
-    /// `.yaml`/`.yml`). Default: every preset on offer, built-ins included.
-    #[arg(value_name = "NAME|PATH")]
+    /// Presets to validate: names, files (an argument containing `/` or ending in
+    /// `.yaml`/`.yml`; a file's own directory is searched first for its `extends`), or
+    /// `-` for one preset read from standard input. Default: every preset on offer,
+    /// built-ins included.
+    #[arg(value_name = "NAME|PATH|-")]
     targets: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ValidateFormat::Human)]
@@ -39,12 +42,16 @@ enum ValidateFormat {
     Sarif,
 }
 
-/// Does a command-line argument name a file rather than a preset?
-fn is_path(target: &str) -> bool {
-    target.contains('/')
-        || target.contains(std::path::MAIN_SEPARATOR)
-        || target.ends_with(".yaml")
-        || target.ends_with(".yml")
+impl ValidateArgs {
+    /// `--format json|github|sarif`.
+    pub(crate) fn machine_format(&self) -> Option<MachineFormat> {
+        match self.format {
+            ValidateFormat::Human => None,
+            ValidateFormat::Json => Some(MachineFormat::Json),
+            ValidateFormat::Github => Some(MachineFormat::Github),
+            ValidateFormat::Sarif => Some(MachineFormat::Sarif),
+        }
+    }
 }
 
 pub(crate) fn run(
@@ -52,12 +59,20 @@ pub(crate) fn run(
     args: &ValidateArgs,
     io: &mut Io<'_>,
 ) -> Result<Exit, CliError> {
-    let mut workspace = Workspace::discover(global)?;
+    let (mut workspace, unreadable) = Workspace::discover_partly(global)?;
     let mut report = ValidationReport::default();
+    // An unreadable `--preset-dir` is reported (exit 2); what could be found is still
+    // validated.
+    report.add_diagnostics(unreadable);
 
-    let mut names: Vec<String> = Vec::new();
+    let mut selected: Vec<Selected> = Vec::new();
     if args.targets.is_empty() {
-        names.extend(workspace.presets.names().map(str::to_owned));
+        selected.extend(
+            workspace
+                .presets
+                .names()
+                .map(|n| Selected::Name(n.to_owned())),
+        );
         // Files that could not be offered at all (a built-in's name, a duplicate).
         let offered: BTreeSet<&str> = workspace
             .presets
@@ -80,38 +95,40 @@ pub(crate) fn run(
         }
     } else {
         for target in &args.targets {
-            if is_path(target) {
-                match workspace.presets.add_path(Path::new(target)) {
-                    Ok(name) => names.push(name),
-                    // An unreadable path is reported in the chosen format too (JSON
-                    // consumers need it on stdout); the `io` kind makes the exit code 2.
-                    Err(d) => {
-                        report.add_diagnostics([d]);
+            match workspace.select(target) {
+                Ok(Selected::Name(name)) => {
+                    report.add_diagnostics(workspace.problems_about(&name));
+                    selected.push(Selected::Name(name));
+                }
+                Ok(chosen) => selected.push(chosen),
+                // An unknown name or an unreadable path is reported in the chosen
+                // format too (JSON consumers need it on stdout); the `io` kind makes the
+                // exit code 2.
+                Err(d) => {
+                    let is_file = target == "-" || is_path(target);
+                    report.add_diagnostics([d]);
+                    if is_file {
                         report.add_preset(refused_outcome(target));
                     }
                 }
-            } else {
-                workspace.require(target)?;
-                report.add_diagnostics(workspace.problems_about(target));
-                names.push(target.clone());
             }
         }
     }
 
     let mut seen = BTreeSet::new();
-    for name in names {
-        if !seen.insert(name.clone()) {
+    for chosen in selected {
+        let (name, file) = match workspace.entry(&chosen) {
+            Some(e) => (e.name().to_owned(), e.display().to_string()),
+            None => continue,
+        };
+        // One file named twice (by name and by path, say) is validated once.
+        if !seen.insert(file.clone()) {
             continue;
         }
-        let file = workspace
-            .presets
-            .get(&name)
-            .map(|e| e.display().to_string())
-            .unwrap_or_default();
-        let validation = workspace.validate(&name);
-        // Two files offer this name (or one shadows a built-in): the name is ambiguous,
-        // so the preset is not valid whatever its content.
-        let refused = workspace.is_ambiguous(&name);
+        let validation = workspace.validate_selected(&chosen);
+        // Two files of one source offer this name: the name is ambiguous, so the preset
+        // is not valid whatever its content.
+        let refused = matches!(&chosen, Selected::Name(n) if workspace.is_ambiguous(n));
         let valid = !refused
             && !validation.diagnostics.iter().any(|d| {
                 d.severity == Severity::Error
@@ -128,6 +145,21 @@ pub(crate) fn run(
         ValidateFormat::Sarif => report.sarif(),
     };
     io.out.write_all(text.as_bytes())?;
+    // What kept the command from doing its job goes to the person reading the log too.
+    if args.format != ValidateFormat::Human {
+        let failures: Vec<Diagnostic> = report
+            .diagnostics()
+            .iter()
+            .filter(|d| d.kind == DiagnosticKind::Io)
+            .cloned()
+            .collect();
+        if !failures.is_empty() {
+            let sources = workspace.presets.source_files();
+            let renderer = HumanRenderer::new(io.err_style, &sources, &failures);
+            io.err
+                .write_all(renderer.render_all(&failures).as_bytes())?;
+        }
+    }
     Ok(exit_code(&report, args.deny_warnings))
 }
 

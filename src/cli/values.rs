@@ -3,22 +3,32 @@
 //!
 //! `cwd`, `os`, `shell` and `date` come from the real environment (`--cwd` overrides the
 //! working directory); `model` and `provider` from the preset's `model` block, overridden
-//! by `--model` / `--provider`; `--var k=v` sets any variable last, so it wins. `tools` is
-//! derived from the visible tools and cannot be set.
+//! by `--model` / `--provider`; then each `--var-file` in order, then `--var k=v`, so the
+//! last value given wins. Values are read as the type the preset declares for them.
+//! `tools` is derived from the visible tools and cannot be set.
 
 use clap::Args;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use minijinja::Value;
 
 use super::environment;
 use super::workspace::Workspace;
 use super::{CliError, Exit};
+use crate::bounded::read_bounded;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
 use crate::preset::ValidPreset;
+use crate::preset::source::{MAX_PRESET_FILE_BYTES, SourceFile};
 use crate::preset::spec::Provider;
+use crate::preset::values_file::{ValueEntry, ValuesFile};
 use crate::prompt::{
     MODEL_VARIABLE, PROVIDER_VARIABLE, RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE, Values,
     is_derived_variable,
 };
 use crate::provider::ModelSettings;
+use crate::source_files::{SourceFiles, SourceText};
 use crate::suggest::help_did_you_mean;
 
 /// The options that set template values.
@@ -28,6 +38,10 @@ pub(crate) struct ValueArgs {
     /// `--var date=2030-01-01` to pin the output.
     #[arg(long = "var", value_name = "KEY=VALUE", value_parser = parse_var)]
     pub vars: Vec<(String, String)>,
+    /// Set many variables from a YAML or JSON file mapping names to values
+    /// (repeatable; later files win, `--var` wins over every file).
+    #[arg(long = "var-file", value_name = "FILE")]
+    pub var_files: Vec<PathBuf>,
     /// The model name [default: the preset's `model.name`].
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
@@ -74,6 +88,38 @@ impl ValueArgs {
             .known_variables()
             .filter(|v| !is_derived_variable(v))
             .collect();
+        // Files first, in order, then `--var`: the last value given wins.
+        let mut sources = SourceFiles::new();
+        let mut problems: Vec<Diagnostic> = Vec::new();
+        let mut exit = Exit::Invalid;
+        for path in &self.var_files {
+            let file = match read_var_file(path) {
+                Ok(file) => file,
+                Err((list, read)) => {
+                    if let Some((display, text)) = read {
+                        sources.insert(display, text);
+                    }
+                    problems.extend(list);
+                    exit = Exit::Usage;
+                    continue;
+                }
+            };
+            sources.insert(file.source.display.clone(), file.source.source_text());
+            for entry in &file.entries {
+                let key = entry.name.as_str();
+                if is_derived_variable(key) || !known.contains(&key) {
+                    problems.push(unknown_in_file(key, &known, &file.source.display, entry));
+                    exit = Exit::Usage;
+                    continue;
+                }
+                match typed_value(preset, key, &entry.text) {
+                    Ok(value) => {
+                        values.set(key, value);
+                    }
+                    Err(d) => problems.push(d.at(entry.span.clone())),
+                }
+            }
+        }
         for (key, value) in &self.vars {
             if key == TOOLS_VARIABLE {
                 return Err(CliError::usage_with(
@@ -97,9 +143,78 @@ impl ValueArgs {
                     help,
                 ));
             }
-            values.set(key.clone(), value.clone());
+            match typed_value(preset, key, value) {
+                Ok(value) => {
+                    values.set(key.clone(), value);
+                }
+                Err(d) => problems.push(d),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(CliError::Diagnostics {
+                list: problems,
+                exit,
+                sources,
+            });
         }
         Ok(values)
+    }
+}
+
+/// A name in a values file that the preset does not know (or a derived one): a usage error at
+/// the name, with "did you mean".
+fn unknown_in_file(key: &str, known: &[&str], file: &str, entry: &ValueEntry) -> Diagnostic {
+    let (message, help) = if is_derived_variable(key) {
+        (
+            format!("`{key}` cannot be set (in `{file}`): it is derived from the preset"),
+            if key == TOOLS_VARIABLE {
+                "narrow the tools in the preset instead".to_owned()
+            } else {
+                "set `persona.includeRuntimeContext` in the preset instead".to_owned()
+            },
+        )
+    } else {
+        (
+            format!("unknown variable `{key}` in `{file}`"),
+            help_did_you_mean(key, known.iter().copied())
+                .unwrap_or_else(|| format!("known variables: {}", known.join(", "))),
+        )
+    };
+    Diagnostic::new(DiagnosticKind::UnknownVariable, message)
+        .at(entry.name_span.clone())
+        .help(help)
+}
+
+/// Read and parse one `--var-file`, bounded like a preset file. On failure, the
+/// diagnostics and (when it was read) the text they point into.
+#[allow(clippy::type_complexity)]
+fn read_var_file(
+    path: &Path,
+) -> Result<ValuesFile, (Vec<Diagnostic>, Option<(Arc<str>, SourceText)>)> {
+    let display: Arc<str> = path.to_string_lossy().into();
+    let bytes = read_bounded(path, MAX_PRESET_FILE_BYTES as u64).map_err(|e| {
+        let d = Diagnostic::new(
+            DiagnosticKind::Io,
+            format!("cannot read `--var-file {display}`: {e}"),
+        )
+        .help("give a YAML or JSON file mapping variable names to values, e.g. `focus: security`");
+        (vec![d], None)
+    })?;
+    ValuesFile::parse(display.clone(), &bytes).map_err(|ds| {
+        (
+            ds.into_vec(),
+            Some((display, SourceFile::lossy_text(&bytes))),
+        )
+    })
+}
+
+/// The value of `--var key=text`: typed as the preset declares `key` (`type`, `enum`);
+/// a value that does not fit is an invalid render (exit 1) naming the variable and, for
+/// an `enum`, the choices. Built-in variables take text.
+fn typed_value(preset: &ValidPreset, key: &str, text: &str) -> Result<Value, Diagnostic> {
+    match preset.assembler().declaration(key) {
+        Some(decl) => decl.parse_value(text),
+        None => Ok(Value::from(text)),
     }
 }
 
@@ -169,8 +284,9 @@ impl ValueArgs {
         Ok(Some(settings))
     }
 
-    /// Refuse `--var model=…` / `--var provider=…` where the model actually called must
-    /// be what the prompt says (`run`): those come from `--model` / `--provider`.
+    /// Refuse `--var model=…` / `--var provider=…` (or those names in a `--var-file`)
+    /// where the model actually called must be what the prompt says (`run`): those come
+    /// from `--model` / `--provider`.
     pub(crate) fn refuse_model_vars(&self) -> Result<(), CliError> {
         for (key, _) in &self.vars {
             if key == MODEL_VARIABLE || key == PROVIDER_VARIABLE {
@@ -182,7 +298,39 @@ impl ValueArgs {
                 ));
             }
         }
+        for (file, key) in self.file_keys() {
+            if key == MODEL_VARIABLE || key == PROVIDER_VARIABLE {
+                return Err(CliError::usage_with(
+                    format!(
+                        "`{key}` in `--var-file {file}` would make the prompt name another model than the one called"
+                    ),
+                    Some(format!(
+                        "use `--{key} …` instead, and remove `{key}` from the file"
+                    )),
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// Does `--var` or a `--var-file` set `key` (so the caller must not replace it)?
+    pub(crate) fn pins(&self, key: &str) -> bool {
+        self.vars.iter().any(|(k, _)| k == key) || self.file_keys().iter().any(|(_, k)| k == key)
+    }
+
+    /// `(file, name)` of every name the `--var-file`s that can be read set. (Files that
+    /// cannot be read are reported by [`ValueArgs::values`].)
+    fn file_keys(&self) -> Vec<(String, String)> {
+        self.var_files
+            .iter()
+            .filter_map(|path| read_var_file(path).ok())
+            .flat_map(|file| {
+                let shown = file.source.display.to_string();
+                file.entries
+                    .into_iter()
+                    .map(move |e| (shown.clone(), e.name))
+            })
+            .collect()
     }
 }
 

@@ -1,12 +1,20 @@
 //! [`PresetCatalog`]: which presets exist and where they come from.
 //!
-//! Sources, in the order they are searched: the built-ins (`standard`, `minimal`, embedded
-//! in the binary), the project (`<project>/.agent-presets/*.yaml|*.yml`), extra
-//! directories (`--preset-dir`), the user's directory (`<config dir>/agent-presets/presets/`,
-//! or `$AGENT_PRESETS_CONFIG_DIR/presets/`), and explicit file paths. A file's stem is its
-//! preset name. A custom preset may not take a built-in's name (`builtin-shadow`), and two
-//! files may not offer one name (`duplicate-preset`); in both cases the first one found
-//! keeps the name.
+//! Sources, highest precedence first: the project (`<project>/.agent-presets/*.yaml|*.yml`),
+//! each extra directory (`--preset-dir`) in the order given, the user's directory
+//! (`<config dir>/agent-presets/presets/`, or `$AGENT_PRESETS_CONFIG_DIR/presets/`), and
+//! the built-ins (`standard`, `minimal`, embedded in the binary). A file's stem is its
+//! preset name. A higher source wins a name silently over a lower one (the winner's
+//! [`PresetEntry::shadows`] lists the files it hides), as editors and agent tools do with
+//! project and user settings; two files offering one name within one source are a
+//! `duplicate-preset` (the first one found keeps the name, and the name is ambiguous).
+//! The built-ins cannot be shadowed: a custom file with a built-in's name is refused
+//! (`builtin-shadow`), and the built-in stays.
+//!
+//! Files named explicitly (a path, or text read from standard input) are *targets*
+//! ([`PresetCatalog::add_file`], [`PresetCatalog::add_stdin`]): validated, shown and
+//! rendered as themselves, never offered by name. A file's own directory is searched for
+//! its `extends` before the sources above.
 //!
 //! Discovery only lists directories. Each file is read and parsed lazily, at most once,
 //! the first time its content is asked for ([`PresetEntry::parsed`]); parse errors stay
@@ -21,6 +29,7 @@ use super::source::{
     MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, file_too_large, parse_source,
 };
 use super::spec::is_valid_preset_name;
+use super::text_file::load_text_files;
 use crate::bounded::{BoundedReadError, read_bounded};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 use crate::source_files::{SourceFiles, SourceText};
@@ -29,6 +38,22 @@ use crate::source_files::{SourceFiles, SourceText};
 /// presets are then read from `$AGENT_PRESETS_CONFIG_DIR/presets/`. Set it to the empty
 /// string to turn user presets off (tests and CI do).
 pub const CONFIG_DIR_ENV: &str = "AGENT_PRESETS_CONFIG_DIR";
+
+/// The environment variable that leaves the user directory out (like `--no-user`): any
+/// value but empty, `0`, `false` or `no`.
+pub const NO_USER_ENV: &str = "AGENT_PRESETS_NO_USER";
+
+/// Does [`NO_USER_ENV`] say to leave the user directory out?
+pub fn user_presets_disabled() -> bool {
+    std::env::var_os(NO_USER_ENV).is_some_and(|v| {
+        let v = v.to_string_lossy();
+        let v = v.trim();
+        !(v.is_empty()
+            || v == "0"
+            || v.eq_ignore_ascii_case("false")
+            || v.eq_ignore_ascii_case("no"))
+    })
+}
 
 /// The directory, under a project root, that holds project presets.
 pub const PROJECT_PRESET_DIR: &str = ".agent-presets";
@@ -52,10 +77,12 @@ pub enum PresetSource {
     Path,
     /// Text handed to the catalog by the embedding program ([`PresetCatalog::add_text`]).
     Inline,
+    /// Text read from standard input ([`PresetCatalog::add_stdin`]).
+    Stdin,
 }
 
 impl PresetSource {
-    /// `"builtin"`, `"project"`, `"user"`, `"path"` or `"inline"`.
+    /// `"builtin"`, `"project"`, `"user"`, `"path"`, `"inline"` or `"stdin"`.
     pub fn as_str(self) -> &'static str {
         match self {
             PresetSource::Builtin => "builtin",
@@ -63,6 +90,7 @@ impl PresetSource {
             PresetSource::User => "user",
             PresetSource::Path => "path",
             PresetSource::Inline => "inline",
+            PresetSource::Stdin => "stdin",
         }
     }
 }
@@ -82,11 +110,12 @@ pub struct CatalogOptions {
     /// The directory holding user presets (the `presets` directory itself). A missing
     /// directory is fine.
     pub user_dir: Option<PathBuf>,
-    /// Read `user_dir` at all?
+    /// Read `user_dir` at all? (`--no-user` and [`NO_USER_ENV`] say no.)
     pub include_user: bool,
     /// Extra directories (`--preset-dir`); each must exist.
     pub extra_dirs: Vec<PathBuf>,
-    /// Explicit preset files; each must exist.
+    /// Explicit preset files, added as targets ([`PresetCatalog::add_file`]); each must
+    /// exist.
     pub paths: Vec<PathBuf>,
     /// Paths under this directory are shown relative to it (normally the current
     /// directory), so diagnostics read `.agent-presets/reviewer.yaml`.
@@ -95,13 +124,14 @@ pub struct CatalogOptions {
 
 impl CatalogOptions {
     /// The usual places: the current directory as the project, the user's directory
-    /// ([`default_user_preset_dir`]), paths shown relative to the current directory.
+    /// ([`default_user_preset_dir`]) unless [`NO_USER_ENV`] says otherwise, paths shown
+    /// relative to the current directory.
     pub fn from_environment() -> Self {
         let cwd = std::env::current_dir().ok();
         CatalogOptions {
             project_dir: cwd.clone(),
             user_dir: default_user_preset_dir(),
-            include_user: true,
+            include_user: !user_presets_disabled(),
             extra_dirs: Vec::new(),
             paths: Vec::new(),
             display_base: cwd,
@@ -160,14 +190,37 @@ enum Content {
     File(PathBuf),
 }
 
+/// Precedence of the project's directory (lower wins).
+const RANK_PROJECT: u32 = 10;
+/// Precedence of the first `--preset-dir` (each next one is one lower).
+const RANK_FIRST_DIR: u32 = 11;
+/// Precedence of the user's directory.
+const RANK_USER: u32 = u32::MAX - 1;
+/// Texts a host adds rank above every directory.
+const RANK_INLINE: u32 = 0;
+
+/// A file a higher source hides: it offers the same name and is not used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShadowedFile {
+    /// The source it is in.
+    pub source: PresetSource,
+    /// The file as shown to users.
+    pub display: Arc<str>,
+}
+
 /// One preset on offer: its name, where it comes from, and (once asked) its parse.
 #[derive(Clone, Debug)]
 pub struct PresetEntry {
     name: String,
     source: PresetSource,
+    /// Precedence among sources: lower wins (the project is above the user directory).
+    rank: u32,
     display: Arc<str>,
     content: Content,
     loaded: OnceLock<Loaded>,
+    shadows: Vec<ShadowedFile>,
+    /// The name is taken from the file's `name:` (standard input has no file name).
+    named_by_content: bool,
 }
 
 /// What reading and parsing an entry gave.
@@ -176,6 +229,10 @@ struct Loaded {
     /// The text as read (lossily decoded if it is not valid UTF-8); `None` when nothing
     /// could be read.
     source: Option<SourceText>,
+    /// The `textFile`s read for it, by displayed name.
+    text_files: Vec<(Arc<str>, SourceText)>,
+    /// The `name` the file declares, when it parses (also if a later check fails).
+    declared_name: Option<String>,
     parsed: Result<ParsedPreset, Diagnostics>,
 }
 
@@ -183,6 +240,8 @@ impl Loaded {
     fn failed(d: Diagnostic) -> Loaded {
         Loaded {
             source: None,
+            text_files: Vec::new(),
+            declared_name: None,
             parsed: Err(d.into()),
         }
     }
@@ -193,10 +252,24 @@ impl PresetEntry {
         PresetEntry {
             name,
             source,
+            rank: RANK_INLINE,
             display,
             content,
             loaded: OnceLock::new(),
+            shadows: Vec::new(),
+            named_by_content: false,
         }
+    }
+
+    fn ranked(mut self, rank: u32) -> Self {
+        self.rank = rank;
+        self
+    }
+
+    /// The files of lower sources this one hides (same name), highest first: empty when
+    /// it hides nothing.
+    pub fn shadows(&self) -> &[ShadowedFile] {
+        &self.shadows
     }
 
     /// The preset's name (its file stem).
@@ -259,21 +332,38 @@ impl PresetEntry {
             Err(d) => {
                 return Loaded {
                     source: Some(SourceFile::lossy_text(bytes)),
+                    text_files: Vec::new(),
+                    declared_name: None,
                     parsed: Err(d.into()),
                 };
             }
         };
+        let mut text_files = Vec::new();
         let text = source.source_text();
+        let mut declared_name = None;
         let parsed = parse_source(source).and_then(|parsed| {
-            let problems = check_preset_name(&parsed, &self.name);
+            declared_name = Some(parsed.name().to_owned());
+            // Text from standard input has no file name: its `name` only has to be one.
+            let stem = if self.named_by_content {
+                parsed.name().to_owned()
+            } else {
+                self.name.clone()
+            };
+            let problems = check_preset_name(&parsed, &stem);
             if problems.is_empty() {
                 Ok(parsed)
             } else {
                 Err(Diagnostics::from_vec(problems))
             }
         });
+        let parsed = parsed.and_then(|mut parsed| {
+            load_text_files(&mut parsed, self.path(), &mut text_files)?;
+            Ok(parsed)
+        });
         Loaded {
             source: Some(text),
+            text_files,
+            declared_name,
             parsed,
         }
     }
@@ -353,7 +443,7 @@ pub fn check_preset_name(parsed: &ParsedPreset, stem: &str) -> Vec<Diagnostic> {
     out
 }
 
-/// Every preset on offer, by name.
+/// Every preset on offer, by name, and the presets named by their file.
 #[derive(Clone, Debug)]
 pub struct PresetCatalog {
     entries: BTreeMap<String, PresetEntry>,
@@ -361,6 +451,28 @@ pub struct PresetCatalog {
     /// Texts of files that were read but not offered (a built-in's name taken): their
     /// diagnostics point into them.
     refused: SourceFiles,
+    /// Presets named by their file or read from standard input.
+    targets: Vec<Target>,
+    /// Files found next to a target for its `extends` (shared by targets of one
+    /// directory).
+    siblings: Vec<PresetEntry>,
+}
+
+/// A preset named by its file (or read from standard input), see
+/// [`PresetCatalog::add_file`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TargetId(usize);
+
+#[derive(Clone, Debug)]
+enum Target {
+    /// The file is the one on offer under its name.
+    Offered(String),
+    /// A file of its own, with the files of its directory its `extends` chain reaches
+    /// (name → index into `siblings`).
+    Own {
+        entry: Box<PresetEntry>,
+        siblings: BTreeMap<String, usize>,
+    },
 }
 
 impl Default for PresetCatalog {
@@ -380,7 +492,8 @@ impl PresetCatalog {
                     PresetSource::Builtin,
                     format!("<builtin>/{name}.yaml").into(),
                     Content::Embedded(text),
-                );
+                )
+                .ranked(u32::MAX);
                 ((*name).to_owned(), entry)
             })
             .collect();
@@ -388,6 +501,8 @@ impl PresetCatalog {
             entries,
             display_base: None,
             refused: SourceFiles::new(),
+            targets: Vec::new(),
+            siblings: Vec::new(),
         }
     }
 
@@ -398,41 +513,57 @@ impl PresetCatalog {
         let mut catalog = PresetCatalog::builtin();
         catalog.display_base = options.display_base.clone();
         let mut problems = Vec::new();
+        // Highest precedence first: a later source only adds what is not taken.
         if let Some(project) = &options.project_dir {
             let dir = project.join(PROJECT_PRESET_DIR);
-            catalog.scan_dir(&dir, PresetSource::Project, false, &mut problems);
+            catalog.scan_dir(
+                &dir,
+                PresetSource::Project,
+                RANK_PROJECT,
+                false,
+                &mut problems,
+            );
         }
-        for dir in &options.extra_dirs {
-            catalog.scan_dir(dir, PresetSource::Path, true, &mut problems);
+        for (i, dir) in options.extra_dirs.iter().enumerate() {
+            let rank = RANK_FIRST_DIR.saturating_add(u32::try_from(i).unwrap_or(u32::MAX));
+            catalog.scan_dir(
+                dir,
+                PresetSource::Path,
+                rank.min(RANK_USER - 1),
+                true,
+                &mut problems,
+            );
         }
         if options.include_user
             && let Some(dir) = &options.user_dir
         {
-            catalog.scan_dir(dir, PresetSource::User, false, &mut problems);
+            catalog.scan_dir(dir, PresetSource::User, RANK_USER, false, &mut problems);
         }
         for path in &options.paths {
-            if let Err(d) = catalog.add_path(path) {
+            if let Err(d) = catalog.add_file(path) {
                 problems.push(d);
             }
         }
         (catalog, problems)
     }
 
-    /// Offer the preset file at `path` (for `validate PATH`); its stem is its name.
-    /// Adding a file that is already in the catalog is a no-op. Returns the name.
-    pub fn add_path(&mut self, path: &Path) -> Result<String, Diagnostic> {
+    /// Add the preset file at `path` as a target: it is validated, shown and rendered as
+    /// itself (its stem is its name), without being offered by name — another file of
+    /// that name on offer is not disturbed. Its own directory is searched for its
+    /// `extends` (and theirs) before the catalog. The same file as the one on offer
+    /// under its name is that entry. A file that cannot be read at all (missing, a
+    /// directory, a FIFO) or that takes a built-in's name is refused.
+    pub fn add_file(&mut self, path: &Path) -> Result<TargetId, Diagnostic> {
         let display = self.display_path(path);
-        // The same file offered again (discovered in a directory, or another spelling
-        // of its path) is not read a second time.
         if let Ok(name) = stem_of(path, &display)
             && let Some(existing) = self.entries.get(&name).and_then(PresetEntry::path)
             && same_file(existing, path)
         {
-            return Ok(name);
+            return Ok(self.push_target(Target::Offered(name)));
         }
         // Read now, on one descriptor: what the path is (a FIFO, a directory, a giant)
         // is decided by the open, not by an earlier look-up another process can race.
-        // A file that is merely too large is offered, invalid, like any other.
+        // A file that is merely too large is a target, invalid, like any other.
         let bytes = match read_preset_bytes(path, &display) {
             Err(d) if d.kind != DiagnosticKind::LimitExceeded => return Err(d),
             read => read,
@@ -449,8 +580,138 @@ impl PresetCatalog {
             Err(d) => Loaded::failed(d),
         };
         let _ = entry.loaded.set(loaded);
-        self.insert(entry)?;
-        Ok(name)
+        self.own_target(entry)
+    }
+
+    /// Add a preset read from standard input as a target (see [`PresetCatalog::add_file`]),
+    /// shown as `<stdin>`: its name is its `name:`. It has no directory, so its `extends`
+    /// is looked up in the catalog (and `textFile` cannot be used).
+    pub fn add_stdin(&mut self, bytes: &[u8]) -> Result<TargetId, Diagnostic> {
+        let mut entry = PresetEntry::new(
+            String::new(),
+            PresetSource::Stdin,
+            STDIN_DISPLAY.into(),
+            Content::Inline(Arc::from(bytes)),
+        );
+        entry.named_by_content = true;
+        let loaded = entry.parse(bytes);
+        entry.name = loaded
+            .declared_name
+            .clone()
+            .unwrap_or_else(|| "-".to_owned());
+        let _ = entry.loaded.set(loaded);
+        self.own_target(entry)
+    }
+
+    fn own_target(&mut self, entry: PresetEntry) -> Result<TargetId, Diagnostic> {
+        if self
+            .entries
+            .get(&entry.name)
+            .is_some_and(|e| e.source == PresetSource::Builtin)
+        {
+            let refusal = builtin_shadow(&entry);
+            return Err(self.refuse(&entry, refusal));
+        }
+        let siblings = self.find_siblings(&entry);
+        Ok(self.push_target(Target::Own {
+            entry: Box::new(entry),
+            siblings,
+        }))
+    }
+
+    fn push_target(&mut self, target: Target) -> TargetId {
+        self.targets.push(target);
+        TargetId(self.targets.len() - 1)
+    }
+
+    /// Follow `entry`'s `extends` through the files of its own directory: every parent
+    /// found there (`<dir>/<name>.yaml` or `.yml`), up to the first one that is not, is
+    /// the parent used. A built-in's name is always the built-in; a file that is the one
+    /// on offer under its name is simply that entry.
+    fn find_siblings(&mut self, entry: &PresetEntry) -> BTreeMap<String, usize> {
+        let mut found = BTreeMap::new();
+        let Some(dir) = entry.path().and_then(Path::parent).map(Path::to_path_buf) else {
+            return found;
+        };
+        let mut current = entry.parsed().ok().and_then(|p| p.file.extends.clone());
+        while let Some(parent) = current.take() {
+            let name = parent.value;
+            if found.contains_key(&name)
+                || found.len() >= super::resolve::MAX_EXTENDS_DEPTH
+                || !is_valid_preset_name(&name)
+                || self
+                    .entries
+                    .get(&name)
+                    .is_some_and(|e| e.source == PresetSource::Builtin)
+            {
+                break;
+            }
+            let candidates: Vec<PathBuf> = ["yaml", "yml"]
+                .iter()
+                .map(|ext| dir.join(format!("{name}.{ext}")))
+                .filter(|p| fs::symlink_metadata(p).is_ok())
+                .collect();
+            let Some(first) = candidates.first() else {
+                break;
+            };
+            if self
+                .entries
+                .get(&name)
+                .and_then(PresetEntry::path)
+                .is_some_and(|p| same_file(p, first))
+            {
+                // The one on offer: the catalog finds it (and what it extends).
+                break;
+            }
+            let index = match self
+                .siblings
+                .iter()
+                .position(|s| s.path().is_some_and(|p| same_file(p, first)))
+            {
+                Some(index) => index,
+                None => {
+                    let display = self.display_path(first);
+                    let sibling = PresetEntry::new(
+                        name.clone(),
+                        PresetSource::Path,
+                        display.clone(),
+                        Content::File(first.clone()),
+                    );
+                    if let Some(second) = candidates.get(1) {
+                        // Two files of one directory offer the name.
+                        let d = duplicate_preset(&name, &display, &self.display_path(second));
+                        let _ = sibling.loaded.set(Loaded::failed(d));
+                    }
+                    self.siblings.push(sibling);
+                    self.siblings.len() - 1
+                }
+            };
+            found.insert(name, index);
+            current = self.siblings[index]
+                .parsed()
+                .ok()
+                .and_then(|p| p.file.extends.clone());
+        }
+        found
+    }
+
+    /// The preset a target names.
+    pub fn target(&self, id: TargetId) -> Option<&PresetEntry> {
+        match self.targets.get(id.0)? {
+            Target::Offered(name) => self.entries.get(name),
+            Target::Own { entry, .. } => Some(entry),
+        }
+    }
+
+    /// The preset `name` as the chain of target `id` sees it: a file of the target's
+    /// own directory first, else the one on offer.
+    pub fn lookup_for_target(&self, id: TargetId, name: &str) -> Option<&PresetEntry> {
+        if let Some(Target::Own { siblings, .. }) = self.targets.get(id.0)
+            && let Some(&index) = siblings.get(name)
+        {
+            return self.siblings.get(index);
+        }
+        self.entries.get(name)
     }
 
     /// Offer a preset from text (for hosts and tests). `display` is how its file is
@@ -462,12 +723,15 @@ impl PresetCatalog {
         text: impl Into<String>,
     ) -> Result<(), Diagnostic> {
         let text: String = text.into();
-        self.insert(PresetEntry::new(
-            name.to_owned(),
-            PresetSource::Inline,
-            display.into(),
-            Content::Inline(text.into_bytes().into()),
-        ))
+        self.insert(
+            PresetEntry::new(
+                name.to_owned(),
+                PresetSource::Inline,
+                display.into(),
+                Content::Inline(text.into_bytes().into()),
+            )
+            .ranked(RANK_INLINE),
+        )
     }
 
     /// Every entry, sorted by name.
@@ -511,16 +775,26 @@ impl PresetCatalog {
     /// file again. Files not read yet (never asked for) are not in it.
     pub fn source_files(&self) -> SourceFiles {
         let mut files = self.refused.clone();
-        for entry in self.entries.values() {
+        let targets = self.targets.iter().filter_map(|t| match t {
+            Target::Own { entry, .. } => Some(&**entry),
+            Target::Offered(_) => None,
+        });
+        for entry in self.entries.values().chain(targets).chain(&self.siblings) {
             if let Some(text) = entry.source_text() {
                 files.insert(entry.display.clone(), text.clone());
+            }
+            for (display, text) in entry.loaded.get().iter().flat_map(|l| &l.text_files) {
+                files.insert(display.clone(), text.clone());
             }
         }
         files
     }
 
+    /// Offer `entry` under its name. A built-in's name is refused; a name taken by a
+    /// higher source shadows the new file (noted, not an error); a name taken within the
+    /// same source is a `duplicate-preset` (the first keeps it).
     fn insert(&mut self, entry: PresetEntry) -> Result<(), Diagnostic> {
-        let Some(existing) = self.entries.get(&entry.name) else {
+        let Some(existing) = self.entries.get_mut(&entry.name) else {
             self.entries.insert(entry.name.clone(), entry);
             return Ok(());
         };
@@ -533,20 +807,28 @@ impl PresetCatalog {
         {
             return Ok(());
         }
-        let (first, second) = (existing.display.clone(), entry.display.clone());
-        let refusal = Diagnostic::new(
-            DiagnosticKind::DuplicatePreset,
-            format!(
-                "two files offer the preset `{}`: `{first}` and `{second}`",
-                entry.name
-            ),
-        )
-        .at(Span::new(second.clone(), 1, 1))
-        .help(format!(
-            "preset names must be unique across preset directories; rename or remove one \
-             (`{first}` is the one used)"
-        ));
-        Err(self.refuse(&entry, refusal))
+        if existing.rank == entry.rank {
+            let refusal = duplicate_preset(&entry.name, &existing.display, &entry.display);
+            return Err(self.refuse(&entry, refusal));
+        }
+        if existing.rank < entry.rank {
+            let hidden = ShadowedFile {
+                source: entry.source,
+                display: entry.display.clone(),
+            };
+            if !existing.shadows.contains(&hidden) {
+                existing.shadows.push(hidden);
+            }
+            return Ok(());
+        }
+        // A higher source added after a lower one (a host's text): it takes the name.
+        let old = std::mem::replace(existing, entry);
+        existing.shadows.push(ShadowedFile {
+            source: old.source,
+            display: old.display,
+        });
+        existing.shadows.extend(old.shadows);
+        Ok(())
     }
 
     /// `refusal`, after keeping the refused entry's text (if it was read) for the
@@ -558,11 +840,13 @@ impl PresetCatalog {
         refusal
     }
 
-    /// Read `dir` and offer its `*.yaml` / `*.yml` files, in file-name order.
+    /// Read `dir` and offer its `*.yaml` / `*.yml` files, in file-name order, at
+    /// precedence `rank`.
     fn scan_dir(
         &mut self,
         dir: &Path,
         source: PresetSource,
+        rank: u32,
         must_exist: bool,
         problems: &mut Vec<Diagnostic>,
     ) {
@@ -606,7 +890,7 @@ impl PresetCatalog {
                     continue;
                 }
             };
-            let entry = PresetEntry::new(name, source, display, Content::File(path));
+            let entry = PresetEntry::new(name, source, display, Content::File(path)).ranked(rank);
             if let Err(d) = self.insert(entry) {
                 problems.push(d);
             }
@@ -622,6 +906,22 @@ impl PresetCatalog {
             .unwrap_or(path);
         shown.to_string_lossy().into()
     }
+}
+
+/// How a preset read from standard input is shown.
+pub const STDIN_DISPLAY: &str = "<stdin>";
+
+/// Two files of one source offer `name`; `first` keeps it.
+fn duplicate_preset(name: &str, first: &Arc<str>, second: &Arc<str>) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::DuplicatePreset,
+        format!("two files offer the preset `{name}`: `{first}` and `{second}`"),
+    )
+    .at(Span::new(second.clone(), 1, 1))
+    .help(format!(
+        "a name may be offered once per preset directory; rename or remove one \
+         (`{first}` is the one used)"
+    ))
 }
 
 fn builtin_shadow(entry: &PresetEntry) -> Diagnostic {

@@ -6,16 +6,22 @@ pub mod resolve;
 mod shape;
 pub mod source;
 pub mod spec;
+mod text_file;
 pub mod validate;
+pub mod values_file;
 
 pub use catalog::{
-    CONFIG_DIR_ENV, CatalogOptions, PresetCatalog, PresetEntry, PresetSource, check_preset_name,
+    CONFIG_DIR_ENV, CatalogOptions, NO_USER_ENV, PresetCatalog, PresetEntry, PresetSource,
+    ShadowedFile, TargetId, check_preset_name,
 };
 pub use resolve::{Lookup, MAX_EXTENDS_DEPTH, PresetChain, resolve_chain};
-pub use source::{MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, parse_preset};
+pub use source::{MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, TextFile, parse_preset};
 pub use spec::{
     BudgetSpec, ContextSpec, ModelSpec, PersonaSpec, PresetFile, Provider, SectionSpec, Spanned,
     ToolsSpec, VariableEntry, VariableMap, VariableSpec, is_valid_preset_name,
     is_valid_section_name, is_valid_variable_name, preset_json_schema,
 };
-pub use validate::{ValidPreset, Validation, validate_chain, validate_in_catalog, validate_preset};
+pub use validate::{
+    ValidPreset, Validation, validate_chain, validate_in_catalog, validate_preset, validate_target,
+};
+pub use values_file::{ValueEntry, ValuesFile};

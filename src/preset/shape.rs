@@ -37,7 +37,9 @@ use super::source::{
 };
 use super::spec::{FORMAT_VERSION, key_set_owner, preset_json_schema};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::prompt::VariableType;
 use crate::suggest::{did_you_mean, help_did_you_mean};
+use crate::yaml_scalar::{is_yaml11_bool, parse_float, parse_int, yaml_trim, yaml12_bool};
 
 /// Every shape problem of `source`, sorted by position; empty when the file has the shape
 /// of a preset. A YAML syntax error or an exceeded limit stops the reading: it is then the
@@ -269,6 +271,14 @@ impl Tree {
         }
     }
 
+    /// The `(key, value)` of `entries` whose key is `name`.
+    fn entry(&self, entries: &[(NodeId, NodeId)], name: &str) -> Option<(NodeId, NodeId)> {
+        entries
+            .iter()
+            .find(|(k, _)| self.key_text(*k) == Some(name))
+            .copied()
+    }
+
     /// Is this key the merge key `<<` (plain, untagged)?
     fn is_merge_key(&self, id: NodeId) -> bool {
         matches!(
@@ -280,6 +290,9 @@ impl Tree {
 
 fn syntax_error(source: &SourceFile, e: &ScanError) -> Diagnostic {
     let marker = e.marker();
+    if let Some(tab) = tab_indentation(source, to_u32(marker.line()).max(1)) {
+        return tab;
+    }
     let span = Span::new(
         source.display.clone(),
         to_u32(marker.line()).max(1),
@@ -304,6 +317,25 @@ fn syntax_error(source: &SourceFile, e: &ScanError) -> Diagnostic {
     Diagnostic::new(DiagnosticKind::YamlSyntax, message)
         .at(span)
         .maybe_help(help.map(str::to_owned))
+}
+
+/// A syntax error on a line indented with a tab (YAML indents with spaces only): said
+/// plainly, at the tab.
+fn tab_indentation(source: &SourceFile, line: u32) -> Option<Diagnostic> {
+    let text = source.line(line)?;
+    let indent: String = text
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect();
+    let column = indent.chars().position(|c| c == '\t')?;
+    Some(
+        Diagnostic::new(
+            DiagnosticKind::YamlSyntax,
+            "this line is indented with a tab; YAML indents with spaces only",
+        )
+        .at(Span::new(source.display.clone(), line, to_u32(column) + 1).with_len(1))
+        .help("replace the tab with spaces (2 per level is usual); many editors can convert tabs to spaces"),
+    )
 }
 
 const LIMIT_HELP: &str =
@@ -666,99 +698,6 @@ impl Scalar<'_> {
     }
 }
 
-fn yaml_trim(s: &str) -> &str {
-    s.trim_matches([' ', '\t', '\r', '\n'])
-}
-
-fn yaml12_bool(s: &str) -> Option<bool> {
-    match yaml_trim(s) {
-        "true" | "True" | "TRUE" => Some(true),
-        "false" | "False" | "FALSE" => Some(false),
-        _ => None,
-    }
-}
-
-/// A YAML 1.1 boolean spelling (`yes`, `off`, ...) that YAML 1.2 reads as text.
-fn is_yaml11_bool(s: &str) -> bool {
-    let t = yaml_trim(s);
-    ["y", "yes", "n", "no", "on", "off"]
-        .iter()
-        .any(|w| t.eq_ignore_ascii_case(w))
-}
-
-/// An integer as serde-saphyr reads one: optional sign, `0x`/`0o`/`0b` or decimal without
-/// a leading zero, `_` only between digits.
-fn parse_int(s: &str) -> Option<i128> {
-    let t = yaml_trim(s);
-    let (negative, rest) = match t.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let (radix, digits) = if let Some(d) = rest.strip_prefix("0x").or(rest.strip_prefix("0X")) {
-        (16, d)
-    } else if let Some(d) = rest.strip_prefix("0o").or(rest.strip_prefix("0O")) {
-        (8, d)
-    } else if let Some(d) = rest.strip_prefix("0b").or(rest.strip_prefix("0B")) {
-        (2, d)
-    } else {
-        if rest.starts_with('0') && rest != "0" {
-            return None;
-        }
-        (10, rest)
-    };
-    let bytes = digits.as_bytes();
-    let mut value: i128 = 0;
-    let mut saw = false;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'_' {
-            let ok = i > 0 && bytes[i - 1] != b'_' && i + 1 < bytes.len() && bytes[i + 1] != b'_';
-            if !ok {
-                return None;
-            }
-            continue;
-        }
-        let d = char::from(b).to_digit(radix)?;
-        value = value
-            .checked_mul(i128::from(radix))?
-            .checked_add(i128::from(d))?;
-        saw = true;
-    }
-    if !saw {
-        return None;
-    }
-    Some(if negative { -value } else { value })
-}
-
-/// A float as YAML 1.2 writes one: `.inf`/`.nan` spellings, or a decimal (one too large
-/// for an `f64` reads as ±∞).
-pub(crate) fn parse_float(s: &str) -> Option<f64> {
-    let t = yaml_trim(s);
-    let (negative, unsigned) = match t.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    match unsigned {
-        ".nan" | ".NaN" | ".NAN" => return Some(f64::NAN),
-        ".inf" | ".Inf" | ".INF" => {
-            return Some(if negative {
-                f64::NEG_INFINITY
-            } else {
-                f64::INFINITY
-            });
-        }
-        _ => {}
-    }
-    // A decimal too large for f64 (`1e400`) is a number all the same: it reads as ±∞,
-    // which the validator reports as a `non-finite-order`, not as a wrong type. (Rust's
-    // own spellings `inf`, `NaN`, `infinity` are not YAML numbers.)
-    if t.chars()
-        .any(|c| c.is_ascii_alphabetic() && !matches!(c, 'e' | 'E'))
-    {
-        return None;
-    }
-    t.parse::<f64>().ok()
-}
-
 // ---------------------------------------------------------------------------------------
 // The schema check
 // ---------------------------------------------------------------------------------------
@@ -1090,12 +1029,28 @@ impl<'a> Checker<'a> {
                 expected.push(text);
             }
         }
+        // "a single value" already covers numbers and booleans.
+        if expected.iter().any(|e| e == "a single value") {
+            expected.retain(|e| {
+                !matches!(
+                    e.as_str(),
+                    "a whole number"
+                        | "a whole number (0 or more)"
+                        | "a number"
+                        | "`true` or `false`"
+                )
+            });
+        }
         let expected = if expected.is_empty() {
             "something else".to_owned()
         } else {
             expected.join(" or ")
         };
         let found = self.describe(at);
+        if key == Some("extends") && shape == Shape::List {
+            self.out.push(self.extends_list(at));
+            return false;
+        }
         let non_null: Vec<&str> = types
             .iter()
             .map(|(t, _)| *t)
@@ -1146,6 +1101,45 @@ impl<'a> Checker<'a> {
             .maybe_help(help),
         );
         false
+    }
+
+    /// `extends: [standard]`: a preset builds on exactly one other.
+    fn extends_list(&self, at: NodeId) -> Diagnostic {
+        let names: Vec<&str> = match &self.tree.nodes[self.tree.deref(at)].kind {
+            Kind::Seq(items) => items
+                .iter()
+                .filter_map(|&i| self.scalar(i))
+                .map(|s| s.text)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let help = match names.as_slice() {
+            [] => "write the one preset this one builds on, e.g. `extends: standard`".to_owned(),
+            [one] => format!("write `extends: {one}`, without brackets"),
+            [first, ..] => format!(
+                "a preset extends one other: write `extends: {first}`, and to combine several, \
+                 let each extend the next (a chain)"
+            ),
+        };
+        // A flow list on one line is underlined whole.
+        let mut span = self.span(at);
+        if let Some(line) = self.source.line(span.line) {
+            let rest: String = line
+                .chars()
+                .skip(usize::try_from(span.column.saturating_sub(1)).unwrap_or(usize::MAX))
+                .collect();
+            if rest.starts_with('[')
+                && let Some(end) = rest.find(']')
+            {
+                span = span.with_len(to_u32(rest[..=end].chars().count()));
+            }
+        }
+        Diagnostic::new(
+            DiagnosticKind::WrongType,
+            "`extends` names one preset, not a list",
+        )
+        .at(span)
+        .help(help)
     }
 
     /// `const`, `minimum` and integer formats of a scalar whose type is right.
@@ -1343,6 +1337,28 @@ impl<'a> Checker<'a> {
                 _ => {}
             }
         }
+        let defs = self.defs;
+        let is_def = |name: &str| {
+            defs.and_then(|d| d.get(name))
+                .is_some_and(|v| std::ptr::eq(v, schema))
+        };
+        if is_def("VariableSpec") {
+            self.check_variable_values(map);
+        }
+        let text_owner = if is_def("SectionSpec") {
+            Some("a section")
+        } else if is_def("ContextSpec") {
+            Some("a context")
+        } else {
+            None
+        };
+        if let Some(owner) = text_owner {
+            // A misspelt `text` is reported as that, not as missing too.
+            if !suggested.contains("text") && !suggested.contains("textFile") {
+                self.check_text_or_file(map, owner);
+            }
+            present.insert("text");
+        }
         let required = schema.get("required").and_then(Value::as_array);
         for field in required.into_iter().flatten().filter_map(Value::as_str) {
             if present.contains(field) || suggested.contains(field) {
@@ -1361,6 +1377,94 @@ impl<'a> Checker<'a> {
                 .at(self.mapping_start(map))
                 .help(format!("add `{example}` to this mapping")),
             );
+        }
+    }
+
+    /// A section or context gives its text exactly once: `text`, or `textFile`.
+    fn check_text_or_file(&mut self, map: NodeId, owner: &str) {
+        let entries = self.entries(map);
+        let tree = self.tree;
+        let key = |name: &str| tree.entry(&entries, name).map(|(k, _)| k);
+        match (key("text"), key("textFile")) {
+            (None, None) => self.out.push(
+                Diagnostic::new(DiagnosticKind::MissingField, "missing required key `text`")
+                    .at(self.mapping_start(map))
+                    .help(format!(
+                        "add `text: ...` to {owner}, or `textFile: <path>` to take its text from a file"
+                    )),
+            ),
+            (Some(_), Some(file)) => self.out.push(
+                Diagnostic::new(
+                    DiagnosticKind::InvalidValue,
+                    format!("{owner} takes `text` or `textFile`, not both"),
+                )
+                .at(self.span(file))
+                .help("keep one of them"),
+            ),
+            _ => {}
+        }
+    }
+
+    /// A variable declared with `type: integer|number|boolean`: its `default` and every
+    /// `enum` value must be written as a value of that type (`default: 8080`, not
+    /// `default: "8080"`). The schema cannot say this (the type is a sibling key).
+    fn check_variable_values(&mut self, map: NodeId) {
+        let entries = self.entries(map);
+        let tree = self.tree;
+        let find = |key: &str| tree.entry(&entries, key).map(|(_, v)| v);
+        let Some(value_type) = find("type")
+            .and_then(|t| self.scalar(t))
+            .filter(|s| !s.is_null())
+            .and_then(|s| VariableType::ALL.iter().find(|t| t.as_str() == s.text))
+            .copied()
+        else {
+            return;
+        };
+        if value_type == VariableType::String {
+            return;
+        }
+        if let Some(default) = find("default")
+            && self.shape(default) == Shape::Scalar
+        {
+            self.check_typed_scalar(default, value_type, Some("default"));
+        }
+        if let Some(choices) = find("enum")
+            && let Kind::Seq(items) = &self.tree.nodes[self.tree.deref(choices)].kind
+        {
+            for &item in items {
+                if self.shape(item) == Shape::Scalar {
+                    self.check_typed_scalar(item, value_type, None);
+                }
+            }
+        }
+    }
+
+    /// Report a scalar that is not a value of `value_type` (its YAML type, so a quoted
+    /// `"8080"` is text, not an integer).
+    fn check_typed_scalar(&mut self, at: NodeId, value_type: VariableType, key: Option<&str>) {
+        let Some(s) = self.scalar(at) else {
+            return;
+        };
+        let fits = match value_type {
+            VariableType::String => true,
+            VariableType::Integer => s.as_int().is_some_and(|n| i64::try_from(n).is_ok()),
+            VariableType::Number => s.as_int().map_or_else(
+                || s.as_float().is_some_and(f64::is_finite),
+                |n| i64::try_from(n).is_ok(),
+            ),
+            VariableType::Boolean => s.as_bool().is_some(),
+        };
+        if fits {
+            return;
+        }
+        let json_type = value_type.as_str();
+        let mark = self.out.len();
+        self.wrong_type(at, &[(json_type, &Value::Null)], key);
+        if let Some(d) = self.out.get_mut(mark)
+            && d.help.is_none()
+            && !s.is_text()
+        {
+            d.help = value_type.hint(s.text);
         }
     }
 
@@ -1391,9 +1495,16 @@ impl<'a> Checker<'a> {
             .copied()
             .filter(|k| !known.contains(k));
         let meant = did_you_mean(name, unset);
-        let help = match meant {
-            Some(m) => format!("did you mean `{m}`?"),
-            None => words.allowed.clone(),
+        let home = belongs_under(name, words.owner);
+        let help = match (meant, home) {
+            (_, Some(home)) => home,
+            (Some(m), None) => format!("did you mean `{m}`?"),
+            (None, None) => words.allowed.clone(),
+        };
+        let meant = if belongs_under(name, words.owner).is_some() {
+            None
+        } else {
+            meant
         };
         self.out.push(
             Diagnostic::new(DiagnosticKind::UnknownKey, message)
@@ -1435,6 +1546,25 @@ impl<'a> UnknownKeyWords<'a> {
     }
 }
 
+/// Keys written at the top level of a preset that belong inside one of its mappings
+/// (`sections:` is a `persona` key): where they go, as help. `None` for keys that are
+/// nobody's, and for keys in other mappings.
+fn belongs_under(key: &str, owner: Option<&str>) -> Option<String> {
+    if owner != Some("the preset file") {
+        return None;
+    }
+    let home = match key {
+        "sections" | "includeRuntimeContext" | "remove" => "persona",
+        "allow" | "deny" | "order" => "tools",
+        "provider" | "baseUrl" | "apiKeyEnv" | "maxTokens" => "model",
+        _ => return None,
+    };
+    Some(format!(
+        "`{key}` belongs under `{home}`: write `{home}:` on a line of its own and indent \
+         `{key}:` below it"
+    ))
+}
+
 /// The branches of an `anyOf` or `oneOf`.
 fn union(schema: &Value) -> Option<&[Value]> {
     schema
@@ -1472,51 +1602,6 @@ fn shorten(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn integers_as_serde_saphyr_reads_them() {
-        for (text, value) in [
-            ("0", Some(0)),
-            ("42", Some(42)),
-            ("+5", Some(5)),
-            ("-5", Some(-5)),
-            ("1_000", Some(1000)),
-            ("0x1F", Some(31)),
-            ("0o17", Some(15)),
-            ("0b11", Some(3)),
-            ("007", None),
-            ("1.0", None),
-            ("1__0", None),
-            ("_1", None),
-            ("", None),
-            ("lots", None),
-        ] {
-            assert_eq!(parse_int(text), value, "{text:?}");
-        }
-    }
-
-    #[test]
-    fn floats_as_yaml_writes_them() {
-        assert_eq!(parse_float("1"), Some(1.0));
-        assert_eq!(parse_float("1e999"), Some(f64::INFINITY));
-        assert_eq!(parse_float("-1e400"), Some(f64::NEG_INFINITY));
-        assert_eq!(parse_float(".5"), Some(0.5));
-        assert_eq!(parse_float("1e3"), Some(1000.0));
-        assert_eq!(parse_float("-.inf"), Some(f64::NEG_INFINITY));
-        assert!(parse_float(".NaN").is_some_and(f64::is_nan));
-        for bad in [
-            "inf",
-            "nan",
-            "-infinity",
-            "NaN",
-            "1_000",
-            "0x10",
-            "high",
-            "",
-        ] {
-            assert_eq!(parse_float(bad), None, "{bad:?}");
-        }
-    }
 
     #[test]
     fn quoted_scalars_are_text() {

@@ -240,8 +240,33 @@ fn position_after(prefix: &str) -> (u32, u32) {
 pub struct ParsedPreset {
     /// The text (for spans, snippets and [`TextOrigin`]s).
     pub source: SourceFile,
-    /// The parsed content.
+    /// The parsed content. A section or context that gives `textFile` has that file's
+    /// text in its `text` once the preset is loaded from disk.
     pub file: PresetFile,
+    /// The `textFile`s read into `file`.
+    text_files: Vec<TextFile>,
+}
+
+/// The text of a `textFile`, read when its preset was loaded.
+#[derive(Clone, Debug)]
+pub struct TextFile {
+    /// The file as shown to users (`.agent-presets/prompts/rules.md`).
+    pub display: Arc<str>,
+    /// Its decoded text (no BOM, LF line ends), as the section or context uses it.
+    pub text: Arc<str>,
+    /// Where its `textFile:` value is written in the preset.
+    at: Location,
+}
+
+impl TextFile {
+    /// The text read from `source` for the `textFile` value written at `at`.
+    pub(crate) fn new(source: &SourceFile, at: Location) -> TextFile {
+        TextFile {
+            display: source.display.clone(),
+            text: source.text.clone(),
+            at,
+        }
+    }
 }
 
 impl ParsedPreset {
@@ -256,9 +281,29 @@ impl ParsedPreset {
     }
 
     /// The [`TextOrigin`] of a spanned string of this file (see
-    /// [`SourceFile::text_origin`]).
+    /// [`SourceFile::text_origin`]); for the text of a `textFile`, positions in that file.
     pub fn text_origin(&self, value: &Spanned<String>) -> TextOrigin {
-        self.source.text_origin(value)
+        match self.text_file_of(value) {
+            Some(file) => TextOrigin::whole_file(file.display.clone()),
+            None => self.source.text_origin(value),
+        }
+    }
+
+    /// The `textFile`s whose text this preset holds, in file order.
+    pub fn text_files(&self) -> &[TextFile] {
+        &self.text_files
+    }
+
+    /// The `textFile` a section's or context's `text` came from, if it did.
+    pub fn text_file_of(&self, value: &Spanned<String>) -> Option<&TextFile> {
+        self.text_files
+            .iter()
+            .find(|f| f.at == value.defined && *f.text == *value.value)
+    }
+
+    /// Record that the `text` of a section or context came from `file`.
+    pub(crate) fn add_text_file(&mut self, file: TextFile) {
+        self.text_files.push(file);
     }
 }
 
@@ -295,7 +340,11 @@ pub fn parse_source(source: SourceFile) -> Result<ParsedPreset, Diagnostics> {
     }
     // The shape is right, so this succeeds; its errors are mapped all the same.
     match serde_saphyr::from_str_with_options::<PresetFile>(&source.text, options()) {
-        Ok(file) => Ok(ParsedPreset { source, file }),
+        Ok(file) => Ok(ParsedPreset {
+            source,
+            file,
+            text_files: Vec::new(),
+        }),
         Err(e) => Err(diagnostic_from_yaml(&source, &e).into()),
     }
 }
@@ -316,7 +365,7 @@ fn is_effectively_empty(text: &str) -> bool {
 /// Options for the typed pass. The shape check has already enforced the limits (the
 /// constants above), so these budgets are set well above them: they are a second line of
 /// defence, never the one a user meets.
-fn options() -> serde_saphyr::Options {
+pub(crate) fn options() -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_depth = 2 * MAX_YAML_DEPTH;
     budget.max_aliases = 2 * MAX_YAML_ALIASES;
@@ -357,7 +406,7 @@ fn innermost(mut err: &YamlError) -> &YamlError {
 }
 
 /// Map a serde-saphyr error to one diagnostic of the right kind, at its position.
-fn diagnostic_from_yaml(source: &SourceFile, err: &YamlError) -> Diagnostic {
+pub(crate) fn diagnostic_from_yaml(source: &SourceFile, err: &YamlError) -> Diagnostic {
     let inner = innermost(err);
     let location = err.location().or_else(|| inner.location());
     let mut span = location.map_or_else(|| source.start(), |l| source.span(&l));

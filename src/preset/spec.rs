@@ -14,7 +14,10 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_saphyr::Location;
 pub use serde_saphyr::Spanned;
+
+pub use crate::prompt::VariableType;
 
 /// The only format version this build understands.
 pub const FORMAT_VERSION: u32 = 1;
@@ -196,6 +199,7 @@ pub struct PersonaSpec {
 /// One named piece of the system prompt.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = text_or_text_file)]
 pub struct SectionSpec {
     /// The section's name; a child's section with a parent's name replaces it.
     #[schemars(with = "String", pattern(SECTION_NAME_PATTERN))]
@@ -205,9 +209,16 @@ pub struct SectionSpec {
     #[schemars(with = "f64")]
     #[serde(deserialize_with = "order_number")]
     pub order: Spanned<f64>,
-    /// The text, a minijinja template unless `template: false`.
+    /// The text, a minijinja template unless `template: false`. Give `text` or
+    /// `textFile`.
+    #[serde(default = "no_text")]
     #[schemars(with = "String")]
     pub text: Spanned<String>,
+    /// Take the text from this file instead: a path relative to the preset file, inside
+    /// its directory (UTF-8, at most 1 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub text_file: Option<Spanned<String>>,
     /// `true`: when effective, this section alone is the whole system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complete: Option<bool>,
@@ -223,6 +234,7 @@ pub struct SectionSpec {
 /// One runtime context: a fact rendered into the snapshot sent after the history.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = text_or_text_file)]
 pub struct ContextSpec {
     /// The context's name; a child's context with a parent's name replaces it.
     #[schemars(with = "String", pattern(SECTION_NAME_PATTERN))]
@@ -231,9 +243,16 @@ pub struct ContextSpec {
     #[schemars(with = "f64")]
     #[serde(deserialize_with = "order_number")]
     pub order: Spanned<f64>,
-    /// The text, a minijinja template unless `template: false`.
+    /// The text, a minijinja template unless `template: false`. Give `text` or
+    /// `textFile`.
+    #[serde(default = "no_text")]
     #[schemars(with = "String")]
     pub text: Spanned<String>,
+    /// Take the text from this file instead: a path relative to the preset file, inside
+    /// its directory (UTF-8, at most 1 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub text_file: Option<Spanned<String>>,
     /// `false` sends the text verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<bool>,
@@ -245,7 +264,7 @@ pub struct ContextSpec {
 /// value is a plain number (not quoted text), with the same reading.
 fn order_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Spanned<f64>, D::Error> {
     let text = Spanned::<String>::deserialize(deserializer)?;
-    match super::shape::parse_float(&text.value) {
+    match crate::yaml_scalar::parse_float(&text.value) {
         Some(value) => Ok(Spanned::new(value, text.referenced, text.defined)),
         None => Err(serde::de::Error::invalid_value(
             serde::de::Unexpected::Str(&text.value),
@@ -257,12 +276,24 @@ fn order_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Spanned<f6
 /// A template variable the preset declares.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(transform = typed_variable_rules)]
 pub struct VariableSpec {
     /// What the variable means (shown by `show` and `render --help`).
     pub description: String,
-    /// The value used when none is given.
+    /// The type of its values: `string` (the default), `integer`, `number` or `boolean`.
+    /// Templates receive values of this type; `--var` values are checked against it.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<VariableType>")]
+    pub value_type: Option<Spanned<VariableType>>,
+    /// The only values allowed (of its type).
+    #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "choices_schema")]
+    pub choices: Option<Vec<Spanned<String>>>,
+    /// The value used when none is given (of its type; one of `enum` if given).
+    // Kept as written; `VariableType::parse` reads it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<String>,
+    #[schemars(schema_with = "default_schema")]
+    pub default: Option<Spanned<String>>,
     /// `true`: rendering without a value is an error even if a template does not use it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
@@ -270,6 +301,61 @@ pub struct VariableSpec {
     /// cacheable system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volatile: Option<bool>,
+}
+
+/// The placeholder `text` of a section or context that gives `textFile` (filled in
+/// when the preset file is loaded).
+fn no_text() -> Spanned<String> {
+    Spanned::new(String::new(), Location::UNKNOWN, Location::UNKNOWN)
+}
+
+/// A section or context gives exactly one of `text` and `textFile`. (The shape check
+/// enforces the same, with its own messages.)
+fn text_or_text_file(schema: &mut Schema) {
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|k| k != "text");
+    }
+    // Under `allOf`: the shape check reads a top-level `oneOf` as alternative types.
+    schema.insert(
+        "allOf".into(),
+        serde_json::json!([{ "oneOf": [{ "required": ["text"] }, { "required": ["textFile"] }] }]),
+    );
+}
+
+/// The types a variable's value may be written as.
+const SCALAR_TYPES: [&str; 4] = ["string", "integer", "number", "boolean"];
+
+fn default_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": ["string", "integer", "number", "boolean", "null"] })
+}
+
+fn choices_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": ["array", "null"],
+        "items": { "type": SCALAR_TYPES },
+    })
+}
+
+/// For editors: with `type: integer` (number, boolean), `default` and `enum` hold values
+/// of that type. (The shape check enforces the same, with its own messages.)
+fn typed_variable_rules(schema: &mut Schema) {
+    let rules: Vec<serde_json::Value> = [
+        (VariableType::Integer, "integer"),
+        (VariableType::Number, "number"),
+        (VariableType::Boolean, "boolean"),
+    ]
+    .iter()
+    .map(|(t, json_type)| {
+        serde_json::json!({
+            "if": { "properties": { "type": { "const": t.as_str() } }, "required": ["type"] },
+            "then": { "properties": {
+                "default": { "type": [json_type, "null"] },
+                "enum": { "items": { "type": json_type } },
+            } },
+        })
+    })
+    .collect();
+    schema.insert("allOf".into(), rules.into());
 }
 
 /// One entry of [`VariableMap`]: a variable's name (with its position) and declaration.
@@ -429,12 +515,24 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
     ),
     (
         "a section",
-        &["name", "order", "text", "complete", "when", "template"],
+        &[
+            "name", "order", "text", "textFile", "complete", "when", "template",
+        ],
     ),
-    ("a context", &["name", "order", "text", "template"]),
+    (
+        "a context",
+        &["name", "order", "text", "textFile", "template"],
+    ),
     (
         "a variable",
-        &["description", "default", "required", "volatile"],
+        &[
+            "description",
+            "type",
+            "enum",
+            "default",
+            "required",
+            "volatile",
+        ],
     ),
     ("`tools`", &["allow", "deny", "order"]),
     ("`budget`", &["maxSystemTokens", "maxToolTokens"]),

@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use super::catalog::PresetCatalog;
+use super::catalog::{PresetCatalog, TargetId};
 use super::resolve::{Lookup, PresetChain, resolve_chain};
 use super::source::ParsedPreset;
-use super::spec::{ModelSpec, PresetFile, Provider};
+use super::spec::{ModelSpec, PresetFile, Provider, VariableEntry};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::prompt::{
     AssemblerBuilder, BUILTIN_VARIABLES, Layer, PromptAssembler, PromptContext, PromptSection,
@@ -133,6 +133,40 @@ pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCata
     )
 }
 
+/// Validate a preset named by its file (or read from standard input), see
+/// [`PresetCatalog::add_file`]: its `extends` are looked up in its own directory first,
+/// then in the catalog.
+pub fn validate_target(catalog: &PresetCatalog, id: TargetId, tools: &ToolCatalog) -> Validation {
+    let Some(entry) = catalog.target(id) else {
+        return Validation {
+            diagnostics: vec![Diagnostic::new(
+                DiagnosticKind::Io,
+                "no such target in this catalog",
+            )],
+            preset: None,
+        };
+    };
+    let leaf = match entry.parsed() {
+        Ok(p) => p,
+        Err(ds) => {
+            return Validation {
+                diagnostics: ds.iter().cloned().collect(),
+                preset: None,
+            };
+        }
+    };
+    validate_preset(
+        leaf,
+        |n| match catalog.lookup_for_target(id, n).map(|e| e.parsed()) {
+            Some(Ok(p)) => Lookup::Found(p),
+            Some(Err(ds)) => Lookup::Invalid(ds),
+            None => Lookup::Missing,
+        },
+        || catalog.names().map(str::to_owned).collect(),
+        tools,
+    )
+}
+
 /// Validate `leaf` and its chain against the known tools.
 pub fn validate_preset<'a, L, N>(
     leaf: &'a ParsedPreset,
@@ -183,7 +217,12 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
         let without = representative_values(a);
         let mut with = without.clone();
         for name in a.optional_variables() {
-            with.set(name, format!("<{name}>"));
+            // A value of its type (and one of its `enum` values, if any).
+            let value = match a.declaration(name) {
+                Some(decl) => decl.representative_value(),
+                None => format!("<{name}>").into(),
+            };
+            with.set(name, value);
         }
         let runs = if with == without {
             vec![without]
@@ -239,7 +278,11 @@ fn representative_values(assembler: &PromptAssembler) -> Values {
         }
     }
     for name in assembler.required_variables() {
-        values.set(name, format!("<{name}>"));
+        let value = match assembler.declaration(name) {
+            Some(decl) => decl.representative_value(),
+            None => format!("<{name}>").into(),
+        };
+        values.set(name, value);
     }
     values
 }
@@ -260,6 +303,9 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
     let mut layer = Layer::new(file.name.value.clone());
 
     check_secrets(display, source, out);
+    for text_file in preset.text_files() {
+        check_secrets(&text_file.display, &text_file.text, out);
+    }
     if let Some(model) = &file.model {
         check_model(preset, model, out);
     }
@@ -293,7 +339,15 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
                     when: s.when.as_ref().map(|w| preset.text_origin(w)),
                 });
             if let Some(w) = &s.when {
-                section = section.when(w.value.clone());
+                let expression = match braced_expression(&w.value) {
+                    Some(inner) => {
+                        out.push(when_with_braces(preset, w, inner));
+                        // Go on with the expression inside, so its own problems show too.
+                        inner.to_owned()
+                    }
+                    None => w.value.clone(),
+                };
+                section = section.when(expression);
             }
             layer.sections.push(section);
         }
@@ -333,7 +387,9 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
         let span = preset.span_of(&entry.name);
         match VariableDecl::new(&entry.name.value, entry.spec.description.clone()) {
             Ok(mut decl) => {
-                decl.default = entry.spec.default.clone();
+                decl.value_type = entry.spec.value_type.as_ref().map(|t| t.value);
+                decl.choices = typed_choices(preset, &decl, entry, out);
+                decl.default = typed_default(preset, &decl, entry, out);
                 decl.required = entry.spec.required.unwrap_or(false);
                 decl.volatile = entry.spec.volatile.unwrap_or(false);
                 decl.span = Some(span);
@@ -384,6 +440,127 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
         layer.tools = Some(restriction);
     }
     layer
+}
+
+/// `{{ os == 'linux' }}` → `os == 'linux'`: a `when` written as a template output.
+fn braced_expression(when: &str) -> Option<&str> {
+    let inner = when.trim().strip_prefix("{{")?.strip_suffix("}}")?;
+    let inner = inner.strip_prefix('-').unwrap_or(inner);
+    let inner = inner.strip_suffix('-').unwrap_or(inner);
+    (!inner.contains("{{") && !inner.contains("}}")).then(|| inner.trim())
+}
+
+fn when_with_braces(
+    preset: &ParsedPreset,
+    when: &super::spec::Spanned<String>,
+    inner: &str,
+) -> Diagnostic {
+    let quoted = if inner.contains('"') {
+        format!("'{}'", inner.replace('\'', "''"))
+    } else {
+        format!("\"{inner}\"")
+    };
+    Diagnostic::new(
+        DiagnosticKind::TemplateSyntax,
+        "`when` is an expression: write it without `{{ }}`",
+    )
+    .at(preset.span_of(when))
+    .help(format!("write `when: {quoted}`"))
+}
+
+/// The `enum` values of a variable, typed. An empty `enum` allows nothing, and a value
+/// listed twice is a slip: both are `invalid-value`. (The shape check has made sure each
+/// value is written as a value of the type.)
+fn typed_choices(
+    preset: &ParsedPreset,
+    decl: &VariableDecl,
+    entry: &VariableEntry,
+    out: &mut Vec<Diagnostic>,
+) -> Vec<minijinja::Value> {
+    let Some(list) = &entry.spec.choices else {
+        return Vec::new();
+    };
+    let name = &entry.name.value;
+    if list.is_empty() {
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::InvalidValue,
+                format!("`enum` of variable `{name}` lists no values, so no value is allowed"),
+            )
+            .at(preset.span_of(&entry.name))
+            .help("list the allowed values (`enum: [a, b]`), or remove `enum`"),
+        );
+        return Vec::new();
+    }
+    let value_type = decl.effective_type();
+    let mut choices: Vec<minijinja::Value> = Vec::with_capacity(list.len());
+    for item in list {
+        let Some(value) = value_type.parse(&item.value) else {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::WrongType,
+                    format!(
+                        "`enum` value `{}` of variable `{name}` is not {}",
+                        item.value,
+                        value_type.describe()
+                    ),
+                )
+                .at(preset.span_of(item)),
+            );
+            continue;
+        };
+        if choices
+            .iter()
+            .any(|c| c.kind() == value.kind() && *c == value)
+        {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::InvalidValue,
+                    format!("`{}` is listed twice in the `enum` of `{name}`", item.value),
+                )
+                .at(preset.span_of(item))
+                .help("list each allowed value once"),
+            );
+            continue;
+        }
+        choices.push(value);
+    }
+    choices
+}
+
+/// The `default` of a variable, typed and checked against its `enum`.
+fn typed_default(
+    preset: &ParsedPreset,
+    decl: &VariableDecl,
+    entry: &VariableEntry,
+    out: &mut Vec<Diagnostic>,
+) -> Option<minijinja::Value> {
+    let default = entry.spec.default.as_ref()?;
+    match decl.parse_value(&default.value) {
+        Ok(value) => Some(value),
+        Err(d) => {
+            let message = if decl.effective_type().parse(&default.value).is_some() {
+                format!(
+                    "the default `{}` of variable `{}` is not one of its `enum` values",
+                    default.value, entry.name.value
+                )
+            } else {
+                format!(
+                    "the default `{}` of variable `{}` is not {}",
+                    default.value,
+                    entry.name.value,
+                    decl.effective_type().describe()
+                )
+            };
+            let kind = d.kind;
+            out.push(
+                Diagnostic::new(kind, message)
+                    .at(preset.span_of(default))
+                    .maybe_help(d.help),
+            );
+            None
+        }
+    }
 }
 
 fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnostic>) {
@@ -447,11 +624,26 @@ fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnosti
     }
     if let Some(env) = &model.api_key_env {
         let v = env.value.as_str();
-        let is_env_name = !v.is_empty()
-            && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            && !v.as_bytes()[0].is_ascii_digit();
         // A key in a known format is already reported by the file-wide secret scan.
-        if !is_env_name && crate::secrets::find_secrets(v).is_empty() {
+        if let Some(name) = env_reference(v) {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::InvalidValue,
+                    format!(
+                        "`apiKeyEnv` takes the variable's name, not a reference to it: drop the {}",
+                        if v.starts_with("${") {
+                            "`${` and `}`"
+                        } else if v.starts_with('$') {
+                            "`$`"
+                        } else {
+                            "`%` signs"
+                        }
+                    ),
+                )
+                .at(preset.span_of(env))
+                .help(format!("write `apiKeyEnv: {name}`: the name is looked up in the environment, not expanded in the file")),
+            );
+        } else if !is_env_name(v) && crate::secrets::find_secrets(v).is_empty() {
             out.push(
                 Diagnostic::new(
                     DiagnosticKind::LiteralSecret,
@@ -462,6 +654,26 @@ fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnosti
             );
         }
     }
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`.
+fn is_env_name(v: &str) -> bool {
+    !v.is_empty()
+        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !v.as_bytes()[0].is_ascii_digit()
+}
+
+/// The variable name in a shell or Windows reference to it: `$NAME`, `${NAME}`,
+/// `%NAME%`.
+fn env_reference(v: &str) -> Option<&str> {
+    let name = if let Some(rest) = v.strip_prefix("${") {
+        rest.strip_suffix('}')?
+    } else if let Some(rest) = v.strip_prefix('$') {
+        rest
+    } else {
+        v.strip_prefix('%')?.strip_suffix('%')?
+    };
+    is_env_name(name).then_some(name)
 }
 
 /// Report every key-like string in the file (values, comments, anywhere), by position,

@@ -20,7 +20,7 @@ use super::template::{
 use super::template_scan::{TemplateScan, condition_guards, scan};
 use super::variables::{
     BUILTIN_VARIABLES, MODEL_VARIABLE, PROVIDER_VARIABLE, RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE,
-    Values, builtin_variable, is_derived_variable,
+    Values, VariableDecl, builtin_variable, is_derived_variable,
 };
 use super::warnings;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, DiagnosticSink, Diagnostics, Span};
@@ -269,6 +269,7 @@ impl<'c> AssemblerBuilder<'c> {
             .filter(|b| b.volatile)
             .map(|b| b.name.to_owned())
             .collect();
+        let mut declared: BTreeMap<String, VariableDecl> = BTreeMap::new();
         for layer in &self.layers {
             let mut seen = BTreeSet::new();
             for decl in &layer.variables {
@@ -301,14 +302,18 @@ impl<'c> AssemblerBuilder<'c> {
                 } else {
                     volatile.remove(name);
                 }
+                if let Some(Err(d)) = decl.default.as_ref().map(|v| decl.check_value(v)) {
+                    sink.push(d.at(decl.span.clone()));
+                }
                 variables.insert(
                     name.to_owned(),
                     KnownVariable {
-                        default: decl.default.as_deref().map(Value::from),
+                        default: decl.default.clone(),
                         required: decl.required,
                         optional: decl.default.is_none() && !decl.required,
                     },
                 );
+                declared.insert(name.to_owned(), decl.clone());
             }
         }
 
@@ -479,6 +484,7 @@ impl<'c> AssemblerBuilder<'c> {
             contexts,
             suppressed: suppress,
             variables,
+            declared,
             registry: Arc::new(registry),
             wire_tools,
             tools_value,
@@ -862,6 +868,8 @@ pub struct PromptAssembler {
     contexts: Vec<CompiledPiece>,
     suppressed: bool,
     variables: BTreeMap<String, KnownVariable>,
+    /// The nearest declaration of every declared variable (types and choices).
+    declared: BTreeMap<String, VariableDecl>,
     registry: Arc<ToolRegistry>,
     wire_tools: Arc<[WireTool]>,
     tools_value: Value,
@@ -926,6 +934,13 @@ impl PromptAssembler {
         self.variables.keys().map(String::as_str)
     }
 
+    /// The declaration of `name` that applies (the nearest one), for a declared variable;
+    /// `None` for built-ins and unknown names. Use [`VariableDecl::parse_value`] to turn
+    /// text (a command-line value) into the value of its type.
+    pub fn declaration(&self, name: &str) -> Option<&VariableDecl> {
+        self.declared.get(name)
+    }
+
     /// Variables every assembly must be given a value for: declared `required`, with no
     /// default (after the nearest declaration replaced outer ones).
     pub fn required_variables(&self) -> impl Iterator<Item = &str> {
@@ -960,6 +975,7 @@ impl PromptAssembler {
     /// bytes a fresh one would.
     pub fn assemble(&self, values: &Values) -> Result<Assembly, Diagnostics> {
         self.check_required(values)?;
+        self.check_types(values)?;
         let system_key = self.key(&self.system_vars, values);
         let context_key = self.key(&self.context_vars, values);
         let mut cache = self.cache.lock().ok();
@@ -1179,6 +1195,21 @@ impl PromptAssembler {
             Ok(())
         } else {
             Err(Diagnostics::from_vec(missing))
+        }
+    }
+
+    /// Every given value of a typed (or `enum`) variable has its type and is a choice.
+    fn check_types(&self, values: &Values) -> Result<(), Diagnostics> {
+        let wrong: Vec<Diagnostic> = self
+            .declared
+            .values()
+            .filter(|d| d.is_constrained())
+            .filter_map(|d| d.check_value(values.get(d.name.as_str())?).err())
+            .collect();
+        if wrong.is_empty() {
+            Ok(())
+        } else {
+            Err(Diagnostics::from_vec(wrong))
         }
     }
 

@@ -19,6 +19,6 @@ pub use snapshot::{ContextSnapshot, SnapshotUpdate};
 pub use template::{TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES, TEMPLATE_RECURSION_LIMIT, TemplateError};
 pub use variables::{
     BUILTIN_VARIABLES, BuiltinVariable, MODEL_VARIABLE, PROVIDER_VARIABLE,
-    RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE, Values, VariableDecl, VariableName, builtin_variable,
-    is_derived_variable,
+    RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE, Values, VariableDecl, VariableName, VariableType,
+    builtin_variable, is_derived_variable,
 };

@@ -86,6 +86,20 @@ impl TextOrigin {
         }
     }
 
+    /// The origin of a text that is a whole file of its own (a `textFile`): byte `k` of
+    /// the text is where it is in that file, from line 1, column 1.
+    pub fn whole_file(file: Arc<str>) -> TextOrigin {
+        TextOrigin {
+            file,
+            line: 1,
+            column: 1,
+            layout: Layout::Literal {
+                first_line: 1,
+                indent: 0,
+            },
+        }
+    }
+
     /// The file position of byte `offset` of the parsed `text` (the scalar's value). An
     /// offset past the end maps to just after the last character; one inside a UTF-8
     /// sequence maps to that character.

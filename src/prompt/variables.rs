@@ -5,8 +5,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use minijinja::Value;
+use minijinja::value::ValueKind;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::yaml_scalar::{is_yaml11_bool, parse_float, parse_int, yaml_trim, yaml12_bool};
 
 /// A built-in runtime variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +136,120 @@ impl fmt::Display for VariableName {
     }
 }
 
+/// The type of a declared variable's values. Templates receive values of that type: a
+/// `boolean` is tested with `{% if flag %}`, an `integer` can be counted with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum VariableType {
+    /// Text (the default).
+    #[default]
+    String,
+    /// A whole number (64-bit): `42`, `-7`, `0x1F`, `1_000`.
+    Integer,
+    /// A number, whole or with a fraction: `0.5`, `3`, `1e3` (finite).
+    Number,
+    /// `true` or `false`.
+    Boolean,
+}
+
+impl VariableType {
+    /// Every type, in declaration order.
+    pub const ALL: &'static [VariableType] = &[
+        VariableType::String,
+        VariableType::Integer,
+        VariableType::Number,
+        VariableType::Boolean,
+    ];
+
+    /// `string`, `integer`, `number` or `boolean`, as preset files spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VariableType::String => "string",
+            VariableType::Integer => "integer",
+            VariableType::Number => "number",
+            VariableType::Boolean => "boolean",
+        }
+    }
+
+    /// What a value of this type is, for messages ("a whole number").
+    pub fn describe(self) -> &'static str {
+        match self {
+            VariableType::String => "text",
+            VariableType::Integer => "a whole number",
+            VariableType::Number => "a number",
+            VariableType::Boolean => "`true` or `false`",
+        }
+    }
+
+    /// Read a value of this type from its text, as it is written on the command line
+    /// (`--var port=8080`) or as a plain YAML scalar (`default: 8080`); `None` when the
+    /// text is not a value of this type. Text is taken as is; the other types follow
+    /// YAML 1.2's core schema (surrounding blanks ignored): integers in decimal, `0x`,
+    /// `0o` or `0b` with optional `_` between digits and within 64 bits; numbers are
+    /// integers or finite decimals (`1e3`; an integer stays an integer); booleans are
+    /// `true`/`false` (also `True`, `TRUE`, ...).
+    pub fn parse(self, text: &str) -> Option<Value> {
+        match self {
+            VariableType::String => Some(Value::from(text)),
+            VariableType::Integer => parse_int(text)
+                .and_then(|n| i64::try_from(n).ok())
+                .map(Value::from),
+            VariableType::Number => match parse_int(text) {
+                Some(n) => i64::try_from(n).ok().map(Value::from),
+                None => parse_float(text).filter(|x| x.is_finite()).map(Value::from),
+            },
+            VariableType::Boolean => yaml12_bool(text).map(Value::from),
+        }
+    }
+
+    /// Is `value` a value of this type? (A whole number is a `number` too.)
+    pub fn accepts(self, value: &Value) -> bool {
+        match self {
+            VariableType::String => value.kind() == ValueKind::String,
+            VariableType::Integer => value.is_integer(),
+            VariableType::Number => value.is_number(),
+            VariableType::Boolean => value.kind() == ValueKind::Bool,
+        }
+    }
+
+    /// "write a whole number, e.g. `42`", ... for help texts.
+    pub fn example_help(self) -> &'static str {
+        match self {
+            VariableType::String => "write any text",
+            VariableType::Integer => "write a whole number, e.g. `42`",
+            VariableType::Number => "write a number, e.g. `0.5` or `3`",
+            VariableType::Boolean => "write `true` or `false`",
+        }
+    }
+
+    /// Why `text` is not a value of this type, when something can be said ("`yes` is
+    /// not a boolean here: write `true` or `false`").
+    pub fn hint(self, text: &str) -> Option<String> {
+        let t = yaml_trim(text);
+        match self {
+            VariableType::Boolean if is_yaml11_bool(t) => Some(format!(
+                "`{t}` is not a boolean here: write `true` or `false`"
+            )),
+            VariableType::Integer if parse_int(t).is_some() => {
+                Some("integers are at most 64 bits (±9223372036854775807)".to_owned())
+            }
+            VariableType::Integer if parse_float(t).is_some_and(f64::is_finite) => {
+                Some("an integer has no fraction: use `type: number` for decimals".to_owned())
+            }
+            VariableType::Number if parse_float(t).is_some() => {
+                Some("numbers must be finite (no `.inf` or `.nan`)".to_owned())
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for VariableType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A variable a preset (or host) declares.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VariableDecl {
@@ -139,8 +257,13 @@ pub struct VariableDecl {
     pub name: VariableName,
     /// What it holds.
     pub description: String,
-    /// The value used when none is given.
-    pub default: Option<String>,
+    /// The type of its values when declared (`type:`); `None`: untyped text, and values
+    /// a host passes are not checked.
+    pub value_type: Option<VariableType>,
+    /// The values it may take (`enum:`), typed; empty: any value of its type.
+    pub choices: Vec<Value>,
+    /// The value used when none is given (typed).
+    pub default: Option<Value>,
     /// A value must be given (or defaulted) for every assembly, used or not.
     pub required: bool,
     /// Changes while an agent runs (warns when used in the system prompt).
@@ -155,6 +278,8 @@ impl VariableDecl {
         Ok(VariableDecl {
             name: VariableName::new(name)?,
             description: description.into(),
+            value_type: None,
+            choices: Vec::new(),
             default: None,
             required: false,
             volatile: false,
@@ -163,9 +288,126 @@ impl VariableDecl {
     }
 
     /// Set a default.
-    pub fn with_default(mut self, default: impl Into<String>) -> Self {
+    pub fn with_default(mut self, default: impl Into<Value>) -> Self {
         self.default = Some(default.into());
         self
+    }
+
+    /// Declare the type of its values.
+    pub fn with_type(mut self, value_type: VariableType) -> Self {
+        self.value_type = Some(value_type);
+        self
+    }
+
+    /// Restrict it to these values (`enum:`).
+    pub fn with_choices(mut self, choices: impl IntoIterator<Item = impl Into<Value>>) -> Self {
+        self.choices = choices.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The type its values have: the declared one, else `string`.
+    pub fn effective_type(&self) -> VariableType {
+        self.value_type.unwrap_or_default()
+    }
+
+    /// A value of its type for trying a render (`validate`): the default, else the first
+    /// `enum` value, else `<name>` as text, `0` or `false`.
+    pub fn representative_value(&self) -> Value {
+        if let Some(default) = &self.default {
+            return default.clone();
+        }
+        if let Some(first) = self.choices.first() {
+            return first.clone();
+        }
+        match self.effective_type() {
+            VariableType::String => Value::from(format!("<{}>", self.name)),
+            VariableType::Integer | VariableType::Number => Value::from(0),
+            VariableType::Boolean => Value::from(false),
+        }
+    }
+
+    /// Does the declaration constrain values at all (a `type` or an `enum`)?
+    pub fn is_constrained(&self) -> bool {
+        self.value_type.is_some() || !self.choices.is_empty()
+    }
+
+    /// Read a value for this variable from text (`--var name=TEXT`): typed as declared
+    /// and, with an `enum`, one of its values. The error says which variable, what was
+    /// expected, and the choices.
+    pub fn parse_value(&self, text: &str) -> Result<Value, Diagnostic> {
+        let value_type = self.effective_type();
+        let Some(value) = value_type.parse(text) else {
+            let help = value_type
+                .hint(text)
+                .or_else(|| self.choices_help())
+                .unwrap_or_else(|| value_type.example_help().to_owned());
+            return Err(Diagnostic::new(
+                DiagnosticKind::InvalidValue,
+                format!(
+                    "variable `{}` is {} ({}), not `{text}`",
+                    self.name,
+                    article(value_type),
+                    value_type.describe(),
+                ),
+            )
+            .help(help));
+        };
+        self.check_choice(&value, text)?;
+        Ok(value)
+    }
+
+    /// Check a value a host passes: of the declared type and, with an `enum`, one of its
+    /// values. An untyped variable without `enum` takes any value.
+    pub fn check_value(&self, value: &Value) -> Result<(), Diagnostic> {
+        if let Some(value_type) = self.value_type
+            && !value_type.accepts(value)
+        {
+            return Err(Diagnostic::new(
+                DiagnosticKind::InvalidValue,
+                format!(
+                    "variable `{}` is {} ({}), but was given {}",
+                    self.name,
+                    article(value_type),
+                    value_type.describe(),
+                    describe_value(value),
+                ),
+            )
+            .maybe_help(self.choices_help()));
+        }
+        self.check_choice(value, &value.to_string())
+    }
+
+    fn check_choice(&self, value: &Value, shown: &str) -> Result<(), Diagnostic> {
+        if self.choices.is_empty() || self.choices.iter().any(|c| same_value(c, value)) {
+            return Ok(());
+        }
+        let shown = match value.as_str() {
+            Some(text) => text.to_owned(),
+            None => shown.to_owned(),
+        };
+        let texts: Vec<String> = self.choices.iter().map(choice_text).collect();
+        // "Did you mean" helps with words, not numbers.
+        let near = match value.as_str() {
+            Some(text) => crate::suggest::help_did_you_mean(text, texts.iter().map(String::as_str)),
+            None => None,
+        };
+        let help = near
+            .map(|m| format!("{m} (choices: {})", list(&texts)))
+            .unwrap_or_else(|| format!("choose one of {}", list(&texts)));
+        Err(Diagnostic::new(
+            DiagnosticKind::InvalidValue,
+            format!("`{shown}` is not a choice of variable `{}`", self.name),
+        )
+        .help(help))
+    }
+
+    /// "choose one of `a`, `b`" when the variable has an `enum`.
+    fn choices_help(&self) -> Option<String> {
+        if self.choices.is_empty() {
+            return None;
+        }
+        let texts: Vec<String> = self.choices.iter().map(choice_text).collect();
+        Some(format!("choose one of {}", list(&texts)))
     }
 
     /// Require a value.
@@ -178,6 +420,49 @@ impl VariableDecl {
     pub fn volatile(mut self, volatile: bool) -> Self {
         self.volatile = volatile;
         self
+    }
+}
+
+/// "an integer", "a string", ...
+fn article(value_type: VariableType) -> String {
+    match value_type {
+        VariableType::Integer => "an integer".to_owned(),
+        other => format!("a {}", other.as_str()),
+    }
+}
+
+/// Equal and of the same kind (`1` is not `true`, `"1"` is not `1`); a whole number
+/// equals the same decimal (`1` and `1.0`).
+fn same_value(a: &Value, b: &Value) -> bool {
+    a.kind() == b.kind() && a == b
+}
+
+/// A choice as it is written in a preset.
+fn choice_text(value: &Value) -> String {
+    match value.as_str() {
+        Some(text) => text.to_owned(),
+        None => value.to_string(),
+    }
+}
+
+fn list(texts: &[String]) -> String {
+    texts
+        .iter()
+        .map(|t| format!("`{t}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "the text `abc`", "the number 5", ... for messages.
+fn describe_value(value: &Value) -> String {
+    match value.kind() {
+        ValueKind::String => format!("the text `{}`", value.as_str().unwrap_or_default()),
+        ValueKind::Number => format!("the number {value}"),
+        ValueKind::Bool => format!("`{value}`"),
+        ValueKind::None | ValueKind::Undefined => "nothing".to_owned(),
+        ValueKind::Seq | ValueKind::Iterable => "a list".to_owned(),
+        ValueKind::Map => "a mapping".to_owned(),
+        _ => format!("`{value}`"),
     }
 }
 
