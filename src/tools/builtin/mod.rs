@@ -28,6 +28,7 @@ pub use edit_file::{EditFile, EditFileArgs};
 pub use glob::{Glob, GlobArgs};
 pub use grep::{Grep, GrepArgs, GrepOutputMode};
 pub use limits::OutputLimits;
+pub(crate) use limits::echo;
 pub use list_dir::{ListDir, ListDirArgs};
 pub use read_file::{ReadFile, ReadFileArgs};
 pub use todo_write::{TodoItem, TodoStatus, TodoWrite, TodoWriteArgs};
