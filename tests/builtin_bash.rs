@@ -23,7 +23,7 @@ impl Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let ws = tmp.path().canonicalize().unwrap();
         Fixture {
-            ctx: ToolContext::new(&ws),
+            ctx: ToolContext::new(&ws).unwrap(),
             registry: ToolRegistry::unrestricted(&ToolCatalog::builtin()),
             _tmp: tmp,
             ws,
@@ -274,6 +274,7 @@ async fn credentials_in_the_environment_are_hidden_from_commands() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let ctx = agent_presets::tools::ToolContext::new(dir.path())
+        .expect("workspace")
         .with_hidden_env(["AGENT_PRESETS_TEST_CUSTOM"]);
     let registry = agent_presets::tools::ToolRegistry::unrestricted(
         &agent_presets::tools::ToolCatalog::builtin(),

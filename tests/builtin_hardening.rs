@@ -34,7 +34,7 @@ impl Fixture {
         let ws = above.join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         Fixture {
-            ctx: ToolContext::new(&ws),
+            ctx: ToolContext::new(&ws).unwrap(),
             registry: ToolRegistry::unrestricted(&ToolCatalog::builtin()),
             _tmp: tmp,
             above,

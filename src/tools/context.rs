@@ -1,8 +1,10 @@
-//! [`ToolContext`]: what a handler may touch — the confined workspace and the session.
+//! [`ToolContext`]: what a handler may touch — the confined workspace, the session and
+//! the environment of commands.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::builtin::beneath::WorkspaceRoot;
 use super::builtin::{OutputLimits, TodoItem};
 
 /// Per-session state shared by the tools of one agent session (e.g. the todo list).
@@ -32,27 +34,61 @@ impl SessionState {
     }
 }
 
-/// What a tool handler receives besides its arguments.
+/// Why [`ToolContext::new`] refused a workspace root.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkspaceError {
+    /// The root is not an absolute path (`missing/..`, `.`, `src`): a relative root
+    /// would depend on the process's current directory.
+    #[error("the workspace root `{}` is not an absolute path", path.display())]
+    NotAbsolute {
+        /// The root as given.
+        path: PathBuf,
+    },
+    /// The root does not exist or cannot be opened.
+    #[error("the workspace root `{}` cannot be opened: {source}", path.display())]
+    Inaccessible {
+        /// The root as given.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The root exists but is not a directory.
+    #[error("the workspace root `{}` is not a directory", path.display())]
+    NotADirectory {
+        /// The root as given.
+        path: PathBuf,
+    },
+}
+
+/// What a tool handler receives besides its arguments: the workspace (opened once, as a
+/// directory descriptor every path is resolved beneath), the session, output limits and
+/// what the environment of commands leaves out.
 #[derive(Clone, Debug)]
 pub struct ToolContext {
-    workspace: Arc<PathBuf>,
+    workspace: Arc<WorkspaceRoot>,
     session: Arc<SessionState>,
     limits: OutputLimits,
     hidden_env: Arc<[String]>,
 }
 
 impl ToolContext {
-    /// A context rooted at `workspace` (canonicalized by the caller or here when possible),
-    /// with a fresh session and the default [`OutputLimits`].
-    pub fn new(workspace: impl Into<PathBuf>) -> Self {
-        let root: PathBuf = workspace.into();
-        let root = root.canonicalize().unwrap_or(root);
-        ToolContext {
-            workspace: Arc::new(root),
+    /// A context rooted at `workspace`, with a fresh session and the default
+    /// [`OutputLimits`].
+    ///
+    /// The root must be an absolute path to an existing directory; it is canonicalized and
+    /// opened here, once, and every path a tool is given is resolved beneath that open
+    /// directory (so renaming or replacing the directory later does not move the
+    /// workspace). A relative path (`missing/..`, `.`), a missing path or a file is an
+    /// error.
+    pub fn new(workspace: impl AsRef<Path>) -> Result<Self, WorkspaceError> {
+        Ok(ToolContext {
+            workspace: Arc::new(WorkspaceRoot::open(workspace.as_ref())?),
             session: Arc::new(SessionState::default()),
             limits: OutputLimits::default(),
             hidden_env: Arc::from(Vec::new()),
-        }
+        })
     }
 
     /// The same context with environment variables to leave out of the environment of
@@ -62,10 +98,10 @@ impl ToolContext {
     /// whose values look like one (a known API key or token format, a URL with a
     /// password).
     ///
-    /// This is best-effort, not isolation: a command runs as the agent's user, so it can
-    /// still read the agent process's own environment (`/proc/$PPID/environ`) and any
-    /// file the agent can read. Keeping secrets from commands for real needs a sandbox
-    /// (another user, a container) around them.
+    /// This is best-effort, not isolation: a command runs as the agent's user, so it can still
+    /// read the agent process's own environment (`/proc/$PPID/environ`) and any file the
+    /// agent can read. Keeping secrets from commands for real needs a sandbox (another
+    /// user, a container) around them.
     pub fn with_hidden_env<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -87,8 +123,13 @@ impl ToolContext {
         self
     }
 
-    /// The workspace root every path argument is confined to.
+    /// The workspace root every path argument is confined to: absolute and canonical.
     pub fn workspace(&self) -> &Path {
+        self.workspace.path()
+    }
+
+    /// The opened workspace root.
+    pub(crate) fn root(&self) -> &WorkspaceRoot {
         &self.workspace
     }
 

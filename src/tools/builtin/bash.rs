@@ -29,7 +29,6 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::task::JoinHandle;
 
 use super::limits::StreamCapture;
-use super::workspace::workspace_root;
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// `timeout_secs` when the model sends none.
@@ -121,7 +120,7 @@ async fn handle(args: BashArgs, ctx: ToolContext) -> Result<String, ToolError> {
         .timeout_secs
         .unwrap_or(DEFAULT_TIMEOUT_SECS)
         .clamp(1, MAX_TIMEOUT_SECS);
-    let root = workspace_root(&ctx)?;
+    let root = ctx.workspace().to_path_buf();
     let limits = *ctx.limits();
     let hidden = hidden_env(&ctx);
     let run = run(

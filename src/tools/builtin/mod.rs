@@ -11,6 +11,7 @@
 //! [`ToolContext::workspace`]: crate::tools::ToolContext::workspace
 
 mod bash;
+pub(crate) mod beneath;
 mod blocking;
 mod edit_file;
 mod glob;
