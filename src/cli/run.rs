@@ -103,6 +103,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
                 Some("pass an existing directory with `--cwd DIR`".into()),
             )
         })?
+        .with_passed_env(preset.pass_env())
         .with_hidden_env(settings.api_key_env.clone());
     let mut approval: Box<dyn ToolApproval> = if args.yes {
         Box::new(ApproveAll)

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::builtin::beneath::WorkspaceRoot;
-use super::builtin::{OutputLimits, TodoItem};
+use super::builtin::{Containment, OutputLimits, TodoItem};
 
 /// Per-session state shared by the tools of one agent session (e.g. the todo list).
 #[derive(Debug, Default)]
@@ -64,13 +64,15 @@ pub enum WorkspaceError {
 
 /// What a tool handler receives besides its arguments: the workspace (opened once, as a
 /// directory descriptor every path is resolved beneath), the session, output limits and
-/// what the environment of commands leaves out.
+/// what the environment of commands may hold.
 #[derive(Clone, Debug)]
 pub struct ToolContext {
     workspace: Arc<WorkspaceRoot>,
     session: Arc<SessionState>,
     limits: OutputLimits,
     hidden_env: Arc<[String]>,
+    passed_env: Arc<[String]>,
+    containment: Option<Containment>,
 }
 
 impl ToolContext {
@@ -88,17 +90,39 @@ impl ToolContext {
             session: Arc::new(SessionState::default()),
             limits: OutputLimits::default(),
             hidden_env: Arc::from(Vec::new()),
+            passed_env: Arc::from(Vec::new()),
+            containment: None,
         })
     }
 
-    /// The same context with environment variables to leave out of the environment of
-    /// commands run by tools (e.g. the preset's `apiKeyEnv`). Besides these, `bash` always
-    /// leaves out variables whose names look like credentials (`*_KEY`, `*_PAT`, `*_PASS`,
-    /// `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`, `*AUTH*`, …) and variables
-    /// whose values look like one (a known API key or token format, a URL with a
-    /// password).
+    /// The same context passing the environment variables `names` to commands run by
+    /// tools (`bash`), besides the base allowlist ([`BASE_COMMAND_ENV`]): typically the
+    /// preset's `passEnv` ([`ValidPreset::pass_env`]). A name that looks like it holds a
+    /// credential (`*_TOKEN`, `*_KEY`, `*PASS*`, `*_DSN`, …), or whose value looks like
+    /// one (a known API key format, a URL with a password), is withheld all the same, as
+    /// is every name given to [`with_hidden_env`](Self::with_hidden_env).
     ///
-    /// This is best-effort, not isolation: a command runs as the agent's user, so it can still
+    /// [`BASE_COMMAND_ENV`]: crate::tools::builtin::BASE_COMMAND_ENV
+    /// [`ValidPreset::pass_env`]: crate::preset::ValidPreset::pass_env
+    pub fn with_passed_env<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.passed_env = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Environment variables passed to commands besides the base allowlist (see
+    /// [`with_passed_env`](Self::with_passed_env)).
+    pub fn passed_env(&self) -> &[String] {
+        &self.passed_env
+    }
+
+    /// The same context withholding the environment variables `names` from commands run
+    /// by tools even when they are allowlisted or passed (e.g. the preset's `apiKeyEnv`).
+    ///
+    /// Withholding is not isolation: a command runs as the agent's user, so it can still
     /// read the agent process's own environment (`/proc/$PPID/environ`) and any file the
     /// agent can read. Keeping secrets from commands for real needs a sandbox (another
     /// user, a container) around them.
@@ -111,10 +135,24 @@ impl ToolContext {
         self
     }
 
-    /// Environment variables left out of commands' environments, besides the
-    /// credential-looking ones (best-effort; see [`with_hidden_env`](Self::with_hidden_env)).
+    /// Environment variables always withheld from commands (see
+    /// [`with_hidden_env`](Self::with_hidden_env)).
     pub fn hidden_env(&self) -> &[String] {
         &self.hidden_env
+    }
+
+    /// The same context running commands under `containment` instead of the best one the
+    /// host allows ([`Containment::best_available`]). When the host does not allow the one
+    /// asked for, the next weaker one runs.
+    pub fn with_containment(mut self, containment: Containment) -> Self {
+        self.containment = Some(containment);
+        self
+    }
+
+    /// How commands are kept from outliving their call: the one set with
+    /// [`with_containment`](Self::with_containment), else the best the host allows.
+    pub fn containment(&self) -> Containment {
+        self.containment.unwrap_or_else(Containment::best_available)
     }
 
     /// The same context with other output limits (e.g. a smaller budget for a small model).

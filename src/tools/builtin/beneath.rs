@@ -97,6 +97,11 @@ impl WorkspaceRoot {
         &self.path
     }
 
+    /// The root's descriptor.
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.dir.as_fd()
+    }
+
     /// A chain holding just the root.
     pub(crate) fn chain(&self) -> DirChain {
         DirChain {

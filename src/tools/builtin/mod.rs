@@ -13,6 +13,8 @@
 mod bash;
 pub(crate) mod beneath;
 mod blocking;
+mod command_env;
+mod containment;
 mod edit_file;
 mod glob;
 mod grep;
@@ -25,6 +27,8 @@ mod workspace;
 mod write_file;
 
 pub use bash::{Bash, BashArgs};
+pub use command_env::BASE_COMMAND_ENV;
+pub use containment::Containment;
 pub use edit_file::{EditFile, EditFileArgs};
 pub use glob::{Glob, GlobArgs};
 pub use grep::{Grep, GrepArgs, GrepOutputMode};
