@@ -29,7 +29,8 @@
 //!     .expect("standard is valid");
 //! let settings = ModelSettings::from_spec(preset.model().expect("a model block"));
 //! let client = ModelClient::from_env(settings, ClientOptions::default())?; // DEEPSEEK_API_KEY
-//! let mut agent = Agent::new(preset.assembler(), &client, ToolContext::new("/workspace/demo"));
+//! let workspace = ToolContext::new("/workspace/demo")?.with_passed_env(preset.pass_env());
+//! let mut agent = Agent::new(preset.assembler(), &client, workspace);
 //! let (mut history, mut snapshot) = (Vec::new(), ContextSnapshot::new());
 //! let values = preset
 //!     .default_values()

@@ -3,7 +3,8 @@
 //! [`find_secrets`] finds strings that are almost certainly credentials (known key
 //! formats); the validator reports each as `literal-secret`. [`mask_secrets`] hides those
 //! and, more eagerly, any long opaque token, in text about to be printed — over-masking a
-//! hash in a snippet is harmless, printing a key is not.
+//! hash in a snippet is harmless, printing a key is not. [`is_credential_name`] and
+//! [`is_credential_value`] tell which environment variables never reach a command.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -40,6 +41,10 @@ static PATTERNS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
         ("a Slack token", r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10,}"),
         ("a Google API key", r"(?-u:\b)AIza[0-9A-Za-z_\-]{30,}"),
         ("a Hugging Face token", r"(?-u:\b)hf_[A-Za-z0-9]{30,}"),
+        (
+            "a Stripe secret key",
+            r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}",
+        ),
         (
             "a JSON Web Token",
             r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
@@ -130,6 +135,79 @@ pub fn mask_secrets(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Does an environment variable's name say it holds a credential? `GITHUB_TOKEN`,
+/// `OPENAI_KEY_2`, `ANTHROPIC_KEY_PROD`, `STRIPE_SK`, `DB_PASS`, `PGPASS`, `MYSQL_PWD`,
+/// `SENTRY_DSN`, `AWS_SECRET_ACCESS_KEY`, `NPM_AUTH`, `HTTP_AUTHORIZATION`, … — but not
+/// `PATH`, `PWD`, `GIT_AUTHOR_NAME`, `XAUTHORITY`, `SSH_AUTH_SOCK`, `GIT_ASKPASS`,
+/// `TOKENIZERS_PARALLELISM`, `KEYBOARD` or `MONKEY`. Case does not matter.
+pub fn is_credential_name(name: &str) -> bool {
+    const CONTAINS: [&str; 13] = [
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "API_KEY",
+        "APIKEY",
+        "PRIVATE_KEY",
+        "PRIVATEKEY",
+        "ACCESS_KEY",
+        "ACCESSKEY",
+        "SESSION_KEY",
+        "COOKIE",
+    ];
+    // Whole `_`-separated words: `OPENAI_KEY_2`, but not `KEYBOARD` or `TOKENIZERS_…`.
+    const WORDS: [&str; 13] = [
+        "KEY", "KEYS", "TOKEN", "TOKENS", "PAT", "PASS", "PWD", "PIN", "SK", "DSN", "JWT",
+        "BEARER", "OTP",
+    ];
+    let upper = name.to_ascii_uppercase();
+    if matches!(upper.as_str(), "PWD" | "OLDPWD" | "SSH_AUTH_SOCK") {
+        return false;
+    }
+    let words = || upper.split('_').filter(|w| !w.is_empty());
+    CONTAINS.iter().any(|m| upper.contains(m))
+        || words().any(|w| WORDS.contains(&w))
+        // `GHTOKEN`, `PGPASS`, but not `GIT_ASKPASS` (a program).
+        || words().any(|w| w.ends_with("TOKEN") || (w.ends_with("PASS") && !w.ends_with("ASKPASS")))
+        || has_auth(&upper)
+}
+
+/// `AUTH` as in `NPM_AUTH`, `OAUTH_…`, `AUTHORIZATION`, but not `AUTHOR` (`GIT_AUTHOR_NAME`)
+/// or `AUTHORITY` (`XAUTHORITY`, a file path).
+fn has_auth(upper: &str) -> bool {
+    upper.match_indices("AUTH").any(|(i, _)| {
+        let rest = &upper[i + 4..];
+        !rest.starts_with("OR") || rest.starts_with("ORIZ")
+    })
+}
+
+/// Does an environment variable's value look like a credential: a known key or token
+/// format ([`find_secrets`]), a URL with a password (`postgres://app:hunter2@db/app`), or
+/// a URL whose user is a long opaque key (a Sentry DSN, `https://<key>@o1.ingest.sentry.io/2`)?
+pub fn is_credential_value(value: &str) -> bool {
+    static URL_USER: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"[A-Za-z][A-Za-z0-9+.\-]*://([^/?#@\s:]*)(:[^/?#@\s]+)?@").ok()
+    });
+    if !find_secrets(value).is_empty() {
+        return true;
+    }
+    URL_USER.as_ref().is_some_and(|re| {
+        re.captures_iter(value).any(|c| {
+            let user = c.get(1).map_or("", |m| m.as_str());
+            c.get(2).is_some() || (user.len() >= 16 && looks_opaque_key(user))
+        })
+    })
+}
+
+/// A run of letters and digits, with both: a key, not a user name like `git`.
+fn looks_opaque_key(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && s.bytes().any(|b| b.is_ascii_digit())
+        && s.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +261,82 @@ mod tests {
             mask_secrets("token q9W8e7R6t5Y4u3I2o1P0a9S8d7F6g5H4 end"),
             "token ******************************** end"
         );
+    }
+
+    #[test]
+    fn credential_names_are_recognised() {
+        for name in [
+            "DEEPSEEK_API_KEY",
+            "OPENAI_APIKEY",
+            "OPENAI_KEY_2",
+            "ANTHROPIC_KEY_PROD",
+            "STRIPE_SK",
+            "GITHUB_TOKEN",
+            "GHTOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_ACCESS_KEY_ID",
+            "SSH_KEY",
+            "GITHUB_PAT",
+            "DB_PASS",
+            "PGPASS",
+            "MYSQL_PWD",
+            "PGPASSWORD",
+            "SMTP_PASSWD",
+            "GPG_PASSPHRASE",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "SENTRY_DSN",
+            "NPM_AUTH",
+            "HTTP_AUTHORIZATION",
+            "OAUTH_CLIENT",
+            "SIGNING_PRIVATE_KEY",
+            "app_secret",
+        ] {
+            assert!(is_credential_name(name), "{name} should be withheld");
+        }
+        for name in [
+            "PATH",
+            "PWD",
+            "HOME",
+            "GIT_AUTHOR_NAME",
+            "XAUTHORITY",
+            "SSH_AUTH_SOCK",
+            "GIT_ASKPASS",
+            "CARGO_HOME",
+            "RUST_LOG",
+            "KEYBOARD",
+            "MONKEY",
+            "TOKENIZERS_PARALLELISM",
+            "LANG",
+            "LC_ALL",
+        ] {
+            assert!(!is_credential_name(name), "{name} should pass");
+        }
+    }
+
+    #[test]
+    fn credential_values_are_recognised() {
+        for value in [
+            "sk-abcdefghijklmnopqrstuvwxyz0123",
+            "sk_live_51HxYzAbCdEfGhIjKlMnOp",
+            "rk_test_abcdefghijklmnop1234",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "postgres://app:hunter2@db.internal:5432/app",
+            "https://user:token@example.com/repo.git",
+            "redis://:secretpass@cache:6379",
+            "https://0123456789abcdef0123456789abcdef@o123.ingest.sentry.io/4567",
+        ] {
+            assert!(is_credential_value(value), "{value} should be withheld");
+        }
+        for value in [
+            "",
+            "/usr/bin:/bin",
+            "https://example.com/a:b",
+            "ssh://git@github.com/org/repo.git",
+            "en_US.UTF-8",
+            "http://localhost:8080/",
+            "https://alice@example.com/",
+        ] {
+            assert!(!is_credential_value(value), "{value} should pass");
+        }
     }
 }

@@ -1,13 +1,21 @@
 //! "Did you mean …?" — one helper used by every lookup of a name.
 
+/// Longest name (and candidate) compared: the edit distance costs time and memory
+/// proportional to the product of the lengths, and nothing longer is a plausible typo of
+/// a name (file names stop at 255 bytes, tool names at 64).
+const MAX_COMPARED_LEN: usize = 256;
+
 /// The closest candidate to `name`, if one is close enough to be a plausible typo.
 pub fn did_you_mean<'a, I>(name: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {
+    if name.len() > MAX_COMPARED_LEN {
+        return None;
+    }
     let mut best: Option<(f64, &'a str)> = None;
     for candidate in candidates {
-        if candidate == name {
+        if candidate == name || candidate.len() > MAX_COMPARED_LEN {
             continue;
         }
         let score = strsim::jaro_winkler(name, candidate);
@@ -72,6 +80,8 @@ mod tests {
         assert_eq!(did_you_mean("grepp", tools), Some("grep"));
         assert_eq!(did_you_mean("kubernetes", tools), None);
         assert_eq!(did_you_mean("cdw", ["cwd", "date"]), Some("cwd"));
+        let huge = "read_file".repeat(100_000);
+        assert_eq!(did_you_mean(&huge, tools), None);
     }
 
     #[test]

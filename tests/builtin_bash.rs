@@ -23,7 +23,7 @@ impl Fixture {
         let tmp = tempfile::tempdir().unwrap();
         let ws = tmp.path().canonicalize().unwrap();
         Fixture {
-            ctx: ToolContext::new(&ws),
+            ctx: ToolContext::new(&ws).unwrap(),
             registry: ToolRegistry::unrestricted(&ToolCatalog::builtin()),
             _tmp: tmp,
             ws,
@@ -273,7 +273,16 @@ async fn credentials_in_the_environment_are_hidden_from_commands() {
         std::env::set_var("AGENT_PRESETS_TEST_CUSTOM", "custom-hidden");
     }
     let dir = tempfile::tempdir().expect("tempdir");
+    // Commands get an allowlisted environment: the test passes its names explicitly (as
+    // a preset's `passEnv` would), and credential-looking or host-withheld ones still
+    // stay out.
     let ctx = agent_presets::tools::ToolContext::new(dir.path())
+        .expect("workspace")
+        .with_passed_env([
+            "AGENT_PRESETS_TEST_API_KEY",
+            "AGENT_PRESETS_TEST_PLAIN",
+            "AGENT_PRESETS_TEST_CUSTOM",
+        ])
         .with_hidden_env(["AGENT_PRESETS_TEST_CUSTOM"]);
     let registry = agent_presets::tools::ToolRegistry::unrestricted(
         &agent_presets::tools::ToolCatalog::builtin(),

@@ -29,7 +29,7 @@ impl Fixture {
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(outside.join("secret.txt"), "top secret\n").unwrap();
         Fixture {
-            ctx: ToolContext::new(&ws),
+            ctx: ToolContext::new(&ws).unwrap(),
             registry: ToolRegistry::unrestricted(&ToolCatalog::builtin()),
             _tmp: tmp,
             ws,
@@ -161,7 +161,7 @@ async fn read_file_truncates_long_files_with_a_marker_naming_the_next_offset() {
 #[tokio::test]
 async fn read_file_caps_bytes_and_long_lines() {
     let f = Fixture::new();
-    let ctx = ToolContext::new(&f.ws).with_limits(OutputLimits {
+    let ctx = ToolContext::new(&f.ws).unwrap().with_limits(OutputLimits {
         max_bytes: 120,
         max_lines: 2000,
         max_line_chars: 10,

@@ -1,6 +1,7 @@
 //! Defects a black-box review of the built-in tools found, one test (or more) each, against
 //! a real temporary workspace through the registry: quadratic and executor-blocking edits,
-//! FIFOs, credential hiding, processes that leave the process group, cancelled writes,
+//! FIFOs, credential hiding, processes that leave the process group (killed all the
+//! same), cancelled writes,
 //! ignore files above the workspace, long file names, unbounded echoes, arguments only
 //! serde refuses, the file size cap, long grep lines, overlapping and CRLF edits, and a
 //! few path and pattern corner cases.
@@ -13,7 +14,7 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use agent_presets::tools::builtin::{TodoItem, TodoStatus};
+use agent_presets::tools::builtin::{Containment, TodoItem, TodoStatus};
 use agent_presets::tools::{ToolCallError, ToolCatalog, ToolContext, ToolOutput, ToolRegistry};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -34,7 +35,7 @@ impl Fixture {
         let ws = above.join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         Fixture {
-            ctx: ToolContext::new(&ws),
+            ctx: ToolContext::new(&ws).unwrap(),
             registry: ToolRegistry::unrestricted(&ToolCatalog::builtin()),
             _tmp: tmp,
             above,
@@ -289,12 +290,32 @@ async fn credentials_by_name_or_value_are_hidden_from_commands() {
         std::env::set_var("AGENT_PRESETS_QA_SERVICE_URL", "https://example.com:8443/x");
     }
     let f = Fixture::new();
+    // The environment is an allowlist: pass every name, as a preset's `passEnv` would;
+    // the ones that look like credentials (by name or by value) still stay out.
+    let ctx = f.ctx.clone().with_passed_env(
+        [
+            "GH_PAT",
+            "DB_PASS",
+            "CREDENTIALS",
+            "NPM_AUTH",
+            "SIGNING_KEY",
+            "INNOCENT",
+            "DATABASE_URL",
+            "VISIBLE",
+            "SERVICE_URL",
+        ]
+        .map(|n| format!("AGENT_PRESETS_QA_{n}")),
+    );
     let out = f
-        .ok(
+        .registry
+        .call(
             "bash",
             json!({"command": "env | grep '^AGENT_PRESETS_QA_' | sort; echo \"pwd=$PWD\"; test -n \"$PATH\" && echo path-kept"}),
+            &ctx,
         )
-        .await;
+        .await
+        .unwrap()
+        .content;
     let expected_pwd = format!("pwd={}", f.ws.display());
     assert_eq!(
         out,
@@ -346,50 +367,51 @@ impl Drop for KillOnDrop {
 }
 
 #[tokio::test]
-async fn a_process_that_leaves_the_process_group_is_not_tracked() {
+async fn a_process_that_leaves_the_process_group_is_killed_too() {
     let f = Fixture::new();
-    // The shell waits until the setsid'd process has written its PID (so it has left the
-    // group) before it exits; a plain background job stays in the group.
-    let out = f
-        .ok(
-            "bash",
-            json!({
-                "command": "setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' </dev/null >/dev/null 2>&1 & \
-                            while [ ! -s escaped.pid ]; do sleep 0.01; done; \
-                            sleep 30 & echo $! > grouped.pid; echo started",
-                "timeout_secs": 20
-            }),
-        )
-        .await;
-    let escaped: i32 = f.read("escaped.pid").trim().parse().unwrap();
-    let cleanup = KillOnDrop(escaped);
-    assert!(out.contains("started"), "{out}");
-    let grouped: i32 = f.read("grouped.pid").trim().parse().unwrap();
-    assert!(
-        wait_gone(grouped).await,
-        "the background job {grouped} in the group outlived the command"
-    );
-    assert!(
-        !is_gone(escaped),
-        "the setsid'd process {escaped} is not tracked, so it is still running"
-    );
-    drop(cleanup);
-    assert!(wait_gone(escaped).await, "{escaped} could not be killed");
+    for containment in [Containment::best_available(), Containment::Subreaper] {
+        let ctx = f.ctx.clone().with_containment(containment);
+        // The shell waits until the setsid'd process has written its PID (so it has left
+        // the group) before it exits; a plain background job stays in the group.
+        let out = f
+            .registry
+            .call(
+                "bash",
+                json!({
+                    "command": "rm -f escaped.pid; setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' </dev/null >/dev/null 2>&1 & \
+                                while [ ! -s escaped.pid ]; do sleep 0.01; done; \
+                                sleep 30 & echo $! > grouped.pid; echo started",
+                    "timeout_secs": 20
+                }),
+                &ctx,
+            )
+            .await
+            .unwrap()
+            .content;
+        let escaped: i32 = f.read("escaped.pid").trim().parse().unwrap();
+        let cleanup = KillOnDrop(escaped);
+        assert!(out.contains("started"), "{out}");
+        let grouped: i32 = f.read("grouped.pid").trim().parse().unwrap();
+        assert!(
+            wait_gone(grouped).await,
+            "{containment}: the background job {grouped} in the group outlived the command"
+        );
+        assert!(
+            wait_gone(escaped).await,
+            "{containment}: the setsid'd process {escaped} outlived the command"
+        );
+        drop(cleanup);
+    }
 
-    // The description says so, instead of promising that nothing outlives the command.
+    // The description promises it.
     let catalog = ToolCatalog::builtin();
     let bash = catalog.get("bash").unwrap();
     assert!(
-        bash.description().contains("process group"),
+        bash.description()
+            .contains("every process it started is killed"),
         "{}",
         bash.description()
     );
-    assert!(
-        bash.description().contains("setsid"),
-        "{}",
-        bash.description()
-    );
-    assert!(!bash.description().contains("do not outlive"));
 }
 
 // ---------------------------------------------------------------- 5: cancelled writes

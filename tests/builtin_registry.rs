@@ -290,7 +290,7 @@ fn the_strict_checker_catches_violations() {
 #[tokio::test]
 async fn todo_write_keeps_the_list_in_the_session_and_returns_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let ctx = ToolContext::new(tmp.path());
+    let ctx = ToolContext::new(tmp.path()).unwrap();
     let registry = ToolRegistry::unrestricted(&ToolCatalog::builtin());
     let out = registry
         .call(
@@ -334,7 +334,7 @@ async fn todo_write_keeps_the_list_in_the_session_and_returns_it() {
 #[tokio::test]
 async fn todo_write_refuses_bad_lists_without_touching_the_session() {
     let tmp = tempfile::tempdir().unwrap();
-    let ctx = ToolContext::new(tmp.path());
+    let ctx = ToolContext::new(tmp.path()).unwrap();
     ctx.session().set_todo_list(vec![TodoItem {
         content: "keep me".into(),
         status: TodoStatus::Pending,
@@ -376,7 +376,7 @@ async fn todo_write_refuses_bad_lists_without_touching_the_session() {
 #[tokio::test]
 async fn a_misspelled_tool_gets_a_suggestion() {
     let tmp = tempfile::tempdir().unwrap();
-    let ctx = ToolContext::new(tmp.path());
+    let ctx = ToolContext::new(tmp.path()).unwrap();
     let registry = ToolRegistry::unrestricted(&ToolCatalog::builtin());
     let err = registry
         .call("read_fiel", json!({"path": "x"}), &ctx)

@@ -28,7 +28,7 @@ impl Fixture {
         std::fs::write(outside.join("secret.rs"), "fn needle() {}\n").unwrap();
         std::fs::create_dir_all(&ws).unwrap();
         let f = Fixture {
-            ctx: ToolContext::new(&ws),
+            ctx: ToolContext::new(&ws).unwrap(),
             registry: ToolRegistry::unrestricted(&ToolCatalog::builtin()),
             _tmp: tmp,
             ws,

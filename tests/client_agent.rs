@@ -182,7 +182,7 @@ fn run_preset(
         let mut agent = Agent::new(
             preset.assembler(),
             &client,
-            ToolContext::new(dir).with_hidden_env(["TEST_KEY"]),
+            ToolContext::new(dir).unwrap().with_hidden_env(["TEST_KEY"]),
         )
         .with_max_steps(8);
         agent
@@ -648,18 +648,22 @@ fn tools_that_change_things_are_refused_without_approval() {
             .unwrap();
         let mut history = Vec::new();
         let outcome = runtime.block_on(async {
-            Agent::new(preset.assembler(), &client, ToolContext::new(dir.path()))
-                .run(
-                    "go",
-                    &mut history,
-                    &mut ContextSnapshot::new(),
-                    &mut |_| values(d, dir.path(), "2030-01-01"),
-                    &mut RefuseChanges {
-                        reason: "nobody could be asked".into(),
-                    },
-                    &mut |_| {},
-                )
-                .await
+            Agent::new(
+                preset.assembler(),
+                &client,
+                ToolContext::new(dir.path()).unwrap(),
+            )
+            .run(
+                "go",
+                &mut history,
+                &mut ContextSnapshot::new(),
+                &mut |_| values(d, dir.path(), "2030-01-01"),
+                &mut RefuseChanges {
+                    reason: "nobody could be asked".into(),
+                },
+                &mut |_| {},
+            )
+            .await
         });
         assert!(matches!(outcome, Ok(Outcome::Answered { .. })));
         assert!(!dir.path().join("x.txt").exists());

@@ -77,7 +77,7 @@ fn catalog(calls: &Arc<AtomicUsize>) -> ToolCatalog {
 }
 
 fn ctx() -> ToolContext {
-    ToolContext::new(std::env::temp_dir())
+    ToolContext::new(std::env::temp_dir()).unwrap()
 }
 
 #[test]

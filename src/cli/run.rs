@@ -96,7 +96,15 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         Ok(c) => c,
         Err(e) => return Ok(report_client_error(&e, io)),
     };
-    let tools = ToolContext::new(&cwd).with_hidden_env(settings.api_key_env.clone());
+    let tools = ToolContext::new(&cwd)
+        .map_err(|e| {
+            CliError::usage_with(
+                e.to_string(),
+                Some("pass an existing directory with `--cwd DIR`".into()),
+            )
+        })?
+        .with_passed_env(preset.pass_env())
+        .with_hidden_env(settings.api_key_env.clone());
     let mut approval: Box<dyn ToolApproval> = if args.yes {
         Box::new(ApproveAll)
     } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {

@@ -98,6 +98,7 @@ fn resolved_yaml(
     variables(&mut out, chain);
     tool_restriction(&mut out, preset, tools);
     budget(&mut out, chain);
+    pass_env(&mut out, preset);
     out
 }
 
@@ -441,5 +442,29 @@ fn tool_restriction(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog)
             out.push_str(&format!("    - {}\n", scalar(name)));
         }
         out.push_str(&format!("    - {}\n", scalar(REST)));
+    }
+}
+
+fn pass_env(out: &mut String, preset: &ValidPreset) {
+    let names = preset.pass_env();
+    if names.is_empty() {
+        return;
+    }
+    entry(
+        out,
+        0,
+        "passEnv",
+        "",
+        Some("passed to `bash` commands besides PATH, HOME, locale, TERM, TZ, TMPDIR"),
+    );
+    for name in names {
+        let from = preset.chain().iter().find_map(|p| {
+            let entry = p.file.pass_env.iter().flatten().find(|e| e.value == name)?;
+            Some(at(p, p.span_of(entry).line))
+        });
+        match from {
+            Some(from) => out.push_str(&format!("  - {}  # {from}\n", scalar(name))),
+            None => out.push_str(&format!("  - {}\n", scalar(name))),
+        }
     }
 }

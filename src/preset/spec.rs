@@ -34,6 +34,16 @@ pub const SECTION_NAME_PATTERN: &str = "^[a-z][a-z0-9_.:-]*$";
 /// The pattern a preset-declared variable name must match.
 pub const VARIABLE_NAME_PATTERN: &str = "^[a-z][a-z0-9_]*$";
 
+/// The pattern an environment variable name in `passEnv` must match.
+pub const ENV_NAME_PATTERN: &str = "^[A-Za-z_][A-Za-z0-9_]*$";
+
+/// Does `name` match [`ENV_NAME_PATTERN`] (`^[A-Za-z_][A-Za-z0-9_]*$`)?
+pub fn is_valid_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b'A'..=b'Z' | b'a'..=b'z' | b'_'))
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 /// Does `name` match [`PRESET_NAME_PATTERN`] (`^[a-z0-9][a-z0-9-]*$`)?
 pub fn is_valid_preset_name(name: &str) -> bool {
     let mut bytes = name.bytes();
@@ -90,6 +100,13 @@ pub struct PresetFile {
     /// key wins for that key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetSpec>,
+    /// Names of environment variables `bash` passes to commands besides its base allowlist
+    /// (`PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `LANG`, `LANGUAGE`, `LC_*`, `TERM`, `TZ`,
+    /// `TMPDIR`). Along `extends` the lists add up. A name that looks like it holds a
+    /// credential is an error: commands never get credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>", inner(pattern(ENV_NAME_PATTERN)))]
+    pub pass_env: Option<Vec<Spanned<String>>>,
 }
 
 /// `budget`: the most tokens (counted with o200k_base) the system prompt and the tool
@@ -496,6 +513,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "variables",
             "tools",
             "budget",
+            "passEnv",
         ],
     ),
     (
@@ -607,7 +625,9 @@ mod tests {
     /// The patterns in the schema and the checking functions agree.
     #[test]
     fn patterns_match_functions() {
-        let cases = ["a", "a-b", "a_b", "a.b", "a:b", "0a", "-a", "A", "ab9", ""];
+        let cases = [
+            "a", "a-b", "a_b", "a.b", "a:b", "0a", "-a", "A", "ab9", "", "_A", "LC_ALL", "A=B",
+        ];
         for (pattern, check) in [
             (
                 PRESET_NAME_PATTERN,
@@ -615,6 +635,7 @@ mod tests {
             ),
             (SECTION_NAME_PATTERN, is_valid_section_name),
             (VARIABLE_NAME_PATTERN, is_valid_variable_name),
+            (ENV_NAME_PATTERN, is_valid_env_name),
         ] {
             let re = regex::Regex::new(pattern).unwrap();
             for case in cases {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::catalog::{PresetCatalog, TargetId};
 use super::resolve::{Lookup, PresetChain, resolve_chain};
 use super::source::ParsedPreset;
-use super::spec::{ModelSpec, PresetFile, Provider, VariableEntry};
+use super::spec::{ModelSpec, PresetFile, Provider, VariableEntry, is_valid_env_name};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::prompt::{
     AssemblerBuilder, BUILTIN_VARIABLES, Layer, PromptAssembler, PromptContext, PromptSection,
@@ -64,6 +64,23 @@ impl ValidPreset {
     /// Model defaults: the nearest preset in the chain that sets `model`.
     pub fn model(&self) -> Option<&ModelSpec> {
         self.chain.iter().rev().find_map(|p| p.file.model.as_ref())
+    }
+
+    /// The environment variables the chain's `passEnv` lists name (root first, each once):
+    /// pass them to [`ToolContext::with_passed_env`](crate::tools::ToolContext::with_passed_env)
+    /// so `bash` gives them to commands besides its base allowlist.
+    pub fn pass_env(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for name in self
+            .chain
+            .iter()
+            .flat_map(|p| p.file.pass_env.iter().flatten())
+        {
+            if !names.contains(&name.value.as_str()) {
+                names.push(&name.value);
+            }
+        }
+        names
     }
 
     /// The values the preset itself supplies: `model` and `provider` from its nearest
@@ -309,6 +326,7 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
     if let Some(model) = &file.model {
         check_model(preset, model, out);
     }
+    check_pass_env(preset, out);
 
     if let Some(persona) = &file.persona {
         if let Some(flag) = &persona.include_runtime_context {
@@ -643,7 +661,7 @@ fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnosti
                 .at(preset.span_of(env))
                 .help(format!("write `apiKeyEnv: {name}`: the name is looked up in the environment, not expanded in the file")),
             );
-        } else if !is_env_name(v) && crate::secrets::find_secrets(v).is_empty() {
+        } else if !is_valid_env_name(v) && crate::secrets::find_secrets(v).is_empty() {
             out.push(
                 Diagnostic::new(
                     DiagnosticKind::LiteralSecret,
@@ -656,13 +674,6 @@ fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnosti
     }
 }
 
-/// `[A-Za-z_][A-Za-z0-9_]*`.
-fn is_env_name(v: &str) -> bool {
-    !v.is_empty()
-        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        && !v.as_bytes()[0].is_ascii_digit()
-}
-
 /// The variable name in a shell or Windows reference to it: `$NAME`, `${NAME}`,
 /// `%NAME%`.
 fn env_reference(v: &str) -> Option<&str> {
@@ -673,7 +684,34 @@ fn env_reference(v: &str) -> Option<&str> {
     } else {
         v.strip_prefix('%')?.strip_suffix('%')?
     };
-    is_env_name(name).then_some(name)
+    is_valid_env_name(name).then_some(name)
+}
+
+/// `passEnv` entries must be environment variable names, and none may name a credential:
+/// whatever a command sees, the model can read.
+fn check_pass_env(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) {
+    for name in preset.file.pass_env.iter().flatten() {
+        let v = name.value.as_str();
+        if !is_valid_env_name(v) {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::InvalidName,
+                    format!("`passEnv` takes environment variable names; `{v}` is not one"),
+                )
+                .at(preset.span_of(name))
+                .help("write names like `CARGO_HOME` or `NODE_OPTIONS`: letters, digits and `_`, not starting with a digit"),
+            );
+        } else if crate::secrets::is_credential_name(v) {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::InvalidValue,
+                    format!("`passEnv` names `{v}`, which looks like it holds a credential; commands never get credentials"),
+                )
+                .at(preset.span_of(name))
+                .help("remove it: whatever a command sees, the model can read and repeat. A command that needs a credential needs a sandbox that injects it (a credential helper, a proxy), not the agent's environment"),
+            );
+        }
+    }
 }
 
 /// Report every key-like string in the file (values, comments, anywhere), by position,

@@ -1,9 +1,11 @@
-//! [`ToolContext`]: what a handler may touch — the confined workspace and the session.
+//! [`ToolContext`]: what a handler may touch — the confined workspace, the session and
+//! the environment of commands.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::builtin::{OutputLimits, TodoItem};
+use super::builtin::beneath::WorkspaceRoot;
+use super::builtin::{Containment, OutputLimits, TodoItem};
 
 /// Per-session state shared by the tools of one agent session (e.g. the todo list).
 #[derive(Debug, Default)]
@@ -32,40 +34,98 @@ impl SessionState {
     }
 }
 
-/// What a tool handler receives besides its arguments.
+/// Why [`ToolContext::new`] refused a workspace root.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkspaceError {
+    /// The root is not an absolute path (`missing/..`, `.`, `src`): a relative root
+    /// would depend on the process's current directory.
+    #[error("the workspace root `{}` is not an absolute path", path.display())]
+    NotAbsolute {
+        /// The root as given.
+        path: PathBuf,
+    },
+    /// The root does not exist or cannot be opened.
+    #[error("the workspace root `{}` cannot be opened: {source}", path.display())]
+    Inaccessible {
+        /// The root as given.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The root exists but is not a directory.
+    #[error("the workspace root `{}` is not a directory", path.display())]
+    NotADirectory {
+        /// The root as given.
+        path: PathBuf,
+    },
+}
+
+/// What a tool handler receives besides its arguments: the workspace (opened once, as a
+/// directory descriptor every path is resolved beneath), the session, output limits and
+/// what the environment of commands may hold.
 #[derive(Clone, Debug)]
 pub struct ToolContext {
-    workspace: Arc<PathBuf>,
+    workspace: Arc<WorkspaceRoot>,
     session: Arc<SessionState>,
     limits: OutputLimits,
     hidden_env: Arc<[String]>,
+    passed_env: Arc<[String]>,
+    containment: Option<Containment>,
 }
 
 impl ToolContext {
-    /// A context rooted at `workspace` (canonicalized by the caller or here when possible),
-    /// with a fresh session and the default [`OutputLimits`].
-    pub fn new(workspace: impl Into<PathBuf>) -> Self {
-        let root: PathBuf = workspace.into();
-        let root = root.canonicalize().unwrap_or(root);
-        ToolContext {
-            workspace: Arc::new(root),
+    /// A context rooted at `workspace`, with a fresh session and the default
+    /// [`OutputLimits`].
+    ///
+    /// The root must be an absolute path to an existing directory; it is canonicalized and
+    /// opened here, once, and every path a tool is given is resolved beneath that open
+    /// directory (so renaming or replacing the directory later does not move the
+    /// workspace). A relative path (`missing/..`, `.`), a missing path or a file is an
+    /// error.
+    pub fn new(workspace: impl AsRef<Path>) -> Result<Self, WorkspaceError> {
+        Ok(ToolContext {
+            workspace: Arc::new(WorkspaceRoot::open(workspace.as_ref())?),
             session: Arc::new(SessionState::default()),
             limits: OutputLimits::default(),
             hidden_env: Arc::from(Vec::new()),
-        }
+            passed_env: Arc::from(Vec::new()),
+            containment: None,
+        })
     }
 
-    /// The same context with environment variables to leave out of the environment of
-    /// commands run by tools (e.g. the preset's `apiKeyEnv`). Besides these, `bash` always
-    /// leaves out variables whose names look like credentials (`*_KEY`, `*_PAT`, `*_PASS`,
-    /// `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*CREDENTIAL*`, `*AUTH*`, …) and variables
-    /// whose values look like one (a known API key or token format, a URL with a
-    /// password).
+    /// The same context passing the environment variables `names` to commands run by
+    /// tools (`bash`), besides the base allowlist ([`BASE_COMMAND_ENV`]): typically the
+    /// preset's `passEnv` ([`ValidPreset::pass_env`]). A name that looks like it holds a
+    /// credential (`*_TOKEN`, `*_KEY`, `*PASS*`, `*_DSN`, …), or whose value looks like
+    /// one (a known API key format, a URL with a password), is withheld all the same, as
+    /// is every name given to [`with_hidden_env`](Self::with_hidden_env).
     ///
-    /// This is best-effort, not isolation: a command runs as the agent's user, so it can
-    /// still read the agent process's own environment (`/proc/$PPID/environ`) and any
-    /// file the agent can read. Keeping secrets from commands for real needs a sandbox
-    /// (another user, a container) around them.
+    /// [`BASE_COMMAND_ENV`]: crate::tools::builtin::BASE_COMMAND_ENV
+    /// [`ValidPreset::pass_env`]: crate::preset::ValidPreset::pass_env
+    pub fn with_passed_env<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.passed_env = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Environment variables passed to commands besides the base allowlist (see
+    /// [`with_passed_env`](Self::with_passed_env)).
+    pub fn passed_env(&self) -> &[String] {
+        &self.passed_env
+    }
+
+    /// The same context withholding the environment variables `names` from commands run
+    /// by tools even when they are allowlisted or passed (e.g. the preset's `apiKeyEnv`).
+    ///
+    /// Withholding is not isolation: a command runs as the agent's user, so it can still
+    /// read the agent process's own environment (`/proc/$PPID/environ`) and any file the
+    /// agent can read. Keeping secrets from commands for real needs a sandbox (another
+    /// user, a container) around them.
     pub fn with_hidden_env<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -75,10 +135,24 @@ impl ToolContext {
         self
     }
 
-    /// Environment variables left out of commands' environments, besides the
-    /// credential-looking ones (best-effort; see [`with_hidden_env`](Self::with_hidden_env)).
+    /// Environment variables always withheld from commands (see
+    /// [`with_hidden_env`](Self::with_hidden_env)).
     pub fn hidden_env(&self) -> &[String] {
         &self.hidden_env
+    }
+
+    /// The same context running commands under `containment` instead of the best one the
+    /// host allows ([`Containment::best_available`]). When the host does not allow the one
+    /// asked for, the next weaker one runs.
+    pub fn with_containment(mut self, containment: Containment) -> Self {
+        self.containment = Some(containment);
+        self
+    }
+
+    /// How commands are kept from outliving their call: the one set with
+    /// [`with_containment`](Self::with_containment), else the best the host allows.
+    pub fn containment(&self) -> Containment {
+        self.containment.unwrap_or_else(Containment::best_available)
     }
 
     /// The same context with other output limits (e.g. a smaller budget for a small model).
@@ -87,8 +161,13 @@ impl ToolContext {
         self
     }
 
-    /// The workspace root every path argument is confined to.
+    /// The workspace root every path argument is confined to: absolute and canonical.
     pub fn workspace(&self) -> &Path {
+        self.workspace.path()
+    }
+
+    /// The opened workspace root.
+    pub(crate) fn root(&self) -> &WorkspaceRoot {
         &self.workspace
     }
 

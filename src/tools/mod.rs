@@ -11,7 +11,7 @@ pub mod schema;
 mod tool;
 
 pub use catalog::ToolCatalog;
-pub use context::{SessionState, ToolContext};
+pub use context::{SessionState, ToolContext, WorkspaceError};
 pub use name::ToolName;
 pub use registry::{SchemaDialect, ToolCallError, ToolRegistry, WireTool};
 pub use restriction::{OrderEntry, REST, ToolPattern, ToolRestriction, visible_tools};

@@ -6,12 +6,50 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::builtin::echo;
 use super::catalog::ToolCatalog;
 use super::context::ToolContext;
 use super::name::ToolName;
 use super::restriction::{ToolRestriction, visible_tools};
 use super::tool::{ToolDefinition, ToolError, ToolOutput};
 use crate::suggest::did_you_mean;
+
+/// Most schema problems listed for one call; the rest are counted.
+const MAX_LISTED_PROBLEMS: usize = 10;
+/// Longest part of an argument's value quoted in a problem.
+const MAX_QUOTED_VALUE_CHARS: usize = 80;
+/// Longest problem description.
+const MAX_PROBLEM_CHARS: usize = 500;
+
+/// One schema violation as the model reads it: where, and what is wrong, quoting at most
+/// a short prefix of the offending value (a 1 MB argument is not echoed back).
+fn describe_problem(e: &jsonschema::ValidationError<'_>) -> String {
+    let mut message = e.to_string();
+    let value = e.instance().to_string();
+    if value.chars().count() > MAX_QUOTED_VALUE_CHARS && message.contains(&value) {
+        let cut: String = value.chars().take(MAX_QUOTED_VALUE_CHARS).collect();
+        let short = format!("{cut}… ({} characters in all)", value.chars().count());
+        message = message.replace(&value, &short);
+    }
+    let path = e.instance_path().to_string();
+    if path.is_empty() {
+        shorten(&message)
+    } else {
+        shorten(&format!("at `{path}`: {message}"))
+    }
+}
+
+/// `text`, or its first [`MAX_PROBLEM_CHARS`] characters and a note of the length.
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(MAX_PROBLEM_CHARS) {
+        None => text.to_owned(),
+        Some((end, _)) => format!(
+            "{}… ({} characters in all)",
+            &text[..end],
+            text.chars().count()
+        ),
+    }
+}
 
 /// A tool as a model sees it: exactly `name`, `description`, `parameters`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -39,7 +77,7 @@ pub enum SchemaDialect {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ToolCallError {
     /// No visible tool has this name. Hidden tools get exactly this error too.
-    #[error("unknown tool `{name}`")]
+    #[error("unknown tool `{}`", echo(name))]
     UnknownTool {
         /// The name the model used.
         name: String,
@@ -77,9 +115,13 @@ impl ToolCallError {
     pub fn to_output(&self) -> ToolOutput {
         let text = match self {
             ToolCallError::UnknownTool { name, suggestion } => match suggestion {
-                Some(s) => format!("Error: unknown tool `{name}`.\nHint: did you mean `{s}`?"),
+                Some(s) => format!(
+                    "Error: unknown tool `{}`.\nHint: did you mean `{s}`?",
+                    echo(name)
+                ),
                 None => format!(
-                    "Error: unknown tool `{name}`.\nHint: call only the tools listed in this request."
+                    "Error: unknown tool `{}`.\nHint: call only the tools listed in this request.",
+                    echo(name)
                 ),
             },
             ToolCallError::InvalidArguments { tool, problems } => format!(
@@ -190,17 +232,18 @@ impl ToolRegistry {
             error: ToolError::new(msg)
                 .hint("this is a bug in the tool's definition, not in the call"),
         })?;
-        let problems: Vec<String> = validator
-            .iter_errors(&args)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                if path.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("at `{path}`: {e}")
-                }
-            })
-            .collect();
+        let mut problems: Vec<String> = Vec::new();
+        let mut unlisted = 0usize;
+        for e in validator.iter_errors(&args) {
+            if problems.len() < MAX_LISTED_PROBLEMS {
+                problems.push(describe_problem(&e));
+            } else {
+                unlisted += 1;
+            }
+        }
+        if unlisted > 0 {
+            problems.push(format!("… and {unlisted} more"));
+        }
         if !problems.is_empty() {
             return Err(ToolCallError::InvalidArguments {
                 tool: name.to_owned(),
@@ -211,7 +254,7 @@ impl ToolRegistry {
         // a few values the schema lets through (`4294967296` or `1.0` for a `u32`).
         let call = (def.prepare)(args).map_err(|problems| ToolCallError::InvalidArguments {
             tool: name.to_owned(),
-            problems,
+            problems: problems.iter().map(|p| shorten(p)).collect(),
         })?;
         let future = call(ctx.clone());
         let result = match def.timeout() {

@@ -4,12 +4,13 @@ use std::future::Future;
 use std::time::Duration;
 
 use globset::GlobBuilder;
+use rustix::fs::FileType;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::limits::{cap_text, echo};
-use super::walk::{run_blocking, stop_note, walk};
-use super::workspace::{not_found, resolve, shown, workspace_root};
+use super::walk::{depth_note, run_blocking, stop_note, walk};
+use super::workspace::{not_found, resolve, shown};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// Most paths `glob` lists.
@@ -73,12 +74,11 @@ impl Tool for Glob {
 
 /// The work of `glob` (a free function, so the future borrows nothing from the tool).
 async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
-    let root = workspace_root(&ctx)?;
     let base = resolve(&ctx, args.path.as_deref().unwrap_or("."))?;
-    if !base.real.exists() {
+    if !base.exists() {
         return Err(not_found(&base, "directory"));
     }
-    if !base.real.is_dir() {
+    if !base.resolved.is_dir() {
         return Err(
             ToolError::new(format!("`{}` is not a directory", base.shown)).hint(
                 "give the directory to search in as `path`, and the file name pattern as `pattern`",
@@ -99,32 +99,33 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
         })?
         .compile_matcher();
     let include_hidden = args.pattern.split('/').any(|c| c.starts_with('.'));
-    let base_real = base.real.clone();
-    let walk_root = root.clone();
-    let (found, total, stop) = run_blocking(move |control| {
+    let start = base.resolved.clone();
+    let base_rel = start.relative();
+    let walk_ctx = ctx.clone();
+    let (found, total, too_deep, stop) = run_blocking(move |control| {
         let mut found = Vec::new();
         let mut total = 0usize;
         let mut stop = None;
-        for entry in walk(&walk_root, &base_real, include_hidden) {
+        let mut entries = walk(walk_ctx.root(), start, include_hidden);
+        for entry in entries.by_ref() {
             stop = control.stop();
             if stop.is_some() {
                 break;
             }
-            let Ok(entry) = entry else { continue };
-            if entry.file_type().is_none_or(|t| t.is_dir()) {
+            if entry.kind == FileType::Directory {
                 continue;
             }
-            let Ok(rel) = entry.path().strip_prefix(&base_real) else {
+            let Ok(rel) = entry.relative.strip_prefix(&base_rel) else {
                 continue;
             };
             if matcher.is_match(rel) {
                 total += 1;
                 if found.len() < MAX_GLOB_RESULTS {
-                    found.push(shown(&root, entry.path()));
+                    found.push(shown(&entry.relative));
                 }
             }
         }
-        (found, total, stop)
+        (found, total, entries.too_deep, stop)
     })
     .await?;
 
@@ -156,6 +157,7 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
             total - found.len()
         ));
     }
+    out.push_str(&depth_note(too_deep));
     out.push_str(&stop_note(stop));
     Ok(cap_text(
         &out,

@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use globset::{GlobBuilder, GlobMatcher};
 use regex::{Regex, RegexBuilder};
+use rustix::fs::FileType;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 
 use super::glob::check_relative;
 use super::limits::{MAX_ECHO_CHARS, cap_text, cut_line, cut_line_around, echo};
-use super::walk::{run_blocking, stop_note, walk};
-use super::workspace::{MAX_TEXT_FILE_BYTES, not_found, resolve, shown, workspace_root};
+use super::walk::{Unread, depth_note, read_entry, run_blocking, stop_note, walk};
+use super::workspace::{MAX_TEXT_FILE_BYTES, not_found, resolve, shown};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// `max_results` when the model sends none.
@@ -128,9 +129,8 @@ impl Tool for Grep {
 
 /// The work of `grep` (a free function, so the future borrows nothing from the tool).
 async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
-    let root = workspace_root(&ctx)?;
     let base = resolve(&ctx, args.path.as_deref().unwrap_or("."))?;
-    if !base.real.exists() {
+    if !base.exists() {
         return Err(not_found(&base, "path"));
     }
     let regex = RegexBuilder::new(&args.pattern)
@@ -157,29 +157,36 @@ async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
             .unwrap_or(DEFAULT_MAX_RESULTS)
             .clamp(1, MAX_RESULTS) as usize,
     };
-    let base_real = base.real.clone();
-    let walk_root = root.clone();
+    let start = base.resolved.clone();
+    let base_rel = start.relative();
+    let walk_ctx = ctx.clone();
     let report = run_blocking(move |control| {
         let mut report = Report::default();
-        for entry in walk(&walk_root, &base_real, false) {
+        let mut entries = walk(walk_ctx.root(), start, false);
+        for entry in entries.by_ref() {
             report.stop = control.stop();
             if report.stop.is_some() {
                 break;
             }
-            let Ok(entry) = entry else { continue };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
+            if entry.kind != FileType::RegularFile {
                 continue;
             }
             // Relative to the search base; a file given as `path` is its own name.
-            let rel = match entry.path().strip_prefix(&base_real) {
+            let rel = match entry.relative.strip_prefix(&base_rel) {
                 Ok(rel) if !rel.as_os_str().is_empty() => rel,
-                _ => Path::new(entry.file_name()),
+                _ => Path::new(&entry.name),
             };
             if search.filter.as_ref().is_some_and(|f| !f.matches(rel)) {
                 continue;
             }
-            search.file(entry.path(), &shown(&root, entry.path()), &mut report);
+            match read_entry(&entry, MAX_TEXT_FILE_BYTES) {
+                Ok(bytes) => search.file(&bytes, &shown(&entry.relative), &mut report),
+                Err(Unread::TooBig) => report.skipped += 1,
+                // Not a regular file any more (a FIFO or a link swapped in): not searched.
+                Err(Unread::NotRegular) => {}
+            }
         }
+        report.too_deep = entries.too_deep;
         report
     })
     .await?;
@@ -211,6 +218,7 @@ async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
             if report.skipped == 1 { "" } else { "s" }
         ));
     }
+    out.push_str(&depth_note(report.too_deep));
     out.push_str(&stop_note(report.stop));
     Ok(cap_text(
         &out,
@@ -267,21 +275,17 @@ struct Report {
     /// Results written to `lines`.
     shown: usize,
     skipped: usize,
+    too_deep: usize,
     stop: Option<super::walk::Stop>,
 }
 
 impl Search {
-    fn file(&self, path: &Path, shown_path: &str, report: &mut Report) {
-        let too_big = std::fs::metadata(path).map_or(true, |m| m.len() > MAX_TEXT_FILE_BYTES);
-        let Some(bytes) = (!too_big).then(|| std::fs::read(path).ok()).flatten() else {
-            report.skipped += 1;
-            return;
-        };
+    fn file(&self, bytes: &[u8], shown_path: &str, report: &mut Report) {
         if bytes.contains(&0) {
             report.skipped += 1;
             return;
         }
-        let text = String::from_utf8_lossy(&bytes);
+        let text = String::from_utf8_lossy(bytes);
         let lines: Vec<&str> = text.lines().collect();
         let all_hits: Vec<usize> = lines
             .iter()

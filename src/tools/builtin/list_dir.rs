@@ -1,13 +1,17 @@
 //! `list_dir`: the entries of one directory.
 
+use std::ffi::{OsStr, OsString};
 use std::future::Future;
 use std::time::Duration;
 
+use rustix::fs::{AtFlags, FileType};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::limits::cap_text;
-use super::workspace::{io_error, not_found, resolve};
+use super::beneath::{DirChain, ResolveError, read_entries};
+use super::blocking::run_blocking;
+use super::limits::{cap_text, echo};
+use super::workspace::{io_error, not_found, open_dir, resolve};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// Most entries `list_dir` shows.
@@ -66,49 +70,43 @@ impl Tool for ListDir {
 }
 
 /// The work of `list_dir` (a free function, so the future borrows nothing from the tool).
+/// Listing runs on the blocking pool, on the directory's descriptor.
 async fn handle(args: ListDirArgs, ctx: ToolContext) -> Result<String, ToolError> {
-    let path = resolve(&ctx, args.path.as_deref().unwrap_or("."))?;
-    match tokio::fs::metadata(&path.real).await {
-        Ok(meta) if !meta.is_dir() => {
+    run_blocking("listing", move |_| list(&args, &ctx)).await?
+}
+
+fn list(args: &ListDirArgs, ctx: &ToolContext) -> Result<String, ToolError> {
+    let path = resolve(ctx, args.path.as_deref().unwrap_or("."))?;
+    match path.resolved.kind {
+        None => return Err(not_found(&path, "directory")),
+        Some(FileType::Directory) => {}
+        Some(_) => {
             return Err(
                 ToolError::new(format!("`{}` is a file, not a directory", path.shown))
                     .hint("use read_file to read it"),
             );
         }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(not_found(&path, "directory"));
-        }
-        Err(e) => return Err(io_error("list", &path, &e)),
     }
-    let mut dir = tokio::fs::read_dir(&path.real)
-        .await
-        .map_err(|e| io_error("list", &path, &e))?;
-    let mut entries: Vec<(String, String)> = Vec::new();
-    loop {
-        let entry = match dir.next_entry().await {
-            Ok(Some(entry)) => entry,
-            Ok(None) => break,
-            Err(e) => return Err(io_error("list", &path, &e)),
-        };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let line = match entry.file_type().await {
-            Ok(t) if t.is_dir() => format!("{name}/"),
-            Ok(t) if t.is_symlink() => {
-                let target = tokio::fs::read_link(entry.path())
-                    .await
-                    .map(|t| t.display().to_string())
-                    .unwrap_or_else(|_| "?".to_owned());
-                format!("{name} -> {target}")
-            }
-            Ok(t) if t.is_file() => match entry.metadata().await {
-                Ok(m) => format!("{name}  ({} bytes)", m.len()),
-                Err(_) => name.clone(),
-            },
-            _ => name.clone(),
-        };
-        entries.push((name, line));
-    }
+    let chain = open_dir(&path)?;
+    let found = read_entries(chain.fd()).map_err(|e| io_error("list", &path, &e))?;
+    let mut entries: Vec<(OsString, String)> = found
+        .into_iter()
+        .map(|(name, kind)| {
+            let shown = name.to_string_lossy().into_owned();
+            let line = match kind {
+                FileType::Directory => format!("{shown}/"),
+                FileType::Symlink => format!("{shown} -> {}", link_target(ctx, &chain, &name)),
+                FileType::RegularFile => {
+                    match rustix::fs::statat(chain.fd(), &name, AtFlags::SYMLINK_NOFOLLOW) {
+                        Ok(st) => format!("{shown}  ({} bytes)", st.st_size),
+                        Err(_) => shown,
+                    }
+                }
+                _ => shown,
+            };
+            (name, line)
+        })
+        .collect();
     entries.sort();
     if entries.is_empty() {
         return Ok(format!("`{}` is empty.", path.shown));
@@ -134,4 +132,19 @@ async fn handle(args: ListDirArgs, ctx: ToolContext) -> Result<String, ToolError
         ctx.limits(),
         "use glob with a pattern to find what you need",
     ))
+}
+
+/// What a link in the listed directory points to, as written — unless following it
+/// leads outside the workspace, whose layout the listing does not reveal.
+fn link_target(ctx: &ToolContext, dir: &DirChain, name: &OsStr) -> String {
+    let Ok(target) = rustix::fs::readlinkat(dir.fd(), name, Vec::new()) else {
+        return "?".to_owned();
+    };
+    match ctx
+        .root()
+        .resolve(dir.clone(), vec![name.to_os_string()], false)
+    {
+        Err(ResolveError::Outside { .. }) => "(outside the workspace)".to_owned(),
+        _ => echo(&target.to_string_lossy()).into_owned(),
+    }
 }

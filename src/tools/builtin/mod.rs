@@ -11,7 +11,10 @@
 //! [`ToolContext::workspace`]: crate::tools::ToolContext::workspace
 
 mod bash;
+pub(crate) mod beneath;
 mod blocking;
+mod command_env;
+mod containment;
 mod edit_file;
 mod glob;
 mod grep;
@@ -24,10 +27,13 @@ mod workspace;
 mod write_file;
 
 pub use bash::{Bash, BashArgs};
+pub use command_env::BASE_COMMAND_ENV;
+pub use containment::Containment;
 pub use edit_file::{EditFile, EditFileArgs};
 pub use glob::{Glob, GlobArgs};
 pub use grep::{Grep, GrepArgs, GrepOutputMode};
 pub use limits::OutputLimits;
+pub(crate) use limits::echo;
 pub use list_dir::{ListDir, ListDirArgs};
 pub use read_file::{ReadFile, ReadFileArgs};
 pub use todo_write::{TodoItem, TodoStatus, TodoWrite, TodoWriteArgs};

@@ -134,17 +134,17 @@ async fn handle(args: TodoWriteArgs, ctx: ToolContext) -> Result<String, ToolErr
                 .hint("describe every task in a short sentence"));
         }
         // The list is rendered one task per line: a line break (or another control
-        // character) in a task could forge further lines of it.
-        if item
-            .content
-            .chars()
-            .any(|c| (c.is_control() && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}'))
-        {
+        // character) in a task could forge further lines of it, and a bidirectional
+        // control (U+202E) could make it read differently from what it says.
+        if let Some(c) = item.content.chars().find(|&c| is_forbidden(c)) {
             return Err(ToolError::new(format!(
-                "task {} contains a line break or another control character",
-                i + 1
+                "task {} contains a line break or another control character (U+{:04X})",
+                i + 1,
+                u32::from(c)
             ))
-            .hint("write each task on one line; split a long task into several tasks"));
+            .hint(
+                "write each task on one line of plain text; split a long task into several tasks",
+            ));
         }
         if item.content.chars().count() > MAX_TODO_CHARS {
             return Err(ToolError::new(format!(
@@ -157,6 +157,23 @@ async fn handle(args: TodoWriteArgs, ctx: ToolContext) -> Result<String, ToolErr
     let rendered = render(&args.todos);
     ctx.session().set_todo_list(args.todos);
     Ok(rendered)
+}
+
+/// Characters a task may not hold: control characters but tab, the Unicode line and
+/// paragraph separators, and the bidirectional text controls (U+061C, U+200E, U+200F,
+/// U+202A–U+202E, U+2066–U+2069), which reorder how the rest of a line is displayed.
+fn is_forbidden(c: char) -> bool {
+    (c.is_control() && c != '\t')
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{061C}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// The list as the model reads it back.

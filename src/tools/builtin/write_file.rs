@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::blocking::{CancelToken, run_blocking};
 use super::limits::line_count;
-use super::workspace::{MAX_TEXT_FILE_BYTES, resolve, write_atomic};
+use super::workspace::{MAX_TEXT_FILE_BYTES, resolve_for_write, write_atomic};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// Arguments of `write_file`.
@@ -75,7 +75,6 @@ fn write(
     ctx: &ToolContext,
     cancel: &CancelToken,
 ) -> Result<String, ToolError> {
-    let path = resolve(ctx, &args.path)?;
     if args.content.len() as u64 > MAX_TEXT_FILE_BYTES {
         return Err(ToolError::new(format!(
             "the content is {} bytes, more than the {MAX_TEXT_FILE_BYTES} bytes write_file accepts",
@@ -83,7 +82,9 @@ fn write(
         ))
         .hint("split the data into several smaller files"));
     }
-    let existed = path.real.try_exists().unwrap_or(false);
+    // Missing parent directories are created here, beneath the workspace root.
+    let path = resolve_for_write(ctx, &args.path)?;
+    let existed = path.exists();
     write_atomic(&path, args.content.as_bytes(), cancel)?;
     let lines = line_count(args.content.as_bytes());
     Ok(format!(

@@ -1,0 +1,956 @@
+//! [`Containment`]: how `bash` keeps the processes a command starts from outliving the
+//! call — background jobs, jobs started under `set -m`, `setsid`, `nohup` and
+//! double-forked daemons included.
+//!
+//! - [`Containment::Cgroup`] (Linux, where the host lets this process create cgroups
+//!   below its own cgroup v2): each command runs in a fresh cgroup, and everything in it
+//!   is killed at once by writing `1` to its `cgroup.kill` (Linux 5.14+). A process can
+//!   only leave the cgroup by writing to a cgroup it may write to.
+//! - [`Containment::Subreaper`] (Linux otherwise): the command runs under a supervisor
+//!   process that is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so every process the
+//!   command orphans — whatever its session or process group — is re-parented to the
+//!   supervisor instead of to init. When the command ends, times out or the call is
+//!   dropped (the supervisor watches a pipe the call holds), the supervisor kills every
+//!   process below it until none is left, then exits.
+//! - [`Containment::ProcessGroup`] (elsewhere): the command's process group is killed;
+//!   a process that leaves the group (`setsid`, `set -m`) is not tracked.
+//!
+//! None of them stops a command from asking something outside its tree to run a process
+//! (`systemd-run`, `at`, `ssh localhost`, a container runtime); that needs an OS sandbox.
+
+use std::fmt;
+use std::io;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+/// How `bash` keeps the processes a command starts from outliving its call (see the
+/// [module docs](self) of each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Containment {
+    /// Linux: a cgroup (v2) per command, killed with `cgroup.kill`.
+    Cgroup,
+    /// Linux: a child-subreaper supervisor per command that kills every descendant.
+    Subreaper,
+    /// Elsewhere: the command's process group is killed; processes that leave it are
+    /// not tracked.
+    ProcessGroup,
+}
+
+impl Containment {
+    /// The strongest containment this host allows: [`Cgroup`](Self::Cgroup) where this
+    /// process may create cgroups below its own (cgroup v2 with `cgroup.kill`),
+    /// [`Subreaper`](Self::Subreaper) on other Linux hosts,
+    /// [`ProcessGroup`](Self::ProcessGroup) elsewhere. Probed once (it creates and removes
+    /// an empty cgroup).
+    pub fn best_available() -> Containment {
+        #[cfg(target_os = "linux")]
+        {
+            if cgroup::available() {
+                Containment::Cgroup
+            } else {
+                Containment::Subreaper
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Containment::ProcessGroup
+        }
+    }
+
+    /// `cgroup`, `subreaper` or `process-group`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Containment::Cgroup => "cgroup",
+            Containment::Subreaper => "subreaper",
+            Containment::ProcessGroup => "process-group",
+        }
+    }
+
+    /// How the kill is done, for messages ("… were killed (through their cgroup)").
+    pub(crate) fn killed_by(self) -> &'static str {
+        match self {
+            Containment::Cgroup => "through their cgroup",
+            Containment::Subreaper => "by the command's subreaper supervisor",
+            Containment::ProcessGroup => "with the command's process group",
+        }
+    }
+
+    /// Does it track processes that leave the command's process group?
+    pub fn tracks_every_descendant(self) -> bool {
+        !matches!(self, Containment::ProcessGroup)
+    }
+
+    /// The next weaker one, to fall back to.
+    fn weaker(self) -> Option<Containment> {
+        match self {
+            Containment::Cgroup => Some(Containment::Subreaper),
+            Containment::Subreaper => Some(Containment::ProcessGroup),
+            Containment::ProcessGroup => None,
+        }
+    }
+
+    /// Can it run here at all (before trying)?
+    fn possible(self) -> bool {
+        match self {
+            #[cfg(target_os = "linux")]
+            Containment::Cgroup => cgroup::available(),
+            #[cfg(target_os = "linux")]
+            Containment::Subreaper => true,
+            #[cfg(not(target_os = "linux"))]
+            Containment::Cgroup | Containment::Subreaper => false,
+            Containment::ProcessGroup => true,
+        }
+    }
+}
+
+impl fmt::Display for Containment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A command running under a containment.
+pub(crate) struct Contained {
+    /// The process spawned (the supervisor under [`Containment::Subreaper`]).
+    pub(crate) child: Child,
+    /// What contains it.
+    pub(crate) containment: Containment,
+    guard: Guard,
+}
+
+/// What kills everything when the command is done; kills on drop too.
+enum Guard {
+    #[cfg(target_os = "linux")]
+    Cgroup(cgroup::Cgroup),
+    #[cfg(target_os = "linux")]
+    Subreaper(subreaper::Supervised),
+    ProcessGroup(ProcessGroup),
+}
+
+/// Spawn the command `build` makes (a fresh one per attempt) under `wanted`, or the
+/// next weaker containment that works here. `build` sets everything but the
+/// containment: program, arguments, environment, working directory, stdio.
+pub(crate) fn spawn(build: &dyn Fn() -> Command, wanted: Containment) -> io::Result<Contained> {
+    let mut containment = wanted;
+    loop {
+        if containment.possible() {
+            match try_spawn(build, containment) {
+                Ok(contained) => return Ok(contained),
+                // The weakest one failed: the command itself cannot start.
+                Err(e) if containment.weaker().is_none() => return Err(e),
+                Err(_) => {}
+            }
+        }
+        match containment.weaker() {
+            Some(next) => containment = next,
+            None => return Err(io::Error::other("no way to run a command here")),
+        }
+    }
+}
+
+fn try_spawn(build: &dyn Fn() -> Command, containment: Containment) -> io::Result<Contained> {
+    let mut command = build();
+    // Its own process group in every case: no terminal signal reaches it, and the group
+    // is the last resort.
+    command.process_group(0);
+    match containment {
+        #[cfg(target_os = "linux")]
+        Containment::Cgroup => {
+            let group = cgroup::Cgroup::create()?;
+            let procs = group.procs_fd();
+            // SAFETY: the closure runs in the forked child before exec; it only calls
+            // write(2), which is async-signal-safe, on a descriptor opened before the
+            // fork, and allocates nothing.
+            unsafe {
+                command.pre_exec(move || cgroup::join(procs));
+            }
+            command.kill_on_drop(true);
+            match command.spawn() {
+                Ok(child) => Ok(Contained {
+                    child,
+                    containment,
+                    guard: Guard::Cgroup(group),
+                }),
+                Err(e) => {
+                    // Most likely the host does not let us move a process there (no
+                    // delegation): do not try again.
+                    cgroup::disable();
+                    Err(e)
+                }
+            }
+        }
+        #[cfg(target_os = "linux")]
+        Containment::Subreaper => {
+            let (supervised, fds) = subreaper::Supervised::prepare()?;
+            // SAFETY: the closure runs in the forked child before exec and uses only
+            // async-signal-safe system calls (prctl, fork, close, dup2, open, sigaction,
+            // sigprocmask, ppoll, waitpid, kill, getdents64, read, write, _exit) on
+            // memory it owns on its stack; it allocates nothing and takes no lock.
+            unsafe {
+                command.pre_exec(move || subreaper::split(fds));
+            }
+            // Killing the supervisor would leave its descendants to init: a dropped call
+            // closes the lifeline instead, and the supervisor cleans up and exits (tokio
+            // reaps it).
+            command.kill_on_drop(false);
+            let child = command.spawn()?;
+            Ok(Contained {
+                guard: Guard::Subreaper(supervised.started(child.id())),
+                child,
+                containment,
+            })
+        }
+        #[cfg(not(target_os = "linux"))]
+        Containment::Cgroup | Containment::Subreaper => Err(io::Error::other("Linux only")),
+        Containment::ProcessGroup => {
+            command.kill_on_drop(true);
+            let child = command.spawn()?;
+            Ok(Contained {
+                guard: Guard::ProcessGroup(ProcessGroup::new(child.id())),
+                child,
+                containment,
+            })
+        }
+    }
+}
+
+/// How the command ended.
+pub(crate) struct Ending {
+    /// The command's exit status; `None` when it did not end by itself (timeout).
+    pub(crate) status: Option<ExitStatus>,
+    /// Something went wrong with the containment itself (e.g. the supervisor was killed):
+    /// processes may have survived. Said in the result.
+    pub(crate) warning: Option<String>,
+}
+
+impl Contained {
+    /// Wait for the command for at most `timeout`, then kill everything it started
+    /// (the command too, if it is still running).
+    pub(crate) async fn run_to_end(
+        &mut self,
+        timeout: Duration,
+        grace: Duration,
+    ) -> io::Result<Ending> {
+        let waited = tokio::select! {
+            status = self.child.wait() => Some(status?),
+            () = tokio::time::sleep(timeout) => None,
+        };
+        match &mut self.guard {
+            #[cfg(target_os = "linux")]
+            Guard::Cgroup(group) => {
+                group.kill();
+                if waited.is_none() {
+                    let _ = tokio::time::timeout(grace, self.child.wait()).await;
+                }
+                group.remove_when_empty(grace).await;
+                Ok(Ending {
+                    status: waited,
+                    warning: None,
+                })
+            }
+            #[cfg(target_os = "linux")]
+            Guard::Subreaper(supervised) => {
+                let status = match waited {
+                    // The supervisor exits only after it killed every descendant.
+                    Some(own) => {
+                        let command = supervised.command_status();
+                        if command.is_none() {
+                            // It did not say how the command ended: it was killed itself.
+                            return Ok(Ending {
+                                status: Some(own),
+                                warning: Some(format!(
+                                    "the supervisor of the command ended unexpectedly ({}); processes the command started may still be running",
+                                    describe(own)
+                                )),
+                            });
+                        }
+                        command
+                    }
+                    None => {
+                        supervised.release();
+                        if tokio::time::timeout(grace, self.child.wait())
+                            .await
+                            .is_err()
+                        {
+                            supervised.kill_group();
+                        }
+                        None
+                    }
+                };
+                Ok(Ending {
+                    status,
+                    warning: None,
+                })
+            }
+            Guard::ProcessGroup(group) => {
+                group.kill();
+                if waited.is_none() {
+                    let _ = tokio::time::timeout(grace, self.child.wait()).await;
+                }
+                Ok(Ending {
+                    status: waited,
+                    warning: None,
+                })
+            }
+        }
+    }
+}
+
+/// `exit code: 0`, or the signal that ended a process.
+pub(crate) fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code: {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => "exit status unknown".to_owned(),
+    }
+}
+
+/// The command's process group; killed (SIGKILL) on [`kill`](Self::kill) or when dropped
+/// without having been killed.
+struct ProcessGroup {
+    pgid: Option<libc::pid_t>,
+}
+
+impl ProcessGroup {
+    fn new(pid: Option<u32>) -> Self {
+        // 0 and 1 would address our own group or every process: never signal those.
+        let pgid = pid
+            .and_then(|p| libc::pid_t::try_from(p).ok())
+            .filter(|&p| p > 1);
+        ProcessGroup { pgid }
+    }
+
+    fn kill(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            // SAFETY: kill(2) only sends a signal; it reads and writes no memory of ours.
+            // The group was created for this command by `process_group(0)`.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A name nobody else uses, for a cgroup of this process.
+fn unique_suffix() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+#[cfg(target_os = "linux")]
+mod cgroup {
+    //! A cgroup (v2) per command, below this process's own cgroup.
+
+    use std::io;
+    use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, OnceLock};
+    use std::time::{Duration, Instant};
+
+    use rustix::fs::{Mode, OFlags};
+
+    /// The prefix of the cgroups we create (`agent-presets-<pid>-<n>`).
+    const PREFIX: &str = "agent-presets-";
+
+    /// Set once a cgroup could not be used: from then on commands use the subreaper.
+    static DISABLED: AtomicBool = AtomicBool::new(false);
+
+    /// Our own cgroup's directory, if cgroups can be created below it.
+    fn base() -> Option<&'static Path> {
+        static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
+        BASE.get_or_init(probe).as_deref()
+    }
+
+    pub(super) fn available() -> bool {
+        !DISABLED.load(Ordering::Relaxed) && base().is_some()
+    }
+
+    pub(super) fn disable() {
+        DISABLED.store(true, Ordering::Relaxed);
+    }
+
+    /// Find our cgroup v2 directory and check that a child cgroup with `cgroup.kill` can
+    /// be made there (and removed). Removes empty cgroups left by agents that died.
+    fn probe() -> Option<PathBuf> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let dir = mounts.lines().find_map(|line| {
+            let (mount, fs) = line.split_once(" - ")?;
+            if fs.split(' ').next()? != "cgroup2" {
+                return None;
+            }
+            let fields: Vec<&str> = mount.split(' ').collect();
+            let (root, point) = (unescape(fields.get(3)?), unescape(fields.get(4)?));
+            let below = Path::new(path).strip_prefix(&root).ok()?;
+            Some(Path::new(&point).join(below))
+        })?;
+        if !dir.join("cgroup.procs").is_file() {
+            return None;
+        }
+        remove_stale(&dir);
+        let probe = dir.join(format!("{PREFIX}{}", super::unique_suffix()));
+        std::fs::create_dir(&probe).ok()?;
+        let usable = probe.join("cgroup.kill").is_file() && probe.join("cgroup.procs").is_file();
+        let _ = std::fs::remove_dir(&probe);
+        usable.then_some(dir)
+    }
+
+    /// `\040`-style escapes of /proc/self/mountinfo undone.
+    fn unescape(field: &str) -> String {
+        let bytes = field.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'\\'
+                && i + 3 < bytes.len()
+                && let Ok(n) = u8::from_str_radix(&field[i + 1..i + 4], 8)
+            {
+                out.push(n);
+                i += 4;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Remove the (empty) cgroups of agents that are gone.
+    fn remove_stale(dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
+                continue;
+            };
+            let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+                continue;
+            };
+            // SAFETY: kill(2) with signal 0 only checks whether the process exists.
+            let gone = pid > 1
+                && unsafe { libc::kill(pid, 0) } != 0
+                && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+            if gone {
+                let _ = std::fs::remove_dir(entry.path());
+            }
+        }
+    }
+
+    /// One command's cgroup: killed and removed when done (or dropped).
+    pub(super) struct Cgroup {
+        dir: PathBuf,
+        procs: OwnedFd,
+        kill: Option<OwnedFd>,
+        removed: bool,
+    }
+
+    impl Cgroup {
+        pub(super) fn create() -> io::Result<Cgroup> {
+            let base = base().ok_or_else(|| io::Error::other("no usable cgroup"))?;
+            let dir = base.join(format!("{PREFIX}{}", super::unique_suffix()));
+            std::fs::create_dir(&dir)?;
+            let open = |name: &str| {
+                rustix::fs::open(
+                    dir.join(name),
+                    OFlags::WRONLY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+            };
+            match (open("cgroup.procs"), open("cgroup.kill")) {
+                (Ok(procs), Ok(kill)) => Ok(Cgroup {
+                    dir,
+                    procs,
+                    kill: Some(kill),
+                    removed: false,
+                }),
+                (Err(e), _) | (_, Err(e)) => {
+                    let _ = std::fs::remove_dir(&dir);
+                    disable();
+                    Err(e.into())
+                }
+            }
+        }
+
+        /// The descriptor of `cgroup.procs`, for the child to join with.
+        pub(super) fn procs_fd(&self) -> RawFd {
+            self.procs.as_raw_fd()
+        }
+
+        /// Kill everything in the cgroup (once).
+        pub(super) fn kill(&mut self) {
+            if let Some(kill) = self.kill.take() {
+                let _ = rustix::io::write(&kill, b"1");
+            }
+        }
+
+        fn populated(&self) -> bool {
+            std::fs::read_to_string(self.dir.join("cgroup.events"))
+                .map(|events| events.lines().any(|l| l == "populated 1"))
+                .unwrap_or(false)
+        }
+
+        /// Wait (at most `grace`) for the killed processes to be gone, then remove the
+        /// cgroup.
+        pub(super) async fn remove_when_empty(&mut self, grace: Duration) {
+            let deadline = Instant::now() + grace;
+            while self.populated() && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            self.removed = std::fs::remove_dir(&self.dir).is_ok();
+        }
+    }
+
+    impl Drop for Cgroup {
+        fn drop(&mut self) {
+            self.kill();
+            if self.removed || std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            // Still emptying: remove it from a thread of its own, for at most 5 s.
+            let dir = Arc::new(std::mem::take(&mut self.dir));
+            let _ = std::thread::Builder::new()
+                .name("agent-presets-cgroup".into())
+                .spawn(move || {
+                    for _ in 0..500 {
+                        if std::fs::remove_dir(&*dir).is_ok() {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                });
+        }
+    }
+
+    /// In the forked child: move this process into the cgroup (`0` means "the writer").
+    pub(super) fn join(procs: RawFd) -> io::Result<()> {
+        // SAFETY: write(2) reads one byte from a static buffer.
+        let written = unsafe { libc::write(procs, b"0".as_ptr().cast(), 1) };
+        if written == 1 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod subreaper {
+    //! A supervisor per command that is a child subreaper and kills every descendant.
+    //!
+    //! The supervisor is the process the call spawns. Between fork and exec (in
+    //! `pre_exec`) it makes itself a subreaper, forks the process that goes on to exec
+    //! the command, closes every descriptor it inherited but two pipes, and waits. Only
+    //! async-signal-safe system calls are made there: the agent is multi-threaded, and
+    //! after `fork` another thread may have held a lock (of the allocator, say).
+
+    use std::io::{self, Read};
+    use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+    use std::process::ExitStatus;
+
+    /// The ends of the two pipes the supervisor keeps.
+    #[derive(Clone, Copy)]
+    pub(super) struct SupervisorFds {
+        /// Read end of the lifeline: end of file means "the call is gone: kill it all".
+        lifeline: RawFd,
+        /// Write end of the status pipe: the command's wait status, once known.
+        status: RawFd,
+    }
+
+    /// The call's side: the lifeline's write end and the status pipe's read end.
+    pub(super) struct Supervised {
+        lifeline: Option<OwnedFd>,
+        status: OwnedFd,
+        // Kept open until the supervisor is spawned; then closed in this process.
+        child_ends: Option<(OwnedFd, OwnedFd)>,
+        pgid: Option<libc::pid_t>,
+    }
+
+    impl Supervised {
+        pub(super) fn prepare() -> io::Result<(Supervised, SupervisorFds)> {
+            let (lifeline_r, lifeline_w) = pipe()?;
+            let (status_r, status_w) = pipe()?;
+            // Read only once the supervisor exited: what it wrote is there, or nothing
+            // will be (never wait on it).
+            rustix::io::ioctl_fionbio(&status_r, true)?;
+            let fds = SupervisorFds {
+                lifeline: lifeline_r.as_raw_fd(),
+                status: status_w.as_raw_fd(),
+            };
+            Ok((
+                Supervised {
+                    lifeline: Some(lifeline_w),
+                    status: status_r,
+                    child_ends: Some((lifeline_r, status_w)),
+                    pgid: None,
+                },
+                fds,
+            ))
+        }
+
+        /// The supervisor runs (`pid`): drop our copies of its ends of the pipes.
+        pub(super) fn started(mut self, pid: Option<u32>) -> Supervised {
+            self.child_ends = None;
+            self.pgid = pid
+                .and_then(|p| libc::pid_t::try_from(p).ok())
+                .filter(|&p| p > 1);
+            self
+        }
+
+        /// The command's exit status as the supervisor reported it (after the supervisor
+        /// exited; the read does not block); `None` if it never did.
+        pub(super) fn command_status(&mut self) -> Option<ExitStatus> {
+            use std::os::unix::process::ExitStatusExt;
+            let mut buf = [0u8; 4];
+            let mut file = std::fs::File::from(self.status.try_clone().ok()?);
+            file.read_exact(&mut buf).ok()?;
+            Some(ExitStatus::from_raw(i32::from_ne_bytes(buf)))
+        }
+
+        /// Close the lifeline: the supervisor kills everything and exits.
+        pub(super) fn release(&mut self) {
+            self.lifeline = None;
+        }
+
+        /// Last resort when the supervisor does not exit: kill its process group.
+        pub(super) fn kill_group(&mut self) {
+            if let Some(pgid) = self.pgid.take() {
+                // SAFETY: kill(2) only sends a signal, to the group made for this command.
+                unsafe {
+                    libc::kill(-pgid, libc::SIGKILL);
+                }
+            }
+        }
+    }
+
+    /// A pipe whose ends are close-on-exec and numbered 3 or above (so setting up the
+    /// child's stdin, stdout and stderr cannot overwrite them).
+    fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+        let (r, w) = std::io::pipe()?;
+        let high = |fd: OwnedFd| -> io::Result<OwnedFd> {
+            if fd.as_raw_fd() > 2 {
+                Ok(fd)
+            } else {
+                Ok(rustix::io::fcntl_dupfd_cloexec(&fd, 3)?)
+            }
+        };
+        Ok((high(r.into())?, high(w.into())?))
+    }
+
+    /// Catchable signals that would end the supervisor: ignored there, so a command
+    /// cannot stop it with `kill $PPID` (only SIGKILL can, which the call then reports).
+    const IGNORED: [libc::c_int; 11] = [
+        libc::SIGTERM,
+        libc::SIGINT,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGPIPE,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGTSTP,
+        libc::SIGTTIN,
+        libc::SIGTTOU,
+    ];
+
+    /// In the forked child: become a subreaper and fork the command's process. Returns
+    /// `Ok` in that process (which then executes the command); the supervisor itself
+    /// never returns.
+    ///
+    /// The supervisor's signal handling is set up before the fork, so the command cannot
+    /// signal it before it is ready; the command's process puts everything back as it was.
+    pub(super) fn split(fds: SupervisorFds) -> io::Result<()> {
+        // SAFETY: prctl, sigprocmask, sigaction and fork are async-signal-safe; they read
+        // and write only the stack values passed to them.
+        unsafe {
+            if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SIGCHLD is blocked except while waiting in ppoll, so none is missed between
+            // reaping and waiting.
+            let mut chld: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut chld);
+            libc::sigaddset(&mut chld, libc::SIGCHLD);
+            let mut saved_mask: libc::sigset_t = std::mem::zeroed();
+            libc::sigprocmask(libc::SIG_BLOCK, &chld, &mut saved_mask);
+            let mut ignore: libc::sigaction = std::mem::zeroed();
+            ignore.sa_sigaction = libc::SIG_IGN;
+            libc::sigemptyset(&mut ignore.sa_mask);
+            let mut saved: [libc::sigaction; IGNORED.len()] = std::mem::zeroed();
+            for (signal, old) in IGNORED.iter().zip(saved.iter_mut()) {
+                libc::sigaction(*signal, &ignore, old);
+            }
+            let mut on_chld: libc::sigaction = std::mem::zeroed();
+            on_chld.sa_sigaction = on_child as extern "C" fn(libc::c_int) as usize;
+            on_chld.sa_flags = libc::SA_NOCLDSTOP;
+            libc::sigemptyset(&mut on_chld.sa_mask);
+            let mut saved_chld: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(libc::SIGCHLD, &on_chld, &mut saved_chld);
+
+            let pid = libc::fork();
+            if pid < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if pid == 0 {
+                // The command's process: the signal handling it would have had, and death
+                // with the supervisor.
+                for (signal, old) in IGNORED.iter().zip(saved.iter()) {
+                    libc::sigaction(*signal, old, std::ptr::null_mut());
+                }
+                libc::sigaction(libc::SIGCHLD, &saved_chld, std::ptr::null_mut());
+                libc::sigprocmask(libc::SIG_SETMASK, &saved_mask, std::ptr::null_mut());
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                return Ok(());
+            }
+            let mut waiting = saved_mask;
+            libc::sigdelset(&mut waiting, libc::SIGCHLD);
+            supervise(pid, fds, &waiting)
+        }
+    }
+
+    extern "C" fn on_child(_: libc::c_int) {}
+
+    /// The supervisor: wait for the command or the end of the lifeline, kill every
+    /// descendant, report the command's status, exit. `waiting` is the signal mask while
+    /// waiting (SIGCHLD unblocked).
+    ///
+    /// SAFETY (for callers): to be called only in a freshly forked child of a
+    /// multi-threaded process, with SIGCHLD blocked and handled; it uses
+    /// async-signal-safe system calls only.
+    unsafe fn supervise(command: libc::pid_t, fds: SupervisorFds, waiting: &libc::sigset_t) -> ! {
+        // SAFETY: every call below is a plain system call on values owned by this
+        // function (stack buffers, descriptors it keeps), as the caller requires.
+        unsafe {
+            close_all_but(fds.lifeline, fds.status);
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+            for fd in 0..3 {
+                if null >= 0 {
+                    libc::dup2(null, fd);
+                } else {
+                    libc::close(fd);
+                }
+            }
+            if null > 2 {
+                libc::close(null);
+            }
+            let mut status: Option<libc::c_int> = None;
+            loop {
+                reap(command, &mut status);
+                if status.is_some() {
+                    break;
+                }
+                let mut poll = libc::pollfd {
+                    fd: fds.lifeline,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                let ready = libc::ppoll(&mut poll, 1, std::ptr::null(), waiting);
+                if ready > 0 && poll.revents != 0 {
+                    // The call is gone (timeout, dropped, or the agent died).
+                    break;
+                }
+            }
+            kill_descendants(command, &mut status);
+            if let Some(status) = status {
+                let bytes = status.to_ne_bytes();
+                libc::write(fds.status, bytes.as_ptr().cast(), bytes.len());
+            }
+            libc::_exit(0)
+        }
+    }
+
+    /// Reap every child that has ended; remember the command's status.
+    unsafe fn reap(command: libc::pid_t, status: &mut Option<libc::c_int>) -> bool {
+        loop {
+            let mut st: libc::c_int = 0;
+            // SAFETY: waitpid(2) writes the status into our stack variable.
+            let pid = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG) };
+            if pid > 0 {
+                if pid == command && status.is_none() {
+                    *status = Some(st);
+                }
+                continue;
+            }
+            // `false`: no children are left at all.
+            return pid == 0;
+        }
+    }
+
+    /// Kill every process below the supervisor: its children, then (as they die and
+    /// their own children are re-parented to the subreaper) theirs, until none is left.
+    unsafe fn kill_descendants(command: libc::pid_t, status: &mut Option<libc::c_int>) {
+        // SAFETY: getpid(2) has no preconditions.
+        let me = unsafe { libc::getpid() };
+        for _ in 0..100_000 {
+            // SAFETY: see `kill_children`.
+            unsafe { kill_children(me) };
+            // SAFETY: see `reap`.
+            if !unsafe { reap(command, status) } {
+                return;
+            }
+            let pause = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 1_000_000,
+            };
+            // SAFETY: nanosleep(2) reads our timespec.
+            unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
+        }
+    }
+
+    /// SIGKILL every process whose parent is `parent`, found by scanning `/proc` with
+    /// fixed buffers.
+    unsafe fn kill_children(parent: libc::pid_t) {
+        // SAFETY: open/getdents64/close on a descriptor we own, into our stack buffer.
+        unsafe {
+            let proc_dir = libc::open(
+                c"/proc".as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            );
+            if proc_dir < 0 {
+                return;
+            }
+            let mut buf = [0u64; 1024];
+            loop {
+                let n = libc::syscall(
+                    libc::SYS_getdents64,
+                    proc_dir,
+                    buf.as_mut_ptr(),
+                    std::mem::size_of_val(&buf),
+                );
+                if n <= 0 {
+                    break;
+                }
+                let bytes = std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n as usize);
+                let mut at = 0usize;
+                while at + 19 < bytes.len() {
+                    // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
+                    let reclen = usize::from(u16::from_ne_bytes([bytes[at + 16], bytes[at + 17]]));
+                    if reclen == 0 {
+                        break;
+                    }
+                    let name = &bytes[at + 19..(at + reclen).min(bytes.len())];
+                    if let Some(pid) = parse_pid(name)
+                        && parent_of(pid) == Some(parent)
+                    {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                    at += reclen;
+                }
+            }
+            libc::close(proc_dir);
+        }
+    }
+
+    /// The number a `/proc` entry name (NUL-terminated) spells, if it is one.
+    fn parse_pid(name: &[u8]) -> Option<libc::pid_t> {
+        let mut pid: libc::pid_t = 0;
+        let mut digits = 0;
+        for &b in name {
+            match b {
+                0 => break,
+                b'0'..=b'9' => {
+                    pid = pid
+                        .checked_mul(10)?
+                        .checked_add(libc::pid_t::from(b - b'0'))?;
+                    digits += 1;
+                }
+                _ => return None,
+            }
+        }
+        (digits > 0).then_some(pid)
+    }
+
+    /// The parent of `pid`, from `/proc/<pid>/stat` (`pid (comm) state ppid …`).
+    unsafe fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
+        let mut path = [0u8; 32];
+        let mut len = 0;
+        for &b in b"/proc/" {
+            path[len] = b;
+            len += 1;
+        }
+        let mut digits = [0u8; 12];
+        let mut n = pid;
+        let mut count = 0;
+        loop {
+            digits[count] = b'0' + (n % 10) as u8;
+            count += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        for i in (0..count).rev() {
+            path[len] = digits[i];
+            len += 1;
+        }
+        for &b in b"/stat\0" {
+            path[len] = b;
+            len += 1;
+        }
+        let mut stat = [0u8; 512];
+        // SAFETY: the path is NUL-terminated in our buffer; we read into our buffer.
+        let read = unsafe {
+            let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+            if fd < 0 {
+                return None;
+            }
+            let read = libc::read(fd, stat.as_mut_ptr().cast(), stat.len());
+            libc::close(fd);
+            read
+        };
+        let stat = stat.get(..usize::try_from(read).ok()?)?;
+        // The command name may hold spaces and `)`: the state follows the last `)`.
+        let close = stat.iter().rposition(|&b| b == b')')?;
+        let mut fields = stat[close + 1..]
+            .split(|&b| b == b' ')
+            .filter(|f| !f.is_empty());
+        let _state = fields.next()?;
+        parse_pid(fields.next()?)
+    }
+
+    /// Close every descriptor but `a` and `b` (both 3 or above).
+    unsafe fn close_all_but(a: RawFd, b: RawFd) {
+        let (low, high) = if a < b { (a, b) } else { (b, a) };
+        let ranges = [(3, low - 1), (low + 1, high - 1), (high + 1, RawFd::MAX)];
+        for (first, last) in ranges {
+            if first > last {
+                continue;
+            }
+            // SAFETY: close_range(2) only closes descriptors.
+            let done = unsafe {
+                libc::syscall(
+                    libc::SYS_close_range,
+                    first as libc::c_uint,
+                    last as libc::c_uint,
+                    0 as libc::c_uint,
+                )
+            } == 0;
+            if !done {
+                // Before Linux 5.9: one at a time, up to a sane bound.
+                let end = last.min(65_535);
+                for fd in first..=end {
+                    // SAFETY: close(2) of a descriptor that may not be open is harmless.
+                    unsafe { libc::close(fd) };
+                }
+            }
+        }
+    }
+}
