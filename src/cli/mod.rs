@@ -15,12 +15,13 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::source_files::SourceFiles;
 
 mod environment;
+mod explain;
 mod init;
-mod kinds;
 mod list;
 mod render;
 mod report;
 mod run;
+mod sarif;
 mod schema;
 mod secrets;
 mod show;
@@ -100,6 +101,8 @@ enum Command {
     Schema(schema::SchemaArgs),
     /// Create a commented starter preset that validates.
     Init(init::InitArgs),
+    /// Explain a diagnostic code: what it means, an example that triggers it, the fix.
+    Explain(explain::ExplainArgs),
 }
 
 /// A failure a command reports instead of its normal output.
@@ -220,6 +223,7 @@ where
         Command::Run(args) => run::run(&cli.global, args, io),
         Command::Schema(args) => schema::run(&cli.global, args, io),
         Command::Init(args) => init::run(&cli.global, args, io),
+        Command::Explain(args) => explain::run(&cli.global, args, io),
     };
     let flushed = io.out.flush();
     match (result, flushed) {

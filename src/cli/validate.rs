@@ -7,6 +7,7 @@ use std::path::Path;
 use clap::{Args, ValueEnum};
 
 use super::report::{MachineFormat, PresetOutcome, ValidationReport};
+use super::sarif::SarifRun;
 use super::snippet::HumanRenderer;
 use super::workspace::{Selected, Workspace, is_path};
 use super::{CliError, Exit, GlobalArgs, Io};
@@ -138,11 +139,21 @@ pub(crate) fn run(
         report.add_preset(PresetOutcome { name, file, valid });
     }
 
+    let exit = exit_code(&report, args.deny_warnings);
+    let sources = workspace.presets.source_files();
     let text = match args.format {
-        ValidateFormat::Human => report.human(io.out_style, &workspace.presets.source_files()),
+        ValidateFormat::Human => report.human(io.out_style, &sources),
         ValidateFormat::Json => report.json(),
-        ValidateFormat::Github => report.github(),
-        ValidateFormat::Sarif => report.sarif(),
+        ValidateFormat::Github => report.github(args.deny_warnings),
+        ValidateFormat::Sarif => {
+            let cwd = std::env::current_dir().ok();
+            report.sarif(&SarifRun {
+                exit,
+                deny_warnings: args.deny_warnings,
+                srcroot: cwd.as_deref(),
+                sources: &sources,
+            })
+        }
     };
     io.out.write_all(text.as_bytes())?;
     // What kept the command from doing its job goes to the person reading the log too.
@@ -154,13 +165,12 @@ pub(crate) fn run(
             .cloned()
             .collect();
         if !failures.is_empty() {
-            let sources = workspace.presets.source_files();
             let renderer = HumanRenderer::new(io.err_style, &sources, &failures);
             io.err
                 .write_all(renderer.render_all(&failures).as_bytes())?;
         }
     }
-    Ok(exit_code(&report, args.deny_warnings))
+    Ok(exit)
 }
 
 fn refused_outcome(file: &str) -> PresetOutcome {

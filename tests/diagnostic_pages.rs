@@ -1,0 +1,201 @@
+//! The diagnostic pages (`docs/diagnostics/<CODE>.md`, [`CodePage`]) are the one source
+//! of `explain`, the README's table and SARIF's rule descriptions. These tests keep the
+//! README's table equal to the pages, and run every page's example through the real
+//! binary to check it triggers its code (and no other error).
+#![cfg(feature = "cli")]
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use agent_presets::DiagnosticKind;
+use agent_presets::codes::CodePage;
+use serde_json::Value;
+
+/// Pages whose example cannot be run as preset files plus an `agent-presets` command:
+/// the ones about bytes YAML text cannot hold, and about a host program's code.
+const NOT_RUNNABLE: &[DiagnosticKind] = &[DiagnosticKind::Encoding, DiagnosticKind::DuplicateTool];
+
+fn readme() -> String {
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+}
+
+/// The rows the README's diagnostics table must hold, in order.
+fn expected_rows() -> Vec<String> {
+    CodePage::all()
+        .iter()
+        .map(|p| {
+            let code = p.kind().code();
+            format!(
+                "| [`{code}`](docs/diagnostics/{code}.md) | `{}` | {} |",
+                p.kind().name(),
+                p.summary()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn readme_table_is_the_pages() {
+    let readme = readme();
+    let header = "| Code | Kind | Meaning |\n|---|---|---|\n";
+    let start = readme
+        .find(header)
+        .expect("README has the diagnostics table")
+        + header.len();
+    let table: Vec<&str> = readme[start..]
+        .lines()
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let expected = expected_rows();
+    assert_eq!(
+        table,
+        expected,
+        "the README's diagnostics table differs from docs/diagnostics/*.md; it should read:\n{}",
+        expected.join("\n")
+    );
+}
+
+#[test]
+fn every_kind_has_a_page_with_a_link_that_exists() {
+    for kind in DiagnosticKind::ALL {
+        let page = CodePage::of(*kind).unwrap_or_else(|| panic!("{kind} has no page"));
+        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs/diagnostics")
+            .join(format!("{}.md", kind.code()));
+        assert_eq!(fs::read_to_string(&file).unwrap(), page.markdown());
+    }
+}
+
+/// One example: the files it writes and the `agent-presets` arguments it runs.
+struct Example {
+    files: Vec<(String, String)>,
+    args: Vec<String>,
+    runnable: bool,
+}
+
+fn parse_example(page: &CodePage) -> Example {
+    let mut example = Example {
+        files: Vec::new(),
+        args: vec!["validate".to_owned()],
+        runnable: true,
+    };
+    let text = page.example();
+    let mut lines = text.lines();
+    let mut saw_block = false;
+    while let Some(line) = lines.next() {
+        let Some(lang) = line.strip_prefix("```") else {
+            continue;
+        };
+        saw_block = true;
+        let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+        match lang {
+            "yaml" => {
+                let path = body
+                    .first()
+                    .and_then(|l| l.strip_prefix("# file: "))
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "{}: a yaml example starts with `# file: PATH`",
+                            page.title()
+                        )
+                    });
+                example
+                    .files
+                    .push((path.to_owned(), format!("{}\n", body.join("\n"))));
+            }
+            "console" => {
+                for command in body.iter().filter_map(|l| l.strip_prefix("$ ")) {
+                    match command.strip_prefix("agent-presets ") {
+                        Some(args) => {
+                            example.args = args.split_whitespace().map(str::to_owned).collect()
+                        }
+                        // Set-up the test cannot repeat (bytes YAML cannot hold).
+                        None => example.runnable = false,
+                    }
+                }
+            }
+            _ => example.runnable = false,
+        }
+    }
+    assert!(saw_block, "{}: the example has no code block", page.title());
+    example
+}
+
+#[test]
+fn every_example_triggers_its_code_and_no_other_error() {
+    for page in CodePage::all() {
+        let kind = page.kind();
+        let example = parse_example(page);
+        assert_eq!(
+            !example.runnable,
+            NOT_RUNNABLE.contains(&kind),
+            "{}: runnable examples are preset files and `agent-presets` commands",
+            page.title()
+        );
+        if !example.runnable {
+            continue;
+        }
+        let project = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
+        for (path, text) in &example.files {
+            let path = project.path().join(path);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        }
+        let mut args = example.args.clone();
+        args.extend(["--format".to_owned(), "json".to_owned()]);
+        let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
+            .args(&args)
+            .current_dir(project.path())
+            .env("AGENT_PRESETS_CONFIG_DIR", config.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+            panic!(
+                "{}: `agent-presets {}` printed no JSON ({e}):\n{stdout}\n{}",
+                page.title(),
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+        let codes: Vec<&str> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|d| d["code"].as_str())
+            .collect();
+        assert!(
+            codes.contains(&kind.code()),
+            "{}: the example does not trigger its code: {report:#}",
+            page.title()
+        );
+        let others: Vec<&Value> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["code"] != kind.code() && d["severity"] == "error")
+            .collect();
+        // A missing (invalid) parent is reported with the parent's own errors.
+        if kind != DiagnosticKind::MissingParent {
+            assert!(
+                others.is_empty(),
+                "{}: the example triggers other errors too: {others:#?}",
+                page.title()
+            );
+        }
+        let expected_exit = match kind {
+            DiagnosticKind::Io => 2,
+            k if k.severity() == agent_presets::Severity::Warning => 0,
+            _ => 1,
+        };
+        assert_eq!(
+            output.status.code(),
+            Some(expected_exit),
+            "{}: {report:#}",
+            page.title()
+        );
+    }
+}
