@@ -94,6 +94,12 @@ code_pages! {
     P0107 => MentionsHiddenTool,
     P0201 => LiteralSecret,
     P0301 => BudgetExceeded,
+    P0401 => ToolNameRejected,
+    P0402 => ToolSchemaRoot,
+    P0403 => InvalidToolSchema,
+    P0404 => StrictOpenObject,
+    P0405 => StrictOptionalProperty,
+    P0406 => StrictUnsupportedKeyword,
 }
 
 /// The headings a page has, in this order.

@@ -1,20 +1,30 @@
 //! The diagnostic pages (`docs/diagnostics/<CODE>.md`, [`CodePage`]) are the one source
 //! of `explain`, the README's table and SARIF's rule descriptions. These tests keep the
-//! README's table equal to the pages, and run every page's example through the real
-//! binary to check it triggers its code (and no other error).
+//! README's table equal to the pages, and run every page's example to check it triggers
+//! its code (and no other error): through the real binary, or, when the example has host
+//! tools (`# tool: NAME` blocks holding a parameter schema), through the library with
+//! those tools registered.
 #![cfg(feature = "cli")]
 
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use agent_presets::DiagnosticKind;
 use agent_presets::codes::CodePage;
+use agent_presets::preset::{CatalogOptions, PresetCatalog, validate_in_catalog};
+use agent_presets::{DiagnosticKind, ToolCatalog};
 use serde_json::Value;
 
-/// Pages whose example cannot be run as preset files plus an `agent-presets` command:
-/// the ones about bytes YAML text cannot hold, and about a host program's code.
-const NOT_RUNNABLE: &[DiagnosticKind] = &[DiagnosticKind::Encoding, DiagnosticKind::DuplicateTool];
+#[path = "support/host_tool.rs"]
+mod host_tool;
+
+/// Pages whose example cannot be run: bytes YAML text cannot hold, a host program's
+/// code, and a wire schema the strict projection never produces.
+const NOT_RUNNABLE: &[DiagnosticKind] = &[
+    DiagnosticKind::Encoding,
+    DiagnosticKind::DuplicateTool,
+    DiagnosticKind::StrictOptionalProperty,
+];
 
 fn readme() -> String {
     fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
@@ -67,9 +77,11 @@ fn every_kind_has_a_page_with_a_link_that_exists() {
     }
 }
 
-/// One example: the files it writes and the `agent-presets` arguments it runs.
+/// One example: the files it writes, the host tools it registers and the
+/// `agent-presets` arguments it runs.
 struct Example {
     files: Vec<(String, String)>,
+    tools: Vec<(String, Value)>,
     args: Vec<String>,
     runnable: bool,
 }
@@ -77,6 +89,7 @@ struct Example {
 fn parse_example(page: &CodePage) -> Example {
     let mut example = Example {
         files: Vec::new(),
+        tools: Vec::new(),
         args: vec!["validate".to_owned()],
         runnable: true,
     };
@@ -90,6 +103,12 @@ fn parse_example(page: &CodePage) -> Example {
         saw_block = true;
         let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
         match lang {
+            "yaml" if body.first().is_some_and(|l| l.starts_with("# tool: ")) => {
+                let name = body[0].trim_start_matches("# tool: ").to_owned();
+                let schema: Value = serde_saphyr::from_str(&body[1..].join("\n"))
+                    .unwrap_or_else(|e| panic!("{}: tool `{name}`: {e}", page.title()));
+                example.tools.push((name, schema));
+            }
             "yaml" => {
                 let path = body
                     .first()
@@ -136,31 +155,11 @@ fn every_example_triggers_its_code_and_no_other_error() {
         if !example.runnable {
             continue;
         }
-        let project = tempfile::tempdir().unwrap();
-        let config = tempfile::tempdir().unwrap();
-        for (path, text) in &example.files {
-            let path = project.path().join(path);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(path, text).unwrap();
-        }
-        let mut args = example.args.clone();
-        args.extend(["--format".to_owned(), "json".to_owned()]);
-        let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
-            .args(&args)
-            .current_dir(project.path())
-            .env("AGENT_PRESETS_CONFIG_DIR", config.path())
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-            panic!(
-                "{}: `agent-presets {}` printed no JSON ({e}):\n{stdout}\n{}",
-                page.title(),
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr)
-            )
-        });
+        let report = if example.tools.is_empty() {
+            run_binary(page, &example)
+        } else {
+            run_library(&example)
+        };
         let codes: Vec<&str> = report["diagnostics"]
             .as_array()
             .unwrap()
@@ -192,10 +191,74 @@ fn every_example_triggers_its_code_and_no_other_error() {
             _ => 1,
         };
         assert_eq!(
-            output.status.code(),
-            Some(expected_exit),
+            report["exit"],
+            expected_exit,
             "{}: {report:#}",
             page.title()
         );
     }
+}
+
+/// `agent-presets ARGS --format json` in a project holding the example's files: the
+/// JSON report, with the exit code added as `exit`.
+fn run_binary(page: &CodePage, example: &Example) -> Value {
+    let project = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    for (path, text) in &example.files {
+        let path = project.path().join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    let mut args = example.args.clone();
+    args.extend(["--format".to_owned(), "json".to_owned()]);
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
+        .args(&args)
+        .current_dir(project.path())
+        .env("AGENT_PRESETS_CONFIG_DIR", config.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "{}: `agent-presets {}` printed no JSON ({e}):\n{stdout}\n{}",
+            page.title(),
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    report["exit"] = Value::from(output.status.code());
+    report
+}
+
+/// Every preset of a project holding the example's files, validated with the example's
+/// host tools registered next to the built-ins: `{"diagnostics": [...], "exit": 0|1}`.
+fn run_library(example: &Example) -> Value {
+    let mut tools = ToolCatalog::builtin();
+    for (name, schema) in &example.tools {
+        host_tool::register(&mut tools, name, schema.clone());
+    }
+    let project = tempfile::tempdir().unwrap();
+    for (path, text) in &example.files {
+        let path = project.path().join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    let (presets, mut diagnostics) =
+        PresetCatalog::discover(&CatalogOptions::isolated(project.path()));
+    for name in presets.names() {
+        diagnostics.extend(validate_in_catalog(&presets, name, &tools).diagnostics);
+    }
+    let diagnostics: Vec<Value> = diagnostics
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "code": d.code(),
+                "severity": d.severity.as_str(),
+                "message": d.message,
+            })
+        })
+        .collect();
+    let exit = i32::from(diagnostics.iter().any(|d| d["severity"] == "error"));
+    serde_json::json!({ "diagnostics": diagnostics, "exit": exit })
 }

@@ -14,6 +14,8 @@ use crate::prompt::{
     AssemblerBuilder, BUILTIN_VARIABLES, Layer, PromptAssembler, PromptContext, PromptSection,
     RemoveEntry, SectionOrigin, TokenBudget, TokenLimit, Values, VariableDecl,
 };
+use crate::provider::lint::{ToolRules, lint_tool};
+use crate::provider::{ModelSettings, wire_tools};
 use crate::tools::{OrderEntry, ToolCatalog, ToolPattern, ToolRestriction};
 
 /// The outcome of validating one preset: every diagnostic, and the valid preset when
@@ -225,6 +227,7 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
         }
     };
     if let Some(a) = &assembler {
+        diagnostics.extend(check_provider(chain, a));
         diagnostics.extend(a.warnings().iter().cloned());
         let unguarded = a.unguarded_optional_uses();
         let statically_missing = !unguarded.is_empty();
@@ -282,6 +285,48 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
         diagnostics,
         preset,
     }
+}
+
+/// Provider lint of exactly the tools `run` would send: the visible tools in the schema
+/// dialect of the nearest `model` block's endpoint, or, without one, the portable schemas
+/// against the rules every provider applies. Each problem points at the `allow` entry
+/// that made the tool visible (the nearest one), else at the provider.
+fn check_provider(chain: &PresetChain<'_>, assembler: &PromptAssembler) -> Vec<Diagnostic> {
+    let model = chain
+        .presets()
+        .iter()
+        .rev()
+        .find_map(|p| p.file.model.as_ref().map(|m| (*p, m)));
+    let registry = assembler.registry();
+    let (rules, tools) = match model {
+        Some((_, spec)) => {
+            let settings = ModelSettings::from_spec(spec);
+            (
+                ToolRules::for_settings(&settings),
+                wire_tools(&settings, registry),
+            )
+        }
+        None => (ToolRules::any_provider(), registry.schemas()),
+    };
+    let mut out = Vec::new();
+    for tool in &tools {
+        let problems = lint_tool(&rules, tool);
+        if problems.is_empty() {
+            continue;
+        }
+        let admitted_by = chain.presets().iter().rev().find_map(|p| {
+            let allow = p.file.tools.as_ref()?.value.allow.as_ref()?;
+            allow
+                .iter()
+                .find(|entry| {
+                    ToolPattern::new(&entry.value, None).is_ok_and(|pat| pat.matches(&tool.name))
+                })
+                .map(|entry| p.span_of(entry))
+        });
+        let span = admitted_by.or_else(|| model.map(|(p, spec)| p.span_of(&spec.provider)));
+        out.extend(problems.into_iter().map(|d| d.at(span.clone())));
+    }
+    out
 }
 
 /// Built-in variables get example values; declared variables their defaults, or a
