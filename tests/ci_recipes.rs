@@ -1,0 +1,200 @@
+//! The README's ready-to-copy CI recipes — the GitHub Actions workflow, the Git
+//! pre-commit hook and the pre-commit framework's configuration — taken from the README
+//! as written and run, command by command, against a valid and a broken project, with
+//! `agent-presets` on `PATH` being the binary under test.
+#![cfg(feature = "cli")]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+#[path = "support/sarif_schema.rs"]
+mod sarif_schema;
+
+fn readme() -> String {
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+}
+
+/// The body of the README's fenced block whose first line is `first_line`.
+fn block(readme: &str, fence: &str, first_line: &str) -> String {
+    let start = format!("```{fence}\n{first_line}\n");
+    let at = readme
+        .find(&start)
+        .unwrap_or_else(|| panic!("README has no ```{fence} block starting `{first_line}`"));
+    let body = &readme[at + "```".len() + fence.len() + 1..];
+    let end = body.find("```\n").unwrap();
+    body[..end].to_owned()
+}
+
+fn yaml(text: &str) -> Value {
+    serde_saphyr::from_str(text).unwrap_or_else(|e| panic!("not YAML ({e}):\n{text}"))
+}
+
+/// A project directory and an empty user configuration.
+struct Project {
+    dir: TempDir,
+    config: TempDir,
+}
+
+impl Project {
+    fn valid() -> Self {
+        let project = Project {
+            dir: tempfile::tempdir().unwrap(),
+            config: tempfile::tempdir().unwrap(),
+        };
+        project.write(
+            ".agent-presets/reviewer.yaml",
+            "version: 1\nname: reviewer\nextends: standard\ntools:\n  allow: [read_file, grep]\n",
+        );
+        project
+    }
+
+    fn broken() -> Self {
+        let project = Project::valid();
+        project.write(
+            ".agent-presets/reviewer.yaml",
+            "version: 1\nname: reviewer\nextends: standard\ntools:\n  allow: [read_fiel, grep]\n",
+        );
+        project
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, relative: &str, text: &str) -> PathBuf {
+        let path = self.path().join(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// `program args…` in the project, with the binary under test first on `PATH`.
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        let bin = Path::new(env!("CARGO_BIN_EXE_agent-presets"))
+            .parent()
+            .unwrap();
+        let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .unwrap();
+        Command::new(program)
+            .args(args)
+            .current_dir(self.path())
+            .env("PATH", path)
+            .env("AGENT_PRESETS_CONFIG_DIR", self.config.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    }
+}
+
+fn describe(output: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The workflow's steps that run `agent-presets` (not the install step), in order.
+fn workflow_commands(workflow: &Value) -> Vec<String> {
+    workflow["jobs"]["presets"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|step| step["run"].as_str())
+        .filter(|run| run.trim_start().starts_with("agent-presets "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn github_workflow() {
+    let text = block(&readme(), "yaml", "# .github/workflows/presets.yml");
+    let workflow = yaml(&text);
+    assert_eq!(workflow["permissions"]["security-events"], "write");
+    let steps = workflow["jobs"]["presets"]["steps"].as_array().unwrap();
+    let upload = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("github/codeql-action/upload-sarif@"))
+        })
+        .expect("an upload-sarif step");
+    let sarif_file = upload["with"]["sarif_file"].as_str().unwrap();
+    let commands = workflow_commands(&workflow);
+    assert_eq!(commands.len(), 2, "{commands:?}");
+    assert!(
+        commands[1].contains(&format!("> {sarif_file}")),
+        "{commands:?}"
+    );
+
+    // GitHub runs `run:` with `bash -e -o pipefail`.
+    let validator = sarif_schema::validator();
+    for (project, gate_exit, results) in [(Project::valid(), 0, 0), (Project::broken(), 1, 1)] {
+        let gate = project.run("bash", &["-e", "-o", "pipefail", "-c", &commands[0]]);
+        assert_eq!(gate.status.code(), Some(gate_exit), "{}", describe(&gate));
+        let stdout = String::from_utf8_lossy(&gate.stdout);
+        assert_eq!(
+            stdout.contains("::error file=.agent-presets/reviewer.yaml"),
+            gate_exit == 1,
+            "{stdout}"
+        );
+
+        // The report step passes for invalid presets too, so the upload runs.
+        let report = project.run("bash", &["-e", "-o", "pipefail", "-c", &commands[1]]);
+        assert_eq!(report.status.code(), Some(0), "{}", describe(&report));
+        let log: Value =
+            serde_json::from_str(&fs::read_to_string(project.path().join(sarif_file)).unwrap())
+                .unwrap();
+        assert_eq!(sarif_schema::errors(&validator, &log), Vec::<String>::new());
+        assert_eq!(log["runs"][0]["results"].as_array().unwrap().len(), results);
+    }
+
+    // An unreadable path (exit 2) fails the report step instead of uploading half a log.
+    let project = Project::valid();
+    let command = commands[1].replace("validate", "validate missing.yaml");
+    let report = project.run("bash", &["-e", "-o", "pipefail", "-c", &command]);
+    assert_eq!(report.status.code(), Some(1), "{}", describe(&report));
+}
+
+#[test]
+fn git_pre_commit_hook() {
+    let script = block(&readme(), "sh", "#!/bin/sh");
+    assert!(script.contains("# .git/hooks/pre-commit"), "{script}");
+    for (project, exit) in [(Project::valid(), 0), (Project::broken(), 1)] {
+        let hook = project.write(".git/hooks/pre-commit", &script);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let run = project.run(hook.to_str().unwrap(), &[]);
+        assert_eq!(run.status.code(), Some(exit), "{}", describe(&run));
+    }
+}
+
+#[test]
+fn pre_commit_framework_hook() {
+    let config = yaml(&block(&readme(), "yaml", "# .pre-commit-config.yaml"));
+    let hook = &config["repos"][0]["hooks"][0];
+    assert_eq!(config["repos"][0]["repo"], "local");
+    assert_eq!(hook["language"], "system");
+    assert_eq!(hook["pass_filenames"], false);
+    // It runs when a preset changes, and not for other files.
+    let files = regex::Regex::new(hook["files"].as_str().unwrap()).unwrap();
+    assert!(files.is_match(".agent-presets/reviewer.yaml"));
+    assert!(!files.is_match("src/main.rs"));
+    // pre-commit runs `entry` split like a shell would, without a shell.
+    let entry: Vec<&str> = hook["entry"].as_str().unwrap().split_whitespace().collect();
+    for (project, exit) in [(Project::valid(), 0), (Project::broken(), 1)] {
+        let run = project.run(entry[0], &entry[1..]);
+        assert_eq!(run.status.code(), Some(exit), "{}", describe(&run));
+    }
+}
