@@ -262,3 +262,88 @@ fn run_library(example: &Example) -> Value {
     let exit = i32::from(diagnostics.iter().any(|d| d["severity"] == "error"));
     serde_json::json!({ "diagnostics": diagnostics, "exit": exit })
 }
+
+/// `agent-presets explain ARGS`: exit code, stdout, stderr.
+fn explain(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
+        .arg("explain")
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn explain_prints_the_page_by_code_or_kind() {
+    let (code, page, err) = explain(&["P0103"]);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    insta::assert_snapshot!(page);
+    let unknown_tool = CodePage::of(DiagnosticKind::UnknownTool).unwrap();
+    assert!(page.starts_with(unknown_tool.markdown()));
+    assert!(page.ends_with(&format!("\nOnline: {}\n", unknown_tool.url())));
+    for query in ["p0103", "unknown-tool", "UNKNOWN-TOOL"] {
+        assert_eq!(explain(&[query]).1, page, "{query}");
+    }
+}
+
+#[test]
+fn explain_unknown_code_is_a_usage_error_with_a_suggestion() {
+    let (code, out, err) = explain(&["unknown-tol"]);
+    assert_eq!(code, Some(2));
+    assert_eq!(out, "");
+    assert_eq!(
+        err,
+        "error: no diagnostic code or kind `unknown-tol`\n  = help: did you mean `unknown-tool`?\n"
+    );
+    let (code, _, err) = explain(&["P9999"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("did you mean `P0999`") || err.contains("run `agent-presets explain`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn explain_without_a_code_lists_every_code() {
+    let (code, out, _) = explain(&[]);
+    assert_eq!(code, Some(0));
+    let lines: Vec<&str> = out.lines().take(CodePage::all().len()).collect();
+    for (line, page) in lines.iter().zip(CodePage::all()) {
+        assert!(
+            line.starts_with(&format!("{}  {}", page.kind().code(), page.kind().name())),
+            "{line}"
+        );
+        assert!(line.ends_with(page.summary()), "{line}");
+    }
+    assert!(
+        out.ends_with("\nRun `agent-presets explain CODE` for a code's page.\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn explain_json() {
+    let (code, out, _) = explain(&["P0044", "--format", "json"]);
+    assert_eq!(code, Some(0));
+    let page: Value = serde_json::from_str(&out).unwrap();
+    let expected = CodePage::of(DiagnosticKind::VolatileInPrefix).unwrap();
+    assert_eq!(page["code"], "P0044");
+    assert_eq!(page["kind"], "volatile-in-prefix");
+    assert_eq!(page["severity"], "warning");
+    assert_eq!(page["summary"], expected.summary());
+    assert_eq!(page["meaning"], expected.meaning());
+    assert_eq!(page["example"], expected.example());
+    assert_eq!(page["fix"], expected.fix());
+    assert_eq!(page["url"], expected.url());
+    let (_, out, _) = explain(&["--format", "json"]);
+    let all: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        all["codes"].as_array().unwrap().len(),
+        DiagnosticKind::ALL.len()
+    );
+}

@@ -290,7 +290,8 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
 /// Provider lint of exactly the tools `run` would send: the visible tools in the schema
 /// dialect of the nearest `model` block's endpoint, or, without one, the portable schemas
 /// against the rules every provider applies. Each problem points at the `allow` entry
-/// that made the tool visible (the nearest one), else at the provider.
+/// that made the tool visible (the nearest one), else at the provider, else at the
+/// preset's name.
 fn check_provider(chain: &PresetChain<'_>, assembler: &PromptAssembler) -> Vec<Diagnostic> {
     let model = chain
         .presets()
@@ -323,7 +324,14 @@ fn check_provider(chain: &PresetChain<'_>, assembler: &PromptAssembler) -> Vec<D
                 })
                 .map(|entry| p.span_of(entry))
         });
-        let span = admitted_by.or_else(|| model.map(|(p, spec)| p.span_of(&spec.provider)));
+        let span = admitted_by
+            .or_else(|| model.map(|(p, spec)| p.span_of(&spec.provider)))
+            .or_else(|| {
+                chain
+                    .presets()
+                    .last()
+                    .map(|leaf| leaf.span_of(&leaf.file.name))
+            });
         out.extend(problems.into_iter().map(|d| d.at(span.clone())));
     }
     out
