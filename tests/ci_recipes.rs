@@ -5,14 +5,16 @@
 #![cfg(feature = "cli")]
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use serde_json::Value;
-use tempfile::TempDir;
 
+#[path = "support/project.rs"]
+mod project;
 #[path = "support/sarif_schema.rs"]
 mod sarif_schema;
+
+use project::Project;
 
 fn readme() -> String {
     fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
@@ -33,72 +35,22 @@ fn yaml(text: &str) -> Value {
     serde_saphyr::from_str(text).unwrap_or_else(|e| panic!("not YAML ({e}):\n{text}"))
 }
 
-/// A project directory and an empty user configuration.
-struct Project {
-    dir: TempDir,
-    config: TempDir,
+fn valid() -> Project {
+    let project = Project::new();
+    project.write(
+        ".agent-presets/reviewer.yaml",
+        "version: 1\nname: reviewer\nextends: standard\ntools:\n  allow: [read_file, grep]\n",
+    );
+    project
 }
 
-impl Project {
-    fn valid() -> Self {
-        let project = Project {
-            dir: tempfile::tempdir().unwrap(),
-            config: tempfile::tempdir().unwrap(),
-        };
-        project.write(
-            ".agent-presets/reviewer.yaml",
-            "version: 1\nname: reviewer\nextends: standard\ntools:\n  allow: [read_file, grep]\n",
-        );
-        project
-    }
-
-    fn broken() -> Self {
-        let project = Project::valid();
-        project.write(
-            ".agent-presets/reviewer.yaml",
-            "version: 1\nname: reviewer\nextends: standard\ntools:\n  allow: [read_fiel, grep]\n",
-        );
-        project
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn write(&self, relative: &str, text: &str) -> PathBuf {
-        let path = self.path().join(relative);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(&path, text).unwrap();
-        path
-    }
-
-    /// `program args…` in the project, with the binary under test first on `PATH`.
-    fn run(&self, program: &str, args: &[&str]) -> Output {
-        let bin = Path::new(env!("CARGO_BIN_EXE_agent-presets"))
-            .parent()
-            .unwrap();
-        let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-        ))
-        .unwrap();
-        Command::new(program)
-            .args(args)
-            .current_dir(self.path())
-            .env("PATH", path)
-            .env("AGENT_PRESETS_CONFIG_DIR", self.config.path())
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap()
-    }
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
+fn broken() -> Project {
+    let project = valid();
+    project.write(
+        ".agent-presets/reviewer.yaml",
+        "version: 1\nname: reviewer\nextends: standard\ntools:\n  allow: [read_fiel, grep]\n",
+    );
+    project
 }
 
 /// The workflow's steps that run `agent-presets` (not the install step), in order.
@@ -137,19 +89,19 @@ fn github_workflow() {
 
     // GitHub runs `run:` with `bash -e -o pipefail`.
     let validator = sarif_schema::validator();
-    for (project, gate_exit, results) in [(Project::valid(), 0, 0), (Project::broken(), 1, 1)] {
-        let gate = project.run("bash", &["-e", "-o", "pipefail", "-c", &commands[0]]);
-        assert_eq!(gate.status.code(), Some(gate_exit), "{}", describe(&gate));
-        let stdout = String::from_utf8_lossy(&gate.stdout);
+    for (project, gate_exit, results) in [(valid(), 0, 0), (broken(), 1, 1)] {
+        let gate = project.run_program("bash", &["-e", "-o", "pipefail", "-c", &commands[0]]);
+        assert_eq!(gate.code, gate_exit, "{gate:?}");
         assert_eq!(
-            stdout.contains("::error file=.agent-presets/reviewer.yaml"),
+            gate.stdout
+                .contains("::error file=.agent-presets/reviewer.yaml"),
             gate_exit == 1,
-            "{stdout}"
+            "{gate:?}"
         );
 
         // The report step passes for invalid presets too, so the upload runs.
-        let report = project.run("bash", &["-e", "-o", "pipefail", "-c", &commands[1]]);
-        assert_eq!(report.status.code(), Some(0), "{}", describe(&report));
+        let report = project.run_program("bash", &["-e", "-o", "pipefail", "-c", &commands[1]]);
+        assert_eq!(report.code, 0, "{report:?}");
         let log: Value =
             serde_json::from_str(&fs::read_to_string(project.path().join(sarif_file)).unwrap())
                 .unwrap();
@@ -158,25 +110,25 @@ fn github_workflow() {
     }
 
     // An unreadable path (exit 2) fails the report step instead of uploading half a log.
-    let project = Project::valid();
+    let project = valid();
     let command = commands[1].replace("validate", "validate missing.yaml");
-    let report = project.run("bash", &["-e", "-o", "pipefail", "-c", &command]);
-    assert_eq!(report.status.code(), Some(1), "{}", describe(&report));
+    let report = project.run_program("bash", &["-e", "-o", "pipefail", "-c", &command]);
+    assert_eq!(report.code, 1, "{report:?}");
 }
 
 #[test]
 fn git_pre_commit_hook() {
     let script = block(&readme(), "sh", "#!/bin/sh");
     assert!(script.contains("# .git/hooks/pre-commit"), "{script}");
-    for (project, exit) in [(Project::valid(), 0), (Project::broken(), 1)] {
+    for (project, exit) in [(valid(), 0), (broken(), 1)] {
         let hook = project.write(".git/hooks/pre-commit", &script);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
         }
-        let run = project.run(hook.to_str().unwrap(), &[]);
-        assert_eq!(run.status.code(), Some(exit), "{}", describe(&run));
+        let run = project.run_program(hook.to_str().unwrap(), &[]);
+        assert_eq!(run.code, exit, "{run:?}");
     }
 }
 
@@ -193,8 +145,8 @@ fn pre_commit_framework_hook() {
     assert!(!files.is_match("src/main.rs"));
     // pre-commit runs `entry` split like a shell would, without a shell.
     let entry: Vec<&str> = hook["entry"].as_str().unwrap().split_whitespace().collect();
-    for (project, exit) in [(Project::valid(), 0), (Project::broken(), 1)] {
-        let run = project.run(entry[0], &entry[1..]);
-        assert_eq!(run.status.code(), Some(exit), "{}", describe(&run));
+    for (project, exit) in [(valid(), 0), (broken(), 1)] {
+        let run = project.run_program(entry[0], &entry[1..]);
+        assert_eq!(run.code, exit, "{run:?}");
     }
 }

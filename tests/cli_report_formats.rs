@@ -4,67 +4,20 @@
 #![cfg(feature = "cli")]
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use agent_presets::DiagnosticKind;
 use agent_presets::codes::CodePage;
 use serde_json::Value;
-use tempfile::TempDir;
 
+#[path = "support/project.rs"]
+mod project;
 #[path = "support/sarif_schema.rs"]
 mod sarif_schema;
 
-fn repo(relative: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
-}
+use project::{Project, Run};
 
-/// A temporary project holding a copy of the shared broken presets.
-struct Project {
-    dir: TempDir,
-    config: TempDir,
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Project {
-    fn broken() -> Self {
-        let project = Project {
-            dir: tempfile::tempdir().unwrap(),
-            config: tempfile::tempdir().unwrap(),
-        };
-        let from = repo("tests/fixtures/broken-presets/.agent-presets");
-        let to = project.dir.path().join(".agent-presets");
-        fs::create_dir_all(&to).unwrap();
-        for entry in fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-        project
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn run(&self, args: &[&str]) -> Run {
-        let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
-            .args(args)
-            .current_dir(self.path())
-            .env("AGENT_PRESETS_CONFIG_DIR", self.config.path())
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(output.stdout).unwrap(),
-            stderr: String::from_utf8(output.stderr).unwrap(),
-        }
-    }
+fn broken() -> Project {
+    Project::copy_of("tests/fixtures/broken-presets")
 }
 
 fn json(text: &str) -> Value {
@@ -73,28 +26,28 @@ fn json(text: &str) -> Value {
 
 #[test]
 fn human() {
-    let run = Project::broken().run(&["validate"]);
+    let run = broken().run(&["validate"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     insta::assert_snapshot!(run.stdout);
 }
 
 #[test]
 fn json_report() {
-    let run = Project::broken().run(&["validate", "--format", "json"]);
+    let run = broken().run(&["validate", "--format", "json"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     insta::assert_snapshot!(run.stdout);
 }
 
 #[test]
 fn github() {
-    let run = Project::broken().run(&["validate", "--format", "github"]);
+    let run = broken().run(&["validate", "--format", "github"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     insta::assert_snapshot!(run.stdout);
 }
 
 #[test]
 fn github_deny_warnings_makes_every_annotation_an_error() {
-    let project = Project::broken();
+    let project = broken();
     let allowed = project.run(&["validate", "--format", "github"]);
     let denied = project.run(&["validate", "--format", "github", "--deny-warnings"]);
     assert_eq!(denied.code, 1);
@@ -129,7 +82,7 @@ fn sarif(project: &Project, extra: &[&str]) -> (Run, Value) {
 #[test]
 fn sarif_validates_against_the_official_schema() {
     let validator = sarif_schema::validator();
-    let project = Project::broken();
+    let project = broken();
     for extra in [&[][..], &["--deny-warnings"], &["tidy"], &["missing.yaml"]] {
         let (run, log) = sarif(&project, extra);
         let errors = sarif_schema::errors(&validator, &log);
@@ -143,7 +96,7 @@ fn sarif_validates_against_the_official_schema() {
 
 #[test]
 fn sarif_snapshot() {
-    let project = Project::broken();
+    let project = broken();
     let (run, mut log) = sarif(&project, &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     let root = &mut log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"];
@@ -168,7 +121,7 @@ fn sarif_snapshot() {
 
 #[test]
 fn sarif_rules_are_the_diagnostic_pages() {
-    let (_, log) = sarif(&Project::broken(), &[]);
+    let (_, log) = sarif(&broken(), &[]);
     let rules = log["runs"][0]["tool"]["driver"]["rules"]
         .as_array()
         .unwrap();
@@ -203,7 +156,7 @@ fn sarif_rules_are_the_diagnostic_pages() {
 
 #[test]
 fn sarif_invocation_carries_the_exit_status() {
-    let project = Project::broken();
+    let project = broken();
     let cases: [(&[&str], i32, bool); 4] = [
         (&["tidy"], 0, true),
         (&[], 1, true),
@@ -221,7 +174,7 @@ fn sarif_invocation_carries_the_exit_status() {
 
 #[test]
 fn sarif_deny_warnings_makes_warnings_errors() {
-    let project = Project::broken();
+    let project = broken();
     let (_, log) = sarif(&project, &["dated", "--deny-warnings"]);
     let results = log["runs"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 1);
@@ -266,7 +219,7 @@ fn fingerprints(log: &Value) -> Vec<(String, String)> {
 
 #[test]
 fn sarif_fingerprints_are_stable_across_runs_and_unrelated_edits() {
-    let project = Project::broken();
+    let project = broken();
     let (_, first) = sarif(&project, &[]);
     let (_, second) = sarif(&project, &[]);
     let before = fingerprints(&first);
@@ -310,7 +263,7 @@ fn sarif_fingerprints_are_stable_across_runs_and_unrelated_edits() {
 
 #[test]
 fn sarif_paths_are_relative_to_srcroot() {
-    let project = Project::broken();
+    let project = broken();
     let (_, log) = sarif(&project, &[]);
     for result in log["runs"][0]["results"].as_array().unwrap() {
         let artifact = &result["locations"][0]["physicalLocation"]["artifactLocation"];

@@ -8,7 +8,6 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 use agent_presets::codes::CodePage;
 use agent_presets::preset::{CatalogOptions, PresetCatalog, validate_in_catalog};
@@ -17,6 +16,10 @@ use serde_json::Value;
 
 #[path = "support/host_tool.rs"]
 mod host_tool;
+#[path = "support/project.rs"]
+mod project;
+
+use project::Project;
 
 /// Pages whose example cannot be run: bytes YAML text cannot hold, a host program's
 /// code, and a wire schema the strict projection never produces.
@@ -202,32 +205,21 @@ fn every_example_triggers_its_code_and_no_other_error() {
 /// `agent-presets ARGS --format json` in a project holding the example's files: the
 /// JSON report, with the exit code added as `exit`.
 fn run_binary(page: &CodePage, example: &Example) -> Value {
-    let project = tempfile::tempdir().unwrap();
-    let config = tempfile::tempdir().unwrap();
+    let project = Project::new();
     for (path, text) in &example.files {
-        let path = project.path().join(path);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, text).unwrap();
+        project.write(path, text);
     }
-    let mut args = example.args.clone();
-    args.extend(["--format".to_owned(), "json".to_owned()]);
-    let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
-        .args(&args)
-        .current_dir(project.path())
-        .env("AGENT_PRESETS_CONFIG_DIR", config.path())
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let mut report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+    let mut args: Vec<&str> = example.args.iter().map(String::as_str).collect();
+    args.extend(["--format", "json"]);
+    let run = project.run(&args);
+    let mut report: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
         panic!(
-            "{}: `agent-presets {}` printed no JSON ({e}):\n{stdout}\n{}",
+            "{}: `agent-presets {}` printed no JSON ({e}): {run:?}",
             page.title(),
             args.join(" "),
-            String::from_utf8_lossy(&output.stderr)
         )
     });
-    report["exit"] = Value::from(output.status.code());
+    report["exit"] = Value::from(run.code);
     report
 }
 
@@ -238,11 +230,9 @@ fn run_library(example: &Example) -> Value {
     for (name, schema) in &example.tools {
         host_tool::register(&mut tools, name, schema.clone());
     }
-    let project = tempfile::tempdir().unwrap();
+    let project = Project::new();
     for (path, text) in &example.files {
-        let path = project.path().join(path);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, text).unwrap();
+        project.write(path, text);
     }
     let (presets, mut diagnostics) =
         PresetCatalog::discover(&CatalogOptions::isolated(project.path()));
@@ -265,17 +255,10 @@ fn run_library(example: &Example) -> Value {
 
 /// `agent-presets explain ARGS`: exit code, stdout, stderr.
 fn explain(args: &[&str]) -> (Option<i32>, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
-        .arg("explain")
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    (
-        output.status.code(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
+    let mut all = vec!["explain"];
+    all.extend_from_slice(args);
+    let run = Project::new().run(&all);
+    (Some(run.code), run.stdout, run.stderr)
 }
 
 #[test]
