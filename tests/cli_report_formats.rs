@@ -88,6 +88,22 @@ fn sarif_validates_against_the_official_schema() {
         let errors = sarif_schema::errors(&validator, &log);
         assert!(errors.is_empty(), "{extra:?}: {errors:#?}\n{}", run.stdout);
     }
+    // More than 200 diagnostics in one file: the rest are counted in a notification.
+    let keys: String = (0..210).map(|i| format!("key{i}: x\n")).collect();
+    project.write(
+        ".agent-presets/many.yaml",
+        &format!("version: 1\nname: many\n{keys}"),
+    );
+    let (run, log) = sarif(&project, &["many"]);
+    assert_eq!(
+        sarif_schema::errors(&validator, &log),
+        Vec::<String>::new(),
+        "{}",
+        run.stdout
+    );
+    let notes = &log["runs"][0]["invocations"][0]["toolExecutionNotifications"];
+    assert_eq!(notes.as_array().map(Vec::len), Some(1), "{notes:#}");
+    assert_eq!(log["runs"][0]["results"].as_array().unwrap().len(), 200);
     // The validator does reject a broken log.
     let (_, mut log) = sarif(&project, &[]);
     log["runs"][0]["results"][0]["level"] = Value::from("fatal");
