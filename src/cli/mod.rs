@@ -18,6 +18,7 @@ mod environment;
 mod explain;
 mod init;
 mod list;
+mod provenance;
 mod render;
 mod report;
 mod run;

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::catalog::{PresetCatalog, TargetId};
+use super::provenance::admitting_rule;
 use super::resolve::{Lookup, PresetChain, resolve_chain};
 use super::source::ParsedPreset;
 use super::spec::{ModelSpec, PresetFile, Provider, VariableEntry, is_valid_env_name};
@@ -315,15 +316,8 @@ fn check_provider(chain: &PresetChain<'_>, assembler: &PromptAssembler) -> Vec<D
         if problems.is_empty() {
             continue;
         }
-        let admitted_by = chain.presets().iter().rev().find_map(|p| {
-            let allow = p.file.tools.as_ref()?.value.allow.as_ref()?;
-            allow
-                .iter()
-                .find(|entry| {
-                    ToolPattern::new(&entry.value, None).is_ok_and(|pat| pat.matches(&tool.name))
-                })
-                .map(|entry| p.span_of(entry))
-        });
+        let admitted_by =
+            admitting_rule(chain.presets(), &tool.name).map(|(p, entry)| p.span_of(entry));
         let span = admitted_by
             .or_else(|| model.map(|(p, spec)| p.span_of(&spec.provider)))
             .or_else(|| {
