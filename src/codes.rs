@@ -94,6 +94,7 @@ code_pages! {
     P0107 => MentionsHiddenTool,
     P0201 => LiteralSecret,
     P0301 => BudgetExceeded,
+    P0302 => PrefixDrift,
     P0401 => ToolNameRejected,
     P0402 => ToolSchemaRoot,
     P0403 => InvalidToolSchema,

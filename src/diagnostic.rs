@@ -147,6 +147,8 @@ diagnostic_kinds! {
     LiteralSecret = ("P0201", "literal-secret", Error),
     /// The system prompt or the tools take more tokens than the preset's `budget` allows.
     BudgetExceeded = ("P0301", "budget-exceeded", Error),
+    /// A preset's cacheable prefix differs from `presets.lock` (`validate --locked`).
+    PrefixDrift = ("P0302", "prefix-drift", Error),
     /// A tool name the preset's provider refuses (pattern or length).
     ToolNameRejected = ("P0401", "tool-name-rejected", Error),
     /// A tool's parameter schema whose root is not one plain object schema.

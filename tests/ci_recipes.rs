@@ -35,22 +35,36 @@ fn yaml(text: &str) -> Value {
     serde_saphyr::from_str(text).unwrap_or_else(|e| panic!("not YAML ({e}):\n{text}"))
 }
 
+/// A project whose presets are valid and locked (`presets.lock` committed).
 fn valid() -> Project {
     let project = Project::new();
     project.write(
         ".agent-presets/reviewer.yaml",
-        "version: 1\nname: reviewer\nextends: standard\ntools:\n  allow: [read_file, grep]\n",
+        "version: 1\nname: reviewer\nextends: standard\npersona:\n  sections:\n    - name: rules\n      order: 150\n      text: Cite file and line.\ntools:\n  allow: [read_file, grep]\n",
     );
+    let run = project.run(&["lock"]);
+    assert_eq!(run.code, 0, "{run:?}");
     project
 }
 
+/// A locked project whose preset then got an unknown tool.
 fn broken() -> Project {
     let project = valid();
-    project.write(
-        ".agent-presets/reviewer.yaml",
-        "version: 1\nname: reviewer\nextends: standard\ntools:\n  allow: [read_fiel, grep]\n",
-    );
+    edit(&project, "[read_file, grep]", "[read_fiel, grep]");
     project
+}
+
+/// A locked project whose preset's prompt then changed without re-locking.
+fn drifted() -> Project {
+    let project = valid();
+    edit(&project, "Cite file and line.", "Cite the file and line.");
+    project
+}
+
+fn edit(project: &Project, from: &str, to: &str) {
+    let path = project.path().join(".agent-presets/reviewer.yaml");
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(&path, text.replace(from, to)).unwrap();
 }
 
 /// The workflow's steps that run `agent-presets` (not the install step), in order.
@@ -89,7 +103,12 @@ fn github_workflow() {
 
     // GitHub runs `run:` with `bash -e -o pipefail`.
     let validator = sarif_schema::validator();
-    for (project, gate_exit, results) in [(valid(), 0, 0), (broken(), 1, 1)] {
+    let cases = [
+        (valid(), 0, None),
+        (broken(), 1, Some("P0103")),
+        (drifted(), 1, Some("P0302")),
+    ];
+    for (project, gate_exit, rule) in cases {
         let gate = project.run_program("bash", &["-e", "-o", "pipefail", "-c", &commands[0]]);
         assert_eq!(gate.code, gate_exit, "{gate:?}");
         assert_eq!(
@@ -106,7 +125,13 @@ fn github_workflow() {
             serde_json::from_str(&fs::read_to_string(project.path().join(sarif_file)).unwrap())
                 .unwrap();
         assert_eq!(sarif_schema::errors(&validator, &log), Vec::<String>::new());
-        assert_eq!(log["runs"][0]["results"].as_array().unwrap().len(), results);
+        let rules: Vec<&str> = log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["ruleId"].as_str())
+            .collect();
+        assert_eq!(rules, rule.into_iter().collect::<Vec<_>>());
     }
 
     // An unreadable path (exit 2) fails the report step instead of uploading half a log.
@@ -120,7 +145,7 @@ fn github_workflow() {
 fn git_pre_commit_hook() {
     let script = block(&readme(), "sh", "#!/bin/sh");
     assert!(script.contains("# .git/hooks/pre-commit"), "{script}");
-    for (project, exit) in [(valid(), 0), (broken(), 1)] {
+    for (project, exit) in [(valid(), 0), (broken(), 1), (drifted(), 1)] {
         let hook = project.write(".git/hooks/pre-commit", &script);
         #[cfg(unix)]
         {
@@ -142,10 +167,11 @@ fn pre_commit_framework_hook() {
     // It runs when a preset changes, and not for other files.
     let files = regex::Regex::new(hook["files"].as_str().unwrap()).unwrap();
     assert!(files.is_match(".agent-presets/reviewer.yaml"));
+    assert!(files.is_match("presets.lock"));
     assert!(!files.is_match("src/main.rs"));
     // pre-commit runs `entry` split like a shell would, without a shell.
     let entry: Vec<&str> = hook["entry"].as_str().unwrap().split_whitespace().collect();
-    for (project, exit) in [(valid(), 0), (broken(), 1)] {
+    for (project, exit) in [(valid(), 0), (broken(), 1), (drifted(), 1)] {
         let run = project.run_program(entry[0], &entry[1..]);
         assert_eq!(run.code, exit, "{run:?}");
     }

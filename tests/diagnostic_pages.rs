@@ -80,20 +80,34 @@ fn every_kind_has_a_page_with_a_link_that_exists() {
     }
 }
 
-/// One example: the files it writes, the host tools it registers and the
-/// `agent-presets` arguments it runs.
+/// One example: the host tools it registers, and its steps in order — files to write and
+/// `agent-presets` commands to run (the last command is the one whose report counts;
+/// without one, `validate`).
 struct Example {
-    files: Vec<(String, String)>,
     tools: Vec<(String, Value)>,
-    args: Vec<String>,
+    steps: Vec<Step>,
     runnable: bool,
+}
+
+enum Step {
+    Write(String, String),
+    Run(Vec<String>),
+}
+
+impl Example {
+    /// The files written before the first command.
+    fn files(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.steps.iter().map_while(|s| match s {
+            Step::Write(path, text) => Some((path.as_str(), text.as_str())),
+            Step::Run(_) => None,
+        })
+    }
 }
 
 fn parse_example(page: &CodePage) -> Example {
     let mut example = Example {
-        files: Vec::new(),
         tools: Vec::new(),
-        args: vec!["validate".to_owned()],
+        steps: Vec::new(),
         runnable: true,
     };
     let text = page.example();
@@ -122,16 +136,17 @@ fn parse_example(page: &CodePage) -> Example {
                             page.title()
                         )
                     });
-                example
-                    .files
-                    .push((path.to_owned(), format!("{}\n", body.join("\n"))));
+                example.steps.push(Step::Write(
+                    path.to_owned(),
+                    format!("{}\n", body.join("\n")),
+                ));
             }
             "console" => {
                 for command in body.iter().filter_map(|l| l.strip_prefix("$ ")) {
                     match command.strip_prefix("agent-presets ") {
-                        Some(args) => {
-                            example.args = args.split_whitespace().map(str::to_owned).collect()
-                        }
+                        Some(args) => example.steps.push(Step::Run(
+                            args.split_whitespace().map(str::to_owned).collect(),
+                        )),
                         // Set-up the test cannot repeat (bytes YAML cannot hold).
                         None => example.runnable = false,
                     }
@@ -141,6 +156,9 @@ fn parse_example(page: &CodePage) -> Example {
         }
     }
     assert!(saw_block, "{}: the example has no code block", page.title());
+    if !example.steps.iter().any(|s| matches!(s, Step::Run(_))) {
+        example.steps.push(Step::Run(vec!["validate".to_owned()]));
+    }
     example
 }
 
@@ -202,14 +220,32 @@ fn every_example_triggers_its_code_and_no_other_error() {
     }
 }
 
-/// `agent-presets ARGS --format json` in a project holding the example's files: the
-/// JSON report, with the exit code added as `exit`.
+/// The example's steps in a fresh project; every command but the last must succeed, the
+/// last runs with `--format json`: its report, with the exit code added as `exit`.
 fn run_binary(page: &CodePage, example: &Example) -> Value {
     let project = Project::new();
-    for (path, text) in &example.files {
-        project.write(path, text);
+    let last = example
+        .steps
+        .iter()
+        .rposition(|s| matches!(s, Step::Run(_)))
+        .unwrap_or_default();
+    for (i, step) in example.steps.iter().enumerate() {
+        match step {
+            Step::Write(path, text) => {
+                project.write(path, text);
+            }
+            Step::Run(args) if i < last => {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let run = project.run(&args);
+                assert_eq!(run.code, 0, "{}: {args:?}: {run:?}", page.title());
+            }
+            Step::Run(_) => {}
+        }
     }
-    let mut args: Vec<&str> = example.args.iter().map(String::as_str).collect();
+    let Some(Step::Run(args)) = example.steps.get(last) else {
+        unreachable!("parse_example adds a command")
+    };
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
     args.extend(["--format", "json"]);
     let run = project.run(&args);
     let mut report: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| {
@@ -231,7 +267,7 @@ fn run_library(example: &Example) -> Value {
         host_tool::register(&mut tools, name, schema.clone());
     }
     let project = Project::new();
-    for (path, text) in &example.files {
+    for (path, text) in example.files() {
         project.write(path, text);
     }
     let (presets, mut diagnostics) =

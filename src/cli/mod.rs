@@ -18,6 +18,7 @@ mod environment;
 mod explain;
 mod init;
 mod list;
+mod lock;
 mod provenance;
 mod render;
 mod report;
@@ -104,6 +105,8 @@ enum Command {
     Init(init::InitArgs),
     /// Explain a diagnostic code: what it means, an example that triggers it, the fix.
     Explain(explain::ExplainArgs),
+    /// Write presets.lock: each preset's cacheable prefix, for `validate --locked`.
+    Lock(lock::LockArgs),
 }
 
 /// A failure a command reports instead of its normal output.
@@ -225,6 +228,7 @@ where
         Command::Schema(args) => schema::run(&cli.global, args, io),
         Command::Init(args) => init::run(&cli.global, args, io),
         Command::Explain(args) => explain::run(&cli.global, args, io),
+        Command::Lock(args) => lock::run(&cli.global, args, io),
     };
     let flushed = io.out.flush();
     match (result, flushed) {

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::report::pretty;
+use super::report::{order_json, pretty};
 use super::secrets::mask;
 use crate::diagnostic::Span;
 use crate::preset::{PieceProvenance, Provenance, ToolAdmission};
@@ -185,7 +185,7 @@ fn span_json(span: Option<&Span>) -> Value {
 fn piece_json(p: &PieceProvenance) -> Value {
     json!({
         "name": p.piece.name,
-        "order": p.piece.order,
+        "order": order_json(p.piece.order),
         "inPrefix": p.in_prefix,
         "declaredAt": span_json(p.piece.declared_at.as_ref()),
         "bytes": p.size.bytes,

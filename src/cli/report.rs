@@ -233,6 +233,15 @@ pub(crate) fn diagnostic_json(d: &Diagnostic) -> Value {
     })
 }
 
+/// An order as JSON: an integer when it is one (`150`, not `150.0`).
+pub(crate) fn order_json(order: f64) -> Value {
+    if order.fract() == 0.0 && order.abs() < 9.0e15 {
+        Value::from(order as i64)
+    } else {
+        Value::from(order)
+    }
+}
+
 /// Pretty JSON with a final newline.
 pub(crate) fn pretty(value: &Value) -> String {
     // Serialising a `Value` cannot fail.

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
+use super::lock::{self, LockFile};
 use super::report::{MachineFormat, PresetOutcome, ValidationReport};
 use super::sarif::SarifRun;
 use super::snippet::HumanRenderer;
@@ -28,6 +29,11 @@ pub(crate) struct ValidateArgs {
     /// Treat warnings as errors: a preset with a warning is invalid (exit 1).
     #[arg(long)]
     deny_warnings: bool,
+    /// Also check each preset's cacheable prefix against `presets.lock` (written by
+    /// `agent-presets lock`): a preset whose prefix changed, or that the lock does not
+    /// know, is invalid (`prefix-drift`, with a diff of what changed).
+    #[arg(long)]
+    locked: bool,
 }
 
 /// How `validate` reports.
@@ -62,6 +68,18 @@ pub(crate) fn run(
 ) -> Result<Exit, CliError> {
     let (mut workspace, unreadable) = Workspace::discover_partly(global)?;
     let mut report = ValidationReport::default();
+    let lock = if args.locked {
+        let path = LockFile::path(&workspace);
+        let lock = LockFile::load(&path)?.ok_or_else(|| {
+            CliError::usage_with(
+                format!("`--locked`, but there is no `{}`", path.display()),
+                Some("run `agent-presets lock` and commit the file it writes".into()),
+            )
+        })?;
+        Some(lock)
+    } else {
+        None
+    };
     // An unreadable `--preset-dir` is reported (exit 2); what could be found is still
     // validated.
     report.add_diagnostics(unreadable);
@@ -126,7 +144,14 @@ pub(crate) fn run(
         if !seen.insert(file.clone()) {
             continue;
         }
-        let validation = workspace.validate_selected(&chosen);
+        let mut validation = workspace.validate_selected(&chosen);
+        if let (Some(lock), Some(preset)) = (&lock, &validation.preset) {
+            let drift = match lock.get(&name) {
+                Some(locked) => lock::drift(preset, locked, &lock::entry(preset)?),
+                None => Some(lock::not_locked(preset)),
+            };
+            validation.diagnostics.extend(drift);
+        }
         // Two files of one source offer this name: the name is ambiguous, so the preset
         // is not valid whatever its content.
         let refused = matches!(&chosen, Selected::Name(n) if workspace.is_ambiguous(n));
@@ -137,6 +162,17 @@ pub(crate) fn run(
             });
         report.add_diagnostics(validation.diagnostics);
         report.add_preset(PresetOutcome { name, file, valid });
+    }
+
+    if let Some(lock) = &lock
+        && args.targets.is_empty()
+    {
+        let gone: Vec<_> = lock
+            .names()
+            .filter(|n| !workspace.presets.contains(n))
+            .map(lock::gone)
+            .collect();
+        report.add_diagnostics(gone);
     }
 
     let exit = exit_code(&report, args.deny_warnings);
