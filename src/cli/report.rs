@@ -429,10 +429,9 @@ mod tests {
                 .starts_with("50 more")
         );
         let v: Value = serde_json::from_str(&report().sarif(&sarif_run)).unwrap();
-        assert!(
-            v["runs"][0]["invocations"][0]
-                .get("toolExecutionNotifications")
-                .is_none()
+        assert_eq!(
+            v["runs"][0]["invocations"][0]["toolExecutionNotifications"],
+            json!([])
         );
 
         let text = r.human(Style::plain(), &SourceFiles::new());

@@ -185,9 +185,7 @@ fn invocation(shown: &[Shown<'_>], run: &SarifRun<'_>) -> Value {
         }
         Shown::Diagnostic(_) => None,
     }));
-    if !notifications.is_empty() {
-        invocation["toolExecutionNotifications"] = Value::Array(notifications);
-    }
+    invocation["toolExecutionNotifications"] = Value::Array(notifications);
     invocation
 }
 
