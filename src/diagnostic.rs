@@ -147,6 +147,20 @@ diagnostic_kinds! {
     LiteralSecret = ("P0201", "literal-secret", Error),
     /// The system prompt or the tools take more tokens than the preset's `budget` allows.
     BudgetExceeded = ("P0301", "budget-exceeded", Error),
+    /// A preset's cacheable prefix differs from `presets.lock` (`validate --locked`).
+    PrefixDrift = ("P0302", "prefix-drift", Error),
+    /// A tool name the preset's provider refuses (pattern or length).
+    ToolNameRejected = ("P0401", "tool-name-rejected", Error),
+    /// A tool's parameter schema whose root is not one plain object schema.
+    ToolSchemaRoot = ("P0402", "tool-schema-root", Error),
+    /// A tool's parameter schema that is not valid JSON Schema (draft 2020-12).
+    InvalidToolSchema = ("P0403", "invalid-tool-schema", Error),
+    /// An object in a strict-mode tool schema that allows other properties.
+    StrictOpenObject = ("P0404", "strict-open-object", Error),
+    /// A property of a strict-mode tool schema that is not listed in `required`.
+    StrictOptionalProperty = ("P0405", "strict-optional-property", Error),
+    /// A keyword some provider's strict mode does not support.
+    StrictUnsupportedKeyword = ("P0406", "strict-unsupported-keyword", Error),
 }
 
 impl fmt::Display for DiagnosticKind {

@@ -46,6 +46,7 @@ pub mod bounded;
 pub mod cli;
 #[cfg(feature = "client")]
 pub mod client;
+pub mod codes;
 pub mod diagnostic;
 pub mod preset;
 pub mod prompt;

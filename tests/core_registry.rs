@@ -207,7 +207,9 @@ fn registration_refuses_duplicates_and_bad_names() {
         })
         .expect_err("duplicate");
     assert_eq!(dup.kind, DiagnosticKind::DuplicateTool);
-    for bad in ["", "has space", "dot.name", &"x".repeat(65), "émoji"] {
+    // Up to 128 characters register (Anthropic takes them); validation refuses more than
+    // 64 for OpenAI-dialect providers (`tool-name-rejected`).
+    for bad in ["", "has space", "dot.name", &"x".repeat(129), "émoji"] {
         let name: &'static str = Box::leak(bad.to_owned().into_boxed_str());
         let err = c
             .register(Counter {
@@ -217,7 +219,7 @@ fn registration_refuses_duplicates_and_bad_names() {
             .expect_err("bad name");
         assert_eq!(err.kind, DiagnosticKind::InvalidName, "{bad:?}");
     }
-    let ok: &'static str = Box::leak("A-b_9".repeat(12).into_boxed_str());
-    assert_eq!(ok.len(), 60);
+    let ok: &'static str = Box::leak("A-b_9".repeat(25).into_boxed_str());
+    assert_eq!(ok.len(), 125);
     assert!(c.register(Counter { name: ok, calls }).is_ok());
 }

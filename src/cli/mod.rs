@@ -15,12 +15,15 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::source_files::SourceFiles;
 
 mod environment;
+mod explain;
 mod init;
-mod kinds;
 mod list;
+mod lock;
+mod provenance;
 mod render;
 mod report;
 mod run;
+mod sarif;
 mod schema;
 mod secrets;
 mod show;
@@ -100,6 +103,10 @@ enum Command {
     Schema(schema::SchemaArgs),
     /// Create a commented starter preset that validates.
     Init(init::InitArgs),
+    /// Explain a diagnostic code: what it means, an example that triggers it, the fix.
+    Explain(explain::ExplainArgs),
+    /// Write presets.lock: each preset's cacheable prefix, for `validate --locked`.
+    Lock(lock::LockArgs),
 }
 
 /// A failure a command reports instead of its normal output.
@@ -220,6 +227,8 @@ where
         Command::Run(args) => run::run(&cli.global, args, io),
         Command::Schema(args) => schema::run(&cli.global, args, io),
         Command::Init(args) => init::run(&cli.global, args, io),
+        Command::Explain(args) => explain::run(&cli.global, args, io),
+        Command::Lock(args) => lock::run(&cli.global, args, io),
     };
     let flushed = io.out.flush();
     match (result, flushed) {

@@ -9,10 +9,12 @@
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
+use super::provenance as explain;
 use super::report::{MachineFormat, pretty};
 use super::values::{ModelArgs, ValueArgs, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
+use crate::preset::ProvenanceError;
 use crate::preset::spec::Provider;
 use crate::prompt::{Assembly, ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
 use crate::provider::{self, Dialect, ModelSettings};
@@ -37,6 +39,11 @@ pub(crate) struct RenderArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = RenderFormat::Text)]
     format: RenderFormat,
+    /// Instead of the request, show where each piece comes from: every section and
+    /// context with its order, source `file:line`, whether it is in the cacheable prefix,
+    /// its bytes and tokens; every tool with the rule that admitted it and its tokens.
+    #[arg(long)]
+    explain: bool,
 }
 
 /// How `render` prints.
@@ -73,6 +80,12 @@ pub(crate) fn run(
             .map_err(|e| CliError::usage(format!("cannot determine the current directory: {e}")))?,
     };
     let mut settings = args.values.model_settings(&preset, &args.model)?;
+    if args.explain && matches!(args.format, RenderFormat::Openai | RenderFormat::Anthropic) {
+        return Err(CliError::usage_with(
+            "`--explain` shows provenance as text or JSON, not a request body",
+            Some("use `--explain` alone or with `--format json`".into()),
+        ));
+    }
     let dialect = match args.format {
         RenderFormat::Openai => Some(Dialect::OpenAi),
         RenderFormat::Anthropic => Some(Dialect::Anthropic),
@@ -99,6 +112,22 @@ pub(crate) fn run(
         .assembler()
         .assemble(&values)
         .map_err(|ds| render_failed(ds, &workspace))?;
+    if args.explain {
+        let provenance = preset.provenance(&values).map_err(|e| match e {
+            ProvenanceError::Render(ds) => render_failed(ds, &workspace),
+            ProvenanceError::Tokenizer(e) => CliError::usage(e.to_string()),
+        })?;
+        let text = match args.format {
+            RenderFormat::Json => explain::json(
+                preset.name(),
+                &provenance,
+                &assembly.fingerprint.to_string(),
+            ),
+            _ => explain::text(&provenance, &assembly.fingerprint.to_string()),
+        };
+        io.out.write_all(text.as_bytes())?;
+        return Ok(Exit::Ok);
+    }
     let text = match (args.format, body_settings) {
         (_, Some(settings)) => {
             let mut history: Vec<Message> = args.prompt.iter().map(Message::user).collect();

@@ -9,12 +9,12 @@ use std::hash::{BuildHasher, RandomState};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::kinds::kind_meaning;
+use super::sarif::{self, SarifRun};
 use super::secrets::mask;
 use super::shown::{Shown, cap_per_file, more_text};
 use super::snippet::HumanRenderer;
 use super::style::Style;
-use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::source_files::SourceFiles;
 
 /// An output format a program reads. Whatever goes wrong — a usage or I/O error
@@ -41,8 +41,17 @@ impl MachineFormat {
                 let list: Vec<Value> = report.diagnostics.iter().map(diagnostic_json).collect();
                 pretty(&json!({ "diagnostics": list }))
             }
-            MachineFormat::Github => report.github(),
-            MachineFormat::Sarif => report.sarif(),
+            MachineFormat::Github => report.github(false),
+            MachineFormat::Sarif => {
+                let sources = SourceFiles::new();
+                let cwd = std::env::current_dir().ok();
+                report.sarif(&SarifRun {
+                    exit: super::Exit::Usage,
+                    deny_warnings: false,
+                    srcroot: cwd.as_deref(),
+                    sources: &sources,
+                })
+            }
         }
     }
 }
@@ -149,8 +158,9 @@ impl ValidationReport {
     }
 
     /// One `::error`/`::warning` workflow command per diagnostic (a `::notice` for each
-    /// file's diagnostics beyond the cap), then the summary.
-    pub(crate) fn github(&self) -> String {
+    /// file's diagnostics beyond the cap), then the summary. With `deny_warnings`,
+    /// warnings are `::error`s: they fail the run like errors do.
+    pub(crate) fn github(&self, deny_warnings: bool) -> String {
         let mut out = String::new();
         for item in cap_per_file(&self.diagnostics) {
             let d = match item {
@@ -165,14 +175,18 @@ impl ValidationReport {
                 }
             };
             let level = match d.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
+                Severity::Warning if !deny_warnings => "warning",
+                _ => "error",
             };
             let mut properties = Vec::new();
             if let Some(span) = &d.span {
                 properties.push(format!("file={}", escape_property(&span.file)));
                 properties.push(format!("line={}", span.line));
+                properties.push(format!("endLine={}", span.line));
                 properties.push(format!("col={}", span.column));
+                // The last column the annotation covers (GitHub's end column is inclusive).
+                let end = span.column.saturating_add(span.len.max(1) - 1);
+                properties.push(format!("endColumn={end}"));
             }
             properties.push(format!(
                 "title={}",
@@ -190,126 +204,19 @@ impl ValidationReport {
         out
     }
 
-    /// A minimal, valid SARIF 2.1.0 log: one run, a rule per diagnostic kind, and one
-    /// invocation: `executionSuccessful` is false when a usage or I/O problem (`io`)
-    /// stopped part of the work, each such problem is a `toolExecutionNotification`, and
-    /// so is, per file, the count of diagnostics beyond the cap.
-    pub(crate) fn sarif(&self) -> String {
-        let shown = cap_per_file(&self.diagnostics);
-        let rules: Vec<Value> = DiagnosticKind::ALL
-            .iter()
-            .map(|k| {
-                json!({
-                    "id": k.code(),
-                    "name": k.name(),
-                    "shortDescription": { "text": kind_meaning(*k) },
-                    "defaultConfiguration": { "level": level(k.severity()) },
-                })
-            })
-            .collect();
-        // A usage or I/O problem means the tool could not do its job: SARIF says so in
-        // the invocation (`toolExecutionNotifications`, `executionSuccessful: false`);
-        // one with a place in a file is a result as well.
-        let failures: Vec<&Diagnostic> = self
-            .diagnostics
-            .iter()
-            .filter(|d| d.kind == DiagnosticKind::Io)
-            .collect();
-        let mut notifications: Vec<Value> = failures
-            .iter()
-            .map(|d| {
-                let mut n = json!({
-                    "level": "error",
-                    "message": { "text": mask(&message_with_help(d, "help: ")) },
-                    "descriptor": { "id": d.code() },
-                });
-                if let Some(span) = &d.span {
-                    n["locations"] = json!([location(span)]);
-                }
-                n
-            })
-            .collect();
-        let results: Vec<Value> = shown
-            .iter()
-            .filter_map(|item| match item {
-                Shown::Diagnostic(d) => Some(*d),
-                Shown::More { .. } => None,
-            })
-            .filter(|d| d.kind != DiagnosticKind::Io || d.span.is_some())
-            .map(|d| {
-                let index = DiagnosticKind::ALL.iter().position(|k| *k == d.kind);
-                let text = mask(&message_with_help(d, "help: ")).into_owned();
-                let mut result = json!({
-                    "ruleId": d.code(),
-                    "ruleIndex": index,
-                    "level": level(d.severity),
-                    "message": { "text": text },
-                });
-                if let Some(span) = &d.span {
-                    result["locations"] = json!([location(span)]);
-                }
-                result
-            })
-            .collect();
-        // Files with more diagnostics than are shown: how many were left out.
-        notifications.extend(shown.iter().filter_map(|item| match item {
-            Shown::More { file, count } => {
-                let mut note = json!({
-                    "level": "note",
-                    "message": { "text": mask(&more_text(*file, *count)) },
-                });
-                if let Some(file) = file {
-                    note["locations"] = json!([{
-                        "physicalLocation": { "artifactLocation": { "uri": uri(file) } }
-                    }]);
-                }
-                Some(note)
-            }
-            Shown::Diagnostic(_) => None,
-        }));
-        let log = json!({
-            "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-            "version": "2.1.0",
-            "runs": [{
-                "tool": {
-                    "driver": {
-                        "name": "agent-presets",
-                        "version": env!("CARGO_PKG_VERSION"),
-                        "rules": rules,
-                    }
-                },
-                "invocations": [{
-                    "executionSuccessful": failures.is_empty(),
-                    "toolExecutionNotifications": notifications,
-                }],
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-            }]
-        });
-        pretty(&log)
+    /// A SARIF 2.1.0 log for code scanning (see [`sarif::log`]); a file's diagnostics
+    /// beyond the cap are counted in a tool execution notification.
+    pub(crate) fn sarif(&self, run: &SarifRun<'_>) -> String {
+        pretty(&sarif::log(&cap_per_file(&self.diagnostics), run))
     }
 }
 
 /// The message with its help appended: `message (help)`.
-fn message_with_help(d: &Diagnostic, label: &str) -> String {
+pub(crate) fn message_with_help(d: &Diagnostic, label: &str) -> String {
     match &d.help {
         Some(help) => format!("{} ({label}{help})", d.message),
         None => d.message.clone(),
     }
-}
-
-/// A SARIF `location` for a span.
-fn location(span: &crate::diagnostic::Span) -> Value {
-    json!({
-        "physicalLocation": {
-            "artifactLocation": { "uri": uri(&span.file) },
-            "region": {
-                "startLine": span.line,
-                "startColumn": span.column,
-                "endColumn": span.column.saturating_add(span.len),
-            }
-        }
-    })
 }
 
 /// The JSON shape of one diagnostic (stable; documented in the README).
@@ -326,10 +233,12 @@ pub(crate) fn diagnostic_json(d: &Diagnostic) -> Value {
     })
 }
 
-fn level(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
+/// An order as JSON: an integer when it is one (`150`, not `150.0`).
+pub(crate) fn order_json(order: f64) -> Value {
+    if order.fract() == 0.0 && order.abs() < 9.0e15 {
+        Value::from(order as i64)
+    } else {
+        Value::from(order)
     }
 }
 
@@ -361,26 +270,11 @@ fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// A relative URI reference for a displayed file path (percent-encoding what a URI may
-/// not hold, e.g. the `<` `>` of `<builtin>/standard.yaml`).
-fn uri(file: &str) -> String {
-    let mut out = String::with_capacity(file.len());
-    for b in file.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
-                out.push(char::from(b));
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cli::shown::unknown_keys;
-    use crate::diagnostic::Span;
+    use crate::diagnostic::{DiagnosticKind, Span};
 
     fn report() -> ValidationReport {
         let mut r = ValidationReport::default();
@@ -411,11 +305,21 @@ mod tests {
 
     #[test]
     fn github_escapes() {
-        let text = report().github();
+        let text = report().github(false);
         assert!(text.starts_with(
-            "::error file=a%2C b.yaml,line=3,col=5,title=P0103 unknown-tool::unknown tool `read_fiel` (did you mean `read_file`?)\n"
+            "::error file=a%2C b.yaml,line=3,endLine=3,col=5,endColumn=13,title=P0103 unknown-tool::unknown tool `read_fiel` (did you mean `read_file`?)\n"
         ), "{text}");
         assert!(text.contains("::warning title=P0044 volatile-in-prefix::50%25 of%0Ait\n"));
+    }
+
+    #[test]
+    fn github_escalates_warnings_when_they_are_denied() {
+        let text = report().github(true);
+        assert!(
+            text.contains("::error title=P0044 volatile-in-prefix::50%25 of%0Ait\n"),
+            "{text}"
+        );
+        assert!(!text.contains("::warning"), "{text}");
     }
 
     #[test]
@@ -428,19 +332,24 @@ mod tests {
     }
 
     #[test]
-    fn sarif_uris_are_encoded() {
-        assert_eq!(
-            uri("<builtin>/standard.yaml"),
-            "%3Cbuiltin%3E/standard.yaml"
-        );
-        let v: Value = serde_json::from_str(&report().sarif()).unwrap();
+    fn sarif_rules_cover_every_result() {
+        let sources = SourceFiles::new();
+        let run = SarifRun {
+            exit: crate::cli::Exit::Invalid,
+            deny_warnings: false,
+            srcroot: None,
+            sources: &sources,
+        };
+        let v: Value = serde_json::from_str(&report().sarif(&run)).unwrap();
         assert_eq!(v["version"], "2.1.0");
-        let result = &v["runs"][0]["results"][0];
-        assert_eq!(result["ruleId"], "P0103");
-        let index = result["ruleIndex"].as_u64().unwrap() as usize;
+        let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+        for result in v["runs"][0]["results"].as_array().unwrap() {
+            let index = result["ruleIndex"].as_u64().unwrap() as usize;
+            assert_eq!(rules[index]["id"], result["ruleId"]);
+        }
         assert_eq!(
-            v["runs"][0]["tool"]["driver"]["rules"][index]["id"],
-            "P0103"
+            v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"],
+            json!({"uri": "a%2C%20b.yaml", "uriBaseId": "%SRCROOT%"})
         );
     }
 
@@ -485,18 +394,25 @@ mod tests {
         let v: Value = serde_json::from_str(&report().json()).unwrap();
         assert!(v.get("omitted").is_none());
 
-        let text = r.github();
+        let text = r.github(false);
         assert_eq!(text.matches("::error ").count(), 201);
         assert!(
             text.contains(
-                "::error file=big.yaml,line=200,col=1,title=P0003 unknown-key::key 200\n::notice \
+                "::error file=big.yaml,line=200,endLine=200,col=1,endColumn=1,title=P0003 unknown-key::key 200\n::notice \
              file=big.yaml::50 more diagnostics in `big.yaml` are not shown (at most 200 are \
              shown per file)\n::error file=small.yaml"
             ),
             "{text}"
         );
 
-        let v: Value = serde_json::from_str(&r.sarif()).unwrap();
+        let sources = SourceFiles::new();
+        let sarif_run = SarifRun {
+            exit: crate::cli::Exit::Invalid,
+            deny_warnings: false,
+            srcroot: None,
+            sources: &sources,
+        };
+        let v: Value = serde_json::from_str(&r.sarif(&sarif_run)).unwrap();
         let run = &v["runs"][0];
         assert_eq!(run["results"].as_array().unwrap().len(), 201);
         let note = &run["invocations"][0]["toolExecutionNotifications"][0];
@@ -512,10 +428,11 @@ mod tests {
                 .unwrap()
                 .starts_with("50 more")
         );
-        let v: Value = serde_json::from_str(&report().sarif()).unwrap();
-        let invocation = &v["runs"][0]["invocations"][0];
-        assert_eq!(invocation["executionSuccessful"], true);
-        assert_eq!(invocation["toolExecutionNotifications"], json!([]));
+        let v: Value = serde_json::from_str(&report().sarif(&sarif_run)).unwrap();
+        assert_eq!(
+            v["runs"][0]["invocations"][0]["toolExecutionNotifications"],
+            json!([])
+        );
 
         let text = r.human(Style::plain(), &SourceFiles::new());
         assert_eq!(text.matches("error[P0003]").count(), 201);

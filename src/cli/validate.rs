@@ -6,7 +6,9 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
+use super::lock::{self, LockFile};
 use super::report::{MachineFormat, PresetOutcome, ValidationReport};
+use super::sarif::SarifRun;
 use super::snippet::HumanRenderer;
 use super::workspace::{Selected, Workspace, is_path};
 use super::{CliError, Exit, GlobalArgs, Io};
@@ -27,6 +29,11 @@ pub(crate) struct ValidateArgs {
     /// Treat warnings as errors: a preset with a warning is invalid (exit 1).
     #[arg(long)]
     deny_warnings: bool,
+    /// Also check each preset's cacheable prefix against `presets.lock` (written by
+    /// `agent-presets lock`): a preset whose prefix changed, or that the lock does not
+    /// know, is invalid (`prefix-drift`, with a diff of what changed).
+    #[arg(long)]
+    locked: bool,
 }
 
 /// How `validate` reports.
@@ -61,6 +68,18 @@ pub(crate) fn run(
 ) -> Result<Exit, CliError> {
     let (mut workspace, unreadable) = Workspace::discover_partly(global)?;
     let mut report = ValidationReport::default();
+    let lock = if args.locked {
+        let path = LockFile::path(&workspace);
+        let lock = LockFile::load(&path)?.ok_or_else(|| {
+            CliError::usage_with(
+                format!("`--locked`, but there is no `{}`", path.display()),
+                Some("run `agent-presets lock` and commit the file it writes".into()),
+            )
+        })?;
+        Some(lock)
+    } else {
+        None
+    };
     // An unreadable `--preset-dir` is reported (exit 2); what could be found is still
     // validated.
     report.add_diagnostics(unreadable);
@@ -125,7 +144,14 @@ pub(crate) fn run(
         if !seen.insert(file.clone()) {
             continue;
         }
-        let validation = workspace.validate_selected(&chosen);
+        let mut validation = workspace.validate_selected(&chosen);
+        if let (Some(lock), Some(preset)) = (&lock, &validation.preset) {
+            let drift = match lock.get(&name) {
+                Some(locked) => lock::drift(preset, locked, &lock::entry(preset)?),
+                None => Some(lock::not_locked(preset)),
+            };
+            validation.diagnostics.extend(drift);
+        }
         // Two files of one source offer this name: the name is ambiguous, so the preset
         // is not valid whatever its content.
         let refused = matches!(&chosen, Selected::Name(n) if workspace.is_ambiguous(n));
@@ -138,11 +164,32 @@ pub(crate) fn run(
         report.add_preset(PresetOutcome { name, file, valid });
     }
 
+    if let Some(lock) = &lock
+        && args.targets.is_empty()
+    {
+        let gone: Vec<_> = lock
+            .names()
+            .filter(|n| !workspace.presets.contains(n))
+            .map(lock::gone)
+            .collect();
+        report.add_diagnostics(gone);
+    }
+
+    let exit = exit_code(&report, args.deny_warnings);
+    let sources = workspace.presets.source_files();
     let text = match args.format {
-        ValidateFormat::Human => report.human(io.out_style, &workspace.presets.source_files()),
+        ValidateFormat::Human => report.human(io.out_style, &sources),
         ValidateFormat::Json => report.json(),
-        ValidateFormat::Github => report.github(),
-        ValidateFormat::Sarif => report.sarif(),
+        ValidateFormat::Github => report.github(args.deny_warnings),
+        ValidateFormat::Sarif => {
+            let cwd = std::env::current_dir().ok();
+            report.sarif(&SarifRun {
+                exit,
+                deny_warnings: args.deny_warnings,
+                srcroot: cwd.as_deref(),
+                sources: &sources,
+            })
+        }
     };
     io.out.write_all(text.as_bytes())?;
     // What kept the command from doing its job goes to the person reading the log too.
@@ -154,13 +201,12 @@ pub(crate) fn run(
             .cloned()
             .collect();
         if !failures.is_empty() {
-            let sources = workspace.presets.source_files();
             let renderer = HumanRenderer::new(io.err_style, &sources, &failures);
             io.err
                 .write_all(renderer.render_all(&failures).as_bytes())?;
         }
     }
-    Ok(exit_code(&report, args.deny_warnings))
+    Ok(exit)
 }
 
 fn refused_outcome(file: &str) -> PresetOutcome {

@@ -2,6 +2,7 @@
 //! resolution and full-build validation.
 
 pub mod catalog;
+pub mod provenance;
 pub mod resolve;
 mod shape;
 pub mod source;
@@ -13,6 +14,9 @@ pub mod values_file;
 pub use catalog::{
     CONFIG_DIR_ENV, CatalogOptions, NO_USER_ENV, PresetCatalog, PresetEntry, PresetSource,
     ShadowedFile, TargetId, check_preset_name,
+};
+pub use provenance::{
+    PieceProvenance, Provenance, ProvenanceError, Size, ToolAdmission, ToolProvenance,
 };
 pub use resolve::{Lookup, MAX_EXTENDS_DEPTH, PresetChain, resolve_chain};
 pub use source::{MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, TextFile, parse_preset};

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::catalog::{PresetCatalog, TargetId};
+use super::provenance::admitting_rule;
 use super::resolve::{Lookup, PresetChain, resolve_chain};
 use super::source::ParsedPreset;
 use super::spec::{ModelSpec, PresetFile, Provider, VariableEntry, is_valid_env_name};
@@ -14,6 +15,8 @@ use crate::prompt::{
     AssemblerBuilder, BUILTIN_VARIABLES, Layer, PromptAssembler, PromptContext, PromptSection,
     RemoveEntry, SectionOrigin, TokenBudget, TokenLimit, Values, VariableDecl,
 };
+use crate::provider::lint::{ToolRules, lint_tool};
+use crate::provider::{ModelSettings, wire_tools};
 use crate::tools::{OrderEntry, ToolCatalog, ToolPattern, ToolRestriction};
 
 /// The outcome of validating one preset: every diagnostic, and the valid preset when
@@ -225,6 +228,7 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
         }
     };
     if let Some(a) = &assembler {
+        diagnostics.extend(check_provider(chain, a));
         diagnostics.extend(a.warnings().iter().cloned());
         let unguarded = a.unguarded_optional_uses();
         let statically_missing = !unguarded.is_empty();
@@ -282,6 +286,49 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
         diagnostics,
         preset,
     }
+}
+
+/// Provider lint of exactly the tools `run` would send: the visible tools in the schema
+/// dialect of the nearest `model` block's endpoint, or, without one, the portable schemas
+/// against the rules every provider applies. Each problem points at the `allow` entry
+/// that made the tool visible (the nearest one), else at the provider, else at the
+/// preset's name.
+fn check_provider(chain: &PresetChain<'_>, assembler: &PromptAssembler) -> Vec<Diagnostic> {
+    let model = chain
+        .presets()
+        .iter()
+        .rev()
+        .find_map(|p| p.file.model.as_ref().map(|m| (*p, m)));
+    let registry = assembler.registry();
+    let (rules, tools) = match model {
+        Some((_, spec)) => {
+            let settings = ModelSettings::from_spec(spec);
+            (
+                ToolRules::for_settings(&settings),
+                wire_tools(&settings, registry),
+            )
+        }
+        None => (ToolRules::any_provider(), registry.schemas()),
+    };
+    let mut out = Vec::new();
+    for tool in &tools {
+        let problems = lint_tool(&rules, tool);
+        if problems.is_empty() {
+            continue;
+        }
+        let admitted_by =
+            admitting_rule(chain.presets(), &tool.name).map(|(p, entry)| p.span_of(entry));
+        let span = admitted_by
+            .or_else(|| model.map(|(p, spec)| p.span_of(&spec.provider)))
+            .or_else(|| {
+                chain
+                    .presets()
+                    .last()
+                    .map(|leaf| leaf.span_of(&leaf.file.name))
+            });
+        out.extend(problems.into_iter().map(|d| d.at(span.clone())));
+    }
+    out
 }
 
 /// Built-in variables get example values; declared variables their defaults, or a

@@ -43,6 +43,19 @@ pub struct Assembly {
     pub fingerprint: Fingerprint,
 }
 
+/// One section (or runtime context) as a step renders it, with where it was declared.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RenderedPiece {
+    /// The name (`persona`, `tool:grep`).
+    pub name: String,
+    /// The order it is sorted by.
+    pub order: f64,
+    /// The rendered text, trailing whitespace trimmed.
+    pub text: String,
+    /// Where its name was written; `None` for tool guidance (it comes from the tool).
+    pub declared_at: Option<Span>,
+}
+
 #[derive(Debug)]
 enum Body {
     Verbatim(String),
@@ -65,6 +78,7 @@ struct Condition {
 #[derive(Debug)]
 struct CompiledPiece {
     name: SectionName,
+    order: Order,
     complete: bool,
     body: Body,
     when: Option<Condition>,
@@ -334,6 +348,7 @@ impl<'c> AssemblerBuilder<'c> {
                 PieceInput {
                     kind: "section",
                     name: &s.name,
+                    order: s.order,
                     text: &s.text,
                     template: s.template,
                     complete: s.complete,
@@ -429,6 +444,7 @@ impl<'c> AssemblerBuilder<'c> {
                 PieceInput {
                     kind: "context",
                     name: &c.name,
+                    order: c.order,
                     text: &c.text,
                     template: c.template,
                     complete: false,
@@ -565,6 +581,7 @@ fn apply_removals(
 struct PieceInput<'a> {
     kind: &'static str,
     name: &'a SectionName,
+    order: Order,
     text: &'a str,
     template: bool,
     complete: bool,
@@ -582,6 +599,7 @@ fn compile_piece(
     let PieceInput {
         kind,
         name,
+        order,
         text,
         template,
         complete,
@@ -662,6 +680,7 @@ fn compile_piece(
     };
     ok.then(|| CompiledPiece {
         name: name.clone(),
+        order,
         complete,
         body,
         when,
@@ -962,6 +981,53 @@ impl PromptAssembler {
     /// Section names in final order (before `when` is evaluated).
     pub fn section_names(&self) -> impl Iterator<Item = &str> {
         self.sections.iter().map(|p| p.name.as_str())
+    }
+
+    /// The sections of the system prompt for `values`, in order, each rendered as
+    /// [`assemble`](Self::assemble) renders it (sections that render empty are left
+    /// out): joined with blank lines they are exactly that step's `system`. For
+    /// provenance and prompt-drift locks.
+    pub fn rendered_sections(&self, values: &Values) -> Result<Vec<RenderedPiece>, Diagnostics> {
+        self.check_required(values)?;
+        let (ctx, have) = self.context_value(values);
+        let pieces = self.system_pieces(&ctx, &have)?;
+        self.render_each("section", &pieces, &ctx, &have)
+    }
+
+    /// The runtime contexts for `values`, in order, rendered as
+    /// [`assemble`](Self::assemble) renders them (joined with blank lines they are that
+    /// step's `context`); none when runtime context is suppressed.
+    pub fn rendered_contexts(&self, values: &Values) -> Result<Vec<RenderedPiece>, Diagnostics> {
+        if self.suppressed {
+            return Ok(Vec::new());
+        }
+        self.check_required(values)?;
+        let (ctx, have) = self.context_value(values);
+        let pieces: Vec<&CompiledPiece> = self.contexts.iter().collect();
+        self.render_each("context", &pieces, &ctx, &have)
+    }
+
+    fn render_each(
+        &self,
+        kind: &str,
+        pieces: &[&CompiledPiece],
+        ctx: &Value,
+        have: &BTreeSet<String>,
+    ) -> Result<Vec<RenderedPiece>, Diagnostics> {
+        let mut out = Vec::with_capacity(pieces.len());
+        for piece in pieces {
+            let text = self.render_pieces(kind, &[piece], ctx, have)?;
+            if text.is_empty() {
+                continue;
+            }
+            out.push(RenderedPiece {
+                name: piece.name.as_str().to_owned(),
+                order: piece.order.get(),
+                text,
+                declared_at: piece.span.clone(),
+            });
+        }
+        Ok(out)
     }
 
     /// Render one step.

@@ -11,7 +11,7 @@ mod template_scan;
 mod variables;
 mod warnings;
 
-pub use assembler::{AssemblerBuilder, Assembly, PromptAssembler};
+pub use assembler::{AssemblerBuilder, Assembly, PromptAssembler, RenderedPiece};
 pub use layer::{Layer, RemoveEntry, TokenBudget, TokenLimit};
 pub use origin::TextOrigin;
 pub use section::{Order, PromptContext, PromptSection, SectionName, SectionOrigin};

@@ -16,6 +16,7 @@
 //! constraint the projection drops is enforced anyway.
 
 pub mod anthropic;
+pub mod lint;
 pub mod openai;
 mod settings;
 mod turn;

@@ -1,8 +1,13 @@
-//! [`ToolName`]: a name that matched `^[a-zA-Z0-9_-]{1,64}$` (what every provider accepts).
+//! [`ToolName`]: a name that matched `^[a-zA-Z0-9_-]{1,128}$`, what at least one provider
+//! accepts (Anthropic). OpenAI-dialect endpoints take at most 64 characters; validation
+//! checks the name against the preset's provider (`tool-name-rejected`).
 
 use std::fmt;
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
+
+/// The longest tool name any provider accepts (Anthropic's limit).
+pub const MAX_TOOL_NAME_LEN: usize = 128;
 
 /// A validated tool name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -19,13 +24,13 @@ impl ToolName {
                 DiagnosticKind::InvalidName,
                 format!("invalid tool name `{name}`"),
             )
-            .help("tool names are 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`"))
+            .help("tool names are 1 to 128 characters of a-z, A-Z, 0-9, `_` and `-` (at most 64 for OpenAI-dialect providers)"))
         }
     }
 
-    /// Does `name` match `^[a-zA-Z0-9_-]{1,64}$`?
+    /// Does `name` match `^[a-zA-Z0-9_-]{1,128}$`?
     pub fn is_valid(name: &str) -> bool {
-        (1..=64).contains(&name.len())
+        (1..=MAX_TOOL_NAME_LEN).contains(&name.len())
             && name
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')

@@ -124,7 +124,8 @@ pub trait Tool: Send + Sync + 'static {
     /// The argument struct (derive `Deserialize` + `JsonSchema`, `deny_unknown_fields`).
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
 
-    /// The wire name, `^[a-zA-Z0-9_-]{1,64}$`.
+    /// The wire name, `^[a-zA-Z0-9_-]{1,128}$`; at most 64 characters for a tool sent to
+    /// OpenAI-dialect providers (validation checks it against the preset's provider).
     fn name(&self) -> &str;
 
     /// What the tool does, for the model.

@@ -1,0 +1,302 @@
+//! Every output format of `validate`, snapshot-tested over one shared set of broken
+//! presets (`tests/fixtures/broken-presets/`), and the SARIF log validated against the
+//! official SARIF 2.1.0 JSON Schema (`tests/fixtures/sarif-schema-2.1.0.json`).
+#![cfg(feature = "cli")]
+
+use std::fs;
+
+use agent_presets::DiagnosticKind;
+use agent_presets::codes::CodePage;
+use serde_json::Value;
+
+#[path = "support/project.rs"]
+mod project;
+#[path = "support/sarif_schema.rs"]
+mod sarif_schema;
+
+use project::{Project, Run};
+
+fn broken() -> Project {
+    Project::copy_of("tests/fixtures/broken-presets")
+}
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+#[test]
+fn human() {
+    let run = broken().run(&["validate"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    insta::assert_snapshot!(run.stdout);
+}
+
+#[test]
+fn json_report() {
+    let run = broken().run(&["validate", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    insta::assert_snapshot!(run.stdout);
+}
+
+#[test]
+fn github() {
+    let run = broken().run(&["validate", "--format", "github"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    insta::assert_snapshot!(run.stdout);
+}
+
+#[test]
+fn github_deny_warnings_makes_every_annotation_an_error() {
+    let project = broken();
+    let allowed = project.run(&["validate", "--format", "github"]);
+    let denied = project.run(&["validate", "--format", "github", "--deny-warnings"]);
+    assert_eq!(denied.code, 1);
+    assert!(allowed.stdout.contains("::warning "), "{}", allowed.stdout);
+    assert!(!denied.stdout.contains("::warning "), "{}", denied.stdout);
+    // The same annotations otherwise (the summary counts `dated` as invalid now).
+    let annotations = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("::"))
+            .map(|l| l.replacen("::warning ", "::error ", 1))
+            .collect()
+    };
+    assert_eq!(annotations(&allowed.stdout), annotations(&denied.stdout));
+    assert!(
+        denied
+            .stdout
+            .ends_with("3 presets valid, 6 invalid (7 errors, 2 warnings)\n"),
+        "{}",
+        denied.stdout
+    );
+}
+
+/// The SARIF log with what differs between machines replaced: the project directory.
+fn sarif(project: &Project, extra: &[&str]) -> (Run, Value) {
+    let mut args = vec!["validate", "--format", "sarif"];
+    args.extend_from_slice(extra);
+    let run = project.run(&args);
+    let log = json(&run.stdout);
+    (run, log)
+}
+
+#[test]
+fn sarif_validates_against_the_official_schema() {
+    let validator = sarif_schema::validator();
+    let project = broken();
+    for extra in [&[][..], &["--deny-warnings"], &["tidy"], &["missing.yaml"]] {
+        let (run, log) = sarif(&project, extra);
+        let errors = sarif_schema::errors(&validator, &log);
+        assert!(errors.is_empty(), "{extra:?}: {errors:#?}\n{}", run.stdout);
+    }
+    // More than 200 diagnostics in one file: the rest are counted in a notification.
+    let keys: String = (0..210).map(|i| format!("key{i}: x\n")).collect();
+    project.write(
+        ".agent-presets/many.yaml",
+        &format!("version: 1\nname: many\n{keys}"),
+    );
+    let (run, log) = sarif(&project, &["many"]);
+    assert_eq!(
+        sarif_schema::errors(&validator, &log),
+        Vec::<String>::new(),
+        "{}",
+        run.stdout
+    );
+    let notes = &log["runs"][0]["invocations"][0]["toolExecutionNotifications"];
+    assert_eq!(notes.as_array().map(Vec::len), Some(1), "{notes:#}");
+    assert_eq!(log["runs"][0]["results"].as_array().unwrap().len(), 200);
+    // The validator does reject a broken log.
+    let (_, mut log) = sarif(&project, &[]);
+    log["runs"][0]["results"][0]["level"] = Value::from("fatal");
+    assert!(!validator.is_valid(&log));
+}
+
+#[test]
+fn sarif_snapshot() {
+    let project = broken();
+    let (run, mut log) = sarif(&project, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let root = &mut log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"];
+    let srcroot = root.as_str().unwrap().to_owned();
+    let canonical = fs::canonicalize(project.path()).unwrap();
+    assert!(
+        srcroot == format!("file://{}/", project.path().display())
+            || srcroot == format!("file://{}/", canonical.display()),
+        "{srcroot}"
+    );
+    *root = Value::from("file:///[project]/");
+    // The rules are the diagnostic pages, checked below; the snapshot keeps their ids.
+    let rules = log["runs"][0]["tool"]["driver"]["rules"].take();
+    log["runs"][0]["tool"]["driver"]["rules"] = rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].clone())
+        .collect();
+    insta::assert_json_snapshot!(log);
+}
+
+#[test]
+fn sarif_rules_are_the_diagnostic_pages() {
+    let (_, log) = sarif(&broken(), &[]);
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    assert_eq!(rules.len(), DiagnosticKind::ALL.len());
+    for (rule, kind) in rules.iter().zip(DiagnosticKind::ALL) {
+        let page = CodePage::of(*kind).unwrap();
+        assert_eq!(rule["id"], kind.code());
+        assert_eq!(rule["name"], kind.name());
+        assert_eq!(rule["shortDescription"]["text"], page.summary());
+        assert_eq!(rule["fullDescription"]["text"], page.meaning());
+        assert_eq!(rule["help"]["markdown"], page.markdown());
+        assert!(
+            rule["help"]["text"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("Fix: {}", page.fix()))
+        );
+        assert_eq!(rule["helpUri"], page.url());
+        let level = if kind.severity() == agent_presets::Severity::Warning {
+            "warning"
+        } else {
+            "error"
+        };
+        assert_eq!(rule["defaultConfiguration"]["level"], level);
+    }
+    // Every result's rule is in the list, at its index.
+    for result in log["runs"][0]["results"].as_array().unwrap() {
+        let index = result["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[index]["id"], result["ruleId"]);
+    }
+}
+
+#[test]
+fn sarif_invocation_carries_the_exit_status() {
+    let project = broken();
+    let cases: [(&[&str], i32, bool); 4] = [
+        (&["tidy"], 0, true),
+        (&[], 1, true),
+        (&["dated", "--deny-warnings"], 1, true),
+        (&["missing.yaml"], 2, false),
+    ];
+    for (extra, exit, successful) in cases {
+        let (run, log) = sarif(&project, extra);
+        assert_eq!(run.code, exit, "{extra:?}");
+        let invocation = &log["runs"][0]["invocations"][0];
+        assert_eq!(invocation["exitCode"], exit, "{extra:?}");
+        assert_eq!(invocation["executionSuccessful"], successful, "{extra:?}");
+    }
+}
+
+#[test]
+fn sarif_deny_warnings_makes_warnings_errors() {
+    let project = broken();
+    let (_, log) = sarif(&project, &["dated", "--deny-warnings"]);
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["ruleId"], "P0044");
+    assert_eq!(results[0]["level"], "error");
+    // Every warning kind is configured as an error, at its rule's index.
+    let overrides = log["runs"][0]["invocations"][0]["ruleConfigurationOverrides"]
+        .as_array()
+        .unwrap();
+    let warnings: Vec<(usize, &DiagnosticKind)> = DiagnosticKind::ALL
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| k.severity() == agent_presets::Severity::Warning)
+        .collect();
+    assert_eq!(overrides.len(), warnings.len());
+    for (o, (index, kind)) in overrides.iter().zip(warnings) {
+        assert_eq!(o["descriptor"]["id"], kind.code());
+        assert_eq!(o["descriptor"]["index"], index);
+        assert_eq!(o["configuration"]["level"], "error");
+    }
+    let (_, log) = sarif(&project, &["dated"]);
+    assert_eq!(log["runs"][0]["results"][0]["level"], "warning");
+    assert!(log["runs"][0]["invocations"][0]["ruleConfigurationOverrides"].is_null());
+}
+
+fn fingerprints(log: &Value) -> Vec<(String, String)> {
+    log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["ruleId"].as_str().unwrap().to_owned(),
+                r["partialFingerprints"]["agentPresets/v1"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn sarif_fingerprints_are_stable_across_runs_and_unrelated_edits() {
+    let project = broken();
+    let (_, first) = sarif(&project, &[]);
+    let (_, second) = sarif(&project, &[]);
+    let before = fingerprints(&first);
+    assert_eq!(before, fingerprints(&second));
+    let mut unique: Vec<&String> = before.iter().map(|(_, f)| f).collect();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), before.len(), "{before:?}");
+
+    // Lines added above the findings of `reviewer`: its results move, their
+    // fingerprints stay.
+    let file = project.path().join(".agent-presets/reviewer.yaml");
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, format!("# A comment.\n\n{text}")).unwrap();
+    let (_, moved) = sarif(&project, &[]);
+    assert_eq!(before, fingerprints(&moved));
+    let line_of = |log: &Value, rule: &str| {
+        log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["ruleId"] == rule)
+            .map(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"].clone())
+            .unwrap()
+    };
+    assert_eq!(line_of(&moved, "P0103"), 19);
+    assert_eq!(line_of(&first, "P0103"), 17);
+
+    // Another finding on the line changes that result's fingerprint only.
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, text.replace("read_fiel, grep", "read_fiel, grepp")).unwrap();
+    let (_, edited) = sarif(&project, &[]);
+    let after = fingerprints(&edited);
+    let changed: Vec<&(String, String)> = after.iter().filter(|f| !before.contains(f)).collect();
+    assert_eq!(changed.len(), 2, "{changed:?}");
+    assert!(
+        changed.iter().all(|(rule, _)| rule == "P0103"),
+        "{changed:?}"
+    );
+}
+
+#[test]
+fn sarif_paths_are_relative_to_srcroot() {
+    let project = broken();
+    let (_, log) = sarif(&project, &[]);
+    for result in log["runs"][0]["results"].as_array().unwrap() {
+        let artifact = &result["locations"][0]["physicalLocation"]["artifactLocation"];
+        assert_eq!(artifact["uriBaseId"], "%SRCROOT%", "{result:#}");
+        assert!(
+            artifact["uri"]
+                .as_str()
+                .unwrap()
+                .starts_with(".agent-presets/"),
+            "{result:#}"
+        );
+    }
+    let base = log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+        .as_str()
+        .unwrap();
+    assert!(
+        base.starts_with("file:///") && base.ends_with('/'),
+        "{base}"
+    );
+}

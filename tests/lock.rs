@@ -1,0 +1,298 @@
+//! Prompt-drift locks: `lock` writes `presets.lock`; `validate --locked` passes while
+//! every preset's cacheable prefix matches it, and fails (exit 1) with a diff naming what
+//! changed when one does not. Contexts are not in the prefix.
+#![cfg(feature = "cli")]
+
+use std::fs;
+
+use serde_json::Value;
+
+#[path = "support/project.rs"]
+mod project;
+
+use project::Project;
+
+const REVIEWER: &str = "version: 1
+name: reviewer
+description: Reviews code.
+extends: standard
+persona:
+  sections:
+    - name: rules
+      order: 150
+      text: |
+        Cite file and line for every finding.
+        Keep reviews short.
+contexts:
+  - name: ticket
+    order: 50
+    text: \"Ticket: {{ ticket }}\"
+variables:
+  ticket: { description: The ticket, required: true }
+tools:
+  allow: [read_file, grep]
+";
+
+fn project() -> Project {
+    let p = Project::new();
+    p.write(".agent-presets/reviewer.yaml", REVIEWER);
+    p
+}
+
+fn edit(p: &Project, from: &str, to: &str) {
+    let path = p.path().join(".agent-presets/reviewer.yaml");
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{from:?} not in {text}");
+    fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+fn lock_text(p: &Project) -> String {
+    fs::read_to_string(p.path().join("presets.lock")).unwrap()
+}
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}):\n{text}"))
+}
+
+#[test]
+fn round_trip_unchanged_context_edit_and_one_character_section_edit() {
+    let p = project();
+    let run = p.run(&["lock"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "locked 3 presets in presets.lock (3 changed)\n");
+
+    // Unchanged: 0.
+    let run = p.run(&["validate", "--locked"]);
+    assert_eq!(run.code, 0, "{run:?}");
+
+    // A context-only edit: contexts are not in the prefix, so still 0.
+    edit(
+        &p,
+        "Ticket: {{ ticket }}",
+        "Ticket under review: {{ ticket }}",
+    );
+    let run = p.run(&["validate", "--locked"]);
+    assert_eq!(run.code, 0, "{run:?}");
+
+    // One character of a persona section: 1, with a diff naming the section.
+    edit(&p, "Keep reviews short.", "Keep reviews short!");
+    let run = p.run(&["validate", "--locked"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    insta::assert_snapshot!(run.stdout);
+    // Without --locked, the preset is valid.
+    assert_eq!(p.run(&["validate"]).code, 0);
+
+    // Re-locking accepts the change.
+    let run = p.run(&["lock", "reviewer"]);
+    assert_eq!(run.stdout, "locked 1 preset in presets.lock (1 changed)\n");
+    assert_eq!(p.run(&["validate", "--locked"]).code, 0);
+}
+
+#[test]
+fn drift_in_every_format() {
+    let p = project();
+    assert_eq!(p.run(&["lock"]).code, 0);
+    edit(&p, "Keep reviews short.", "Keep reviews short!");
+    let run = p.run(&["validate", "--locked", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = json(&run.stdout);
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["code"], "P0302");
+    assert_eq!(d["kind"], "prefix-drift");
+    assert_eq!(
+        (d["file"].as_str(), d["line"].as_u64()),
+        (Some(".agent-presets/reviewer.yaml"), Some(7))
+    );
+    let message = d["message"].as_str().unwrap();
+    assert!(message.starts_with("the cacheable prefix of `reviewer` differs from presets.lock: section `rules` changed\n"), "{message}");
+    assert!(
+        message.contains("\n-Keep reviews short.\n+Keep reviews short!"),
+        "{message}"
+    );
+    let run = p.run(&["validate", "--locked", "--format", "github"]);
+    assert!(
+        run.stdout
+            .contains("::error file=.agent-presets/reviewer.yaml,line=7,"),
+        "{run:?}"
+    );
+    let run = p.run(&["validate", "--locked", "--format", "sarif"]);
+    let v = json(&run.stdout);
+    assert_eq!(v["runs"][0]["results"][0]["ruleId"], "P0302");
+}
+
+#[test]
+fn tools_model_and_added_or_removed_sections_are_named() {
+    let p = project();
+    assert_eq!(p.run(&["lock"]).code, 0);
+    edit(&p, "allow: [read_file, grep]", "allow: [read_file, glob]");
+    edit(
+        &p,
+        "contexts:",
+        "    - name: extra\n      order: 160\n      text: One more rule.\ncontexts:",
+    );
+    edit(
+        &p,
+        "extends: standard\n",
+        "extends: standard\nmodel:\n  provider: openai\n  name: gpt-5-mini\n",
+    );
+    let run = p.run(&["validate", "--locked", "reviewer", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = json(&run.stdout);
+    let message = v["diagnostics"][0]["message"].as_str().unwrap();
+    let first = message.lines().next().unwrap();
+    // `persona` uses {{ model }}.
+    assert_eq!(
+        first,
+        "the cacheable prefix of `reviewer` differs from presets.lock: provider deepseek → openai, model deepseek-v4-flash → gpt-5-mini, section `persona` changed, section `extra` added, section `tool:glob` added, section `tool:grep` removed, tool `glob` added, tool `grep` removed"
+    );
+    assert!(message.contains("+++ now: section `extra`\n"), "{message}");
+    assert!(
+        message.contains("--- presets.lock: tool `grep`\n"),
+        "{message}"
+    );
+}
+
+#[test]
+fn unlocked_gone_missing_and_corrupt_locks() {
+    let p = project();
+    // No lock: a usage error.
+    let run = p.run(&["validate", "--locked"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("run `agent-presets lock`"), "{run:?}");
+
+    // A preset the lock does not know, and a locked one that is gone.
+    assert_eq!(p.run(&["lock"]).code, 0);
+    p.write(
+        ".agent-presets/tidy.yaml",
+        "version: 1\nname: tidy\nextends: minimal\n",
+    );
+    fs::remove_file(p.path().join(".agent-presets/reviewer.yaml")).unwrap();
+    let run = p.run(&["validate", "--locked", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = json(&run.stdout);
+    let messages: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "`tidy` is not in presets.lock",
+            "presets.lock locks `reviewer`, which is no longer on offer"
+        ]
+    );
+    // Locking everything again drops `reviewer` and adds `tidy`.
+    assert_eq!(p.run(&["lock"]).code, 0);
+    let lock = json(&lock_text(&p));
+    let names: Vec<&String> = lock["presets"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["minimal", "standard", "tidy"]);
+
+    // A lock that is not one: exit 2.
+    p.write("presets.lock", "{\"version\": 7}");
+    let run = p.run(&["validate", "--locked"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("is not a lock file agent-presets wrote"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn an_invalid_preset_is_not_locked() {
+    let p = project();
+    edit(&p, "[read_file, grep]", "[read_fiel, grep]");
+    let run = p.run(&["lock"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("error[P0103]"), "{run:?}");
+    assert!(!p.path().join("presets.lock").exists());
+}
+
+#[test]
+fn same_inputs_same_lock_on_every_machine() {
+    let p = project();
+    assert_eq!(p.run(&["lock"]).code, 0);
+    let first = lock_text(&p);
+    // Another current directory, shell and time zone: the same bytes.
+    let elsewhere = Project::new();
+    let dir = p.path().to_str().unwrap();
+    let run = elsewhere.run_program(
+        "env",
+        &[
+            "SHELL=/bin/zsh",
+            "TZ=Pacific/Kiritimati",
+            env!("CARGO_BIN_EXE_agent-presets"),
+            "--project-dir",
+            dir,
+            "lock",
+        ],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(lock_text(&p), first);
+
+    // What an entry holds: the prefix, pinned.
+    let lock = json(&first);
+    assert_eq!(lock["version"], 1);
+    assert_eq!(lock["encoding"], "o200k_base");
+    assert_eq!(lock["values"]["cwd"], "/workspace/example");
+    let reviewer = &lock["presets"]["reviewer"];
+    assert_eq!(reviewer["provider"], "deepseek");
+    assert!(
+        reviewer["fingerprint"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    let rules = reviewer["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "rules")
+        .unwrap();
+    assert_eq!(rules["order"], 150);
+    assert_eq!(
+        rules["text"],
+        serde_json::json!([
+            "Cite file and line for every finding.",
+            "Keep reviews short."
+        ])
+    );
+    let tools: Vec<&Value> = reviewer["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["name"])
+        .collect();
+    assert_eq!(tools, ["grep", "read_file"]);
+    let sum: u64 = reviewer["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(reviewer["tokens"]["system"], sum);
+    assert_eq!(
+        reviewer["tokens"]["prefix"].as_u64(),
+        Some(sum + reviewer["tokens"]["tools"].as_u64().unwrap())
+    );
+    // The fingerprint is the one `render` gives with the same values.
+    let run = p.run(&[
+        "render",
+        "reviewer",
+        "--format",
+        "json",
+        "--cwd",
+        "/workspace/example",
+        "--var",
+        "os=linux",
+        "--var",
+        "shell=bash",
+        "--var",
+        "date=2030-01-01",
+        "--var",
+        "ticket=<ticket>",
+    ]);
+    assert_eq!(json(&run.stdout)["fingerprint"], reviewer["fingerprint"]);
+}
