@@ -14,15 +14,15 @@
 //!   limits the run to one loop, e.g. for `valgrind --tool=callgrind`, where each loop is
 //!   a function of its own (`workload::steps_*`) to pass to `--toggle-collect`.
 
+#[path = "support/standard.rs"]
+mod standard;
 #[path = "support/workload.rs"]
 mod workload;
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use agent_presets::preset::{PresetCatalog, ValidPreset, validate_in_catalog};
 use agent_presets::prompt::{PromptAssembler, Values};
-use agent_presets::tools::ToolCatalog;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -126,26 +126,6 @@ fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.get(i + 1).map(String::as_str)
 }
 
-fn standard() -> ValidPreset {
-    validate_in_catalog(
-        &PresetCatalog::builtin(),
-        "standard",
-        &ToolCatalog::builtin(),
-    )
-    .preset
-    .expect("standard validates")
-}
-
-fn standard_values() -> Values {
-    Values::new()
-        .with("model", "deepseek-v4-flash")
-        .with("provider", "deepseek")
-        .with("cwd", "/workspace/acme-billing")
-        .with("os", "linux")
-        .with("shell", "bash")
-        .with("date", "2030-01-01")
-}
-
 fn peak_rss_kib() -> i64 {
     // SAFETY: getrusage writes into the zeroed struct we own.
     unsafe {
@@ -215,9 +195,9 @@ fn loop_mode(args: &[String]) -> i32 {
     if run("standard") {
         // The built-in `standard` (the original rows): unchanged, only the
         // date changes (context re-rendered), the model changes (everything re-rendered).
-        let preset = standard();
+        let preset = standard::standard();
         let a = preset.assembler();
-        let base = standard_values();
+        let base = standard::values();
         let t = timed(steps, reps, |n| steps_unchanged(a, &base, n));
         fields.push(json_timing("standard_step", t));
         let next_day = base.clone().with("date", "2030-01-02");

@@ -5,6 +5,8 @@
 #[path = "../benches/support/workload.rs"]
 mod workload;
 
+use agent_presets::tools::builtin::BUILTIN_TOOL_NAMES;
+
 #[test]
 fn the_workload_renders_the_baselines_bytes() {
     let catalog = workload::catalog();
@@ -21,20 +23,9 @@ fn the_workload_renders_the_baselines_bytes() {
         "You are an AI agent running in the agent-presets harness with the deepseek-v4-flash model."
     ));
     assert!(assembly.system.ends_with("session and saw them pass."));
+    // The workload's tools carry the built-in tools' names; the wire sorts them by name.
     let names: Vec<&str> = assembly.tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "bash",
-            "edit_file",
-            "glob",
-            "grep",
-            "list_dir",
-            "read_file",
-            "todo_write",
-            "write_file"
-        ]
-    );
+    assert_eq!(names, BUILTIN_TOOL_NAMES);
 }
 
 /// Every step re-renders to the same bytes, whether the cache answers or not.
