@@ -3,32 +3,17 @@
 //!
 //! Run: `cargo bench --bench assemble`.
 
-use agent_presets::preset::{PresetCatalog, ValidPreset, validate_in_catalog};
+#[path = "support/standard.rs"]
+mod support;
+
+use agent_presets::preset::{PresetCatalog, validate_in_catalog};
 use agent_presets::prompt::Values;
 use agent_presets::request::Fingerprint;
 use agent_presets::tools::ToolCatalog;
+use support::{standard, values};
 
 fn main() {
     divan::main();
-}
-
-fn values() -> Values {
-    Values::new()
-        .with("model", "deepseek-v4-flash")
-        .with("provider", "deepseek")
-        .with("cwd", "/workspace/acme-billing")
-        .with("os", "linux")
-        .with("shell", "bash")
-        .with("date", "2030-01-01")
-}
-
-/// `standard`, validated, with the built-in tools.
-fn standard() -> ValidPreset {
-    let tools = ToolCatalog::builtin();
-    let catalog = PresetCatalog::builtin();
-    validate_in_catalog(&catalog, "standard", &tools)
-        .preset
-        .expect("standard validates")
 }
 
 /// Assemble `standard`, alternating between two sets of values every step.

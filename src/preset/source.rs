@@ -224,11 +224,14 @@ fn normalize_line_ends(text: &str) -> String {
     }
 }
 
-/// 1-based line and column just after `prefix`.
+/// 1-based line and column just after `prefix`, counting lines as the decoded text does
+/// (CRLF, lone CR and LF each end a line), so the span names the line a snippet of
+/// [`SourceFile::lossy_text`] shows.
 fn position_after(prefix: &str) -> (u32, u32) {
+    let prefix = normalize_line_ends(prefix);
     let line = prefix.bytes().filter(|b| *b == b'\n').count() + 1;
     let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
-    let column = prefix[line_start..].chars().filter(|c| *c != '\r').count() + 1;
+    let column = prefix[line_start..].chars().count() + 1;
     (
         u32::try_from(line).unwrap_or(u32::MAX),
         u32::try_from(column).unwrap_or(u32::MAX),

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Build the fuzz corpora (fuzz/corpus/<target>/) from the committed seeds and the
+repository's test fixtures. Idempotent: files are named by content hash, so running it
+again over a corpus the fuzzer has grown only adds what is missing.
+
+    python3 fuzz/seeds.py
+
+- preset_validate: fuzz/seeds/preset_validate/*, every preset file under presets/ and
+  tests/cli/validate/*/ alone, and each validate case's files bundled into one input
+  (`#>> NAME` lines start the second and later files).
+- template_render: fuzz/seeds/template_render/*, and (with PyYAML) every section text,
+  `when` and context of tests/conformance/core/*.yaml and presets/**/*.yaml, as
+  `TEXT \\0 WHEN \\0 CONTEXT`.
+- stream_parse: fuzz/seeds/stream_parse/* (recorded OpenAI-style and Anthropic events).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CORPUS = HERE / "corpus"
+
+
+def put(target: str, data: bytes) -> None:
+    out = CORPUS / target
+    out.mkdir(parents=True, exist_ok=True)
+    (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+def preset_files() -> list[Path]:
+    files = sorted((ROOT / "presets").rglob("*.y*ml"))
+    files += sorted((ROOT / "tests" / "cli" / "validate").rglob("*.y*ml"))
+    return [f for f in files if f.is_file()]
+
+
+def presets() -> int:
+    n = 0
+    for f in preset_files():
+        put("preset_validate", f.read_bytes())
+        n += 1
+    for case in sorted((ROOT / "tests" / "cli" / "validate").iterdir()):
+        files = sorted(p for p in case.rglob("*.y*ml") if p.is_file())
+        if len(files) < 2:
+            continue
+        data = files[0].read_bytes()
+        for f in files[1:]:
+            data += b"\n#>> " + f.stem.encode() + b"\n" + f.read_bytes()
+        put("preset_validate", data)
+        n += 1
+    return n
+
+
+def templates() -> int:
+    try:
+        import yaml
+    except ImportError:
+        print("seeds.py: PyYAML missing, template seeds from fixtures skipped", file=sys.stderr)
+        return 0
+    n = 0
+
+    def sections_of(doc) -> list[tuple[str, str]]:
+        out = []
+        if not isinstance(doc, dict):
+            return out
+        layers = doc.get("layers") or [doc]
+        for layer in layers:
+            if not isinstance(layer, dict):
+                continue
+            secs = layer.get("sections")
+            if secs is None and isinstance(layer.get("persona"), dict):
+                secs = layer["persona"].get("sections")
+            for s in secs or []:
+                if isinstance(s, dict) and isinstance(s.get("text"), str):
+                    out.append((s["text"], str(s.get("when") or "")))
+            for c in layer.get("contexts") or []:
+                if isinstance(c, dict) and isinstance(c.get("text"), str):
+                    out.append(("", "", c["text"]))  # type: ignore[arg-type]
+        return out
+
+    docs = sorted((ROOT / "tests" / "conformance" / "core").glob("*.yaml"))
+    docs += sorted((ROOT / "presets").rglob("*.yaml"))
+    for path in docs:
+        try:
+            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except Exception:  # a fixture that is invalid on purpose
+            continue
+        for entry in sections_of(doc):
+            if len(entry) == 2:
+                text, when = entry
+                data = text + ("\0" + when if when else "")
+            else:
+                data = "Static.\0\0" + entry[2]
+            put("template_render", data.encode())
+            n += 1
+    return n
+
+
+def main() -> int:
+    counts = {}
+    for target in ("preset_validate", "template_render", "stream_parse"):
+        seeds = sorted((HERE / "seeds" / target).glob("*"))
+        for s in seeds:
+            put(target, s.read_bytes())
+        counts[target] = len(seeds)
+    counts["preset_validate"] += presets()
+    counts["template_render"] += templates()
+    for target, n in counts.items():
+        total = len(list((CORPUS / target).iterdir()))
+        print(f"seeds.py: {target}: {n} seeds, {total} inputs in fuzz/corpus/{target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
