@@ -927,6 +927,80 @@ fn schema_write_then_check() {
     assert_eq!(run.code, 2, "{run:?}");
 }
 
+/// A committed symbolic link must not make `schema --write` or `lock` write outside the
+/// project: a link to a file outside, a link leading nowhere, a linked directory.
+#[cfg(unix)]
+#[test]
+fn schema_write_and_lock_refuse_links_out_of_the_project() {
+    use std::os::unix::fs::symlink;
+    let p = Project::new();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.json");
+    fs::write(&victim, "keep\n").unwrap();
+    fs::create_dir_all(p.path().join(".agent-presets")).unwrap();
+    let local = p.path().join(".agent-presets/preset.schema.json");
+    symlink(&victim, &local).unwrap();
+    let run = p.run(&["schema", "--write"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "not writing `.agent-presets/preset.schema.json`: it is a symbolic link to a file outside"
+        ),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("help: replace the symbolic link"),
+        "{run:?}"
+    );
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
+
+    // A link leading nowhere: nothing is created where it points.
+    fs::remove_file(&local).unwrap();
+    let created = outside.path().join("created.json");
+    symlink(&created, &local).unwrap();
+    let run = p.run(&["schema", "--write"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("a symbolic link to nothing"), "{run:?}");
+    assert!(!created.exists());
+    fs::remove_file(&local).unwrap();
+
+    // A linked `schemas` directory (with tool schemas, so the files are the project's).
+    fs::create_dir_all(outside.path().join("tools")).unwrap();
+    fs::write(outside.path().join("tools/retired.json"), "{}\n").unwrap();
+    symlink(outside.path(), p.path().join("schemas")).unwrap();
+    let run = p.run(&["schema", "--write"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("a symbolic link on its path leads outside"),
+        "{run:?}"
+    );
+    assert!(!outside.path().join("preset.schema.json").exists());
+    assert!(!outside.path().join("tools/read_file.json").exists());
+    assert!(outside.path().join("tools/retired.json").exists());
+    fs::remove_file(p.path().join("schemas")).unwrap();
+
+    // `lock` writes presets.lock the same way.
+    let lock = p.path().join("presets.lock");
+    symlink(&victim, &lock).unwrap();
+    let run = p.run(&["lock"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("not writing `presets.lock`"), "{run:?}");
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
+
+    // A link that stays inside the project is followed.
+    fs::remove_file(&lock).unwrap();
+    fs::write(p.path().join("real.lock"), "").unwrap();
+    symlink("real.lock", &lock).unwrap();
+    let run = p.run(&["lock"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        fs::read_to_string(p.path().join("real.lock"))
+            .unwrap()
+            .contains("standard"),
+    );
+}
+
 /// The committed files of this repository are what the code generates.
 #[test]
 fn schema_check_passes_on_this_repository() {
