@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::provenance as explain;
 use super::report::{MachineFormat, pretty};
-use super::values::{ModelArgs, ValueArgs, render_failed};
+use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::preset::ProvenanceError;
@@ -108,6 +108,10 @@ pub(crate) fn run(
         }
         None => None,
     };
+    // The endpoint may not be the one the preset was validated against.
+    if let Some(endpoint) = body_settings.as_ref().or(settings.as_ref()) {
+        lint_endpoint(&preset, endpoint, &workspace, io)?;
+    }
     let assembly = preset
         .assembler()
         .assemble(&values)

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::environment;
 use super::secrets::mask;
 use super::style::Style;
-use super::values::{ModelArgs, ValueArgs, render_failed};
+use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::agent::{
@@ -73,6 +73,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             ),
         ));
     };
+    // The endpoint may not be the one the preset was validated against.
+    lint_endpoint(&preset, &settings, &workspace, io)?;
     let cwd = working_directory(args.values.cwd.as_deref())?;
     let cwd_text = cwd.to_string_lossy().into_owned();
     let mut values = args.values.values(&preset, cwd_text.clone())?;
@@ -194,6 +196,14 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         Some(Err(AgentError::Assemble(ds))) => {
             printer.done(io, "error", None);
             return Err(render_failed(ds, &workspace));
+        }
+        Some(Err(AgentError::ToolsRefused(ds))) => {
+            printer.done(io, "error", None);
+            return Err(CliError::Diagnostics {
+                list: ds.into_vec(),
+                exit: Exit::Invalid,
+                sources: workspace.presets.source_files(),
+            });
         }
     };
     Ok(exit)

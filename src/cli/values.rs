@@ -15,8 +15,9 @@ use std::sync::Arc;
 use minijinja::Value;
 
 use super::environment;
+use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
-use super::{CliError, Exit};
+use super::{CliError, Exit, Io};
 use crate::bounded::read_bounded;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
 use crate::preset::ValidPreset;
@@ -28,6 +29,7 @@ use crate::prompt::{
     is_derived_variable,
 };
 use crate::provider::ModelSettings;
+use crate::provider::lint::lint_tools;
 use crate::source_files::{SourceFiles, SourceText};
 use crate::suggest::help_did_you_mean;
 
@@ -357,6 +359,40 @@ pub(crate) fn render_failed(ds: Diagnostics, workspace: &Workspace) -> CliError 
     }
 }
 
+/// What the endpoint `settings` describes would refuse in the tools `preset` sends it.
+fn endpoint_problems(preset: &ValidPreset, settings: &ModelSettings) -> Vec<Diagnostic> {
+    let tools = crate::provider::wire_tools(settings, preset.assembler().registry());
+    lint_tools(settings, &tools)
+}
+
+/// The provider lint for the endpoint actually used. Validation linted the tools against
+/// the preset's own `model` block; `--provider`, `--base-url` or a dialect switch
+/// (`render --format anthropic`) may pick another endpoint, whose rules are checked here
+/// before anything is rendered or sent. Errors stop the command (exit 1); anything else
+/// is printed on stderr.
+pub(crate) fn lint_endpoint(
+    preset: &ValidPreset,
+    settings: &ModelSettings,
+    workspace: &Workspace,
+    io: &mut Io<'_>,
+) -> Result<(), CliError> {
+    let found = endpoint_problems(preset, settings);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let sources = workspace.presets.source_files();
+    if found.iter().any(Diagnostic::is_error) {
+        return Err(CliError::Diagnostics {
+            list: found,
+            exit: Exit::Invalid,
+            sources,
+        });
+    }
+    let renderer = HumanRenderer::new(io.err_style, &sources, &found);
+    io.err.write_all(renderer.render_all(&found).as_bytes())?;
+    Ok(())
+}
+
 /// A missing `model` or `provider` means the preset has no `model` block: say which flag
 /// supplies it.
 fn explain_missing(d: Diagnostic) -> Diagnostic {
@@ -376,6 +412,60 @@ fn explain_missing(d: Diagnostic) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A host tool whose name OpenAI-dialect providers refuse (longer than 64).
+    struct LongName(String);
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+
+    impl crate::tools::Tool for LongName {
+        type Args = NoArgs;
+        fn name(&self) -> &str {
+            &self.0
+        }
+        fn description(&self) -> &str {
+            "A host tool."
+        }
+        #[allow(clippy::manual_async_fn)]
+        fn call(
+            &self,
+            _: NoArgs,
+            _: crate::tools::ToolContext,
+        ) -> impl Future<Output = Result<String, crate::tools::ToolError>> + Send + 'static
+        {
+            async { Ok(String::new()) }
+        }
+    }
+
+    /// `--provider openai` on a preset validated for Anthropic: the endpoint's own rules
+    /// apply, and the default endpoint (the preset's) has nothing to report.
+    #[test]
+    fn the_endpoint_in_use_is_linted() {
+        let long = format!("lookup_{}", "x".repeat(70));
+        let mut tools = crate::tools::ToolCatalog::builtin();
+        tools.register(LongName(long.clone())).unwrap();
+        let mut presets = crate::preset::PresetCatalog::builtin();
+        let yaml = format!(
+            "version: 1\nname: p\nmodel: {{provider: anthropic, name: m}}\ntools:\n  allow: [{long}, read_file]\n"
+        );
+        presets.add_text("p", "p.yaml", &yaml).unwrap();
+        let v = crate::preset::validate_in_catalog(&presets, "p", &tools);
+        let preset = v.preset.unwrap_or_else(|| panic!("{:?}", v.diagnostics));
+        let own = ModelSettings::from_spec(preset.model().unwrap());
+        assert_eq!(endpoint_problems(&preset, &own), Vec::new());
+        for provider in [
+            Provider::Openai,
+            Provider::Deepseek,
+            Provider::OpenaiCompatible,
+        ] {
+            let other = ModelSettings::new(provider, "m").with_base_url("http://127.0.0.1:9");
+            let found = endpoint_problems(&preset, &other);
+            let kinds: Vec<_> = found.iter().map(|d| d.kind).collect();
+            assert_eq!(kinds, [DiagnosticKind::ToolNameRejected], "{found:?}");
+            assert!(found[0].message.contains(&long), "{found:?}");
+        }
+    }
 
     #[test]
     fn vars_split_at_the_first_equals_sign() {
