@@ -28,8 +28,8 @@ use crate::prompt::{
     MODEL_VARIABLE, PROVIDER_VARIABLE, RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE, Values,
     is_derived_variable,
 };
-use crate::provider::ModelSettings;
 use crate::provider::lint::lint_tools;
+use crate::provider::{ModelSettings, is_deepseek_beta};
 use crate::source_files::{SourceFiles, SourceText};
 use crate::suggest::help_did_you_mean;
 
@@ -273,6 +273,26 @@ impl ValueArgs {
                 ));
             }
             settings = settings.with_base_url(url.clone());
+            // A new root resets strict mode to the provider's default there; the preset's
+            // explicit `strictTools` still holds for its own provider.
+            let explicit = preset
+                .model()
+                .filter(|spec| spec.provider.value == settings.provider)
+                .and_then(|spec| spec.strict_tools.as_ref());
+            if let Some(strict) = explicit {
+                if strict.value
+                    && settings.provider == Provider::Deepseek
+                    && !is_deepseek_beta(&settings.base_url)
+                {
+                    return Err(CliError::usage_with(
+                        format!(
+                            "the preset sets `strictTools: true`, which DeepSeek supports only at its beta root, not at `{url}`"
+                        ),
+                        Some("pass the beta root (`--base-url https://api.deepseek.com/beta`), or set `strictTools: false`".into()),
+                    ));
+                }
+                settings = settings.with_strict_tools(strict.value);
+            }
         }
         if let Some(max) = model.max_tokens {
             settings = settings.with_max_tokens(max);
@@ -465,6 +485,51 @@ mod tests {
             assert_eq!(kinds, [DiagnosticKind::ToolNameRejected], "{found:?}");
             assert!(found[0].message.contains(&long), "{found:?}");
         }
+    }
+
+    /// `--base-url` moves the endpoint but keeps the preset's explicit `strictTools`.
+    #[test]
+    fn base_url_keeps_an_explicit_strict_tools() {
+        let settings = |yaml: &str, base_url: &str| {
+            let mut presets = crate::preset::PresetCatalog::builtin();
+            presets.add_text("p", "p.yaml", yaml).unwrap();
+            let tools = crate::tools::ToolCatalog::builtin();
+            let v = crate::preset::validate_in_catalog(&presets, "p", &tools);
+            let preset = v.preset.unwrap_or_else(|| panic!("{:?}", v.diagnostics));
+            let values = ValueArgs {
+                vars: Vec::new(),
+                var_files: Vec::new(),
+                model: None,
+                provider: None,
+                cwd: None,
+            };
+            let model = ModelArgs {
+                base_url: Some(base_url.to_owned()),
+                max_tokens: None,
+            };
+            values
+                .model_settings(&preset, &model)
+                .map(|s| s.map(|s| s.strict_tools))
+        };
+        let openai = "version: 1\nname: p\nextends: minimal\nmodel: {provider: openai, name: m, strictTools: false}\n";
+        assert_eq!(
+            settings(openai, "http://127.0.0.1:9/v1").unwrap(),
+            Some(false)
+        );
+        let default = "version: 1\nname: p\nextends: minimal\nmodel: {provider: openai, name: m}\n";
+        assert_eq!(
+            settings(default, "http://127.0.0.1:9/v1").unwrap(),
+            Some(true)
+        );
+        let beta = "version: 1\nname: p\nextends: minimal\nmodel: {provider: deepseek, name: m, baseUrl: 'https://api.deepseek.com/beta', strictTools: true}\n";
+        assert_eq!(
+            settings(beta, "http://127.0.0.1:9/beta").unwrap(),
+            Some(true)
+        );
+        assert!(matches!(
+            settings(beta, "https://api.deepseek.com"),
+            Err(CliError::Usage { .. })
+        ));
     }
 
     #[test]
