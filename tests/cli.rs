@@ -833,6 +833,111 @@ fn project_dir_option() {
     assert_eq!(run.code, 2, "{run:?}");
 }
 
+// ---------------------------------------------------------------- --var-file streams
+
+/// `--var-file` takes what the user hands it: a process substitution `<(cmd)` (a pipe
+/// under `/dev/fd`) and a named FIFO whose writer comes later are read, bounded by the
+/// size limit; preset discovery still skips a FIFO (it never blocks on one).
+#[cfg(unix)]
+#[test]
+fn var_file_reads_pipes_the_user_names() {
+    let p = Project::new();
+    let pinned = "--var os=linux --var shell=bash --cwd /w --model m --provider deepseek";
+    let bin = env!("CARGO_BIN_EXE_agent-presets");
+    let bash = |script: &str| {
+        let output = Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .current_dir(p.path())
+            .env("AGENT_PRESETS_CONFIG_DIR", p.config.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    };
+    let run = bash(&format!(
+        "'{bin}' render standard {pinned} --var-file <(printf 'date: 2031-01-02\\n') --format json"
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        json(&run.stdout)["context"]
+            .as_str()
+            .unwrap()
+            .contains("Today's date: 2031-01-02"),
+        "{run:?}"
+    );
+    // More than a preset may hold, through a pipe: refused at the limit, not read whole.
+    let run = bash(&format!(
+        "'{bin}' render standard {pinned} --var-file <(head -c 3000000 /dev/zero | tr '\\0' a) --format json"
+    ));
+    assert_eq!(run.code, 2, "{run:?}");
+    let report = json(&run.stdout);
+    assert_eq!(
+        report["diagnostics"][0]["kind"], "limit-exceeded",
+        "{run:?}"
+    );
+
+    // A named FIFO, its writer a little late.
+    let fifo = p.path().join("values.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            fs::write(fifo, "date: 2031-03-04\n")
+        })
+    };
+    let mut args = vec!["render", "standard", "--var-file", "values.fifo"];
+    args.extend(pinned.split(' '));
+    let run = p.run(&args);
+    writer.join().unwrap().unwrap();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("Today's date: 2031-03-04"), "{run:?}");
+
+    // Discovery never opens it for reading: a FIFO among the presets is refused at once.
+    fs::create_dir_all(p.path().join(".agent-presets")).unwrap();
+    fs::rename(&fifo, p.path().join(".agent-presets/piped.yaml")).unwrap();
+    let run = p.run(&["validate", "--format", "json"]);
+    assert!(run.stdout.contains("FIFO"), "{run:?}");
+    assert_ne!(run.code, 0, "{run:?}");
+}
+
+/// A `--var-file` larger than a preset may be is `limit-exceeded`, at the file.
+#[test]
+fn var_file_too_large_is_limit_exceeded() {
+    let p = Project::new();
+    p.write(
+        "big.yaml",
+        &format!("date: '{}'\n", "x".repeat(1024 * 1024)),
+    );
+    let mut args = vec![
+        "render",
+        "standard",
+        "--var-file",
+        "big.yaml",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(PINNED);
+    let run = p.run(&args);
+    assert_eq!(run.code, 2, "{run:?}");
+    let d = &json(&run.stdout)["diagnostics"][0];
+    assert_eq!(d["code"], "P0008", "{run:?}");
+    assert_eq!(d["file"], "big.yaml", "{run:?}");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than the limit of 1 MiB"),
+        "{run:?}"
+    );
+}
+
 // ---------------------------------------------------------------- schema
 
 #[test]

@@ -71,6 +71,7 @@ pub(crate) fn run(
     args: &RenderArgs,
     io: &mut Io<'_>,
 ) -> Result<Exit, CliError> {
+    args.values.check_stdin(&args.name)?;
     let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
     let cwd = match &args.values.cwd {

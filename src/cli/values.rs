@@ -10,7 +10,7 @@
 use clap::Args;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use minijinja::Value;
 
@@ -18,9 +18,10 @@ use super::environment;
 use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
 use super::{CliError, Exit, Io};
-use crate::bounded::read_bounded;
-use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
+use crate::bounded::{BoundedReadError, byte_size, read_bounded_or_pipe, read_stream_bounded};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 use crate::preset::ValidPreset;
+use crate::preset::catalog::STDIN_DISPLAY;
 use crate::preset::source::{MAX_PRESET_FILE_BYTES, SourceFile};
 use crate::preset::spec::Provider;
 use crate::preset::values_file::{ValueEntry, ValuesFile};
@@ -41,9 +42,13 @@ pub(crate) struct ValueArgs {
     #[arg(long = "var", value_name = "KEY=VALUE", value_parser = parse_var)]
     pub vars: Vec<(String, String)>,
     /// Set many variables from a YAML or JSON file mapping names to values
-    /// (repeatable; later files win, `--var` wins over every file).
+    /// (repeatable; later files win, `--var` wins over every file). `-` reads standard
+    /// input; a pipe such as `<(cmd)` works too.
     #[arg(long = "var-file", value_name = "FILE")]
     pub var_files: Vec<PathBuf>,
+    /// The `--var-file`s, each read once (standard input and pipes cannot be read twice).
+    #[arg(skip)]
+    loaded: OnceLock<Arc<[LoadedVarFile]>>,
     /// The model name [default: the preset's `model.name`].
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
@@ -94,14 +99,14 @@ impl ValueArgs {
         let mut sources = SourceFiles::new();
         let mut problems: Vec<Diagnostic> = Vec::new();
         let mut exit = Exit::Invalid;
-        for path in &self.var_files {
-            let file = match read_var_file(path) {
+        for loaded in self.var_files()?.iter() {
+            let file = match loaded {
                 Ok(file) => file,
                 Err((list, read)) => {
                     if let Some((display, text)) = read {
-                        sources.insert(display, text);
+                        sources.insert(display.clone(), text.clone());
                     }
-                    problems.extend(list);
+                    problems.extend(list.iter().cloned());
                     exit = Exit::Usage;
                     continue;
                 }
@@ -187,19 +192,50 @@ fn unknown_in_file(key: &str, known: &[&str], file: &str, entry: &ValueEntry) ->
         .help(help)
 }
 
-/// Read and parse one `--var-file`, bounded like a preset file. On failure, the
-/// diagnostics and (when it was read) the text they point into.
-#[allow(clippy::type_complexity)]
-fn read_var_file(
-    path: &Path,
-) -> Result<ValuesFile, (Vec<Diagnostic>, Option<(Arc<str>, SourceText)>)> {
-    let display: Arc<str> = path.to_string_lossy().into();
-    let bytes = read_bounded(path, MAX_PRESET_FILE_BYTES as u64).map_err(|e| {
-        let d = Diagnostic::new(
-            DiagnosticKind::Io,
-            format!("cannot read `--var-file {display}`: {e}"),
+/// The argument of `--var-file` that means standard input.
+const STDIN_ARG: &str = "-";
+
+/// One `--var-file`, parsed; or the diagnostics and (when it was read) the text they
+/// point into.
+type LoadedVarFile = Result<ValuesFile, (Vec<Diagnostic>, Option<(Arc<str>, SourceText)>)>;
+
+/// Read and parse one `--var-file`, bounded like a preset file: `-` is standard input
+/// (shown as `<stdin>`), and a pipe the user names (`<(cmd)`, a FIFO) is read as it
+/// comes, since they asked for it.
+fn read_var_file(path: &Path) -> LoadedVarFile {
+    let limit = MAX_PRESET_FILE_BYTES as u64;
+    let (display, read): (Arc<str>, _) = if path.as_os_str() == STDIN_ARG {
+        (
+            STDIN_DISPLAY.into(),
+            read_stream_bounded(std::io::stdin().lock(), limit),
         )
-        .help("give a YAML or JSON file mapping variable names to values, e.g. `focus: security`");
+    } else {
+        (
+            path.to_string_lossy().into(),
+            read_bounded_or_pipe(path, limit),
+        )
+    };
+    let bytes = read.map_err(|e| {
+        let what = if path.as_os_str() == STDIN_ARG {
+            "standard input (`--var-file -`)".to_owned()
+        } else {
+            format!("`--var-file {display}`")
+        };
+        let d = match e {
+            // A size limit, like a preset file's (README: Limits).
+            BoundedReadError::TooLarge { .. } => Diagnostic::new(
+                DiagnosticKind::LimitExceeded,
+                format!("cannot read {what}: {e}"),
+            )
+            .at(Span::new(display.clone(), 1, 1))
+            .help(format!(
+                "a values file may hold at most {}: values are short; long text belongs in a `textFile` of the preset",
+                byte_size(limit)
+            )),
+            e => Diagnostic::new(DiagnosticKind::Io, format!("cannot read {what}: {e}")).help(
+                "give a YAML or JSON file mapping variable names to values, e.g. `focus: security`",
+            ),
+        };
         (vec![d], None)
     })?;
     ValuesFile::parse(display.clone(), &bytes).map_err(|ds| {
@@ -343,16 +379,53 @@ impl ValueArgs {
     /// `(file, name)` of every name the `--var-file`s that can be read set. (Files that
     /// cannot be read are reported by [`ValueArgs::values`].)
     fn file_keys(&self) -> Vec<(String, String)> {
-        self.var_files
+        let Ok(loaded) = self.var_files() else {
+            return Vec::new();
+        };
+        loaded
             .iter()
-            .filter_map(|path| read_var_file(path).ok())
+            .filter_map(|file| file.as_ref().ok())
             .flat_map(|file| {
                 let shown = file.source.display.to_string();
                 file.entries
-                    .into_iter()
-                    .map(move |e| (shown.clone(), e.name))
+                    .iter()
+                    .map(move |e| (shown.clone(), e.name.clone()))
             })
             .collect()
+    }
+
+    /// Refuse a second reader of standard input: the preset `-` and `--var-file -`.
+    pub(crate) fn check_stdin(&self, preset_arg: &str) -> Result<(), CliError> {
+        if preset_arg == STDIN_ARG && self.var_files.iter().any(|p| p.as_os_str() == STDIN_ARG) {
+            return Err(CliError::usage_with(
+                "the preset `-` and `--var-file -` both read standard input, which can be read only once",
+                Some(
+                    "give the values in a file (`--var-file values.yaml`), or the preset as a path"
+                        .into(),
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every `--var-file`, read and parsed the first time it is needed. Standard input
+    /// may be given once.
+    fn var_files(&self) -> Result<&[LoadedVarFile], CliError> {
+        if self
+            .var_files
+            .iter()
+            .filter(|p| p.as_os_str() == STDIN_ARG)
+            .count()
+            > 1
+        {
+            return Err(CliError::usage_with(
+                "`--var-file -` is given twice, but standard input can be read only once",
+                Some("put all the values into one file on standard input".into()),
+            ));
+        }
+        Ok(self
+            .loaded
+            .get_or_init(|| self.var_files.iter().map(|p| read_var_file(p)).collect()))
     }
 }
 
@@ -499,6 +572,7 @@ mod tests {
             let values = ValueArgs {
                 vars: Vec::new(),
                 var_files: Vec::new(),
+                loaded: OnceLock::new(),
                 model: None,
                 provider: None,
                 cwd: None,
