@@ -191,15 +191,15 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             Exit::Invalid
         }
         Some(Err(AgentError::Client(e))) => {
-            printer.done(io, "error", None);
+            printer.failed(io, &e.to_string());
             report_client_error(&e, io)
         }
         Some(Err(AgentError::Assemble(ds))) => {
-            printer.done(io, "error", None);
+            printer.failed(io, &ds.to_string());
             return Err(render_failed(ds, &workspace));
         }
         Some(Err(AgentError::ToolsRefused(ds))) => {
-            printer.done(io, "error", None);
+            printer.failed(io, &ds.to_string());
             return Err(CliError::Diagnostics {
                 list: ds.into_vec(),
                 exit: Exit::Invalid,
@@ -483,6 +483,17 @@ impl Printer {
             self.json_line(
                 io,
                 &json!({"type": "done", "outcome": outcome, "steps": steps}),
+            );
+        }
+    }
+
+    /// The `done` event of a run that failed, with what went wrong (secrets masked), so
+    /// a transcript says why it ends.
+    fn failed(&mut self, io: &mut Io<'_>, error: &str) {
+        if self.json {
+            self.json_line(
+                io,
+                &json!({"type": "done", "outcome": "error", "steps": null, "error": mask(error)}),
             );
         }
     }
