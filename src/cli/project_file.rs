@@ -140,8 +140,13 @@ fn replace(target: &Path, contents: &[u8]) -> io::Result<()> {
             Err(e) => return Err(e),
         }
     };
-    let written = file
-        .write_all(contents)
+    // The file keeps its permissions (a shared, group-writable schema stays so).
+    let keep_mode = match fs::metadata(target) {
+        Ok(meta) => file.set_permissions(meta.permissions()),
+        Err(_) => Ok(()),
+    };
+    let written = keep_mode
+        .and_then(|()| file.write_all(contents))
         .and_then(|()| file.sync_all())
         .and_then(|()| fs::rename(&temporary, target));
     if written.is_err() {
@@ -198,6 +203,15 @@ mod tests {
                 .file_type()
                 .is_symlink()
         );
+        // The permissions of a file written again are kept.
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(root.join("a/real.json"), fs::Permissions::from_mode(0o640)).unwrap();
+        write_confined(&root, &root.join("a/real.json"), "a/real.json", b"7").unwrap();
+        let mode = fs::metadata(root.join("a/real.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o640);
         // No temporary file is left behind.
         let left: Vec<_> = fs::read_dir(root.join("a"))
             .unwrap()
