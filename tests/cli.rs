@@ -82,9 +82,14 @@ impl Project {
     }
 
     fn run_in(&self, cwd: &Path, args: &[&str]) -> Run {
-        let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
-            .args(args)
-            .current_dir(cwd)
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agent-presets"));
+        command.args(args).current_dir(cwd);
+        self.run_command(command)
+    }
+
+    /// Run `command` in the project's environment.
+    fn run_command(&self, mut command: Command) -> Run {
+        let output = command
             .env("AGENT_PRESETS_CONFIG_DIR", self.config.path())
             .env("NO_COLOR", "1")
             .env("SHELL", "/bin/bash")
@@ -845,19 +850,9 @@ fn var_file_reads_pipes_the_user_names() {
     let pinned = "--var os=linux --var shell=bash --cwd /w --model m --provider deepseek";
     let bin = env!("CARGO_BIN_EXE_agent-presets");
     let bash = |script: &str| {
-        let output = Command::new("bash")
-            .arg("-c")
-            .arg(script)
-            .current_dir(p.path())
-            .env("AGENT_PRESETS_CONFIG_DIR", p.config.path())
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
-        Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(output.stdout).unwrap(),
-            stderr: String::from_utf8(output.stderr).unwrap(),
-        }
+        let mut command = Command::new("bash");
+        command.arg("-c").arg(script).current_dir(p.path());
+        p.run_command(command)
     };
     let run = bash(&format!(
         "'{bin}' render standard {pinned} --var-file <(printf 'date: 2031-01-02\\n') --format json"
