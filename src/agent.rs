@@ -59,7 +59,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::client::{ClientError, ClientEvent, ModelClient};
-use crate::diagnostic::Diagnostics;
+use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::preset::spec::Provider;
 use crate::prompt::{ContextSnapshot, PromptAssembler, Values};
 use crate::provider::{self, FinishReason, StreamEvent, Usage, excerpt};
@@ -214,6 +214,10 @@ pub enum AgentError {
     /// The model request failed.
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// The client's provider would refuse the tools (the provider lint found errors for
+    /// the endpoint the client talks to); nothing was sent.
+    #[error("the provider would refuse the tools of the request")]
+    ToolsRefused(Diagnostics),
 }
 
 /// Runs a conversation against one model with one preset's assembler and tools.
@@ -272,6 +276,13 @@ impl<'a> Agent<'a> {
         V: FnMut(usize) -> Values,
         E: FnMut(AgentEvent<'_>),
     {
+        // The preset was validated against its own provider; the client may talk to
+        // another (`--provider`, `--base-url`): what that one would refuse stops the
+        // run before a token is spent.
+        let refused = provider::lint::lint_tools(self.client.settings(), &self.wire_tools);
+        if refused.iter().any(Diagnostic::is_error) {
+            return Err(AgentError::ToolsRefused(Diagnostics::from_vec(refused)));
+        }
         history.push(Message::user(prompt));
         if let Some(m) = history.last() {
             on_event(AgentEvent::Message {

@@ -56,6 +56,49 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedReadError
     read_at_most(file, size, limit)
 }
 
+/// Like [`read_bounded`], but a FIFO is read as well: for a path a user names on the
+/// command line as the input itself (`--var-file <(make-values)`, `--var-file
+/// /dev/stdin`, a named pipe), where waiting for the writer is what they asked for, as
+/// with `cat`. The read is bounded all the same, and anything but a regular file or a
+/// FIFO (a device, a socket, a directory) is refused. Never use it for paths found by
+/// looking around (preset discovery): there a FIFO is refused, so nothing blocks.
+pub fn read_bounded_or_pipe(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
+    let file = open(path)?;
+    let meta = file.metadata().map_err(BoundedReadError::Io)?;
+    match FileKind::of(&meta) {
+        FileKind::Fifo => read_fifo(path, &meta, limit),
+        _ => {
+            drop(file);
+            read_bounded(path, limit)
+        }
+    }
+}
+
+/// Read the FIFO at `path` (judged a FIFO by `meta`) to its end, waiting for a writer.
+/// It is opened again without `O_NONBLOCK` (a non-blocking read end sees end-of-file
+/// at once while no writer has opened a named pipe yet), and must still be the FIFO
+/// `meta` describes.
+#[cfg(unix)]
+fn read_fifo(path: &Path, meta: &Metadata, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| open_error(path, e))?;
+    let now = file.metadata().map_err(BoundedReadError::Io)?;
+    if FileKind::of(&now) != FileKind::Fifo || (now.dev(), now.ino()) != (meta.dev(), meta.ino()) {
+        // Swapped between the two opens: judge what is there now, as a file.
+        return read_bounded(path, limit);
+    }
+    read_at_most(file, 0, limit)
+}
+
+#[cfg(not(unix))]
+fn read_fifo(path: &Path, _: &Metadata, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
+    read_bounded(path, limit)
+}
+
 /// Read a stream (standard input, a pipe) to its end, refusing it as soon as it has
 /// delivered more than `limit` bytes: never more than `limit` bytes plus one 64 KiB
 /// buffer in memory, however much the writer sends.
@@ -265,6 +308,53 @@ pub fn byte_size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_named_as_input_is_read_bounded_and_discovery_refuses_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("values");
+        let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        assert!(matches!(
+            read_bounded(&fifo, 100),
+            Err(BoundedReadError::NotRegular(FileKind::Fifo))
+        ));
+        // The writer comes later: the read waits for it.
+        let write = |text: Vec<u8>| {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                std::fs::write(fifo, text)
+            })
+        };
+        let writer = write(b"a: 1\n".to_vec());
+        assert_eq!(read_bounded_or_pipe(&fifo, 100).unwrap(), b"a: 1\n");
+        writer.join().unwrap().unwrap();
+        // More than the limit is refused, however it arrives.
+        let writer = write(vec![b'x'; 300_000]);
+        assert!(matches!(
+            read_bounded_or_pipe(&fifo, 100_000),
+            Err(BoundedReadError::TooLarge { size: None, .. })
+        ));
+        // The writer sees the read end close (EPIPE) or has finished; either is fine.
+        let _ = writer.join().unwrap();
+        // Regular files and the rest are judged as by `read_bounded`.
+        std::fs::write(dir.path().join("f"), "x").unwrap();
+        assert_eq!(
+            read_bounded_or_pipe(&dir.path().join("f"), 10).unwrap(),
+            b"x"
+        );
+        assert!(matches!(
+            read_bounded_or_pipe(dir.path(), 10),
+            Err(BoundedReadError::Directory)
+        ));
+        assert!(matches!(
+            read_bounded_or_pipe(Path::new("/dev/zero"), 10),
+            Err(BoundedReadError::NotRegular(FileKind::CharDevice))
+        ));
+    }
 
     #[test]
     fn sizes_read_well() {

@@ -82,9 +82,14 @@ impl Project {
     }
 
     fn run_in(&self, cwd: &Path, args: &[&str]) -> Run {
-        let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
-            .args(args)
-            .current_dir(cwd)
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agent-presets"));
+        command.args(args).current_dir(cwd);
+        self.run_command(command)
+    }
+
+    /// Run `command` in the project's environment.
+    fn run_command(&self, mut command: Command) -> Run {
+        let output = command
             .env("AGENT_PRESETS_CONFIG_DIR", self.config.path())
             .env("NO_COLOR", "1")
             .env("SHELL", "/bin/bash")
@@ -833,6 +838,101 @@ fn project_dir_option() {
     assert_eq!(run.code, 2, "{run:?}");
 }
 
+// ---------------------------------------------------------------- --var-file streams
+
+/// `--var-file` takes what the user hands it: a process substitution `<(cmd)` (a pipe
+/// under `/dev/fd`) and a named FIFO whose writer comes later are read, bounded by the
+/// size limit; preset discovery still skips a FIFO (it never blocks on one).
+#[cfg(unix)]
+#[test]
+fn var_file_reads_pipes_the_user_names() {
+    let p = Project::new();
+    let pinned = "--var os=linux --var shell=bash --cwd /w --model m --provider deepseek";
+    let bin = env!("CARGO_BIN_EXE_agent-presets");
+    let bash = |script: &str| {
+        let mut command = Command::new("bash");
+        command.arg("-c").arg(script).current_dir(p.path());
+        p.run_command(command)
+    };
+    let run = bash(&format!(
+        "'{bin}' render standard {pinned} --var-file <(printf 'date: 2031-01-02\\n') --format json"
+    ));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        json(&run.stdout)["context"]
+            .as_str()
+            .unwrap()
+            .contains("Today's date: 2031-01-02"),
+        "{run:?}"
+    );
+    // More than a preset may hold, through a pipe: refused at the limit, not read whole.
+    let run = bash(&format!(
+        "'{bin}' render standard {pinned} --var-file <(head -c 3000000 /dev/zero | tr '\\0' a) --format json"
+    ));
+    assert_eq!(run.code, 2, "{run:?}");
+    let report = json(&run.stdout);
+    assert_eq!(
+        report["diagnostics"][0]["kind"], "limit-exceeded",
+        "{run:?}"
+    );
+
+    // A named FIFO, its writer a little late.
+    let fifo = p.path().join("values.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            fs::write(fifo, "date: 2031-03-04\n")
+        })
+    };
+    let mut args = vec!["render", "standard", "--var-file", "values.fifo"];
+    args.extend(pinned.split(' '));
+    let run = p.run(&args);
+    writer.join().unwrap().unwrap();
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("Today's date: 2031-03-04"), "{run:?}");
+
+    // Discovery never opens it for reading: a FIFO among the presets is refused at once.
+    fs::create_dir_all(p.path().join(".agent-presets")).unwrap();
+    fs::rename(&fifo, p.path().join(".agent-presets/piped.yaml")).unwrap();
+    let run = p.run(&["validate", "--format", "json"]);
+    assert!(run.stdout.contains("FIFO"), "{run:?}");
+    assert_ne!(run.code, 0, "{run:?}");
+}
+
+/// A `--var-file` larger than a preset may be is `limit-exceeded`, at the file.
+#[test]
+fn var_file_too_large_is_limit_exceeded() {
+    let p = Project::new();
+    p.write(
+        "big.yaml",
+        &format!("date: '{}'\n", "x".repeat(1024 * 1024)),
+    );
+    let mut args = vec![
+        "render",
+        "standard",
+        "--var-file",
+        "big.yaml",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(PINNED);
+    let run = p.run(&args);
+    assert_eq!(run.code, 2, "{run:?}");
+    let d = &json(&run.stdout)["diagnostics"][0];
+    assert_eq!(d["code"], "P0008", "{run:?}");
+    assert_eq!(d["file"], "big.yaml", "{run:?}");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than the limit of 1 MiB"),
+        "{run:?}"
+    );
+}
+
 // ---------------------------------------------------------------- schema
 
 #[test]
@@ -925,6 +1025,80 @@ fn schema_write_then_check() {
 
     let run = p.run(&["schema", "--write", "--check"]);
     assert_eq!(run.code, 2, "{run:?}");
+}
+
+/// A committed symbolic link must not make `schema --write` or `lock` write outside the
+/// project: a link to a file outside, a link leading nowhere, a linked directory.
+#[cfg(unix)]
+#[test]
+fn schema_write_and_lock_refuse_links_out_of_the_project() {
+    use std::os::unix::fs::symlink;
+    let p = Project::new();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.json");
+    fs::write(&victim, "keep\n").unwrap();
+    fs::create_dir_all(p.path().join(".agent-presets")).unwrap();
+    let local = p.path().join(".agent-presets/preset.schema.json");
+    symlink(&victim, &local).unwrap();
+    let run = p.run(&["schema", "--write"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "not writing `.agent-presets/preset.schema.json`: it is a symbolic link to a file outside"
+        ),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("help: replace the symbolic link"),
+        "{run:?}"
+    );
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
+
+    // A link leading nowhere: nothing is created where it points.
+    fs::remove_file(&local).unwrap();
+    let created = outside.path().join("created.json");
+    symlink(&created, &local).unwrap();
+    let run = p.run(&["schema", "--write"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("a symbolic link to nothing"), "{run:?}");
+    assert!(!created.exists());
+    fs::remove_file(&local).unwrap();
+
+    // A linked `schemas` directory (with tool schemas, so the files are the project's).
+    fs::create_dir_all(outside.path().join("tools")).unwrap();
+    fs::write(outside.path().join("tools/retired.json"), "{}\n").unwrap();
+    symlink(outside.path(), p.path().join("schemas")).unwrap();
+    let run = p.run(&["schema", "--write"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("a symbolic link on its path leads outside"),
+        "{run:?}"
+    );
+    assert!(!outside.path().join("preset.schema.json").exists());
+    assert!(!outside.path().join("tools/read_file.json").exists());
+    assert!(outside.path().join("tools/retired.json").exists());
+    fs::remove_file(p.path().join("schemas")).unwrap();
+
+    // `lock` writes presets.lock the same way.
+    let lock = p.path().join("presets.lock");
+    symlink(&victim, &lock).unwrap();
+    let run = p.run(&["lock"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("not writing `presets.lock`"), "{run:?}");
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
+
+    // A link that stays inside the project is followed.
+    fs::remove_file(&lock).unwrap();
+    fs::write(p.path().join("real.lock"), "").unwrap();
+    symlink("real.lock", &lock).unwrap();
+    let run = p.run(&["lock"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        fs::read_to_string(p.path().join("real.lock"))
+            .unwrap()
+            .contains("standard"),
+    );
 }
 
 /// The committed files of this repository are what the code generates.

@@ -282,6 +282,24 @@ fn a_provider_error_names_provider_status_and_message_but_never_the_key() {
     );
     assert!(!run.stderr.contains(KEY), "{run:?}");
     assert!(run.stderr.contains("help:"), "{run:?}");
+
+    // The transcript's last event says why the run ended, the key masked there too.
+    let server = MockProvider::start(vec![Reply::status(
+        401,
+        json!({"error": {"message": format!("Authentication Fails, your api key: {KEY} is invalid"), "type": "authentication_error"}}),
+    )]);
+    let p = Project::new("deepseek", &server, "");
+    let run = p.run(&["run", "agent", "hi", "--json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(!run.stdout.contains(KEY), "{run:?}");
+    let done = lines(&run.stdout).pop().unwrap();
+    assert_eq!(done["type"], "done", "{run:?}");
+    assert_eq!(done["outcome"], "error", "{run:?}");
+    let error = done["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("deepseek answered 401 Unauthorized: Authentication Fails"),
+        "{run:?}"
+    );
 }
 
 #[test]

@@ -10,6 +10,7 @@ use serde_json::json;
 
 #[path = "support/host_tool.rs"]
 mod host_tool;
+mod support;
 
 /// The built-ins plus one host tool per rule.
 fn broken_host() -> ToolCatalog {
@@ -214,4 +215,71 @@ fn without_a_model_the_rules_of_every_provider_apply_at_the_parent() {
         [(DiagnosticKind::ToolSchemaRoot, "p.yaml:5:13".to_owned())],
         "{found:#?}"
     );
+}
+
+/// A preset validated against Anthropic (names up to 128 characters) run through a
+/// client for an OpenAI-dialect provider (at most 64): the agent lints the tools for the
+/// endpoint it actually talks to and refuses before the first request.
+#[test]
+fn an_agent_refuses_tools_its_endpoint_would_refuse_before_sending() {
+    use agent_presets::agent::{Agent, AgentError, ApproveAll};
+    use agent_presets::client::{ApiKey, ClientOptions, ModelClient};
+    use agent_presets::preset::spec::Provider;
+    use agent_presets::prompt::{ContextSnapshot, Values};
+    use agent_presets::tools::ToolContext;
+    use support::mock_provider::{self as mock, MockProvider, Reply};
+
+    let long = format!("lookup_{}", "x".repeat(70));
+    let mut tools = ToolCatalog::builtin();
+    host_tool::register(
+        &mut tools,
+        &long,
+        json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+    );
+    let mut presets = PresetCatalog::builtin();
+    let yaml = format!(
+        "version: 1\nname: p\nmodel: {{provider: anthropic, name: m}}\npersona:\n  sections:\n    - {{name: persona, order: 0, text: Hi.}}\ntools:\n  allow: [{long}]\n"
+    );
+    presets.add_text("p", "p.yaml", &yaml).unwrap();
+    let v = validate_in_catalog(&presets, "p", &tools);
+    let preset = v.preset.unwrap_or_else(|| panic!("{:?}", v.diagnostics));
+
+    let server = MockProvider::start(vec![Reply::json(mock::openai_text("hi"))]);
+    for provider in [Provider::Openai, Provider::Deepseek] {
+        let settings = ModelSettings::new(provider, "m").with_base_url(server.url(""));
+        let client =
+            ModelClient::new(settings, Some(ApiKey::new("k")), ClientOptions::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut agent = Agent::new(
+            preset.assembler(),
+            &client,
+            ToolContext::new(dir.path()).unwrap(),
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut history = Vec::new();
+        let result = runtime.block_on(agent.run(
+            "hi",
+            &mut history,
+            &mut ContextSnapshot::new(),
+            &mut |_| Values::new().with("model", "m"),
+            &mut ApproveAll,
+            &mut |_| {},
+        ));
+        match result {
+            Err(AgentError::ToolsRefused(ds)) => {
+                let kinds: Vec<_> = ds.iter().map(|d| d.kind).collect();
+                assert_eq!(kinds, [DiagnosticKind::ToolNameRejected], "{ds:?}");
+                assert!(
+                    ds.as_slice()[0].message.contains(provider.as_str()),
+                    "{ds:?}"
+                );
+            }
+            other => panic!("{provider:?}: expected ToolsRefused, got {other:?}"),
+        }
+        assert!(history.is_empty(), "{history:?}");
+    }
+    assert!(server.requests().is_empty(), "nothing may be sent");
 }

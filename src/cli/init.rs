@@ -7,6 +7,7 @@ use std::path::{Component, Path, PathBuf};
 
 use clap::Args;
 
+use super::project_file::write_confined;
 use super::schema::{LOCAL_SCHEMA_FILE, PRESET_SCHEMA_PATH, preset_schema_text};
 use super::workspace::{Workspace, absolute};
 use super::{CliError, Exit, GlobalArgs, Io};
@@ -96,7 +97,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &InitArgs, io: &mut Io<'_>) -> Resu
     } else {
         (
             LOCAL_SCHEMA_FILE.to_owned(),
-            !dir.join(LOCAL_SCHEMA_FILE).exists(),
+            // A link there (even one leading nowhere) is the project's business.
+            fs::symlink_metadata(dir.join(LOCAL_SCHEMA_FILE)).is_err(),
         )
     };
 
@@ -123,8 +125,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &InitArgs, io: &mut Io<'_>) -> Resu
     }
     if write_local_schema {
         let schema = dir.join(LOCAL_SCHEMA_FILE);
-        fs::write(&schema, preset_schema_text())
-            .map_err(|e| CliError::usage(format!("cannot write `{}`: {e}", schema.display())))?;
+        write_confined(
+            &dir,
+            &schema,
+            &shown_path(&cwd, &schema),
+            preset_schema_text().as_bytes(),
+        )?;
         writeln!(
             io.out,
             "created {} (JSON Schema for editor completion)",

@@ -17,6 +17,7 @@ use clap::Args;
 use serde_json::{Map, Value, json};
 use similar::TextDiff;
 
+use super::project_file::write_confined;
 use super::report::{order_json, pretty};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
@@ -440,14 +441,19 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
     for (name, e) in entries {
         lock.presets.insert(name, e);
     }
-    std::fs::write(&path, lock.to_text())
-        .map_err(|e| CliError::usage(format!("cannot write `{}`: {e}", path.display())))?;
     let noun = if count == 1 { "preset" } else { "presets" };
     // The path as given when the project is the current directory.
     let shown = match std::env::current_dir() {
         Ok(cwd) if cwd == workspace.project_dir => LOCK_FILE.to_owned(),
         _ => path.display().to_string(),
     };
+    // Never through a link out of the project (a cloned repository may commit one).
+    write_confined(
+        &workspace.project_dir,
+        &path,
+        &shown,
+        lock.to_text().as_bytes(),
+    )?;
     writeln!(
         io.out,
         "locked {count} {noun} in {shown} ({changed} changed)"

@@ -19,6 +19,7 @@ mod explain;
 mod init;
 mod list;
 mod lock;
+mod project_file;
 mod provenance;
 mod render;
 mod report;

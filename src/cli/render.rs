@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::provenance as explain;
 use super::report::{MachineFormat, pretty};
-use super::values::{ModelArgs, ValueArgs, render_failed};
+use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::preset::ProvenanceError;
@@ -71,6 +71,7 @@ pub(crate) fn run(
     args: &RenderArgs,
     io: &mut Io<'_>,
 ) -> Result<Exit, CliError> {
+    args.values.check_stdin(&args.name)?;
     let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
     let cwd = match &args.values.cwd {
@@ -108,6 +109,10 @@ pub(crate) fn run(
         }
         None => None,
     };
+    // The endpoint may not be the one the preset was validated against.
+    if let Some(endpoint) = body_settings.as_ref().or(settings.as_ref()) {
+        lint_endpoint(&preset, endpoint, &workspace, io)?;
+    }
     let assembly = preset
         .assembler()
         .assemble(&values)

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::environment;
 use super::secrets::mask;
 use super::style::Style;
-use super::values::{ModelArgs, ValueArgs, render_failed};
+use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::agent::{
@@ -62,6 +62,7 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
+    args.values.check_stdin(&args.name)?;
     let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
     args.values.refuse_model_vars()?;
@@ -73,6 +74,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             ),
         ));
     };
+    // The endpoint may not be the one the preset was validated against.
+    lint_endpoint(&preset, &settings, &workspace, io)?;
     let cwd = working_directory(args.values.cwd.as_deref())?;
     let cwd_text = cwd.to_string_lossy().into_owned();
     let mut values = args.values.values(&preset, cwd_text.clone())?;
@@ -188,12 +191,20 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             Exit::Invalid
         }
         Some(Err(AgentError::Client(e))) => {
-            printer.done(io, "error", None);
+            printer.failed(io, &e.to_string());
             report_client_error(&e, io)
         }
         Some(Err(AgentError::Assemble(ds))) => {
-            printer.done(io, "error", None);
+            printer.failed(io, &ds.to_string());
             return Err(render_failed(ds, &workspace));
+        }
+        Some(Err(AgentError::ToolsRefused(ds))) => {
+            printer.failed(io, &ds.to_string());
+            return Err(CliError::Diagnostics {
+                list: ds.into_vec(),
+                exit: Exit::Invalid,
+                sources: workspace.presets.source_files(),
+            });
         }
     };
     Ok(exit)
@@ -472,6 +483,17 @@ impl Printer {
             self.json_line(
                 io,
                 &json!({"type": "done", "outcome": outcome, "steps": steps}),
+            );
+        }
+    }
+
+    /// The `done` event of a run that failed, with what went wrong (secrets masked), so
+    /// a transcript says why it ends.
+    fn failed(&mut self, io: &mut Io<'_>, error: &str) {
+        if self.json {
+            self.json_line(
+                io,
+                &json!({"type": "done", "outcome": "error", "steps": null, "error": mask(error)}),
             );
         }
     }

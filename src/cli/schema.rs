@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::project_file::{remove_confined, write_confined};
 use super::report::pretty;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::bounded::{BoundedReadError, read_bounded};
@@ -52,6 +53,9 @@ struct SchemaFile {
     /// As shown (relative to the project, or as the `--preset-dir` was given).
     shown: String,
     path: PathBuf,
+    /// The directory the file must stay inside when written: the project, or the
+    /// `--preset-dir` it belongs to.
+    root: PathBuf,
     contents: String,
 }
 
@@ -67,6 +71,7 @@ fn project_files(root: &Path, preset_dirs: &[PathBuf], write: bool) -> (Vec<Sche
             files.push(SchemaFile {
                 path: root.join(&relative),
                 shown: relative,
+                root: root.to_owned(),
                 contents,
             });
         }
@@ -75,6 +80,7 @@ fn project_files(root: &Path, preset_dirs: &[PathBuf], write: bool) -> (Vec<Sche
         files.push(SchemaFile {
             shown: PRESET_SCHEMA_PATH.to_owned(),
             path: root.join(PRESET_SCHEMA_PATH),
+            root: root.to_owned(),
             contents: preset.clone(),
         });
     }
@@ -83,6 +89,7 @@ fn project_files(root: &Path, preset_dirs: &[PathBuf], write: bool) -> (Vec<Sche
         files.push(SchemaFile {
             shown: format!("{PROJECT_PRESET_DIR}/{LOCAL_SCHEMA_FILE}"),
             path: local,
+            root: root.to_owned(),
             contents: preset.clone(),
         });
     }
@@ -92,6 +99,7 @@ fn project_files(root: &Path, preset_dirs: &[PathBuf], write: bool) -> (Vec<Sche
             files.push(SchemaFile {
                 shown: path.display().to_string(),
                 path,
+                root: dir.clone(),
                 contents: preset.clone(),
             });
         }
@@ -179,18 +187,12 @@ fn write(
             // Unreadable for another reason: writing says whether it can be replaced.
             Err(_) => {}
         }
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir)
-                .map_err(|e| CliError::usage(format!("cannot create `{}`: {e}", dir.display())))?;
-        }
-        fs::write(path, contents)
-            .map_err(|e| CliError::usage(format!("cannot write `{relative}`: {e}")))?;
+        // Never through a link out of the project (a cloned repository may commit one).
+        write_confined(&file.root, path, relative, contents.as_bytes())?;
         writeln!(io.out, "wrote {relative}")?;
     }
     for stale in stale {
-        let path = root.join(stale);
-        fs::remove_file(&path)
-            .map_err(|e| CliError::usage(format!("cannot remove `{stale}`: {e}")))?;
+        remove_confined(root, &root.join(stale), stale)?;
         writeln!(io.out, "removed {stale} (no such built-in tool)")?;
     }
     Ok(Exit::Ok)

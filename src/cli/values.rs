@@ -10,16 +10,18 @@
 use clap::Args;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use minijinja::Value;
 
 use super::environment;
+use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
-use super::{CliError, Exit};
-use crate::bounded::read_bounded;
-use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
+use super::{CliError, Exit, Io};
+use crate::bounded::{BoundedReadError, byte_size, read_bounded_or_pipe, read_stream_bounded};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 use crate::preset::ValidPreset;
+use crate::preset::catalog::STDIN_DISPLAY;
 use crate::preset::source::{MAX_PRESET_FILE_BYTES, SourceFile};
 use crate::preset::spec::Provider;
 use crate::preset::values_file::{ValueEntry, ValuesFile};
@@ -27,7 +29,8 @@ use crate::prompt::{
     MODEL_VARIABLE, PROVIDER_VARIABLE, RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE, Values,
     is_derived_variable,
 };
-use crate::provider::ModelSettings;
+use crate::provider::lint::lint_tools;
+use crate::provider::{ModelSettings, is_deepseek_beta};
 use crate::source_files::{SourceFiles, SourceText};
 use crate::suggest::help_did_you_mean;
 
@@ -39,9 +42,13 @@ pub(crate) struct ValueArgs {
     #[arg(long = "var", value_name = "KEY=VALUE", value_parser = parse_var)]
     pub vars: Vec<(String, String)>,
     /// Set many variables from a YAML or JSON file mapping names to values
-    /// (repeatable; later files win, `--var` wins over every file).
+    /// (repeatable; later files win, `--var` wins over every file). `-` reads standard
+    /// input; a pipe such as `<(cmd)` works too.
     #[arg(long = "var-file", value_name = "FILE")]
     pub var_files: Vec<PathBuf>,
+    /// The `--var-file`s, each read once (standard input and pipes cannot be read twice).
+    #[arg(skip)]
+    loaded: OnceLock<Arc<[LoadedVarFile]>>,
     /// The model name [default: the preset's `model.name`].
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
@@ -92,14 +99,14 @@ impl ValueArgs {
         let mut sources = SourceFiles::new();
         let mut problems: Vec<Diagnostic> = Vec::new();
         let mut exit = Exit::Invalid;
-        for path in &self.var_files {
-            let file = match read_var_file(path) {
+        for loaded in self.var_files()?.iter() {
+            let file = match loaded {
                 Ok(file) => file,
                 Err((list, read)) => {
                     if let Some((display, text)) = read {
-                        sources.insert(display, text);
+                        sources.insert(display.clone(), text.clone());
                     }
-                    problems.extend(list);
+                    problems.extend(list.iter().cloned());
                     exit = Exit::Usage;
                     continue;
                 }
@@ -185,19 +192,50 @@ fn unknown_in_file(key: &str, known: &[&str], file: &str, entry: &ValueEntry) ->
         .help(help)
 }
 
-/// Read and parse one `--var-file`, bounded like a preset file. On failure, the
-/// diagnostics and (when it was read) the text they point into.
-#[allow(clippy::type_complexity)]
-fn read_var_file(
-    path: &Path,
-) -> Result<ValuesFile, (Vec<Diagnostic>, Option<(Arc<str>, SourceText)>)> {
-    let display: Arc<str> = path.to_string_lossy().into();
-    let bytes = read_bounded(path, MAX_PRESET_FILE_BYTES as u64).map_err(|e| {
-        let d = Diagnostic::new(
-            DiagnosticKind::Io,
-            format!("cannot read `--var-file {display}`: {e}"),
+/// The argument of `--var-file` that means standard input.
+const STDIN_ARG: &str = "-";
+
+/// One `--var-file`, parsed; or the diagnostics and (when it was read) the text they
+/// point into.
+type LoadedVarFile = Result<ValuesFile, (Vec<Diagnostic>, Option<(Arc<str>, SourceText)>)>;
+
+/// Read and parse one `--var-file`, bounded like a preset file: `-` is standard input
+/// (shown as `<stdin>`), and a pipe the user names (`<(cmd)`, a FIFO) is read as it
+/// comes, since they asked for it.
+fn read_var_file(path: &Path) -> LoadedVarFile {
+    let limit = MAX_PRESET_FILE_BYTES as u64;
+    let (display, read): (Arc<str>, _) = if path.as_os_str() == STDIN_ARG {
+        (
+            STDIN_DISPLAY.into(),
+            read_stream_bounded(std::io::stdin().lock(), limit),
         )
-        .help("give a YAML or JSON file mapping variable names to values, e.g. `focus: security`");
+    } else {
+        (
+            path.to_string_lossy().into(),
+            read_bounded_or_pipe(path, limit),
+        )
+    };
+    let bytes = read.map_err(|e| {
+        let what = if path.as_os_str() == STDIN_ARG {
+            "standard input (`--var-file -`)".to_owned()
+        } else {
+            format!("`--var-file {display}`")
+        };
+        let d = match e {
+            // A size limit, like a preset file's (README: Limits).
+            BoundedReadError::TooLarge { .. } => Diagnostic::new(
+                DiagnosticKind::LimitExceeded,
+                format!("cannot read {what}: {e}"),
+            )
+            .at(Span::new(display.clone(), 1, 1))
+            .help(format!(
+                "a values file may hold at most {}: values are short; long text belongs in a `textFile` of the preset",
+                byte_size(limit)
+            )),
+            e => Diagnostic::new(DiagnosticKind::Io, format!("cannot read {what}: {e}")).help(
+                "give a YAML or JSON file mapping variable names to values, e.g. `focus: security`",
+            ),
+        };
         (vec![d], None)
     })?;
     ValuesFile::parse(display.clone(), &bytes).map_err(|ds| {
@@ -271,6 +309,26 @@ impl ValueArgs {
                 ));
             }
             settings = settings.with_base_url(url.clone());
+            // A new root resets strict mode to the provider's default there; the preset's
+            // explicit `strictTools` still holds for its own provider.
+            let explicit = preset
+                .model()
+                .filter(|spec| spec.provider.value == settings.provider)
+                .and_then(|spec| spec.strict_tools.as_ref());
+            if let Some(strict) = explicit {
+                if strict.value
+                    && settings.provider == Provider::Deepseek
+                    && !is_deepseek_beta(&settings.base_url)
+                {
+                    return Err(CliError::usage_with(
+                        format!(
+                            "the preset sets `strictTools: true`, which DeepSeek supports only at its beta root, not at `{url}`"
+                        ),
+                        Some("pass the beta root (`--base-url https://api.deepseek.com/beta`), or set `strictTools: false`".into()),
+                    ));
+                }
+                settings = settings.with_strict_tools(strict.value);
+            }
         }
         if let Some(max) = model.max_tokens {
             settings = settings.with_max_tokens(max);
@@ -321,16 +379,53 @@ impl ValueArgs {
     /// `(file, name)` of every name the `--var-file`s that can be read set. (Files that
     /// cannot be read are reported by [`ValueArgs::values`].)
     fn file_keys(&self) -> Vec<(String, String)> {
-        self.var_files
+        let Ok(loaded) = self.var_files() else {
+            return Vec::new();
+        };
+        loaded
             .iter()
-            .filter_map(|path| read_var_file(path).ok())
+            .filter_map(|file| file.as_ref().ok())
             .flat_map(|file| {
                 let shown = file.source.display.to_string();
                 file.entries
-                    .into_iter()
-                    .map(move |e| (shown.clone(), e.name))
+                    .iter()
+                    .map(move |e| (shown.clone(), e.name.clone()))
             })
             .collect()
+    }
+
+    /// Refuse a second reader of standard input: the preset `-` and `--var-file -`.
+    pub(crate) fn check_stdin(&self, preset_arg: &str) -> Result<(), CliError> {
+        if preset_arg == STDIN_ARG && self.var_files.iter().any(|p| p.as_os_str() == STDIN_ARG) {
+            return Err(CliError::usage_with(
+                "the preset `-` and `--var-file -` both read standard input, which can be read only once",
+                Some(
+                    "give the values in a file (`--var-file values.yaml`), or the preset as a path"
+                        .into(),
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every `--var-file`, read and parsed the first time it is needed. Standard input
+    /// may be given once.
+    fn var_files(&self) -> Result<&[LoadedVarFile], CliError> {
+        if self
+            .var_files
+            .iter()
+            .filter(|p| p.as_os_str() == STDIN_ARG)
+            .count()
+            > 1
+        {
+            return Err(CliError::usage_with(
+                "`--var-file -` is given twice, but standard input can be read only once",
+                Some("put all the values into one file on standard input".into()),
+            ));
+        }
+        Ok(self
+            .loaded
+            .get_or_init(|| self.var_files.iter().map(|p| read_var_file(p)).collect()))
     }
 }
 
@@ -357,6 +452,40 @@ pub(crate) fn render_failed(ds: Diagnostics, workspace: &Workspace) -> CliError 
     }
 }
 
+/// What the endpoint `settings` describes would refuse in the tools `preset` sends it.
+fn endpoint_problems(preset: &ValidPreset, settings: &ModelSettings) -> Vec<Diagnostic> {
+    let tools = crate::provider::wire_tools(settings, preset.assembler().registry());
+    lint_tools(settings, &tools)
+}
+
+/// The provider lint for the endpoint actually used. Validation linted the tools against
+/// the preset's own `model` block; `--provider`, `--base-url` or a dialect switch
+/// (`render --format anthropic`) may pick another endpoint, whose rules are checked here
+/// before anything is rendered or sent. Errors stop the command (exit 1); anything else
+/// is printed on stderr.
+pub(crate) fn lint_endpoint(
+    preset: &ValidPreset,
+    settings: &ModelSettings,
+    workspace: &Workspace,
+    io: &mut Io<'_>,
+) -> Result<(), CliError> {
+    let found = endpoint_problems(preset, settings);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let sources = workspace.presets.source_files();
+    if found.iter().any(Diagnostic::is_error) {
+        return Err(CliError::Diagnostics {
+            list: found,
+            exit: Exit::Invalid,
+            sources,
+        });
+    }
+    let renderer = HumanRenderer::new(io.err_style, &sources, &found);
+    io.err.write_all(renderer.render_all(&found).as_bytes())?;
+    Ok(())
+}
+
 /// A missing `model` or `provider` means the preset has no `model` block: say which flag
 /// supplies it.
 fn explain_missing(d: Diagnostic) -> Diagnostic {
@@ -376,6 +505,106 @@ fn explain_missing(d: Diagnostic) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A host tool whose name OpenAI-dialect providers refuse (longer than 64).
+    struct LongName(String);
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+
+    impl crate::tools::Tool for LongName {
+        type Args = NoArgs;
+        fn name(&self) -> &str {
+            &self.0
+        }
+        fn description(&self) -> &str {
+            "A host tool."
+        }
+        #[allow(clippy::manual_async_fn)]
+        fn call(
+            &self,
+            _: NoArgs,
+            _: crate::tools::ToolContext,
+        ) -> impl Future<Output = Result<String, crate::tools::ToolError>> + Send + 'static
+        {
+            async { Ok(String::new()) }
+        }
+    }
+
+    /// `--provider openai` on a preset validated for Anthropic: the endpoint's own rules
+    /// apply, and the default endpoint (the preset's) has nothing to report.
+    #[test]
+    fn the_endpoint_in_use_is_linted() {
+        let long = format!("lookup_{}", "x".repeat(70));
+        let mut tools = crate::tools::ToolCatalog::builtin();
+        tools.register(LongName(long.clone())).unwrap();
+        let mut presets = crate::preset::PresetCatalog::builtin();
+        let yaml = format!(
+            "version: 1\nname: p\nmodel: {{provider: anthropic, name: m}}\ntools:\n  allow: [{long}, read_file]\n"
+        );
+        presets.add_text("p", "p.yaml", &yaml).unwrap();
+        let v = crate::preset::validate_in_catalog(&presets, "p", &tools);
+        let preset = v.preset.unwrap_or_else(|| panic!("{:?}", v.diagnostics));
+        let own = ModelSettings::from_spec(preset.model().unwrap());
+        assert_eq!(endpoint_problems(&preset, &own), Vec::new());
+        for provider in [
+            Provider::Openai,
+            Provider::Deepseek,
+            Provider::OpenaiCompatible,
+        ] {
+            let other = ModelSettings::new(provider, "m").with_base_url("http://127.0.0.1:9");
+            let found = endpoint_problems(&preset, &other);
+            let kinds: Vec<_> = found.iter().map(|d| d.kind).collect();
+            assert_eq!(kinds, [DiagnosticKind::ToolNameRejected], "{found:?}");
+            assert!(found[0].message.contains(&long), "{found:?}");
+        }
+    }
+
+    /// `--base-url` moves the endpoint but keeps the preset's explicit `strictTools`.
+    #[test]
+    fn base_url_keeps_an_explicit_strict_tools() {
+        let settings = |yaml: &str, base_url: &str| {
+            let mut presets = crate::preset::PresetCatalog::builtin();
+            presets.add_text("p", "p.yaml", yaml).unwrap();
+            let tools = crate::tools::ToolCatalog::builtin();
+            let v = crate::preset::validate_in_catalog(&presets, "p", &tools);
+            let preset = v.preset.unwrap_or_else(|| panic!("{:?}", v.diagnostics));
+            let values = ValueArgs {
+                vars: Vec::new(),
+                var_files: Vec::new(),
+                loaded: OnceLock::new(),
+                model: None,
+                provider: None,
+                cwd: None,
+            };
+            let model = ModelArgs {
+                base_url: Some(base_url.to_owned()),
+                max_tokens: None,
+            };
+            values
+                .model_settings(&preset, &model)
+                .map(|s| s.map(|s| s.strict_tools))
+        };
+        let openai = "version: 1\nname: p\nextends: minimal\nmodel: {provider: openai, name: m, strictTools: false}\n";
+        assert_eq!(
+            settings(openai, "http://127.0.0.1:9/v1").unwrap(),
+            Some(false)
+        );
+        let default = "version: 1\nname: p\nextends: minimal\nmodel: {provider: openai, name: m}\n";
+        assert_eq!(
+            settings(default, "http://127.0.0.1:9/v1").unwrap(),
+            Some(true)
+        );
+        let beta = "version: 1\nname: p\nextends: minimal\nmodel: {provider: deepseek, name: m, baseUrl: 'https://api.deepseek.com/beta', strictTools: true}\n";
+        assert_eq!(
+            settings(beta, "http://127.0.0.1:9/beta").unwrap(),
+            Some(true)
+        );
+        assert!(matches!(
+            settings(beta, "https://api.deepseek.com"),
+            Err(CliError::Usage { .. })
+        ));
+    }
 
     #[test]
     fn vars_split_at_the_first_equals_sign() {

@@ -2,7 +2,7 @@
 //! every failure a [`Diagnostic`] that has a kind, a position and a plain message.
 //!
 //! Order of checks: size; encoding (BOM dropped, invalid UTF-8 and NUL refused, CRLF and
-//! lone CR read as LF); then the shape check ([`super::shape`]), which reads the YAML once
+//! lone CR read as LF); then the shape check (`preset::shape`), which reads the YAML once
 //! under the parsing limits and reports every YAML syntax error, exceeded limit, duplicate
 //! key, unknown key, wrong type, bad value and missing key at once — except that a file of
 //! another format `version` gets only `unsupported-version`, since it may use keys

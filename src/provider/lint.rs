@@ -128,6 +128,16 @@ pub fn lint_tool(rules: &ToolRules, tool: &WireTool) -> Vec<Diagnostic> {
     out
 }
 
+/// Everything the endpoint `settings` describes would refuse in `tools` (what
+/// [`wire_tools`](super::wire_tools) gives for it), tool by tool in wire order. Run it
+/// whenever the endpoint is not the one the preset was validated against (a provider,
+/// base URL or strict mode chosen at run time): `agent::Agent` does,
+/// before its first request.
+pub fn lint_tools(settings: &ModelSettings, tools: &[WireTool]) -> Vec<Diagnostic> {
+    let rules = ToolRules::for_settings(settings);
+    tools.iter().flat_map(|t| lint_tool(&rules, t)).collect()
+}
+
 /// The root must be one plain object schema.
 fn lint_root(rules: &ToolRules, tool: &str, schema: &Value, out: &mut Vec<Diagnostic>) {
     let root_type = schema.get("type");

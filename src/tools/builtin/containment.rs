@@ -27,7 +27,7 @@ use std::time::Duration;
 use tokio::process::{Child, Command};
 
 /// How `bash` keeps the processes a command starts from outliving its call (see the
-/// [module docs](self) of each).
+/// documentation of this module).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Containment {
