@@ -257,13 +257,18 @@ fn a_missing_key_fails_fast_naming_the_variable() {
     );
     assert!(run.stderr.contains("export DEEPSEEK_API_KEY="), "{run:?}");
     assert!(run.stdout.is_empty());
-    // An empty value counts as unset.
+    // An empty value is no key either, and the message says it is empty.
     let output = p
         .command(&["run", "standard", "hi"])
-        .env("DEEPSEEK_API_KEY", "")
+        .env("DEEPSEEK_API_KEY", " ")
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("the environment variable `DEEPSEEK_API_KEY` is set but empty"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::ClientError;
+use super::{ClientError, KeyProblem};
 use crate::preset::spec::Provider;
 
 /// An API key, read only from the environment variable a preset names. It has no
@@ -15,13 +15,17 @@ impl ApiKey {
     /// Read the key from environment variable `var`. Unset, empty or not UTF-8 is
     /// [`ClientError::MissingApiKey`], which names the variable and never a value.
     pub fn from_env(provider: Provider, var: &str) -> Result<Self, ClientError> {
-        match std::env::var(var) {
-            Ok(v) if !v.trim().is_empty() => Ok(ApiKey(v.trim().to_owned())),
-            _ => Err(ClientError::MissingApiKey {
-                provider,
-                var: var.to_owned(),
-            }),
-        }
+        let problem = match std::env::var(var) {
+            Ok(v) if !v.trim().is_empty() => return Ok(ApiKey(v.trim().to_owned())),
+            Ok(_) => KeyProblem::Empty,
+            Err(std::env::VarError::NotPresent) => KeyProblem::Unset,
+            Err(std::env::VarError::NotUnicode(_)) => KeyProblem::NotUnicode,
+        };
+        Err(ClientError::MissingApiKey {
+            provider,
+            var: var.to_owned(),
+            problem,
+        })
     }
 
     /// A key given directly (library hosts with their own secret store).

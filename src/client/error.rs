@@ -28,17 +28,40 @@ impl fmt::Display for TimeoutKind {
     }
 }
 
+/// What is wrong with the variable that should hold the API key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyProblem {
+    /// The variable is not set.
+    Unset,
+    /// The variable is set to nothing (or only whitespace).
+    Empty,
+    /// The variable's value is not valid UTF-8.
+    NotUnicode,
+}
+
+impl fmt::Display for KeyProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            KeyProblem::Unset => "is not set",
+            KeyProblem::Empty => "is set but empty",
+            KeyProblem::NotUnicode => "is not valid UTF-8",
+        })
+    }
+}
+
 /// Why a request failed. Messages never contain the API key.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// The variable that should hold the key is unset or empty.
-    #[error("no API key for {provider}: the environment variable `{var}` is not set")]
+    /// The variable that should hold the key is unset, empty or not UTF-8.
+    #[error("no API key for {provider}: the environment variable `{var}` {problem}")]
     MissingApiKey {
         /// The provider.
         provider: Provider,
         /// The variable's name.
         var: String,
+        /// What is wrong with it.
+        problem: KeyProblem,
     },
     /// The provider answered with an error status.
     #[error(

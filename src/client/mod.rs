@@ -24,7 +24,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER}
 use serde_json::Value;
 
 pub use api_key::ApiKey;
-pub use error::{ClientError, TimeoutKind};
+pub use error::{ClientError, KeyProblem, TimeoutKind};
 
 use crate::provider::{
     ANTHROPIC_VERSION, Dialect, ModelSettings, ModelTurn, ResponseError, StreamAccumulator,
