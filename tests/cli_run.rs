@@ -269,6 +269,16 @@ fn a_missing_key_fails_fast_naming_the_variable() {
         stderr.contains("the environment variable `DEEPSEEK_API_KEY` is set but empty"),
         "{stderr}"
     );
+    // With `--json`, stdout still ends with a `done` event that says why.
+    let run = p.run(&["run", "standard", "hi", "--json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let done: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(done["type"], "done", "{run:?}");
+    assert_eq!(done["outcome"], "error", "{run:?}");
+    assert!(
+        done["error"].as_str().unwrap().contains("DEEPSEEK_API_KEY"),
+        "{run:?}"
+    );
 }
 
 #[test]

@@ -95,9 +95,13 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     if let Some(seconds) = args.timeout {
         options.request_timeout = Duration::from_secs(seconds);
     }
+    let mut printer = Printer::new(args.json, io.out_style, io.err_style);
     let client = match ModelClient::from_env(settings.clone(), options) {
         Ok(c) => c,
-        Err(e) => return Ok(report_client_error(&e, io)),
+        Err(e) => {
+            printer.failed(io, &e.to_string());
+            return Ok(report_client_error(&e, io));
+        }
     };
     let tools = ToolContext::new(&cwd)
         .map_err(|e| {
@@ -126,7 +130,6 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     let mut agent = Agent::new(preset.assembler(), &client, tools).with_max_steps(max_steps);
     let mut history = Vec::new();
     let mut snapshot = ContextSnapshot::new();
-    let mut printer = Printer::new(args.json, io.out_style, io.err_style);
     let mut step_values = |_step: usize| {
         // Runtime facts are read again each step; only the snapshot carries changes.
         let mut v = values.clone();
