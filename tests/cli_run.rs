@@ -218,6 +218,14 @@ fn tools_that_change_files_are_refused_without_a_terminal_unless_yes() {
         let run = p.run(&args);
         assert_eq!(run.code, 0, "{run:?}");
         assert_eq!(p.path().join("new.txt").exists(), yes, "{run:?}");
+        // Run or refused, the call is shown once on stderr with its arguments.
+        assert_eq!(
+            run.stderr
+                .matches("→ write_file {\"path\": \"new.txt\"")
+                .count(),
+            1,
+            "{run:?}"
+        );
         let second = &server.requests()[1].body;
         let result = second["messages"]
             .as_array()

@@ -311,6 +311,9 @@ struct Printer {
     /// Reasoning is on stderr without its final newline yet.
     reasoning_open: bool,
     headers: usize,
+    /// Calls of the current answer not yet shown with a `→` line (the agent announces
+    /// a call only when it runs, so a refused one is shown with its result).
+    unannounced: Vec<ToolCall>,
 }
 
 impl Printer {
@@ -322,6 +325,7 @@ impl Printer {
             text_open: false,
             reasoning_open: false,
             headers: 0,
+            unannounced: Vec::new(),
         }
     }
 
@@ -426,15 +430,22 @@ impl Printer {
             }
             AgentEvent::ToolCall { call, .. } => {
                 self.end_text(io);
-                let _ = writeln!(
-                    io.err,
-                    "{} {} {}",
-                    style.bold("→"),
-                    style.bold(mask(&call.name)),
-                    style.dim(mask(&one_line(&call.arguments, 200)))
-                );
+                self.unannounced.retain(|c| c.id != call.id);
+                call_line(call, style, io);
+            }
+            AgentEvent::Message { message, .. } if message.role == Role::Assistant => {
+                self.unannounced = message.tool_calls.clone();
             }
             AgentEvent::Message { message, .. } if message.role == Role::Tool => {
+                self.end_text(io);
+                if let Some(i) = self
+                    .unannounced
+                    .iter()
+                    .position(|c| Some(&c.id) == message.tool_call_id.as_ref())
+                {
+                    let call = self.unannounced.remove(i);
+                    call_line(&call, style, io);
+                }
                 let first = message.content.lines().next().unwrap_or_default();
                 let lines = message.content.lines().count();
                 let summary = if message.is_error {
@@ -500,6 +511,17 @@ impl Printer {
             );
         }
     }
+}
+
+/// `→ name {arguments}` on stderr: a call the model made.
+fn call_line(call: &ToolCall, style: Style, io: &mut Io<'_>) {
+    let _ = writeln!(
+        io.err,
+        "{} {} {}",
+        style.bold("→"),
+        style.bold(mask(&call.name)),
+        style.dim(mask(&one_line(&call.arguments, 200)))
+    );
 }
 
 fn step_summary(step: usize, usage: Option<&Usage>, elapsed: Duration) -> String {
