@@ -264,7 +264,8 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
         }
         diagnostics.extend(a.hidden_tool_mentions(&neutral));
         for values in runs {
-            if let Err(ds) = a.assemble(&values) {
+            // The fingerprint is not part of what `validate` checks: skip it.
+            if let Err(ds) = a.check_renders(&values) {
                 diagnostics.extend(
                     ds.into_iter()
                         .filter(|d| !(statically_missing && d.kind == DiagnosticKind::MissingValue))
