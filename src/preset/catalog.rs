@@ -30,6 +30,7 @@ use super::source::{
 };
 use super::spec::is_valid_preset_name;
 use super::text_file::load_text_files;
+use super::validate::FileLayer;
 use crate::bounded::{BoundedReadError, read_bounded};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 use crate::source_files::{SourceFiles, SourceText};
@@ -218,6 +219,8 @@ pub struct PresetEntry {
     display: Arc<str>,
     content: Content,
     loaded: OnceLock<Loaded>,
+    /// What the file contributes to every chain it is in, once derived.
+    layer: OnceLock<Arc<FileLayer>>,
     shadows: Vec<ShadowedFile>,
     /// The name is taken from the file's `name:` (standard input has no file name).
     named_by_content: bool,
@@ -256,6 +259,7 @@ impl PresetEntry {
             display,
             content,
             loaded: OnceLock::new(),
+            layer: OnceLock::new(),
             shadows: Vec::new(),
             named_by_content: false,
         }
@@ -300,6 +304,15 @@ impl PresetEntry {
     /// or differs from the file stem (`name-mismatch`).
     pub fn parsed(&self) -> Result<&ParsedPreset, &Diagnostics> {
         self.loaded.get_or_init(|| self.load()).parsed.as_ref()
+    }
+
+    /// What the file contributes to every chain it is in (its layer and the problems of
+    /// the file itself), derived on first use and kept; `None` unless it parses.
+    pub(crate) fn file_layer(&self) -> Option<Arc<FileLayer>> {
+        let parsed = self.parsed().ok()?;
+        Some(Arc::clone(
+            self.layer.get_or_init(|| Arc::new(FileLayer::of(parsed))),
+        ))
     }
 
     /// The file's text as it was read, once it has been (by [`PresetEntry::parsed`]):

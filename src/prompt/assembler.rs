@@ -158,7 +158,7 @@ struct KnownVariable {
 #[derive(Debug)]
 pub struct AssemblerBuilder<'c> {
     catalog: &'c ToolCatalog,
-    layers: Vec<Layer>,
+    layers: Vec<Arc<Layer>>,
     suppress: bool,
 }
 
@@ -173,7 +173,13 @@ impl<'c> AssemblerBuilder<'c> {
     }
 
     /// Add the next (nearer) layer.
-    pub fn layer(mut self, layer: Layer) -> Self {
+    pub fn layer(self, layer: Layer) -> Self {
+        self.shared_layer(Arc::new(layer))
+    }
+
+    /// Add the next (nearer) layer, shared with other builders (a preset file that many
+    /// presets extend contributes the same layer to each).
+    pub fn shared_layer(mut self, layer: Arc<Layer>) -> Self {
         self.layers.push(layer);
         self
     }
