@@ -668,7 +668,11 @@ fn compile_piece(
         };
         match compiled {
             Ok((engine, vars)) => {
-                let scan = scan(text, false, &when_guards);
+                // Text without template syntax names nothing: nothing to scan.
+                let scan = match &engine {
+                    Engine::Substitution(s) if s.is_text() => TemplateScan::default(),
+                    _ => scan(text, false, &when_guards),
+                };
                 let (names_ok, vars) =
                     check_names(templates, kind, name, &scan, vars, &text_span, sink);
                 ok &= names_ok;
@@ -882,6 +886,11 @@ fn check_references(
 ) -> bool {
     let mut ok = true;
     for var in vars {
+        let unknown = !known.contains(&var.as_str());
+        if !unknown && !volatile.is_some_and(|v| v.contains(var)) {
+            continue;
+        }
+        // Only a reference that is reported needs its position.
         let offset = find_reference(source, var, expression);
         let span = span_of(offset).map(|s| {
             if offset.is_some() {
@@ -890,7 +899,7 @@ fn check_references(
                 s
             }
         });
-        if !known.contains(&var.as_str()) {
+        if unknown {
             ok = false;
             let help = help_did_you_mean(var, known.iter().copied()).unwrap_or_else(|| {
                 format!(

@@ -69,9 +69,6 @@ impl Substitution {
     /// `{{ name }}`. `is_global` tells the names the environment defines (functions such
     /// as `range`), which are not variables.
     pub(crate) fn parse(source: &str, is_global: impl Fn(&str) -> bool) -> Option<Substitution> {
-        if source.contains("{%") || source.contains("{#") {
-            return None;
-        }
         // Like the engine, drop one trailing newline (and a carriage return before it).
         let mut end = source.len();
         if source[..end].ends_with('\n') {
@@ -84,16 +81,25 @@ impl Substitution {
         let mut parts = Vec::new();
         let mut text_start = 0;
         let mut i = 0;
-        while let Some(found) = source[i..end].find("{{") {
+        // One pass over the `{`s: `{%` and `{#` (anywhere, the dropped newline aside)
+        // end the fast path, `{{` starts a variable.
+        while let Some(found) = source[i..].find('{') {
             let open = i + found;
-            let mut j = open + 2;
+            match bytes.get(open + 1) {
+                Some(b'%' | b'#') => return None,
+                Some(b'{') if open + 1 < end => {}
+                _ => {
+                    i = open + 1;
+                    continue;
+                }
+            }
             let skip_space = |mut j: usize| {
                 while j < end && matches!(bytes[j], b' ' | b'\t' | b'\n' | b'\r') {
                     j += 1;
                 }
                 j
             };
-            j = skip_space(j);
+            let mut j = skip_space(open + 2);
             let name_start = j;
             if j < end && (bytes[j].is_ascii_alphabetic() || bytes[j] == b'_') {
                 j += 1;
@@ -102,9 +108,7 @@ impl Substitution {
                 }
             }
             let name = &source[name_start..j];
-            // Whitespace is required between `{{` and a name only for readability; the
-            // engine does not need it, and neither do we. `{{-`, `{{+` and anything but
-            // a name end the fast path.
+            // `{{-`, `{{+` and anything but a plain name end the fast path.
             if name.is_empty() || SPECIAL_NAMES.contains(&name) || is_global(name) {
                 return None;
             }
@@ -123,6 +127,11 @@ impl Substitution {
             parts.push(Part::Text(text_start..end));
         }
         Some(Substitution { parts })
+    }
+
+    /// Is it text only (nothing to substitute)?
+    pub(crate) fn is_text(&self) -> bool {
+        self.variables().next().is_none()
     }
 
     /// The variables it prints, in order (a repeated one each time).

@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use minijinja::value::Object;
 use minijinja::{AutoEscape, Environment, ErrorKind, State, UndefinedBehavior, Value};
 
+use super::substitution::Substitution;
+
 /// Instructions (and data: minijinja charges one fuel per 64 bytes it creates or writes)
 /// all the renders of one assembly may use together: a runaway loop stops here, not at
 /// the OOM killer.
@@ -342,6 +344,9 @@ impl TemplateSet {
 
     /// The variables a template references (empty when it does not compile).
     pub(crate) fn variables_of(&self, source: &str) -> BTreeSet<String> {
+        if let Some(s) = Substitution::parse(source, |n| self.is_global(n)) {
+            return s.variables().map(str::to_owned).collect();
+        }
         match self.env.template_from_str(source) {
             Ok(t) => self.without_globals(t.undeclared_variables(false)),
             Err(_) => BTreeSet::new(),
