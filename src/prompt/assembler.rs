@@ -1454,7 +1454,8 @@ impl PromptAssembler {
         pieces: &[&CompiledPiece],
         step: &StepValues<'_>,
     ) -> Result<String, Diagnostics> {
-        let mut out = String::new();
+        // Room for the texts as written (what most pieces print) and the blank lines.
+        let mut out = String::with_capacity(pieces.iter().map(|p| p.text.len() + 2).sum());
         for piece in pieces {
             let separator_at = out.len();
             if !out.is_empty() {
