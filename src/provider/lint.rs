@@ -192,7 +192,7 @@ fn lint_meta_schema(tool: &str, schema: &Value, out: &mut Vec<Diagnostic>) {
         );
     }
     let mut refs = Vec::new();
-    collect_refs(schema, String::new(), &mut refs);
+    collect_refs(schema, &mut String::new(), &mut refs);
     for (pointer, target) in refs {
         let resolved = target
             .strip_prefix('#')
@@ -213,23 +213,37 @@ fn lint_meta_schema(tool: &str, schema: &Value, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Every `$ref` string in `value`, with its pointer.
-fn collect_refs(value: &Value, pointer: String, out: &mut Vec<(String, String)>) {
+/// Every `$ref` string in `value`, with its pointer. `pointer` is the pointer of
+/// `value`; it is extended in place while walking and left as it was found.
+fn collect_refs(value: &Value, pointer: &mut String, out: &mut Vec<(String, String)>) {
+    use std::fmt::Write as _;
+    let len = pointer.len();
     match value {
         Value::Object(map) => {
             for (key, child) in map {
-                let child_pointer = format!("{pointer}/{}", escape_token(key));
+                pointer.push('/');
+                // `escape_token`, without a string per key.
+                for c in key.chars() {
+                    match c {
+                        '~' => pointer.push_str("~0"),
+                        '/' => pointer.push_str("~1"),
+                        c => pointer.push(c),
+                    }
+                }
                 match (key.as_str(), child) {
-                    ("$ref", Value::String(target)) => out.push((child_pointer, target.clone())),
+                    ("$ref", Value::String(target)) => out.push((pointer.clone(), target.clone())),
                     // `enum`, `const`, `default` and `examples` hold data, not schemas.
                     ("enum" | "const" | "default" | "examples", _) => {}
-                    _ => collect_refs(child, child_pointer, out),
+                    _ => collect_refs(child, pointer, out),
                 }
+                pointer.truncate(len);
             }
         }
         Value::Array(items) => {
             for (i, child) in items.iter().enumerate() {
-                collect_refs(child, format!("{pointer}/{i}"), out);
+                let _ = write!(pointer, "/{i}");
+                collect_refs(child, pointer, out);
+                pointer.truncate(len);
             }
         }
         _ => {}
