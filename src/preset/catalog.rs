@@ -33,6 +33,7 @@ use super::text_file::load_text_files;
 use super::validate::FileLayer;
 use crate::bounded::{BoundedReadError, read_bounded};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
+use crate::provider::lint::LintMemo;
 use crate::source_files::{SourceFiles, SourceText};
 
 /// The environment variable that overrides the user configuration directory: user
@@ -469,6 +470,8 @@ pub struct PresetCatalog {
     /// Files found next to a target for its `extends` (shared by targets of one
     /// directory).
     siblings: Vec<PresetEntry>,
+    /// The provider lint's results, shared by the presets validated from this catalog.
+    lint_memo: LintMemo,
 }
 
 /// A preset named by its file (or read from standard input), see
@@ -516,6 +519,7 @@ impl PresetCatalog {
             refused: SourceFiles::new(),
             targets: Vec::new(),
             siblings: Vec::new(),
+            lint_memo: LintMemo::default(),
         }
     }
 
@@ -745,6 +749,11 @@ impl PresetCatalog {
             )
             .ranked(RANK_INLINE),
         )
+    }
+
+    /// The provider lint's results so far (see [`LintMemo`]).
+    pub(crate) fn lint_memo(&self) -> &LintMemo {
+        &self.lint_memo
     }
 
     /// Every entry, sorted by name.

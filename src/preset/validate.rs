@@ -15,7 +15,7 @@ use crate::prompt::{
     AssemblerBuilder, BUILTIN_VARIABLES, Layer, PromptAssembler, PromptContext, PromptSection,
     RemoveEntry, SectionOrigin, TokenBudget, TokenLimit, Values, VariableDecl,
 };
-use crate::provider::lint::{ToolRules, lint_tool};
+use crate::provider::lint::{LintMemo, ToolRules, lint_tool};
 use crate::provider::{ModelSettings, wire_tools};
 use crate::tools::{OrderEntry, ToolCatalog, ToolPattern, ToolRestriction};
 
@@ -150,6 +150,7 @@ pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCata
         },
         || catalog.names().map(str::to_owned).collect(),
         tools,
+        Some(catalog.lint_memo()),
         &|p| cached_layer(catalog.get(p.name()), p),
     )
 }
@@ -194,6 +195,7 @@ pub fn validate_target(catalog: &PresetCatalog, id: TargetId, tools: &ToolCatalo
         },
         || catalog.names().map(str::to_owned).collect(),
         tools,
+        Some(catalog.lint_memo()),
         &|p| {
             let own = Some(entry).filter(|e| e.parsed().is_ok_and(|q| std::ptr::eq(q, p)));
             cached_layer(own.or_else(|| catalog.lookup_for_target(id, p.name())), p)
@@ -212,7 +214,9 @@ where
     L: Fn(&str) -> Lookup<'a>,
     N: Fn() -> Vec<String>,
 {
-    validate_preset_with(leaf, lookup, names, tools, &|p| Arc::new(FileLayer::of(p)))
+    validate_preset_with(leaf, lookup, names, tools, None, &|p| {
+        Arc::new(FileLayer::of(p))
+    })
 }
 
 /// [`validate_preset`], with each file's layer from `layer_of`.
@@ -221,6 +225,7 @@ fn validate_preset_with<'a, L, N>(
     lookup: L,
     names: N,
     tools: &ToolCatalog,
+    memo: Option<&LintMemo>,
     layer_of: &dyn Fn(&ParsedPreset) -> Arc<FileLayer>,
 ) -> Validation
 where
@@ -239,12 +244,12 @@ where
             };
         }
     };
-    validate_chain_with(&chain, tools, layer_of)
+    validate_chain_with(&chain, tools, memo, layer_of)
 }
 
 /// Validate an already resolved chain.
 pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validation {
-    validate_chain_with(chain, tools, &|p| Arc::new(FileLayer::of(p)))
+    validate_chain_with(chain, tools, None, &|p| Arc::new(FileLayer::of(p)))
 }
 
 /// What one preset file contributes to every chain it is in: its layer, and the
@@ -267,6 +272,7 @@ impl FileLayer {
 fn validate_chain_with(
     chain: &PresetChain<'_>,
     tools: &ToolCatalog,
+    memo: Option<&LintMemo>,
     layer_of: &dyn Fn(&ParsedPreset) -> Arc<FileLayer>,
 ) -> Validation {
     let mut diagnostics = Vec::new();
@@ -284,7 +290,7 @@ fn validate_chain_with(
         }
     };
     if let Some(a) = &assembler {
-        diagnostics.extend(check_provider(chain, a));
+        diagnostics.extend(check_provider(chain, a, memo));
         diagnostics.extend(a.warnings().iter().cloned());
         let unguarded = a.unguarded_optional_uses();
         let statically_missing = !unguarded.is_empty();
@@ -350,7 +356,11 @@ fn validate_chain_with(
 /// against the rules every provider applies. Each problem points at the `allow` entry
 /// that made the tool visible (the nearest one), else at the provider, else at the
 /// preset's name.
-fn check_provider(chain: &PresetChain<'_>, assembler: &PromptAssembler) -> Vec<Diagnostic> {
+fn check_provider(
+    chain: &PresetChain<'_>,
+    assembler: &PromptAssembler,
+    memo: Option<&LintMemo>,
+) -> Vec<Diagnostic> {
     let model = chain
         .presets()
         .iter()
@@ -369,7 +379,10 @@ fn check_provider(chain: &PresetChain<'_>, assembler: &PromptAssembler) -> Vec<D
     };
     let mut out = Vec::new();
     for tool in &tools {
-        let problems = lint_tool(&rules, tool);
+        let problems = match memo {
+            Some(memo) => memo.lint(&rules, tool),
+            None => lint_tool(&rules, tool),
+        };
         if problems.is_empty() {
             continue;
         }

@@ -16,6 +16,8 @@
 //! | every property is listed in `required` | `strict-optional-property` | strict mode |
 //! | only the keywords every strict mode supports | `strict-unsupported-keyword` | strict mode |
 
+use std::sync::Mutex;
+
 use serde_json::{Map, Value};
 
 use super::settings::{Dialect, ModelSettings};
@@ -126,6 +128,45 @@ pub fn lint_tool(rules: &ToolRules, tool: &WireTool) -> Vec<Diagnostic> {
         walk.schema(schema, "");
     }
     out
+}
+
+/// Lint results already found, for a run that lints the same tools for many presets
+/// (`validate` of a catalog): [`lint_tool`]'s result depends only on the rules and the
+/// tool, so each pair is linted once. Holds at most [`LintMemo::CAPACITY`] pairs.
+#[derive(Debug, Default)]
+pub(crate) struct LintMemo {
+    done: Mutex<Vec<(ToolRules, WireTool, Vec<Diagnostic>)>>,
+}
+
+impl Clone for LintMemo {
+    /// A new, empty memo (what it holds is only ever a saving).
+    fn clone(&self) -> Self {
+        LintMemo::default()
+    }
+}
+
+impl LintMemo {
+    /// How many (rules, tool) pairs it keeps; past that, tools are linted every time.
+    const CAPACITY: usize = 256;
+
+    /// [`lint_tool`], remembered.
+    pub(crate) fn lint(&self, rules: &ToolRules, tool: &WireTool) -> Vec<Diagnostic> {
+        let known = self.done.lock().ok().and_then(|done| {
+            done.iter()
+                .find(|(r, t, _)| t == tool && r == rules)
+                .map(|(.., problems)| problems.clone())
+        });
+        if let Some(problems) = known {
+            return problems;
+        }
+        let problems = lint_tool(rules, tool);
+        if let Ok(mut done) = self.done.lock()
+            && done.len() < Self::CAPACITY
+        {
+            done.push((rules.clone(), tool.clone(), problems.clone()));
+        }
+        problems
+    }
 }
 
 /// Everything the endpoint `settings` describes would refuse in `tools` (what
@@ -430,6 +471,23 @@ mod tests {
             description: "A tool.".to_owned(),
             parameters,
         }
+    }
+
+    #[test]
+    fn the_memo_answers_what_the_lint_answers() {
+        let memo = LintMemo::default();
+        let rules = ToolRules::any_provider();
+        let bad = tool("bad name!", json!({"type": "object"}));
+        let good = tool("fine", json!({"type": "object", "properties": {}}));
+        // The same name with another schema is another tool.
+        let other = tool("fine", json!({"type": "string"}));
+        for _ in 0..2 {
+            for t in [&bad, &good, &other] {
+                assert_eq!(memo.lint(&rules, t), lint_tool(&rules, t), "{}", t.name);
+            }
+        }
+        assert!(!memo.lint(&rules, &bad).is_empty());
+        assert_eq!(memo.done.lock().unwrap().len(), 3);
     }
 
     fn kinds(rules: &ToolRules, tool: &WireTool) -> Vec<(DiagnosticKind, String)> {
