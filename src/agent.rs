@@ -61,7 +61,7 @@ use serde::Serialize;
 use crate::client::{ClientError, ClientEvent, ModelClient};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::preset::spec::Provider;
-use crate::prompt::{ContextSnapshot, PromptAssembler, Values};
+use crate::prompt::{ContextSnapshot, PromptAssembler, PromptText, Values};
 use crate::provider::{self, FinishReason, StreamEvent, Usage, excerpt};
 use crate::request::{Fingerprint, Message, RequestEnvelope, ToolCall};
 use crate::tools::{ToolContext, ToolDefinition, ToolOutput, WireTool};
@@ -84,7 +84,7 @@ pub struct RequestHeader {
     /// The prefix fingerprint (provider, model, tools, system).
     pub fingerprint: Fingerprint,
     /// The system prompt.
-    pub system: String,
+    pub system: PromptText,
     /// The tools exactly as sent (the endpoint's schema projection), in wire order.
     pub tools: Arc<[WireTool]>,
 }

@@ -60,8 +60,26 @@ static PATTERNS: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
     .collect()
 });
 
+/// A literal every pattern above needs (its fixed start, or for bearer tokens the
+/// `earer` of `Bearer`): text with none of them holds no secret. One pass of a literal
+/// search instead of every pattern on every line.
+static ANCHORS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        "sk-|AKIA|ASIA|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_|sk_|rk_|eyJ|earer|-----BEGIN ",
+    )
+    .ok()
+});
+
+/// Could `text` hold a secret [`find_secrets`] finds? `false` means certainly not.
+pub fn may_hold_secrets(text: &str) -> bool {
+    ANCHORS.as_ref().is_none_or(|re| re.is_match(text))
+}
+
 /// Every credential-looking string in `text`, in order, without overlaps.
 pub fn find_secrets(text: &str) -> Vec<SecretMatch> {
+    if !may_hold_secrets(text) {
+        return Vec::new();
+    }
     let mut found: Vec<SecretMatch> = Vec::new();
     for (what, re) in PATTERNS.iter() {
         for m in re.find_iter(text) {
@@ -231,6 +249,44 @@ mod tests {
             assert_eq!(&text[found[0].range.clone()], key);
             assert!(!mask_secrets(&text).contains(key));
         }
+    }
+
+    /// Every pattern needs one of the literals the quick pass looks for: an example of
+    /// each is still found in a longer text.
+    #[test]
+    fn the_quick_pass_lets_every_format_through() {
+        let examples = [
+            "sk-proj-AbCdEf1234567890GhIjKlMnOpQrStUv",
+            "AKIAABCDEFGHIJKLMNOP",
+            "ASIAABCDEFGHIJKLMNOP",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "gho_abcdefghijklmnopqrstuvwxyz0123456789",
+            "ghu_abcdefghijklmnopqrstuvwxyz0123456789",
+            "ghs_abcdefghijklmnopqrstuvwxyz0123456789",
+            "ghr_abcdefghijklmnopqrstuvwxyz0123456789",
+            "github_pat_abcdefghijklmnopqrstuvwxyz",
+            "glpat-AbCdEf1234567890GhIj",
+            "xoxb-1234567890-abcdef",
+            "AIzaSyAbCdEf1234567890GhIjKlMnOpQrStU",
+            "hf_abcdefghijklmnopqrstuvwxyzABCDEF",
+            "sk_live_abcdefghij1234",
+            "rk_test_abcdefghij1234",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+            "Bearer abcdefghijklmnopqrstuvwxyz012345",
+            "bearer abcdefghijklmnopqrstuvwxyz012345",
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+        ];
+        assert_eq!(PATTERNS.len(), 11);
+        for key in examples {
+            let text = format!("version: 1\nname: x\n# notes\ndescription: \"my {key} here\"\n");
+            assert!(may_hold_secrets(&text), "{key}");
+            let found = find_secrets(&text);
+            assert_eq!(found.len(), 1, "{key}: {found:?}");
+            assert_eq!(&text[found[0].range.clone()], key);
+        }
+        assert!(!may_hold_secrets(
+            "version: 1\nname: plain\ndescription: nothing here\n"
+        ));
     }
 
     #[test]

@@ -100,7 +100,13 @@ fn twenty_steps_with_changing_facts_keep_the_prefix_byte_identical() {
         }
         let tools_json = serde_json::to_string(&envelope.tools).expect("json");
         match &first {
-            None => first = Some((envelope.system.clone(), tools_json, envelope.fingerprint)),
+            None => {
+                first = Some((
+                    envelope.system.to_string(),
+                    tools_json,
+                    envelope.fingerprint,
+                ))
+            }
             Some((system, tools, fp)) => {
                 assert_eq!(&envelope.system, system, "system changed at step {step}");
                 assert_eq!(&tools_json, tools, "tools changed at step {step}");

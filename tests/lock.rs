@@ -120,6 +120,30 @@ fn drift_in_every_format() {
     assert_eq!(v["runs"][0]["results"][0]["ruleId"], "P0302");
 }
 
+/// A lock whose prefixes all match but whose fingerprints do not (written by a build with
+/// an older fingerprint encoding) says so, rather than blaming the token counts.
+#[test]
+fn a_lock_of_an_older_fingerprint_encoding_says_so() {
+    let p = project();
+    assert_eq!(p.run(&["lock"]).code, 0);
+    let mut lock = json(&lock_text(&p));
+    lock["presets"]["reviewer"]["fingerprint"] = Value::from(format!("sha256:{}", "0".repeat(64)));
+    fs::write(
+        p.path().join("presets.lock"),
+        serde_json::to_string_pretty(&lock).unwrap(),
+    )
+    .unwrap();
+    let run = p.run(&["validate", "--locked", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = json(&run.stdout);
+    let message = v["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("reviewer` differs from presets.lock: its fingerprint changed"),
+        "{message}"
+    );
+    assert!(!message.contains("token counts"), "{message}");
+}
+
 #[test]
 fn tools_model_and_added_or_removed_sections_are_named() {
     let p = project();

@@ -128,3 +128,91 @@ fn template_equal_values_render_exactly() {
         );
     }
 }
+
+/// One change to a value set that lives across steps.
+fn change() -> impl Strategy<Value = (usize, Option<Value>)> {
+    (0..4usize, value())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// A host that keeps one `Values` and changes it in place between steps (the same set
+    /// again, a clone of it, or a changed one) still gets exactly what a fresh assembler
+    /// renders: an unchanged set is answered by its stamp, a changed one never is.
+    #[test]
+    fn one_value_set_changed_in_place_equals_a_fresh_assembler(
+        changes in prop::collection::vec(change(), 1..24),
+    ) {
+        let catalog = ToolCatalog::new();
+        let long_lived = assembler(&catalog);
+        let mut values = Values::new();
+        for (which, v) in changes {
+            let name = ["a", "b", "c", "model"][which];
+            match v {
+                Some(v) => values.set(name, v),
+                None => {
+                    values.unset(name);
+                    &mut values
+                }
+            };
+            let fresh = assembler(&catalog).assemble(&values);
+            prop_assert_eq!(long_lived.assemble(&values), fresh.clone(), "values {:?}", values);
+            prop_assert_eq!(long_lived.assemble(&values), fresh.clone(), "again {:?}", values);
+            prop_assert_eq!(long_lived.assemble(&values.clone()), fresh, "clone {:?}", values);
+        }
+    }
+}
+
+/// An unchanged value set is answered with the same shared text, not a copy.
+#[test]
+fn an_unchanged_step_shares_the_text() {
+    let catalog = ToolCatalog::new();
+    let long_lived = assembler(&catalog);
+    let values = Values::new().with("a", 1).with("model", "m");
+    let first = long_lived.assemble(&values).expect("renders");
+    let again = long_lived.assemble(&values).expect("renders");
+    assert!(std::sync::Arc::ptr_eq(
+        first.system.as_arc(),
+        again.system.as_arc()
+    ));
+    // Equal values in a new set: still the same text (found by comparing the values).
+    let equal = Values::new().with("a", 1).with("model", "m");
+    let third = long_lived.assemble(&equal).expect("renders");
+    assert!(std::sync::Arc::ptr_eq(
+        first.system.as_arc(),
+        third.system.as_arc()
+    ));
+}
+
+/// A host object can change what it prints while the value set holding it does not
+/// change: such a set is never answered by its stamp.
+#[test]
+fn a_host_object_that_changes_is_rendered_again() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[derive(Debug, Default)]
+    struct Counter(AtomicUsize);
+    impl minijinja::value::Object for Counter {
+        fn repr(self: &Arc<Self>) -> minijinja::value::ObjectRepr {
+            minijinja::value::ObjectRepr::Plain
+        }
+
+        fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "n{}", self.0.load(Ordering::Relaxed))
+        }
+    }
+
+    let catalog = ToolCatalog::new();
+    let long_lived = assembler(&catalog);
+    let counter = Arc::new(Counter::default());
+    let values = Values::new()
+        .with("a", Value::from_dyn_object(Arc::clone(&counter)))
+        .with("model", "m");
+    let first = long_lived.assemble(&values).expect("renders");
+    assert!(first.system.contains("a=n0"), "{}", first.system);
+    counter.0.store(1, Ordering::Relaxed);
+    let second = long_lived.assemble(&values).expect("renders");
+    assert!(second.system.contains("a=n1"), "{}", second.system);
+}

@@ -203,8 +203,8 @@ fn rendered_pieces_joined_are_the_assembly() {
         assert_eq!(join(sections), assembly.system, "{name}");
         let contexts = join(preset.assembler().rendered_contexts(&values).unwrap());
         assert_eq!(
-            Some(contexts).filter(|c| !c.is_empty()),
-            assembly.context,
+            Some(contexts.as_str()).filter(|c| !c.is_empty()),
+            assembly.context.as_deref(),
             "{name}"
         );
     }

@@ -156,3 +156,24 @@ fn doubling_attack_through_the_cli_has_bounded_memory() {
     let peak_mib = usage.ru_maxrss / 1024; // KiB on Linux
     assert!(peak_mib < 256, "a child peaked at {peak_mib} MiB");
 }
+
+/// Sections that only print variables are printed without the template engine; their
+/// output still counts against the same byte budget, with the same error.
+#[test]
+fn plain_substitutions_share_the_byte_budget_too() {
+    let mib = (TEMPLATE_OUTPUT_BYTES / 4) as usize;
+    let values = Values::new().with("v", "x".repeat(mib));
+    let decl = || agent_presets::prompt::VariableDecl::new("v", "v").expect("name");
+    let ok = build(sections(3, "{{ v }}").variable(decl())).assemble(&values);
+    assert!(ok.is_ok(), "{ok:?}");
+    let err = build(sections(5, "{{ v }}").variable(decl()))
+        .assemble(&values)
+        .expect_err("the fifth section does not fit");
+    assert!(err.has(DiagnosticKind::LimitExceeded), "{err}");
+    assert!(err.to_string().contains("section `s004`"), "{err}");
+    // The same through the engine (a filter forces it): the same outcome.
+    let err = build(sections(5, "{{ v | string }}").variable(decl()))
+        .assemble(&values)
+        .expect_err("the fifth section does not fit");
+    assert!(err.to_string().contains("section `s004`"), "{err}");
+}

@@ -264,6 +264,13 @@ pub(crate) fn drift(preset: &ValidPreset, locked: &Value, now: &Value) -> Option
     if changes.is_empty() && order(&old_tools) != order(&new_tools) {
         changes.push("the wire order of the tools changed".to_owned());
     }
+    if changes.is_empty() && locked["fingerprint"] != now["fingerprint"] {
+        // Same prefix, another fingerprint: the lock predates the fingerprint's encoding.
+        changes.push(
+            "its fingerprint changed (the lock was written by a build that encoded fingerprints differently)"
+                .to_owned(),
+        );
+    }
     if changes.is_empty() {
         // Same prefix, other counts (e.g. a new tokenizer): the lock is merely stale.
         changes.push("its token counts changed".to_owned());

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use clap::{Args, ValueEnum};
+use rayon::prelude::*;
 
 use super::lock::{self, LockFile};
 use super::report::{MachineFormat, PresetOutcome, ValidationReport};
@@ -13,6 +14,10 @@ use super::snippet::HumanRenderer;
 use super::workspace::{Selected, Workspace, is_path};
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
+
+/// From how many presets `validate` spreads the work over the cores (below it, starting
+/// the threads costs more than it saves).
+const PARALLEL_FROM: usize = 8;
 
 /// Arguments of `validate`.
 #[derive(Debug, Args)]
@@ -134,24 +139,37 @@ pub(crate) fn run(
         }
     }
 
+    // One file named twice (by name and by path, say) is validated once.
     let mut seen = BTreeSet::new();
-    for chosen in selected {
-        let (name, file) = match workspace.entry(&chosen) {
-            Some(e) => (e.name().to_owned(), e.display().to_string()),
-            None => continue,
+    let jobs: Vec<(Selected, String, String)> = selected
+        .into_iter()
+        .filter_map(|chosen| {
+            let e = workspace.entry(&chosen)?;
+            let (name, file) = (e.name().to_owned(), e.display().to_string());
+            seen.insert(file.clone()).then_some((chosen, name, file))
+        })
+        .collect();
+    // Presets are independent: validate them (and check them against the lock) on
+    // every core, report them in order. Each assembler goes as soon as its preset is
+    // checked.
+    let validate = |(chosen, name, _): &(Selected, String, String)| {
+        let mut validation = workspace.validate_selected(chosen);
+        let drift = match (&lock, validation.preset.take()) {
+            (Some(lock), Some(preset)) => match lock.get(name) {
+                Some(locked) => lock::entry(&preset).map(|now| lock::drift(&preset, locked, &now)),
+                None => Ok(Some(lock::not_locked(&preset))),
+            },
+            _ => Ok(None),
         };
-        // One file named twice (by name and by path, say) is validated once.
-        if !seen.insert(file.clone()) {
-            continue;
-        }
-        let mut validation = workspace.validate_selected(&chosen);
-        if let (Some(lock), Some(preset)) = (&lock, &validation.preset) {
-            let drift = match lock.get(&name) {
-                Some(locked) => lock::drift(preset, locked, &lock::entry(preset)?),
-                None => Some(lock::not_locked(preset)),
-            };
-            validation.diagnostics.extend(drift);
-        }
+        (validation, drift)
+    };
+    let outcomes: Vec<_> = if jobs.len() >= PARALLEL_FROM {
+        jobs.par_iter().map(validate).collect()
+    } else {
+        jobs.iter().map(validate).collect()
+    };
+    for ((chosen, name, file), (mut validation, drift)) in jobs.into_iter().zip(outcomes) {
+        validation.diagnostics.extend(drift?);
         // Two files of one source offer this name: the name is ambiguous, so the preset
         // is not valid whatever its content.
         let refused = matches!(&chosen, Selected::Name(n) if workspace.is_ambiguous(n));

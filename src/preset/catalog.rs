@@ -30,8 +30,10 @@ use super::source::{
 };
 use super::spec::is_valid_preset_name;
 use super::text_file::load_text_files;
+use super::validate::FileLayer;
 use crate::bounded::{BoundedReadError, read_bounded};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
+use crate::provider::lint::LintMemo;
 use crate::source_files::{SourceFiles, SourceText};
 
 /// The environment variable that overrides the user configuration directory: user
@@ -218,6 +220,8 @@ pub struct PresetEntry {
     display: Arc<str>,
     content: Content,
     loaded: OnceLock<Loaded>,
+    /// What the file contributes to every chain it is in, once derived.
+    layer: OnceLock<Arc<FileLayer>>,
     shadows: Vec<ShadowedFile>,
     /// The name is taken from the file's `name:` (standard input has no file name).
     named_by_content: bool,
@@ -256,6 +260,7 @@ impl PresetEntry {
             display,
             content,
             loaded: OnceLock::new(),
+            layer: OnceLock::new(),
             shadows: Vec::new(),
             named_by_content: false,
         }
@@ -300,6 +305,15 @@ impl PresetEntry {
     /// or differs from the file stem (`name-mismatch`).
     pub fn parsed(&self) -> Result<&ParsedPreset, &Diagnostics> {
         self.loaded.get_or_init(|| self.load()).parsed.as_ref()
+    }
+
+    /// What the file contributes to every chain it is in (its layer and the problems of
+    /// the file itself), derived on first use and kept; `None` unless it parses.
+    pub(crate) fn file_layer(&self) -> Option<Arc<FileLayer>> {
+        let parsed = self.parsed().ok()?;
+        Some(Arc::clone(
+            self.layer.get_or_init(|| Arc::new(FileLayer::of(parsed))),
+        ))
     }
 
     /// The file's text as it was read, once it has been (by [`PresetEntry::parsed`]):
@@ -456,6 +470,8 @@ pub struct PresetCatalog {
     /// Files found next to a target for its `extends` (shared by targets of one
     /// directory).
     siblings: Vec<PresetEntry>,
+    /// The provider lint's results, shared by the presets validated from this catalog.
+    lint_memo: LintMemo,
 }
 
 /// A preset named by its file (or read from standard input), see
@@ -503,6 +519,7 @@ impl PresetCatalog {
             refused: SourceFiles::new(),
             targets: Vec::new(),
             siblings: Vec::new(),
+            lint_memo: LintMemo::default(),
         }
     }
 
@@ -732,6 +749,11 @@ impl PresetCatalog {
             )
             .ranked(RANK_INLINE),
         )
+    }
+
+    /// The provider lint's results so far (see [`LintMemo`]).
+    pub(crate) fn lint_memo(&self) -> &LintMemo {
+        &self.lint_memo
     }
 
     /// Every entry, sorted by name.

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::catalog::{PresetCatalog, TargetId};
+use super::catalog::{PresetCatalog, PresetEntry, TargetId};
 use super::provenance::admitting_rule;
 use super::resolve::{Lookup, PresetChain, resolve_chain};
 use super::source::ParsedPreset;
@@ -15,7 +15,7 @@ use crate::prompt::{
     AssemblerBuilder, BUILTIN_VARIABLES, Layer, PromptAssembler, PromptContext, PromptSection,
     RemoveEntry, SectionOrigin, TokenBudget, TokenLimit, Values, VariableDecl,
 };
-use crate::provider::lint::{ToolRules, lint_tool};
+use crate::provider::lint::{LintMemo, ToolRules, lint_tool};
 use crate::provider::{ModelSettings, wire_tools};
 use crate::tools::{OrderEntry, ToolCatalog, ToolPattern, ToolRestriction};
 
@@ -141,7 +141,7 @@ pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCata
             };
         }
     };
-    validate_preset(
+    validate_preset_with(
         leaf,
         |n| match catalog.parsed(n) {
             Some(Ok(p)) => Lookup::Found(p),
@@ -150,7 +150,18 @@ pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCata
         },
         || catalog.names().map(str::to_owned).collect(),
         tools,
+        Some(catalog.lint_memo()),
+        &|p| cached_layer(catalog.get(p.name()), p),
     )
+}
+
+/// The layer of `preset` as its catalog entry keeps it (derived once however many chains
+/// it is in), or derived now when `entry` is not where it came from.
+fn cached_layer(entry: Option<&PresetEntry>, preset: &ParsedPreset) -> Arc<FileLayer> {
+    entry
+        .filter(|e| e.parsed().is_ok_and(|q| std::ptr::eq(q, preset)))
+        .and_then(PresetEntry::file_layer)
+        .unwrap_or_else(|| Arc::new(FileLayer::of(preset)))
 }
 
 /// Validate a preset named by its file (or read from standard input), see
@@ -175,7 +186,7 @@ pub fn validate_target(catalog: &PresetCatalog, id: TargetId, tools: &ToolCatalo
             };
         }
     };
-    validate_preset(
+    validate_preset_with(
         leaf,
         |n| match catalog.lookup_for_target(id, n).map(|e| e.parsed()) {
             Some(Ok(p)) => Lookup::Found(p),
@@ -184,6 +195,11 @@ pub fn validate_target(catalog: &PresetCatalog, id: TargetId, tools: &ToolCatalo
         },
         || catalog.names().map(str::to_owned).collect(),
         tools,
+        Some(catalog.lint_memo()),
+        &|p| {
+            let own = Some(entry).filter(|e| e.parsed().is_ok_and(|q| std::ptr::eq(q, p)));
+            cached_layer(own.or_else(|| catalog.lookup_for_target(id, p.name())), p)
+        },
     )
 }
 
@@ -198,27 +214,73 @@ where
     L: Fn(&str) -> Lookup<'a>,
     N: Fn() -> Vec<String>,
 {
+    validate_preset_with(leaf, lookup, names, tools, None, &|p| {
+        Arc::new(FileLayer::of(p))
+    })
+}
+
+/// [`validate_preset`], with each file's layer from `layer_of`.
+fn validate_preset_with<'a, L, N>(
+    leaf: &'a ParsedPreset,
+    lookup: L,
+    names: N,
+    tools: &ToolCatalog,
+    memo: Option<&LintMemo>,
+    layer_of: &dyn Fn(&ParsedPreset) -> Arc<FileLayer>,
+) -> Validation
+where
+    L: Fn(&str) -> Lookup<'a>,
+    N: Fn() -> Vec<String>,
+{
     let chain = match resolve_chain(leaf, lookup, names) {
         Ok(c) => c,
         Err(ds) => {
             let mut diagnostics = ds.into_vec();
             // Report the leaf's own problems too, so one run shows everything.
-            let _ = layer_from_preset(leaf, &mut diagnostics);
+            diagnostics.extend(layer_of(leaf).diagnostics.iter().cloned());
             return Validation {
                 diagnostics,
                 preset: None,
             };
         }
     };
-    validate_chain(&chain, tools)
+    validate_chain_with(&chain, tools, memo, layer_of)
 }
 
 /// Validate an already resolved chain.
 pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validation {
+    validate_chain_with(chain, tools, None, &|p| Arc::new(FileLayer::of(p)))
+}
+
+/// What one preset file contributes to every chain it is in: its layer, and the
+/// problems of the file itself (found once, reported with each chain).
+#[derive(Debug)]
+pub(crate) struct FileLayer {
+    layer: Arc<Layer>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl FileLayer {
+    /// Derive the layer of `preset` (secret scan included).
+    pub(crate) fn of(preset: &ParsedPreset) -> FileLayer {
+        let mut diagnostics = Vec::new();
+        let layer = Arc::new(layer_from_preset(preset, &mut diagnostics));
+        FileLayer { layer, diagnostics }
+    }
+}
+
+fn validate_chain_with(
+    chain: &PresetChain<'_>,
+    tools: &ToolCatalog,
+    memo: Option<&LintMemo>,
+    layer_of: &dyn Fn(&ParsedPreset) -> Arc<FileLayer>,
+) -> Validation {
     let mut diagnostics = Vec::new();
     let mut builder = AssemblerBuilder::new(tools);
     for preset in chain.presets() {
-        builder = builder.layer(layer_from_preset(preset, &mut diagnostics));
+        let file = layer_of(preset);
+        diagnostics.extend(file.diagnostics.iter().cloned());
+        builder = builder.shared_layer(Arc::clone(&file.layer));
     }
     let assembler = match builder.build() {
         Ok(a) => Some(a),
@@ -228,7 +290,7 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
         }
     };
     if let Some(a) = &assembler {
-        diagnostics.extend(check_provider(chain, a));
+        diagnostics.extend(check_provider(chain, a, memo));
         diagnostics.extend(a.warnings().iter().cloned());
         let unguarded = a.unguarded_optional_uses();
         let statically_missing = !unguarded.is_empty();
@@ -264,7 +326,8 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
         }
         diagnostics.extend(a.hidden_tool_mentions(&neutral));
         for values in runs {
-            if let Err(ds) = a.assemble(&values) {
+            // The fingerprint is not part of what `validate` checks: skip it.
+            if let Err(ds) = a.check_renders(&values) {
                 diagnostics.extend(
                     ds.into_iter()
                         .filter(|d| !(statically_missing && d.kind == DiagnosticKind::MissingValue))
@@ -293,7 +356,11 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
 /// against the rules every provider applies. Each problem points at the `allow` entry
 /// that made the tool visible (the nearest one), else at the provider, else at the
 /// preset's name.
-fn check_provider(chain: &PresetChain<'_>, assembler: &PromptAssembler) -> Vec<Diagnostic> {
+fn check_provider(
+    chain: &PresetChain<'_>,
+    assembler: &PromptAssembler,
+    memo: Option<&LintMemo>,
+) -> Vec<Diagnostic> {
     let model = chain
         .presets()
         .iter()
@@ -312,7 +379,10 @@ fn check_provider(chain: &PresetChain<'_>, assembler: &PromptAssembler) -> Vec<D
     };
     let mut out = Vec::new();
     for tool in &tools {
-        let problems = lint_tool(&rules, tool);
+        let problems = match memo {
+            Some(memo) => memo.lint(&rules, tool),
+            None => lint_tool(&rules, tool),
+        };
         if problems.is_empty() {
             continue;
         }
@@ -764,6 +834,9 @@ fn check_pass_env(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) {
 /// Report every key-like string in the file (values, comments, anywhere), by position,
 /// without ever repeating the key.
 fn check_secrets(display: &Arc<str>, source: &str, out: &mut Vec<Diagnostic>) {
+    if !crate::secrets::may_hold_secrets(source) {
+        return;
+    }
     for (i, line) in source.lines().enumerate() {
         for m in crate::secrets::find_secrets(line) {
             let column = line[..m.range.start].chars().count() as u32 + 1;

@@ -4,15 +4,18 @@
 //! removals, template syntax, variable references, tool restrictions, statically
 //! conflicting `complete` sections). Assembling renders with one step's values.
 
+use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use minijinja::Value;
 
 use super::layer::{Layer, TokenBudget, TokenLimit};
+use super::prompt_text::PromptText;
 use super::section::{Order, PromptContext, PromptSection, SectionName};
-use super::step_cache::RenderCost;
-use super::step_cache::{StepCache, StepKey, same_key};
+use super::step_cache::{ContextPart, RenderCost, StepCache, StepKey, SystemPart, same_value};
+use super::substitution::{Substitution, SubstitutionError};
 use super::template::{
     AssemblyBudget, BUDGET_KEY, TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES, TemplateError, TemplateId,
     TemplateSet, find_reference,
@@ -24,19 +27,22 @@ use super::variables::{
 };
 use super::warnings;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, DiagnosticSink, Diagnostics, Span};
-use crate::request::Fingerprint;
+use crate::request::{Fingerprint, PrefixHasher};
 use crate::suggest::help_did_you_mean;
 use crate::tools::{ToolCatalog, ToolRegistry, WireTool};
 
 /// What one step sends: the system prompt, the tools, and the runtime context text.
+///
+/// The texts are shared, not copied: steps that render the same text hand out the same
+/// [`PromptText`] (it reads and compares as a `&str`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Assembly {
     /// The system prompt.
-    pub system: String,
+    pub system: PromptText,
     /// The visible tools, in wire order (shared; identical across steps).
     pub tools: Arc<[WireTool]>,
     /// The rendered runtime context, or `None` when there is none (or it is suppressed).
-    pub context: Option<String>,
+    pub context: Option<PromptText>,
     /// sha256 of the cacheable prefix (provider, model, tools, system); equals
     /// `Fingerprint::of(provider, model, &system, &tools)` for the step's `provider` and
     /// `model` values.
@@ -58,14 +64,26 @@ pub struct RenderedPiece {
 
 #[derive(Debug)]
 enum Body {
+    /// `template: false`: the text as written (trailing whitespace trimmed). It costs
+    /// nothing of the template budget.
     Verbatim(String),
     Template {
-        id: TemplateId,
+        engine: Engine,
         vars: BTreeSet<String>,
         /// Per variable, the offsets of references not guarded by a definedness test or
         /// `default` (see `template_scan`).
         unguarded: BTreeMap<String, Vec<usize>>,
     },
+}
+
+/// How a template body is printed.
+#[derive(Debug)]
+enum Engine {
+    /// By minijinja, compiled.
+    Compiled(TemplateId),
+    /// Text and `{{ name }}` only (most sections): printed without the engine, exactly as
+    /// it would print them. Its output counts against the template budget's bytes.
+    Substitution(Substitution),
 }
 
 #[derive(Debug)]
@@ -140,7 +158,7 @@ struct KnownVariable {
 #[derive(Debug)]
 pub struct AssemblerBuilder<'c> {
     catalog: &'c ToolCatalog,
-    layers: Vec<Layer>,
+    layers: Vec<Arc<Layer>>,
     suppress: bool,
 }
 
@@ -155,7 +173,13 @@ impl<'c> AssemblerBuilder<'c> {
     }
 
     /// Add the next (nearer) layer.
-    pub fn layer(mut self, layer: Layer) -> Self {
+    pub fn layer(self, layer: Layer) -> Self {
+        self.shared_layer(Arc::new(layer))
+    }
+
+    /// Add the next (nearer) layer, shared with other builders (a preset file that many
+    /// presets extend contributes the same layer to each).
+    pub fn shared_layer(mut self, layer: Arc<Layer>) -> Self {
         self.layers.push(layer);
         self
     }
@@ -488,12 +512,25 @@ impl<'c> AssemblerBuilder<'c> {
         } else {
             compiled_contexts
         };
+        let required = variables
+            .iter()
+            .filter(|(_, v)| v.required && v.default.is_none())
+            .map(|(n, _)| n.clone())
+            .collect();
+        let constrained = declared
+            .values()
+            .filter(|d| d.is_constrained())
+            .map(|d| d.name.as_str().to_owned())
+            .collect();
         Ok(PromptAssembler {
             system_vars: prefix_dependencies(&compiled_sections),
             context_vars: dependencies(&contexts),
             cache: Mutex::new(StepCache::default()),
-            tools_json: Fingerprint::tools_json(&wire_tools),
+            prefix_hasher: OnceLock::new(),
             known_tools: catalog.names().map(str::to_owned).collect(),
+            required,
+            constrained,
+            runtime_context_value: Value::from(!suppress && !contexts.is_empty()),
             budget,
             templates,
             sections: compiled_sections,
@@ -618,9 +655,24 @@ fn compile_piece(
     // What the `when` condition being true proves defined guards the whole text.
     let when_guards = when.map(condition_guards).unwrap_or_default();
     let body = if template {
-        match templates.add_template(name.as_str(), text) {
-            Ok((id, vars)) => {
-                let scan = scan(text, false, &when_guards);
+        // Text and `{{ name }}` only: no need for the engine (it would find the same
+        // variables and no syntax error).
+        let compiled = match Substitution::parse(text, |n| templates.is_global(n)) {
+            Some(s) => {
+                let vars = s.variables().map(str::to_owned).collect();
+                Ok((Engine::Substitution(s), vars))
+            }
+            None => templates
+                .add_template(name.as_str(), text)
+                .map(|(id, vars)| (Engine::Compiled(id), vars)),
+        };
+        match compiled {
+            Ok((engine, vars)) => {
+                // Text without template syntax names nothing: nothing to scan.
+                let scan = match &engine {
+                    Engine::Substitution(s) if s.is_text() => TemplateScan::default(),
+                    _ => scan(text, false, &when_guards),
+                };
                 let (names_ok, vars) =
                     check_names(templates, kind, name, &scan, vars, &text_span, sink);
                 ok &= names_ok;
@@ -628,7 +680,7 @@ fn compile_piece(
                     kind, name, text, false, &vars, known, volatile, &text_span, sink,
                 );
                 Body::Template {
-                    id,
+                    engine,
                     vars,
                     unguarded: scan.unguarded,
                 }
@@ -834,6 +886,11 @@ fn check_references(
 ) -> bool {
     let mut ok = true;
     for var in vars {
+        let unknown = !known.contains(&var.as_str());
+        if !unknown && !volatile.is_some_and(|v| v.contains(var)) {
+            continue;
+        }
+        // Only a reference that is reported needs its position.
         let offset = find_reference(source, var, expression);
         let span = span_of(offset).map(|s| {
             if offset.is_some() {
@@ -842,7 +899,7 @@ fn check_references(
                 s
             }
         });
-        if !known.contains(&var.as_str()) {
+        if unknown {
             ok = false;
             let help = help_did_you_mean(var, known.iter().copied()).unwrap_or_else(|| {
                 format!(
@@ -889,17 +946,23 @@ pub struct PromptAssembler {
     variables: BTreeMap<String, KnownVariable>,
     /// The nearest declaration of every declared variable (types and choices).
     declared: BTreeMap<String, VariableDecl>,
+    /// Required variables without a default, by name.
+    required: Vec<String>,
+    /// Declared variables with a type or choices to check given values against.
+    constrained: Vec<String>,
     registry: Arc<ToolRegistry>,
     wire_tools: Arc<[WireTool]>,
     tools_value: Value,
+    /// The value of `runtime_context`: is a runtime context sent at all?
+    runtime_context_value: Value,
     warnings: Vec<Diagnostic>,
     /// Variables the system prompt depends on (`tools` excluded: it never changes).
     system_vars: Vec<String>,
     /// Variables the runtime context depends on.
     context_vars: Vec<String>,
     cache: Mutex<StepCache>,
-    /// The tools as the fingerprint hashes them (they never change).
-    tools_json: String,
+    /// The fingerprint's hash of the tools (they never change), taken on first use.
+    prefix_hasher: OnceLock<PrefixHasher>,
     /// Every tool the catalog knows, visible or not.
     known_tools: Vec<String>,
     /// Token budgets (the tools were checked when building).
@@ -930,6 +993,96 @@ fn dependencies(pieces: &[CompiledPiece]) -> Vec<String> {
     }
     vars.retain(|v| !is_derived_variable(v));
     vars.into_iter().collect()
+}
+
+/// One step's values as its templates see them: the given value, else the declared
+/// default; `tools` and `runtime_context` from the assembler. The engine's context (a
+/// map of every variable with a value, and the assembly's budget) is built only when a
+/// piece needs the engine, once per step, and shared by every piece that does.
+struct StepValues<'a> {
+    assembler: &'a PromptAssembler,
+    values: &'a Values,
+    /// The template budget of this assembly.
+    budget: Arc<AssemblyBudget>,
+    engine: OnceCell<Value>,
+}
+
+impl<'a> StepValues<'a> {
+    fn new(assembler: &'a PromptAssembler, values: &'a Values) -> Self {
+        StepValues {
+            assembler,
+            values,
+            budget: Arc::new(AssemblyBudget::default()),
+            engine: OnceCell::new(),
+        }
+    }
+
+    /// The value of the known variable `name`, if it has one.
+    fn get(&self, name: &str) -> Option<&Value> {
+        let var = self.assembler.variables.get(name)?;
+        if name == TOOLS_VARIABLE {
+            Some(&self.assembler.tools_value)
+        } else if name == RUNTIME_CONTEXT_VARIABLE {
+            Some(&self.assembler.runtime_context_value)
+        } else {
+            self.values.get(name).or(var.default.as_ref())
+        }
+    }
+
+    /// Does the known variable `name` have a value?
+    fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// The engine's context value.
+    fn engine(&self) -> &Value {
+        self.engine.get_or_init(|| {
+            let mut map: BTreeMap<&str, Value> = BTreeMap::new();
+            map.insert(BUDGET_KEY, Value::from_dyn_object(Arc::clone(&self.budget)));
+            for name in self.assembler.variables.keys() {
+                if let Some(v) = self.get(name) {
+                    map.insert(name, v.clone());
+                }
+            }
+            Value::from(map)
+        })
+    }
+
+    /// What the renders of this assembly used so far.
+    fn used(&self) -> RenderCost {
+        self.budget.used()
+    }
+}
+
+/// Does a cached part's key hold exactly the values `names` resolve to now?
+fn key_matches(names: &[String], key: &[Option<Value>], step: &StepValues<'_>) -> bool {
+    names.len() == key.len()
+        && names.iter().zip(key).all(|(name, cached)| {
+            match (
+                step.values.get(name).or_else(|| default_of(step, name)),
+                cached,
+            ) {
+                (None, None) => true,
+                (Some(now), Some(then)) => same_value(now, then, 0),
+                _ => false,
+            }
+        })
+}
+
+fn default_of<'v>(step: &StepValues<'v>, name: &str) -> Option<&'v Value> {
+    step.assembler
+        .variables
+        .get(name)
+        .and_then(|v| v.default.as_ref())
+}
+
+/// What [`PromptAssembler::render_step`] does besides rendering.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StepMode {
+    /// A real step: reuse and remember parts, fingerprint the prefix.
+    Assemble,
+    /// `validate`'s render: every part rendered afresh, no fingerprint, nothing kept.
+    Check,
 }
 
 impl PromptAssembler {
@@ -963,10 +1116,7 @@ impl PromptAssembler {
     /// Variables every assembly must be given a value for: declared `required`, with no
     /// default (after the nearest declaration replaced outer ones).
     pub fn required_variables(&self) -> impl Iterator<Item = &str> {
-        self.variables
-            .iter()
-            .filter(|(_, v)| v.required && v.default.is_none())
-            .map(|(n, _)| n.as_str())
+        self.required.iter().map(String::as_str)
     }
 
     /// Variables declared with neither a default nor `required`: templates use them only
@@ -989,9 +1139,9 @@ impl PromptAssembler {
     /// provenance and prompt-drift locks.
     pub fn rendered_sections(&self, values: &Values) -> Result<Vec<RenderedPiece>, Diagnostics> {
         self.check_required(values)?;
-        let (ctx, have) = self.context_value(values);
-        let pieces = self.system_pieces(&ctx, &have)?;
-        self.render_each("section", &pieces, &ctx, &have)
+        let step = StepValues::new(self, values);
+        let pieces = self.system_pieces(&step)?;
+        self.render_each("section", &pieces, &step)
     }
 
     /// The runtime contexts for `values`, in order, rendered as
@@ -1002,21 +1152,20 @@ impl PromptAssembler {
             return Ok(Vec::new());
         }
         self.check_required(values)?;
-        let (ctx, have) = self.context_value(values);
+        let step = StepValues::new(self, values);
         let pieces: Vec<&CompiledPiece> = self.contexts.iter().collect();
-        self.render_each("context", &pieces, &ctx, &have)
+        self.render_each("context", &pieces, &step)
     }
 
     fn render_each(
         &self,
         kind: &str,
         pieces: &[&CompiledPiece],
-        ctx: &Value,
-        have: &BTreeSet<String>,
+        step: &StepValues<'_>,
     ) -> Result<Vec<RenderedPiece>, Diagnostics> {
         let mut out = Vec::with_capacity(pieces.len());
         for piece in pieces {
-            let text = self.render_pieces(kind, &[piece], ctx, have)?;
+            let text = self.render_pieces(kind, &[piece], step)?;
             if text.is_empty() {
                 continue;
             }
@@ -1039,22 +1188,47 @@ impl PromptAssembler {
     /// is exact: a value of another type or with other text (`1` vs `1.0` vs `true`,
     /// `0.0` vs `-0.0`) counts as a change, so a long-lived assembler returns the same
     /// bytes a fresh one would.
+    ///
+    /// Given the same [`Values`] as the last successful call (or an unchanged clone of
+    /// them), it returns that call's assembly again without looking at the values: the
+    /// texts are shared, not copied.
     pub fn assemble(&self, values: &Values) -> Result<Assembly, Diagnostics> {
+        self.render_step(values, StepMode::Assemble)
+    }
+
+    /// Render once as [`assemble`](Self::assemble) does, with every part rendered
+    /// afresh and nothing kept: the same errors, without the fingerprint (for
+    /// `validate`).
+    pub(crate) fn check_renders(&self, values: &Values) -> Result<(), Diagnostics> {
+        self.render_step(values, StepMode::Check).map(drop)
+    }
+
+    fn render_step(&self, values: &Values, mode: StepMode) -> Result<Assembly, Diagnostics> {
+        let stamp = values.stamp();
+        let mut guard = match mode {
+            StepMode::Assemble => self.cache.lock().ok(),
+            StepMode::Check => None,
+        };
+        if let (Some(stamp), Some(cache)) = (stamp, guard.as_deref())
+            && let Some((last, assembly)) = &cache.last
+            && *last == stamp
+        {
+            return Ok(assembly.clone());
+        }
         self.check_required(values)?;
         self.check_types(values)?;
-        let system_key = self.key(&self.system_vars, values);
-        let context_key = self.key(&self.context_vars, values);
-        let mut cache = self.cache.lock().ok();
+        let step = StepValues::new(self, values);
+        let cache = guard.as_deref_mut();
         let mut cached_system = cache
             .as_ref()
             .and_then(|c| c.system.as_ref())
-            .filter(|(k, ..)| same_key(k, &system_key))
-            .map(|(_, s, f, cost)| (s.clone(), *f, *cost));
+            .filter(|part| key_matches(&self.system_vars, &part.key, &step))
+            .map(|part| (part.text.clone(), part.fingerprint, part.cost));
         let mut cached_context = cache
             .as_ref()
             .and_then(|c| c.context.as_ref())
-            .filter(|(k, ..)| same_key(k, &context_key))
-            .map(|(_, c, cost)| (c.clone(), *cost));
+            .filter(|part| key_matches(&self.context_vars, &part.key, &step))
+            .map(|part| (part.text.clone(), part.cost));
         // Parts cached from different steps may not fit one budget together: then render
         // both, as a fresh assembler would.
         if let (Some((.., s)), Some((_, c))) = (&cached_system, &cached_context)
@@ -1063,81 +1237,89 @@ impl PromptAssembler {
             cached_system = None;
             cached_context = None;
         }
-        let mut ctx: Option<(Value, BTreeSet<String>)> = None;
-        let (system, fingerprint, system_cost) = match cached_system {
-            Some(hit) => hit,
+        let (system, fingerprint, system_cost, system_hit) = match cached_system {
+            Some((text, fingerprint, cost)) => (text, fingerprint, cost, true),
             None => {
-                let (ctx, have) = ctx.get_or_insert_with(|| self.context_value(values));
-                let s = self.render_system(ctx, have)?;
-                self.check_system_tokens(&s)?;
-                let cost = budget_used(ctx);
-                let f = Fingerprint::of_serialized(
-                    self.text_value(PROVIDER_VARIABLE, values).as_deref(),
-                    self.text_value(MODEL_VARIABLE, values).as_deref(),
-                    &s,
-                    &self.tools_json,
-                );
-                if let Some(c) = cache.as_mut() {
-                    c.system = Some((system_key, s.clone(), f, cost));
-                }
-                (s, f, cost)
+                let system = PromptText::from(self.render_system(&step)?);
+                self.check_system_tokens(&system)?;
+                let cost = step.used();
+                let fingerprint = match mode {
+                    StepMode::Assemble => self
+                        .prefix_hasher
+                        .get_or_init(|| PrefixHasher::new(&self.wire_tools))
+                        .fingerprint(
+                            text_value(step.get(PROVIDER_VARIABLE)).as_deref(),
+                            text_value(step.get(MODEL_VARIABLE)).as_deref(),
+                            &system,
+                        ),
+                    StepMode::Check => Fingerprint::placeholder(),
+                };
+                (system, fingerprint, cost, false)
             }
         };
         let cached_context = cached_context.filter(|(_, c)| fits_together(system_cost, *c));
-        let context = match cached_context {
-            Some((c, _)) => c,
+        let (context, context_cost, context_hit) = match cached_context {
+            Some((text, cost)) => (text, cost, true),
+            None if self.suppressed => (None, (0, 0), false),
             None => {
-                let (c, cost) = if self.suppressed {
-                    (None, (0, 0))
-                } else {
-                    let (ctx, have) = ctx.get_or_insert_with(|| self.context_value(values));
-                    // A cached system prompt costs what it cost when it was rendered.
-                    if let Some(budget) = AssemblyBudget::of(ctx) {
-                        budget.charge(system_cost.0, system_cost.1);
-                    }
-                    let pieces: Vec<&CompiledPiece> = self.contexts.iter().collect();
-                    let text = self.render_pieces("context", &pieces, ctx, have)?;
-                    let (fuel, bytes) = budget_used(ctx);
+                // A cached system prompt costs what it cost when it was rendered.
+                step.budget.charge(system_cost.0, system_cost.1);
+                let pieces: Vec<&CompiledPiece> = self.contexts.iter().collect();
+                let text = self.render_pieces("context", &pieces, &step)?;
+                let (fuel, bytes) = step.used();
+                (
+                    Some(text).filter(|t| !t.is_empty()).map(PromptText::from),
                     (
-                        Some(text).filter(|t| !t.is_empty()),
-                        (
-                            fuel.saturating_sub(system_cost.0),
-                            bytes.saturating_sub(system_cost.1),
-                        ),
-                    )
-                };
-                if let Some(cache) = cache.as_mut() {
-                    cache.context = Some((context_key, c.clone(), cost));
-                }
-                c
+                        fuel.saturating_sub(system_cost.0),
+                        bytes.saturating_sub(system_cost.1),
+                    ),
+                    false,
+                )
             }
         };
-        Ok(Assembly {
+        let assembly = Assembly {
             system,
             tools: Arc::clone(&self.wire_tools),
             context,
             fingerprint,
-        })
+        };
+        if let Some(cache) = cache {
+            if !system_hit {
+                cache.system = Some(SystemPart {
+                    key: self.key(&self.system_vars, &step),
+                    text: assembly.system.clone(),
+                    fingerprint,
+                    cost: system_cost,
+                });
+            }
+            if !context_hit {
+                cache.context = Some(ContextPart {
+                    key: self.key(&self.context_vars, &step),
+                    text: assembly.context.clone(),
+                    cost: context_cost,
+                });
+            }
+            if let Some(stamp) = stamp {
+                cache.last = Some((stamp, assembly.clone()));
+            }
+        }
+        Ok(assembly)
     }
 
-    fn render_system(&self, ctx: &Value, have: &BTreeSet<String>) -> Result<String, Diagnostics> {
-        let system_pieces = self.system_pieces(ctx, have)?;
-        self.render_pieces("section", &system_pieces, ctx, have)
+    fn render_system(&self, step: &StepValues<'_>) -> Result<String, Diagnostics> {
+        let system_pieces = self.system_pieces(step)?;
+        self.render_pieces("section", &system_pieces, step)
     }
 
     /// The sections that make up the system prompt for these values, in order.
-    fn system_pieces(
-        &self,
-        ctx: &Value,
-        have: &BTreeSet<String>,
-    ) -> Result<Vec<&CompiledPiece>, Diagnostics> {
+    fn system_pieces(&self, step: &StepValues<'_>) -> Result<Vec<&CompiledPiece>, Diagnostics> {
         let mut effective: Vec<&CompiledPiece> = Vec::with_capacity(self.sections.len());
         for piece in &self.sections {
             if let Some(cond) = &piece.when {
-                self.require(have, &cond.vars, &cond.unguarded, "section", piece, true)?;
+                self.require(step, &cond.vars, &cond.unguarded, "section", piece, true)?;
                 let on = self
                     .templates
-                    .eval_condition(&cond.id, ctx)
+                    .eval_condition_with(&cond.id, step.engine(), Some(&step.budget))
                     .map_err(|e| render_error("section", piece, &e))?;
                 if !on {
                     continue;
@@ -1172,13 +1354,13 @@ impl PromptAssembler {
         if hidden.is_empty() {
             return Vec::new();
         }
-        let (ctx, have) = self.context_value(values);
-        let Ok(pieces) = self.system_pieces(&ctx, &have) else {
+        let step = StepValues::new(self, values);
+        let Ok(pieces) = self.system_pieces(&step) else {
             return Vec::new();
         };
         let mut out = Vec::new();
         for piece in pieces {
-            let Ok(text) = self.render_pieces("section", &[piece], &ctx, &have) else {
+            let Ok(text) = self.render_pieces("section", &[piece], &step) else {
                 return out;
             };
             let named: Vec<String> = hidden
@@ -1219,33 +1401,21 @@ impl PromptAssembler {
         out
     }
 
-    /// The resolved value of `name` as text (as a template would print it).
-    fn text_value(&self, name: &str, values: &Values) -> Option<String> {
-        let value = values
-            .get(name)
-            .or_else(|| self.variables.get(name).and_then(|v| v.default.as_ref()))?;
-        Some(match value.as_str() {
-            Some(text) => text.to_owned(),
-            None => value.to_string(),
-        })
-    }
-
     /// The resolved value (explicit, else default) of each variable in `names`.
-    fn key(&self, names: &[String], values: &Values) -> StepKey {
+    fn key(&self, names: &[String], step: &StepValues<'_>) -> StepKey {
         names
             .iter()
-            .map(|n| {
-                values
-                    .get(n)
-                    .cloned()
-                    .or_else(|| self.variables.get(n).and_then(|v| v.default.clone()))
-            })
+            .map(|n| step.values.get(n).or_else(|| default_of(step, n)).cloned())
             .collect()
     }
 
     fn check_required(&self, values: &Values) -> Result<(), Diagnostics> {
+        if self.required.iter().all(|name| values.get(name).is_some()) {
+            return Ok(());
+        }
         let missing: Vec<Diagnostic> = self
-            .required_variables()
+            .required
+            .iter()
             .filter(|name| values.get(name).is_none())
             .map(|name| {
                 Diagnostic::new(
@@ -1257,20 +1427,18 @@ impl PromptAssembler {
                 ))
             })
             .collect();
-        if missing.is_empty() {
-            Ok(())
-        } else {
-            Err(Diagnostics::from_vec(missing))
-        }
+        Err(Diagnostics::from_vec(missing))
     }
 
     /// Every given value of a typed (or `enum`) variable has its type and is a choice.
     fn check_types(&self, values: &Values) -> Result<(), Diagnostics> {
         let wrong: Vec<Diagnostic> = self
-            .declared
-            .values()
-            .filter(|d| d.is_constrained())
-            .filter_map(|d| d.check_value(values.get(d.name.as_str())?).err())
+            .constrained
+            .iter()
+            .filter_map(|name| {
+                let decl = self.declared.get(name)?;
+                decl.check_value(values.get(name)?).err()
+            })
             .collect();
         if wrong.is_empty() {
             Ok(())
@@ -1279,77 +1447,101 @@ impl PromptAssembler {
         }
     }
 
-    fn context_value(&self, values: &Values) -> (Value, BTreeSet<String>) {
-        let mut map: BTreeMap<String, Value> = BTreeMap::new();
-        map.insert(
-            BUDGET_KEY.to_owned(),
-            Value::from_object(AssemblyBudget::default()),
-        );
-        for (name, var) in &self.variables {
-            let value = if name == TOOLS_VARIABLE {
-                Some(self.tools_value.clone())
-            } else if name == RUNTIME_CONTEXT_VARIABLE {
-                Some(Value::from(!self.suppressed && !self.contexts.is_empty()))
-            } else {
-                values.get(name).cloned().or_else(|| var.default.clone())
-            };
-            if let Some(v) = value {
-                map.insert(name.clone(), v);
-            }
-        }
-        let have = map.keys().filter(|k| *k != BUDGET_KEY).cloned().collect();
-        (Value::from(map), have)
-    }
-
+    /// Render `pieces` and join the non-empty ones with blank lines.
     fn render_pieces(
         &self,
         kind: &str,
         pieces: &[&CompiledPiece],
-        ctx: &Value,
-        have: &BTreeSet<String>,
+        step: &StepValues<'_>,
     ) -> Result<String, Diagnostics> {
-        let mut out = String::new();
+        // Room for the texts as written (what most pieces print) and the blank lines.
+        let mut out = String::with_capacity(pieces.iter().map(|p| p.text.len() + 2).sum());
         for piece in pieces {
-            let rendered = match &piece.body {
-                Body::Verbatim(text) => text.clone(),
-                Body::Template {
-                    id,
-                    vars,
-                    unguarded,
-                } => {
-                    self.require(have, vars, unguarded, kind, piece, false)?;
-                    let mut text = self
-                        .templates
-                        .render(id, ctx)
-                        .map_err(|e| render_error(kind, piece, &e))?;
-                    text.truncate(text.trim_end().len());
-                    text
-                }
-            };
-            if rendered.is_empty() {
-                continue;
-            }
+            let separator_at = out.len();
             if !out.is_empty() {
                 out.push_str("\n\n");
             }
-            out.push_str(&rendered);
+            let start = out.len();
+            match &piece.body {
+                Body::Verbatim(text) => out.push_str(text),
+                Body::Template {
+                    engine,
+                    vars,
+                    unguarded,
+                } => {
+                    self.require(step, vars, unguarded, kind, piece, false)?;
+                    match engine {
+                        Engine::Substitution(s) => {
+                            self.substitute(s, kind, piece, step, &mut out)?;
+                        }
+                        Engine::Compiled(id) => {
+                            let text = self
+                                .templates
+                                .render_with(id, step.engine(), Some(&step.budget))
+                                .map_err(|e| render_error(kind, piece, &e))?;
+                            out.push_str(&text);
+                        }
+                    }
+                    out.truncate(start + out[start..].trim_end().len());
+                }
+            }
+            if out.len() == start {
+                out.truncate(separator_at);
+            }
         }
         Ok(out)
     }
+
+    /// Print a substitution into `out`, counting its bytes against the budget; a value
+    /// the engine would refuse to print is left to the engine, for its own error.
+    fn substitute(
+        &self,
+        s: &Substitution,
+        kind: &str,
+        piece: &CompiledPiece,
+        step: &StepValues<'_>,
+        out: &mut String,
+    ) -> Result<(), Diagnostics> {
+        let start = out.len();
+        let room = usize::try_from(step.budget.room()).unwrap_or(usize::MAX);
+        match s.render_into(&piece.text, |name| step.get(name), out, room) {
+            Ok(()) => {
+                step.budget.add_bytes((out.len() - start) as u64);
+                Ok(())
+            }
+            Err(SubstitutionError::TooLong) => {
+                out.truncate(start);
+                Err(render_error(kind, piece, &TemplateError::output_limit()))
+            }
+            Err(SubstitutionError::Undefined) => {
+                out.truncate(start);
+                let text = self
+                    .templates
+                    .render_source(&piece.text, step.engine(), Some(&step.budget))
+                    .map_err(|e| render_error(kind, piece, &e))?;
+                out.push_str(&text);
+                Ok(())
+            }
+        }
+    }
+
     /// Every variable `vars` names has a value, or is optional and only used guarded
     /// (then the template itself decides what to print without it).
     fn require(
         &self,
-        have: &BTreeSet<String>,
+        step: &StepValues<'_>,
         vars: &BTreeSet<String>,
         unguarded: &BTreeMap<String, Vec<usize>>,
         kind: &str,
         piece: &CompiledPiece,
         in_when: bool,
     ) -> Result<(), Diagnostics> {
+        if vars.iter().all(|v| step.has(v)) {
+            return Ok(());
+        }
         let missing: Vec<Diagnostic> = vars
             .iter()
-            .filter(|v| !have.contains(*v))
+            .filter(|v| !step.has(v))
             .filter(|v| !self.is_optional(v) || unguarded.contains_key(*v))
             .map(|v| {
                 let span = match unguarded.get(v).and_then(|offsets| offsets.first()) {
@@ -1480,9 +1672,13 @@ fn tokenizer_failed(e: &crate::tokens::TokenizerError, limit: &TokenLimit) -> Di
         .help("this build's tokenizer data is broken; reinstall agent-presets")
 }
 
-/// What the renders of this assembly used so far.
-fn budget_used(ctx: &Value) -> RenderCost {
-    AssemblyBudget::of(ctx).map_or((0, 0), |b| b.used())
+/// A value as a template prints it, as text.
+fn text_value(value: Option<&Value>) -> Option<Cow<'_, str>> {
+    let value = value?;
+    Some(match value.as_str() {
+        Some(text) => Cow::Borrowed(text),
+        None => Cow::Owned(value.to_string()),
+    })
 }
 
 /// Would a fresh assembly that renders both parts stay within the template budget? A

@@ -1,17 +1,28 @@
-//! The step cache: the last rendered system prompt and context of an assembler, keyed by
-//! the exact values they were rendered with.
+//! The step cache: the last assembly of an assembler, and its last rendered system
+//! prompt and context, keyed by the exact values they were rendered with.
+//!
+//! A value set that has not changed since the last assembly (the same [`Values`], or an
+//! unchanged clone: the same stamp) gets that assembly back without a look at its
+//! values. Otherwise each part is compared by the values it depends on.
 //!
 //! Template equality is not good enough for a key: minijinja says `1 == 1.0`,
 //! `true == 1` and `0.0 == -0.0`, yet `{{ n }}` prints `1`, `1.0`, `true`, `-0.0`
 //! differently. A key therefore compares each value's type and exact content: integers
 //! and floats never match each other, floats match bit for bit, strings match by bytes
 //! and by whether they are marked safe, lists and maps item by item (maps in their
-//! iteration order). Values the cache cannot compare exactly (host objects, very deep
-//! nesting) never match, so those steps re-render: always correct, only slower.
+//! iteration order; an object that presents itself as a list or a map is compared by
+//! what it presents). Values the cache cannot compare exactly (other host objects, very
+//! deep nesting) never match, so those steps re-render: always correct, only slower.
+//! A value set holding a list, a map or a host object has no stamp: it is compared
+//! value by value on every step, since such a value may change inside.
+//!
+//! [`Values`]: super::Values
 
 use minijinja::Value;
 use minijinja::value::ValueKind;
 
+use super::assembler::Assembly;
+use super::prompt_text::PromptText;
 use crate::request::Fingerprint;
 
 /// How deep [`same_value`] follows nested lists and maps before it gives up (and the
@@ -27,21 +38,29 @@ pub(crate) type StepKey = Vec<Option<Value>>;
 /// assemblies a fresh one refuses.
 pub(crate) type RenderCost = (u64, u64);
 
-/// The last rendered system prompt (with its fingerprint) and context.
-#[derive(Debug, Default)]
-pub(crate) struct StepCache {
-    pub(crate) system: Option<(StepKey, String, Fingerprint, RenderCost)>,
-    pub(crate) context: Option<(StepKey, Option<String>, RenderCost)>,
+/// The last rendered system prompt, with its fingerprint.
+#[derive(Debug)]
+pub(crate) struct SystemPart {
+    pub(crate) key: StepKey,
+    pub(crate) text: PromptText,
+    pub(crate) fingerprint: Fingerprint,
+    pub(crate) cost: RenderCost,
 }
 
-/// Do two keys hold exactly the same values?
-pub(crate) fn same_key(a: &[Option<Value>], b: &[Option<Value>]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| match (x, y) {
-            (None, None) => true,
-            (Some(x), Some(y)) => same_value(x, y, 0),
-            _ => false,
-        })
+/// The last rendered runtime context.
+#[derive(Debug)]
+pub(crate) struct ContextPart {
+    pub(crate) key: StepKey,
+    pub(crate) text: Option<PromptText>,
+    pub(crate) cost: RenderCost,
+}
+
+/// The last assembly (by the stamp of its value set) and the last rendered parts.
+#[derive(Debug, Default)]
+pub(crate) struct StepCache {
+    pub(crate) last: Option<(u64, Assembly)>,
+    pub(crate) system: Option<SystemPart>,
+    pub(crate) context: Option<ContextPart>,
 }
 
 /// Would every template print and test `a` and `b` alike? `false` when unsure.
@@ -161,15 +180,5 @@ mod tests {
             v = Value::from(vec![v]);
         }
         assert!(!same(v.clone(), v));
-    }
-
-    #[test]
-    fn keys_compare_presence() {
-        assert!(same_key(
-            &[None, Some(Value::from(1))],
-            &[None, Some(Value::from(1))]
-        ));
-        assert!(!same_key(&[None], &[Some(Value::from(1))]));
-        assert!(!same_key(&[None], &[None, None]));
     }
 }

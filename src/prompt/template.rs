@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use minijinja::value::Object;
 use minijinja::{AutoEscape, Environment, ErrorKind, State, UndefinedBehavior, Value};
 
+use super::substitution::Substitution;
+
 /// Instructions (and data: minijinja charges one fuel per 64 bytes it creates or writes)
 /// all the renders of one assembly may use together: a runaway loop stops here, not at
 /// the OOM killer.
@@ -68,7 +70,7 @@ impl TemplateError {
         }
     }
 
-    fn output_limit() -> Self {
+    pub(crate) fn output_limit() -> Self {
         TemplateError {
             message: format!(
                 "the rendered text of one assembly exceeds {} bytes ({} MiB)",
@@ -134,6 +136,16 @@ impl AssemblyBudget {
     pub(crate) fn charge(&self, fuel: u64, bytes: u64) {
         self.fuel.fetch_max(fuel, Ordering::Relaxed);
         self.bytes.fetch_max(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes the renders of this assembly may still write.
+    pub(crate) fn room(&self) -> u64 {
+        TEMPLATE_OUTPUT_BYTES.saturating_sub(self.bytes.load(Ordering::Relaxed))
+    }
+
+    /// Count `n` more bytes written (by a render that did not go through the engine).
+    pub(crate) fn add_bytes(&self, n: u64) {
+        self.bytes.fetch_add(n, Ordering::Relaxed);
     }
 
     /// The budget of the assembly `ctx` belongs to.
@@ -332,6 +344,9 @@ impl TemplateSet {
 
     /// The variables a template references (empty when it does not compile).
     pub(crate) fn variables_of(&self, source: &str) -> BTreeSet<String> {
+        if let Some(s) = Substitution::parse(source, |n| self.is_global(n)) {
+            return s.variables().map(str::to_owned).collect();
+        }
         match self.env.template_from_str(source) {
             Ok(t) => self.without_globals(t.undeclared_variables(false)),
             Err(_) => BTreeSet::new(),
@@ -365,34 +380,47 @@ impl TemplateSet {
     /// Render a template within the budget of the assembly `ctx` belongs to (a context
     /// without one — see [`BUDGET_KEY`] — gets the whole budget for this render).
     pub(crate) fn render(&self, id: &TemplateId, ctx: &Value) -> Result<String, TemplateError> {
-        let shift = id.1;
+        self.render_with(id, ctx, AssemblyBudget::of(ctx).as_deref())
+    }
+
+    /// [`render`](Self::render) with the assembly's budget at hand (it must be the one
+    /// `ctx` holds under [`BUDGET_KEY`]).
+    pub(crate) fn render_with(
+        &self,
+        id: &TemplateId,
+        ctx: &Value,
+        budget: Option<&AssemblyBudget>,
+    ) -> Result<String, TemplateError> {
         let template = self
             .env
             .get_template(&id.0)
+            .map_err(|e| TemplateError::from_minijinja(&e, id.1))?;
+        render_template(&template, id.1, ctx, budget)
+    }
+
+    /// Compile `source` as [`add_template`](Self::add_template) would and render it once,
+    /// without keeping it: for the rare render of a template that is otherwise printed
+    /// without the engine, so its errors are the engine's own.
+    pub(crate) fn render_source(
+        &self,
+        source: &str,
+        ctx: &Value,
+        budget: Option<&AssemblyBudget>,
+    ) -> Result<String, TemplateError> {
+        let shift = BUDGET_PREFIX.len();
+        let name = "\u{0}once";
+        let mut env = self.env.clone();
+        env.add_template_owned(name, format!("{BUDGET_PREFIX}{source}"))
             .map_err(|e| TemplateError::from_minijinja(&e, shift))?;
-        let budget = AssemblyBudget::of(ctx);
-        let (_, bytes_used) = budget.as_ref().map_or((0, 0), |b| b.used());
-        let mut out = BoundedOutput {
-            buf: Vec::new(),
-            room: TEMPLATE_OUTPUT_BYTES.saturating_sub(bytes_used),
-            overflowed: false,
-        };
-        let captured = template.render_captured_to(ctx.clone(), &mut out);
-        if out.overflowed {
-            return Err(TemplateError::output_limit());
-        }
-        let captured = captured.map_err(|e| TemplateError::from_minijinja(&e, shift))?;
-        if let (Some(b), Some((fuel, _))) = (&budget, captured.state().fuel_levels()) {
-            b.fuel.store(fuel, Ordering::Relaxed);
-            b.bytes.fetch_add(out.buf.len() as u64, Ordering::Relaxed);
-        }
-        drop(captured);
-        String::from_utf8(out.buf).map_err(|_| TemplateError {
-            message: "a template wrote text that is not UTF-8".to_owned(),
-            offset: None,
-            limit: false,
-            undefined: false,
-        })
+        let template = env
+            .get_template(name)
+            .map_err(|e| TemplateError::from_minijinja(&e, shift))?;
+        render_template(&template, shift, ctx, budget)
+    }
+
+    /// Is `name` defined by the environment itself (a function such as `range`)?
+    pub(crate) fn is_global(&self, name: &str) -> bool {
+        self.env.globals().any(|(g, _)| g == name)
     }
 
     /// Is `name` a filter templates may use?
@@ -446,6 +474,48 @@ impl TemplateSet {
     ) -> Result<bool, TemplateError> {
         Ok(self.render(id, ctx)? == "1")
     }
+
+    /// [`eval_condition`](Self::eval_condition) with the assembly's budget at hand.
+    pub(crate) fn eval_condition_with(
+        &self,
+        id: &TemplateId,
+        ctx: &Value,
+        budget: Option<&AssemblyBudget>,
+    ) -> Result<bool, TemplateError> {
+        Ok(self.render_with(id, ctx, budget)? == "1")
+    }
+}
+
+/// Render a compiled template (whose source starts `shift` bytes into the compiled text)
+/// within `budget`.
+fn render_template(
+    template: &minijinja::Template<'_, '_>,
+    shift: usize,
+    ctx: &Value,
+    budget: Option<&AssemblyBudget>,
+) -> Result<String, TemplateError> {
+    let bytes_used = budget.map_or(0, |b| b.used().1);
+    let mut out = BoundedOutput {
+        buf: Vec::new(),
+        room: TEMPLATE_OUTPUT_BYTES.saturating_sub(bytes_used),
+        overflowed: false,
+    };
+    let captured = template.render_captured_to(ctx.clone(), &mut out);
+    if out.overflowed {
+        return Err(TemplateError::output_limit());
+    }
+    let captured = captured.map_err(|e| TemplateError::from_minijinja(&e, shift))?;
+    if let (Some(b), Some((fuel, _))) = (budget, captured.state().fuel_levels()) {
+        b.fuel.store(fuel, Ordering::Relaxed);
+        b.bytes.fetch_add(out.buf.len() as u64, Ordering::Relaxed);
+    }
+    drop(captured);
+    String::from_utf8(out.buf).map_err(|_| TemplateError {
+        message: "a template wrote text that is not UTF-8".to_owned(),
+        offset: None,
+        limit: false,
+        undefined: false,
+    })
 }
 
 /// Byte offset of the first reference to `name` inside `{{ … }}` or `{% … %}` in a

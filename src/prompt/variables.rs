@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use minijinja::Value;
 use minijinja::value::ValueKind;
@@ -468,9 +469,62 @@ fn describe_value(value: &Value) -> String {
 
 /// The values one assembly renders with. Unset variables have no value (an error when a
 /// template needs them, never an empty string).
-#[derive(Clone, Debug, Default, PartialEq)]
+///
+/// Every change (`set`, `unset`) gives the set a new stamp, and a clone keeps it: two
+/// value sets with the same stamp hold the same values, so an assembler that rendered
+/// one can answer the other without looking at a single value (see
+/// [`PromptAssembler::assemble`](super::PromptAssembler::assemble)).
+#[derive(Clone)]
 pub struct Values {
     map: BTreeMap<String, Value>,
+    /// Identifies exactly these values (see [`Values::stamp`]).
+    stamp: u64,
+    /// How many values may change behind the set's back (host objects, lists, maps):
+    /// while there is one, the set has no stamp.
+    opaque: usize,
+}
+
+/// Stamps are never reused within a process.
+static NEXT_STAMP: AtomicU64 = AtomicU64::new(1);
+
+fn fresh_stamp() -> u64 {
+    NEXT_STAMP.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Can this value never change once made? Strings, numbers, booleans, bytes and none
+/// cannot; lists, maps and host objects may be objects with state of their own.
+fn is_opaque(value: &Value) -> bool {
+    !matches!(
+        value.kind(),
+        ValueKind::Undefined
+            | ValueKind::None
+            | ValueKind::Bool
+            | ValueKind::Number
+            | ValueKind::String
+            | ValueKind::Bytes
+    )
+}
+
+impl Default for Values {
+    fn default() -> Self {
+        Values {
+            map: BTreeMap::new(),
+            stamp: fresh_stamp(),
+            opaque: 0,
+        }
+    }
+}
+
+impl PartialEq for Values {
+    fn eq(&self, other: &Self) -> bool {
+        self.map == other.map
+    }
+}
+
+impl fmt::Debug for Values {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Values").field("map", &self.map).finish()
+    }
 }
 
 impl Values {
@@ -481,7 +535,12 @@ impl Values {
 
     /// Set a value (a string, a number, a list …).
     pub fn set(&mut self, name: impl Into<String>, value: impl Into<Value>) -> &mut Self {
-        self.map.insert(name.into(), value.into());
+        let value = value.into();
+        self.opaque += usize::from(is_opaque(&value));
+        if let Some(old) = self.map.insert(name.into(), value) {
+            self.opaque -= usize::from(is_opaque(&old));
+        }
+        self.stamp = fresh_stamp();
         self
     }
 
@@ -493,7 +552,10 @@ impl Values {
 
     /// Remove a value.
     pub fn unset(&mut self, name: &str) -> Option<Value> {
-        self.map.remove(name)
+        let old = self.map.remove(name)?;
+        self.opaque -= usize::from(is_opaque(&old));
+        self.stamp = fresh_stamp();
+        Some(old)
     }
 
     /// A value.
@@ -504,6 +566,13 @@ impl Values {
     /// Every value, by name.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.map.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// What identifies exactly these values: equal stamps mean equal values (this set
+    /// or an unchanged clone of it). `None` while a value could change without the set
+    /// knowing (a list, a map, a host object): such sets are compared value by value.
+    pub(crate) fn stamp(&self) -> Option<u64> {
+        (self.opaque == 0).then_some(self.stamp)
     }
 }
 

@@ -16,6 +16,8 @@
 //! | every property is listed in `required` | `strict-optional-property` | strict mode |
 //! | only the keywords every strict mode supports | `strict-unsupported-keyword` | strict mode |
 
+use std::sync::Mutex;
+
 use serde_json::{Map, Value};
 
 use super::settings::{Dialect, ModelSettings};
@@ -128,6 +130,45 @@ pub fn lint_tool(rules: &ToolRules, tool: &WireTool) -> Vec<Diagnostic> {
     out
 }
 
+/// Lint results already found, for a run that lints the same tools for many presets
+/// (`validate` of a catalog): [`lint_tool`]'s result depends only on the rules and the
+/// tool, so each pair is linted once. Holds at most [`LintMemo::CAPACITY`] pairs.
+#[derive(Debug, Default)]
+pub(crate) struct LintMemo {
+    done: Mutex<Vec<(ToolRules, WireTool, Vec<Diagnostic>)>>,
+}
+
+impl Clone for LintMemo {
+    /// A new, empty memo (what it holds is only ever a saving).
+    fn clone(&self) -> Self {
+        LintMemo::default()
+    }
+}
+
+impl LintMemo {
+    /// How many (rules, tool) pairs it keeps; past that, tools are linted every time.
+    const CAPACITY: usize = 256;
+
+    /// [`lint_tool`], remembered.
+    pub(crate) fn lint(&self, rules: &ToolRules, tool: &WireTool) -> Vec<Diagnostic> {
+        let known = self.done.lock().ok().and_then(|done| {
+            done.iter()
+                .find(|(r, t, _)| t == tool && r == rules)
+                .map(|(.., problems)| problems.clone())
+        });
+        if let Some(problems) = known {
+            return problems;
+        }
+        let problems = lint_tool(rules, tool);
+        if let Ok(mut done) = self.done.lock()
+            && done.len() < Self::CAPACITY
+        {
+            done.push((rules.clone(), tool.clone(), problems.clone()));
+        }
+        problems
+    }
+}
+
 /// Everything the endpoint `settings` describes would refuse in `tools` (what
 /// [`wire_tools`](super::wire_tools) gives for it), tool by tool in wire order. Run it
 /// whenever the endpoint is not the one the preset was validated against (a provider,
@@ -192,7 +233,7 @@ fn lint_meta_schema(tool: &str, schema: &Value, out: &mut Vec<Diagnostic>) {
         );
     }
     let mut refs = Vec::new();
-    collect_refs(schema, String::new(), &mut refs);
+    collect_refs(schema, &mut String::new(), &mut refs);
     for (pointer, target) in refs {
         let resolved = target
             .strip_prefix('#')
@@ -213,23 +254,37 @@ fn lint_meta_schema(tool: &str, schema: &Value, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Every `$ref` string in `value`, with its pointer.
-fn collect_refs(value: &Value, pointer: String, out: &mut Vec<(String, String)>) {
+/// Every `$ref` string in `value`, with its pointer. `pointer` is the pointer of
+/// `value`; it is extended in place while walking and left as it was found.
+fn collect_refs(value: &Value, pointer: &mut String, out: &mut Vec<(String, String)>) {
+    use std::fmt::Write as _;
+    let len = pointer.len();
     match value {
         Value::Object(map) => {
             for (key, child) in map {
-                let child_pointer = format!("{pointer}/{}", escape_token(key));
+                pointer.push('/');
+                // `escape_token`, without a string per key.
+                for c in key.chars() {
+                    match c {
+                        '~' => pointer.push_str("~0"),
+                        '/' => pointer.push_str("~1"),
+                        c => pointer.push(c),
+                    }
+                }
                 match (key.as_str(), child) {
-                    ("$ref", Value::String(target)) => out.push((child_pointer, target.clone())),
+                    ("$ref", Value::String(target)) => out.push((pointer.clone(), target.clone())),
                     // `enum`, `const`, `default` and `examples` hold data, not schemas.
                     ("enum" | "const" | "default" | "examples", _) => {}
-                    _ => collect_refs(child, child_pointer, out),
+                    _ => collect_refs(child, pointer, out),
                 }
+                pointer.truncate(len);
             }
         }
         Value::Array(items) => {
             for (i, child) in items.iter().enumerate() {
-                collect_refs(child, format!("{pointer}/{i}"), out);
+                let _ = write!(pointer, "/{i}");
+                collect_refs(child, pointer, out);
+                pointer.truncate(len);
             }
         }
         _ => {}
@@ -416,6 +471,23 @@ mod tests {
             description: "A tool.".to_owned(),
             parameters,
         }
+    }
+
+    #[test]
+    fn the_memo_answers_what_the_lint_answers() {
+        let memo = LintMemo::default();
+        let rules = ToolRules::any_provider();
+        let bad = tool("bad name!", json!({"type": "object"}));
+        let good = tool("fine", json!({"type": "object", "properties": {}}));
+        // The same name with another schema is another tool.
+        let other = tool("fine", json!({"type": "string"}));
+        for _ in 0..2 {
+            for t in [&bad, &good, &other] {
+                assert_eq!(memo.lint(&rules, t), lint_tool(&rules, t), "{}", t.name);
+            }
+        }
+        assert!(!memo.lint(&rules, &bad).is_empty());
+        assert_eq!(memo.done.lock().unwrap().len(), 3);
     }
 
     fn kinds(rules: &ToolRules, tool: &WireTool) -> Vec<(DiagnosticKind, String)> {
