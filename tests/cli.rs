@@ -4,10 +4,14 @@
 //! `NO_COLOR=1`. Data-driven `validate` cases live in `tests/cli_validate_cases.rs`.
 #![cfg(feature = "cli")]
 
+#[path = "support/project.rs"]
+mod project;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use project::Run;
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -29,22 +33,6 @@ const PINNED: &[&str] = &[
 
 /// A fake key that matches the API-key pattern (and is no one's key).
 const FAKE_KEY: &str = "sk-test0000000000000000000000000000";
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
 
 /// A temporary project (the current directory of every run) and an empty user config.
 struct Project {

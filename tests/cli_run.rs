@@ -4,6 +4,8 @@
 //! exactly the body `render --format openai|anthropic` shows.
 #![cfg(feature = "cli")]
 
+#[path = "support/project.rs"]
+mod project;
 mod support;
 
 use std::fs;
@@ -11,27 +13,12 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use project::Run;
 use serde_json::{Value, json};
 use support::mock_provider::{self as mock, MockProvider, Reply};
 use tempfile::TempDir;
 
 const KEY: &str = "sk-cli-test-0123456789abcdefghij";
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
 
 struct Project {
     dir: TempDir,
