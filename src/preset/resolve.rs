@@ -19,6 +19,17 @@ pub enum Lookup<'a> {
     Missing,
 }
 
+impl<'a> From<Option<Result<&'a ParsedPreset, &'a Diagnostics>>> for Lookup<'a> {
+    /// A catalog's answer for a name: nothing, or the entry's parse result.
+    fn from(entry: Option<Result<&'a ParsedPreset, &'a Diagnostics>>) -> Self {
+        match entry {
+            Some(Ok(p)) => Lookup::Found(p),
+            Some(Err(ds)) => Lookup::Invalid(ds),
+            None => Lookup::Missing,
+        }
+    }
+}
+
 /// A resolved chain: root first, the requested preset last.
 #[derive(Debug, Clone)]
 pub struct PresetChain<'a> {

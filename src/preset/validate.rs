@@ -143,11 +143,7 @@ pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCata
     };
     validate_preset_with(
         leaf,
-        |n| match catalog.parsed(n) {
-            Some(Ok(p)) => Lookup::Found(p),
-            Some(Err(ds)) => Lookup::Invalid(ds),
-            None => Lookup::Missing,
-        },
+        |n| catalog.parsed(n).into(),
         || catalog.names().map(str::to_owned).collect(),
         tools,
         Some(catalog.lint_memo()),
@@ -188,11 +184,7 @@ pub fn validate_target(catalog: &PresetCatalog, id: TargetId, tools: &ToolCatalo
     };
     validate_preset_with(
         leaf,
-        |n| match catalog.lookup_for_target(id, n).map(|e| e.parsed()) {
-            Some(Ok(p)) => Lookup::Found(p),
-            Some(Err(ds)) => Lookup::Invalid(ds),
-            None => Lookup::Missing,
-        },
+        |n| catalog.lookup_for_target(id, n).map(|e| e.parsed()).into(),
         || catalog.names().map(str::to_owned).collect(),
         tools,
         Some(catalog.lint_memo()),
