@@ -2,49 +2,24 @@
 //! temporary workspace, called through the registry as a model would call them, including
 //! every way out of the workspace they must refuse.
 
+#[path = "support/tool_workspace.rs"]
+mod tool_workspace;
+
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent_presets::tools::builtin::OutputLimits;
-use agent_presets::tools::{ToolCallError, ToolCatalog, ToolContext, ToolRegistry};
+use agent_presets::tools::{ToolCallError, ToolContext};
 use serde_json::{Value, json};
-use tempfile::TempDir;
+use tool_workspace::ToolWorkspace;
 
-/// A workspace `<tmp>/ws` next to a directory `<tmp>/outside` holding `secret.txt`.
-struct Fixture {
-    _tmp: TempDir,
-    ws: PathBuf,
-    outside: PathBuf,
-    ctx: ToolContext,
-    registry: ToolRegistry,
-}
+type Fixture = ToolWorkspace;
 
 impl Fixture {
     fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        let ws = root.join("ws");
-        let outside = root.join("outside");
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
-        std::fs::write(outside.join("secret.txt"), "top secret\n").unwrap();
-        Fixture {
-            ctx: ToolContext::new(&ws).unwrap(),
-            registry: ToolRegistry::unrestricted(&ToolCatalog::builtin()),
-            _tmp: tmp,
-            ws,
-            outside,
-        }
-    }
-
-    fn write(&self, rel: &str, contents: &str) {
-        let path = self.ws.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, contents).unwrap();
-    }
-
-    fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.ws.join(rel)).unwrap()
+        let f = Fixture::empty();
+        std::fs::write(f.outside.join("secret.txt"), "top secret\n").unwrap();
+        f
     }
 
     async fn ok(&self, tool: &str, args: Value) -> String {

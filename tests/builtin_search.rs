@@ -1,39 +1,23 @@
 //! `glob` and `grep` against a real temporary workspace: matching, `.gitignore`, hidden
 //! and binary files, symbolic links, caps and argument validation.
 
+#[path = "support/tool_workspace.rs"]
+mod tool_workspace;
+
 use std::os::unix::fs::symlink;
-use std::path::PathBuf;
 
+use agent_presets::tools::ToolCallError;
 use agent_presets::tools::builtin::OutputLimits;
-use agent_presets::tools::{ToolCallError, ToolCatalog, ToolContext, ToolRegistry};
 use serde_json::{Value, json};
-use tempfile::TempDir;
+use tool_workspace::ToolWorkspace;
 
-struct Fixture {
-    _tmp: TempDir,
-    ws: PathBuf,
-    outside: PathBuf,
-    ctx: ToolContext,
-    registry: ToolRegistry,
-}
+type Fixture = ToolWorkspace;
 
 impl Fixture {
     /// A small project: sources, a `.gitignore`d `target/`, a hidden dir, a binary file.
     fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        let ws = root.join("ws");
-        let outside = root.join("outside");
-        std::fs::create_dir_all(&outside).unwrap();
-        std::fs::write(outside.join("secret.rs"), "fn needle() {}\n").unwrap();
-        std::fs::create_dir_all(&ws).unwrap();
-        let f = Fixture {
-            ctx: ToolContext::new(&ws).unwrap(),
-            registry: ToolRegistry::unrestricted(&ToolCatalog::builtin()),
-            _tmp: tmp,
-            ws,
-            outside,
-        };
+        let f = Fixture::empty();
+        std::fs::write(f.outside.join("secret.rs"), "fn needle() {}\n").unwrap();
         f.write(".gitignore", "target/\n*.log\n");
         f.write("src/main.rs", "fn main() {\n    needle();\n}\n");
         f.write("src/lib.rs", "pub fn needle() {}\n// Needle in caps\n");
@@ -44,12 +28,6 @@ impl Fixture {
         f.write(".github/workflows/ci.yml", "needle: true\n");
         std::fs::write(f.ws.join("data.bin"), b"needle\0\x01\x02").unwrap();
         f
-    }
-
-    fn write(&self, rel: &str, contents: &str) {
-        let path = self.ws.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, contents).unwrap();
     }
 
     async fn ok(&self, tool: &str, args: Value) -> String {

@@ -19,6 +19,9 @@
 //! that swaps as fast as it can. Every single call must be safe, so on a correct
 //! implementation they cannot fail by chance; on a broken one they fail within a second.
 
+#[path = "support/tool_workspace.rs"]
+mod tool_workspace;
+
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::symlink;
@@ -29,11 +32,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use agent_presets::tools::builtin::Containment;
-use agent_presets::tools::{
-    ToolCallError, ToolCatalog, ToolContext, ToolOutput, ToolRegistry, WorkspaceError,
-};
+use agent_presets::tools::{ToolCallError, ToolCatalog, ToolContext, ToolOutput, WorkspaceError};
 use serde_json::{Value, json};
-use tempfile::TempDir;
+use tool_workspace::ToolWorkspace;
 
 /// How many calls each race makes (each write syncs to disk, so fewer of those).
 const RACE_CALLS: usize = 300;
@@ -41,40 +42,15 @@ const RACE_CALLS: usize = 300;
 /// with `O_NOFOLLOW` dropped from one open, 3000 calls caught it within a second).
 const READ_RACE_CALLS: usize = 2000;
 
-/// A workspace `<tmp>/ws` next to `<tmp>/outside`, which holds `secret.txt` with the
-/// text `SECRET-OUTSIDE` (what no tool may ever return or overwrite).
-struct Fixture {
-    _tmp: TempDir,
-    ws: PathBuf,
-    outside: PathBuf,
-    ctx: ToolContext,
-    registry: ToolRegistry,
-}
+type Fixture = ToolWorkspace;
 
 const SECRET: &str = "SECRET-OUTSIDE";
 
 impl Fixture {
     fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        let ws = root.join("ws");
-        let outside = root.join("outside");
-        std::fs::create_dir_all(&ws).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
-        std::fs::write(outside.join("secret.txt"), format!("{SECRET}\n")).unwrap();
-        Fixture {
-            ctx: ToolContext::new(&ws).unwrap(),
-            registry: ToolRegistry::unrestricted(&ToolCatalog::builtin()),
-            _tmp: tmp,
-            ws,
-            outside,
-        }
-    }
-
-    fn write(&self, rel: &str, contents: &str) {
-        let path = self.ws.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, contents).unwrap();
+        let f = Fixture::empty();
+        std::fs::write(f.outside.join("secret.txt"), format!("{SECRET}\n")).unwrap();
+        f
     }
 
     /// A call that must finish within 30 s; its text, error or not.
