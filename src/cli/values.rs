@@ -29,7 +29,7 @@ use crate::prompt::{
     MODEL_VARIABLE, PROVIDER_VARIABLE, RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE, Values,
     is_derived_variable,
 };
-use crate::provider::lint::lint_tools;
+use crate::provider::lint::LintMemo;
 use crate::provider::{ModelSettings, is_deepseek_beta};
 use crate::source_files::{SourceFiles, SourceText};
 use crate::suggest::help_did_you_mean;
@@ -453,9 +453,15 @@ pub(crate) fn render_failed(ds: Diagnostics, workspace: &Workspace) -> CliError 
 }
 
 /// What the endpoint `settings` describes would refuse in the tools `preset` sends it.
-fn endpoint_problems(preset: &ValidPreset, settings: &ModelSettings) -> Vec<Diagnostic> {
+/// `memo` is the catalog's: the endpoint validation already linted (the preset's own)
+/// is answered from it, not linted again.
+fn endpoint_problems(
+    preset: &ValidPreset,
+    settings: &ModelSettings,
+    memo: &LintMemo,
+) -> Vec<Diagnostic> {
     let tools = crate::provider::wire_tools(settings, preset.assembler().registry());
-    lint_tools(settings, &tools)
+    memo.lint_tools(settings, &tools)
 }
 
 /// The provider lint for the endpoint actually used. Validation linted the tools against
@@ -469,7 +475,7 @@ pub(crate) fn lint_endpoint(
     workspace: &Workspace,
     io: &mut Io<'_>,
 ) -> Result<(), CliError> {
-    let found = endpoint_problems(preset, settings);
+    let found = endpoint_problems(preset, settings, workspace.presets.lint_memo());
     if found.is_empty() {
         return Ok(());
     }
@@ -546,14 +552,17 @@ mod tests {
         let v = crate::preset::validate_in_catalog(&presets, "p", &tools);
         let preset = v.preset.unwrap_or_else(|| panic!("{:?}", v.diagnostics));
         let own = ModelSettings::from_spec(preset.model().unwrap());
-        assert_eq!(endpoint_problems(&preset, &own), Vec::new());
+        assert_eq!(
+            endpoint_problems(&preset, &own, &LintMemo::default()),
+            Vec::new()
+        );
         for provider in [
             Provider::Openai,
             Provider::Deepseek,
             Provider::OpenaiCompatible,
         ] {
             let other = ModelSettings::new(provider, "m").with_base_url("http://127.0.0.1:9");
-            let found = endpoint_problems(&preset, &other);
+            let found = endpoint_problems(&preset, &other, &LintMemo::default());
             let kinds: Vec<_> = found.iter().map(|d| d.kind).collect();
             assert_eq!(kinds, [DiagnosticKind::ToolNameRejected], "{found:?}");
             assert!(found[0].message.contains(&long), "{found:?}");

@@ -167,6 +167,16 @@ impl LintMemo {
         }
         problems
     }
+
+    /// [`lint_tools`], remembered.
+    pub(crate) fn lint_tools(
+        &self,
+        settings: &ModelSettings,
+        tools: &[WireTool],
+    ) -> Vec<Diagnostic> {
+        let rules = ToolRules::for_settings(settings);
+        tools.iter().flat_map(|t| self.lint(&rules, t)).collect()
+    }
 }
 
 /// Everything the endpoint `settings` describes would refuse in `tools` (what
