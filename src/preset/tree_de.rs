@@ -978,6 +978,18 @@ mod tests {
             ),
         );
         same(
+            "merge at the top level",
+            "<<: {version: 1, name: t, description: d}\n<<:\n  extends: e\n  name: shadowed\ndescription: own\n",
+        );
+        same(
+            "a spanned struct through an alias",
+            &format!("{HEAD}budget: &b {{}}\ntools: *b\n"),
+        );
+        same(
+            "a spanned struct from a merge",
+            &format!("{HEAD}tools: {{<<: {{allow: [a]}}, deny: []}}\n"),
+        );
+        same(
             "merge of variables map",
             &format!(
                 "{HEAD}variables:\n  <<: {{a: {{description: x}}}}\n  b: {{description: y}}\n  <<: [{{c: {{description: z}}}}, {{a: {{description: shadowed}}}}]\n"
