@@ -8,6 +8,7 @@ mod shape;
 pub mod source;
 pub mod spec;
 mod text_file;
+mod tree_de;
 pub mod validate;
 pub mod values_file;
 

@@ -23,7 +23,8 @@
 //! wants a number or a boolean, text is refused (`order: "5"`).
 //!
 //! The typed deserialization into [`PresetFile`](super::spec::PresetFile) runs only when
-//! this check finds nothing, and accepts what it accepts.
+//! this check finds nothing, and accepts what it accepts. It reads the same tree
+//! (`super::tree_de`): each node keeps the position serde-saphyr gives it as well.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
@@ -41,18 +42,18 @@ use crate::prompt::VariableType;
 use crate::suggest::{did_you_mean, help_did_you_mean};
 use crate::yaml_scalar::{is_yaml11_bool, parse_float, parse_int, yaml_trim, yaml12_bool};
 
-/// Every shape problem of `source`, sorted by position; empty when the file has the shape
-/// of a preset. A YAML syntax error or an exceeded limit stops the reading: it is then the
-/// only problem reported (with any duplicate keys found before it). A file of another
-/// format `version` gets only `unsupported-version` (and duplicate keys): its other keys
-/// may be right for its version.
-pub(crate) fn check(source: &SourceFile) -> Vec<Diagnostic> {
+/// Every shape problem of `source`, sorted by position (never empty); or, when the file
+/// has the shape of a preset, its tree, for the typed pass. A YAML syntax error or an
+/// exceeded limit stops the reading: it is then the only problem reported (with any
+/// duplicate keys found before it). A file of another format `version` gets only
+/// `unsupported-version` (and duplicate keys): its other keys may be right for its version.
+pub(crate) fn check(source: &SourceFile) -> Result<Tree, Vec<Diagnostic>> {
     let tree = match Tree::read(source) {
         Ok(tree) => tree,
         Err(stop) => {
             let mut out = stop.duplicates;
             out.push(stop.problem);
-            return finish(out);
+            return Err(finish(out));
         }
     };
     let mut checker = Checker {
@@ -62,9 +63,12 @@ pub(crate) fn check(source: &SourceFile) -> Vec<Diagnostic> {
         out: Vec::new(),
     };
     checker.check_root();
+    if tree.duplicates.is_empty() && checker.out.is_empty() {
+        return Ok(tree);
+    }
     let mut out = tree.duplicates.clone();
     out.append(&mut checker.out);
-    finish(out)
+    Err(finish(out))
 }
 
 /// Sort by position and drop repeats (a node reached through several aliases is checked
@@ -91,7 +95,7 @@ fn schema() -> &'static Value {
 // The tree
 // ---------------------------------------------------------------------------------------
 
-type NodeId = usize;
+pub(super) type NodeId = usize;
 
 /// Where a node is: 1-based lines, 1-based columns in characters, end exclusive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,9 +117,40 @@ impl Pos {
     }
 }
 
+/// Where a node is as serde-saphyr's [`Location`](serde_saphyr::Location) says it (built
+/// from the parser's span the same way), for the `Spanned` values of the typed pass.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Loc {
+    /// 1-based line.
+    pub(super) line: u32,
+    /// 1-based column, in characters.
+    pub(super) column: u32,
+    /// Characters (and bytes) from the start of the text.
+    pub(super) span: serde_saphyr::Span,
+}
+
+impl Loc {
+    fn of(at: &At) -> Loc {
+        // As `Span::len`, without its debug-build panic should the end precede the start.
+        let len = at.end.index().wrapping_sub(at.start.index());
+        let mut span = serde_saphyr::Span::new(at.start.index() as u64, len as u64);
+        if let (Some(start), Some(end)) = (at.start.byte_offset(), at.end.byte_offset()) {
+            let len = end.saturating_sub(start);
+            if u32::try_from(start).is_ok() && u32::try_from(len).is_ok() {
+                span = span.with_byte_info(start as u64, len as u64);
+            }
+        }
+        Loc {
+            line: to_u32(at.start.line()),
+            column: to_u32(at.start.col().saturating_add(1)),
+            span,
+        }
+    }
+}
+
 /// How a scalar was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Style {
+pub(super) enum Style {
     Plain,
     /// `'...'` or `"..."`, with its quote character.
     Quoted(char),
@@ -125,7 +160,7 @@ enum Style {
 
 /// A scalar's tag, as far as typing goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum CoreTag {
+pub(super) enum CoreTag {
     None,
     Str,
     Int,
@@ -136,7 +171,7 @@ enum CoreTag {
 }
 
 #[derive(Debug)]
-enum Kind {
+pub(super) enum Kind {
     Scalar {
         text: Box<str>,
         style: Style,
@@ -149,28 +184,30 @@ enum Kind {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Entry {
-    key: NodeId,
-    value: NodeId,
+pub(super) struct Entry {
+    pub(super) key: NodeId,
+    pub(super) value: NodeId,
     /// The key repeats an earlier key of the mapping (reported; not checked further).
     duplicate: bool,
 }
 
 /// What a node costs once its aliases are expanded.
 #[derive(Clone, Copy, Debug, Default)]
-struct Cost {
+pub(super) struct Cost {
     /// YAML events: one per scalar, two per collection plus its content.
-    events: u64,
+    pub(super) events: u64,
     /// Bytes of scalar text.
-    bytes: u64,
+    pub(super) bytes: u64,
     /// Nesting levels of collections (a scalar: 0).
     height: u32,
 }
 
 #[derive(Debug)]
-struct Node {
-    kind: Kind,
+pub(super) struct Node {
+    pub(super) kind: Kind,
     pos: Pos,
+    /// The same start as serde-saphyr's `Location` of the node.
+    pub(super) loc: Loc,
     cost: Cost,
     /// The node's end has been read (an alias to an unfinished node is recursive).
     done: bool,
@@ -178,10 +215,16 @@ struct Node {
 
 /// A preset file as a tree of nodes, with the duplicate keys found while reading it.
 #[derive(Debug)]
-struct Tree {
-    nodes: Vec<Node>,
-    root: Option<NodeId>,
+pub(crate) struct Tree {
+    pub(super) nodes: Vec<Node>,
+    pub(super) root: Option<NodeId>,
     duplicates: Vec<Diagnostic>,
+    /// A collection has a tag, or a scalar has a tag other than `!!str` / `!`: the typed
+    /// pass leaves such a file to serde-saphyr, which has rules of its own for tags.
+    pub(super) unusual_tags: bool,
+    /// What serde-saphyr copies to keep anchored nodes for replay: the anchored nodes'
+    /// costs added up (it has a budget for that; the shape check does not).
+    pub(super) anchored: Cost,
 }
 
 /// Why reading stopped: a syntax error or an exceeded limit.
@@ -218,6 +261,7 @@ struct Reader<'s> {
     replayed_events: u64,
     replayed_bytes: u64,
     duplicates: Vec<Diagnostic>,
+    unusual_tags: bool,
 }
 
 impl Tree {
@@ -234,6 +278,7 @@ impl Tree {
             replayed_events: 0,
             replayed_bytes: 0,
             duplicates: Vec::new(),
+            unusual_tags: false,
         };
         let parser = Parser::new_from_str(&source.text);
         for item in parser {
@@ -248,15 +293,23 @@ impl Tree {
                 });
             }
         }
+        let mut anchored = Cost::default();
+        for &id in reader.anchors.values() {
+            let cost = reader.nodes[id].cost;
+            anchored.events = anchored.events.saturating_add(cost.events);
+            anchored.bytes = anchored.bytes.saturating_add(cost.bytes);
+        }
         Ok(Tree {
             nodes: reader.nodes,
             root: reader.root,
             duplicates: reader.duplicates,
+            unusual_tags: reader.unusual_tags,
+            anchored,
         })
     }
 
     /// The node itself, or the anchored node an alias refers to.
-    fn deref(&self, id: NodeId) -> NodeId {
+    pub(super) fn deref(&self, id: NodeId) -> NodeId {
         match self.nodes[id].kind {
             Kind::Alias(target) => target,
             _ => id,
@@ -280,7 +333,7 @@ impl Tree {
     }
 
     /// Is this key the merge key `<<` (plain, untagged)?
-    fn is_merge_key(&self, id: NodeId) -> bool {
+    pub(super) fn is_merge_key(&self, id: NodeId) -> bool {
         matches!(
             &self.nodes[id].kind,
             Kind::Scalar { text, style: Style::Plain, tag: CoreTag::None } if &**text == "<<"
@@ -354,6 +407,7 @@ impl Reader<'_> {
 
     fn event(&mut self, event: Event<'_>, at: &At) -> Result<(), Diagnostic> {
         let pos = Pos::of(at);
+        let loc = Loc::of(at);
         if self.second_document && event.is_node() {
             return Err(Diagnostic::new(
                 DiagnosticKind::YamlSyntax,
@@ -382,6 +436,7 @@ impl Reader<'_> {
                         _ => CoreTag::Other,
                     },
                 };
+                self.unusual_tags |= !matches!(tag, CoreTag::None | CoreTag::Str);
                 let style = match style {
                     ScalarStyle::Plain => Style::Plain,
                     ScalarStyle::SingleQuoted => Style::Quoted('\''),
@@ -400,14 +455,16 @@ impl Reader<'_> {
                         tag,
                     },
                     pos,
+                    loc,
                     cost,
                     true,
                 );
                 self.anchor(anchor, id);
                 self.add(id);
             }
-            Event::SequenceStart(_, anchor, _) | Event::MappingStart(_, anchor, _) => {
+            Event::SequenceStart(_, anchor, ref tag) | Event::MappingStart(_, anchor, ref tag) => {
                 self.count_node(pos)?;
+                self.unusual_tags |= tag.is_some();
                 if self.stack.len() >= MAX_YAML_DEPTH {
                     return Err(limit(
                         self.span(pos),
@@ -422,7 +479,7 @@ impl Reader<'_> {
                 } else {
                     Kind::Seq(Vec::new())
                 };
-                let id = self.push(kind, pos, Cost::default(), false);
+                let id = self.push(kind, pos, loc, Cost::default(), false);
                 self.anchor(anchor, id);
                 self.stack.push(Open {
                     id,
@@ -436,17 +493,18 @@ impl Reader<'_> {
                 }
             }
             Event::Alias(anchor) => {
-                self.alias(anchor, pos)?;
+                self.alias(anchor, pos, loc)?;
             }
             _ => {}
         }
         Ok(())
     }
 
-    fn push(&mut self, kind: Kind, pos: Pos, cost: Cost, done: bool) -> NodeId {
+    fn push(&mut self, kind: Kind, pos: Pos, loc: Loc, cost: Cost, done: bool) -> NodeId {
         self.nodes.push(Node {
             kind,
             pos,
+            loc,
             cost,
             done,
         });
@@ -473,7 +531,7 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn alias(&mut self, anchor: usize, pos: Pos) -> Result<(), Diagnostic> {
+    fn alias(&mut self, anchor: usize, pos: Pos, loc: Loc) -> Result<(), Diagnostic> {
         let span = self.span(pos);
         self.aliases += 1;
         if self.aliases > MAX_YAML_ALIASES {
@@ -525,7 +583,7 @@ impl Reader<'_> {
                 ),
             ));
         }
-        let id = self.push(Kind::Alias(target), pos, cost, true);
+        let id = self.push(Kind::Alias(target), pos, loc, cost, true);
         self.add(id);
         Ok(())
     }

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::{Error as YamlError, Location, MessageFormatter, Spanned};
 
-use super::shape;
 use super::spec::{FORMAT_VERSION, PresetFile, key_set_owner};
+use super::{shape, tree_de};
 use crate::bounded::byte_size;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 use crate::prompt::origin::{LineIndex, TextOrigin};
@@ -337,12 +337,17 @@ pub fn parse_source(source: SourceFile) -> Result<ParsedPreset, Diagnostics> {
         .into());
     }
     // Every problem of the file's shape at once.
-    let problems = shape::check(&source);
-    if !problems.is_empty() {
-        return Err(Diagnostics::from_vec(problems));
-    }
-    // The shape is right, so this succeeds; its errors are mapped all the same.
-    match serde_saphyr::from_str_with_options::<PresetFile>(&source.text, options()) {
+    let tree = shape::check(&source).map_err(Diagnostics::from_vec)?;
+    // The shape is right: the typed pass reads the tree the shape check built, so the YAML
+    // is parsed once. What that reader does not reproduce exactly it leaves to
+    // serde-saphyr, which parses the text again; its errors (there should be none after
+    // the shape check) are mapped all the same.
+    let typed = match tree_de::preset_file(&tree) {
+        Ok(file) => Ok(file),
+        Err(_) => serde_saphyr::from_str_with_options::<PresetFile>(&source.text, options()),
+    };
+    drop(tree);
+    match typed {
         Ok(file) => Ok(ParsedPreset {
             source,
             file,
@@ -365,6 +370,15 @@ fn is_effectively_empty(text: &str) -> bool {
     })
 }
 
+/// serde-saphyr's budget for copies of anchored events (the typed pass's backstop; the
+/// shape check has no limit of its own for them).
+pub(crate) const MAX_RECORDED_ANCHOR_EVENTS: usize =
+    4 * (MAX_YAML_NODES + MAX_ALIAS_REPLAYED_EVENTS);
+
+/// serde-saphyr's budget for bytes copied with anchored events.
+pub(crate) const MAX_RECORDED_ANCHOR_BYTES: usize =
+    4 * (MAX_PRESET_FILE_BYTES + MAX_ALIAS_REPLAYED_BYTES);
+
 /// Options for the typed pass. The shape check has already enforced the limits (the
 /// constants above), so these budgets are set well above them: they are a second line of
 /// defence, never the one a user meets.
@@ -378,8 +392,8 @@ pub(crate) fn options() -> serde_saphyr::Options {
     budget.max_documents = 2;
     budget.max_total_scalar_bytes = 2 * (MAX_PRESET_FILE_BYTES + MAX_ALIAS_REPLAYED_BYTES);
     budget.max_merge_keys = 2 * MAX_YAML_NODES;
-    budget.max_recorded_anchor_events = 4 * (MAX_YAML_NODES + MAX_ALIAS_REPLAYED_EVENTS);
-    budget.max_recorded_anchor_bytes = 4 * (MAX_PRESET_FILE_BYTES + MAX_ALIAS_REPLAYED_BYTES);
+    budget.max_recorded_anchor_events = MAX_RECORDED_ANCHOR_EVENTS;
+    budget.max_recorded_anchor_bytes = MAX_RECORDED_ANCHOR_BYTES;
     // The shape check counts what aliases really expand to instead of guessing from the
     // ratio of aliases to anchors.
     budget.enforce_alias_anchor_ratio = false;
