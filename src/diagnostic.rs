@@ -365,6 +365,11 @@ impl DiagnosticSink {
         self.list.iter().any(Diagnostic::is_error)
     }
 
+    /// Everything pushed, in order.
+    pub(crate) fn into_vec(self) -> Vec<Diagnostic> {
+        self.list
+    }
+
     /// `Ok(warnings)` when there is no error, else every diagnostic.
     pub(crate) fn finish(self) -> Result<Vec<Diagnostic>, Diagnostics> {
         if self.has_errors() {

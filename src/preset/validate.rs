@@ -3,7 +3,7 @@
 //! constraint, build the assembler, and render once with representative values. A preset
 //! that validates renders.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::catalog::{PresetCatalog, PresetEntry, TargetId};
 use super::provenance::admitting_rule;
@@ -12,8 +12,8 @@ use super::source::ParsedPreset;
 use super::spec::{ModelSpec, PresetFile, Provider, VariableEntry, is_valid_env_name};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::prompt::{
-    AssemblerBuilder, BUILTIN_VARIABLES, Layer, PromptAssembler, PromptContext, PromptSection,
-    RemoveEntry, SectionOrigin, TokenBudget, TokenLimit, Values, VariableDecl,
+    AssemblerBuilder, BUILTIN_VARIABLES, Layer, LayerTemplates, PromptAssembler, PromptContext,
+    PromptSection, RemoveEntry, SectionOrigin, TokenBudget, TokenLimit, Values, VariableDecl,
 };
 use crate::provider::lint::{LintMemo, ToolRules, lint_tool};
 use crate::provider::{ModelSettings, wire_tools};
@@ -250,6 +250,9 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
 pub(crate) struct FileLayer {
     layer: Arc<Layer>,
     diagnostics: Vec<Diagnostic>,
+    /// The layer's templates, compiled the first time a chain extends the file (a file
+    /// validated only as itself never keeps them).
+    templates: OnceLock<Arc<LayerTemplates>>,
 }
 
 impl FileLayer {
@@ -257,7 +260,19 @@ impl FileLayer {
     pub(crate) fn of(preset: &ParsedPreset) -> FileLayer {
         let mut diagnostics = Vec::new();
         let layer = Arc::new(layer_from_preset(preset, &mut diagnostics));
-        FileLayer { layer, diagnostics }
+        FileLayer {
+            layer,
+            diagnostics,
+            templates: OnceLock::new(),
+        }
+    }
+
+    /// The layer's templates, compiled once.
+    fn templates(&self) -> Arc<LayerTemplates> {
+        Arc::clone(
+            self.templates
+                .get_or_init(|| Arc::new(LayerTemplates::of(&self.layer))),
+        )
     }
 }
 
@@ -269,10 +284,18 @@ fn validate_chain_with(
 ) -> Validation {
     let mut diagnostics = Vec::new();
     let mut builder = AssemblerBuilder::new(tools);
-    for preset in chain.presets() {
+    let presets = chain.presets();
+    for (i, preset) in presets.iter().enumerate() {
         let file = layer_of(preset);
         diagnostics.extend(file.diagnostics.iter().cloned());
-        builder = builder.shared_layer(Arc::clone(&file.layer));
+        let layer = Arc::clone(&file.layer);
+        // A file other presets extend is compiled once for all of them; the preset being
+        // validated compiles its own file here (most files are extended by none).
+        builder = if i + 1 < presets.len() {
+            builder.compiled_layer(layer, file.templates())
+        } else {
+            builder.shared_layer(layer)
+        };
     }
     let assembler = match builder.build() {
         Ok(a) => Some(a),
@@ -316,10 +339,13 @@ fn validate_chain_with(
                 neutral.set(name.clone(), format!("<{name}>"));
             }
         }
-        diagnostics.extend(a.hidden_tool_mentions(&neutral));
-        for values in runs {
+        // The first render check and the mentions share the sections they both render.
+        let (first, mentions) = a.check_renders_and_mentions(&runs[0], &neutral);
+        diagnostics.extend(mentions);
+        let results = std::iter::once(first).chain(runs[1..].iter().map(|v| a.check_renders(v)));
+        for result in results {
             // The fingerprint is not part of what `validate` checks: skip it.
-            if let Err(ds) = a.check_renders(&values) {
+            if let Err(ds) = result {
                 diagnostics.extend(
                     ds.into_iter()
                         .filter(|d| !(statically_missing && d.kind == DiagnosticKind::MissingValue))

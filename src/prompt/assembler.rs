@@ -5,8 +5,8 @@
 //! conflicting `complete` sections). Assembling renders with one step's values.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use minijinja::Value;
@@ -17,8 +17,8 @@ use super::section::{Order, PromptContext, PromptSection, SectionName};
 use super::step_cache::{ContextPart, RenderCost, StepCache, StepKey, SystemPart, same_value};
 use super::substitution::{Substitution, SubstitutionError};
 use super::template::{
-    AssemblyBudget, BUDGET_KEY, TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES, TemplateError, TemplateId,
-    TemplateSet, find_reference,
+    AssemblyBudget, BUDGET_KEY, FrozenTemplate, TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES,
+    TemplateError, TemplateId, TemplateSet, find_reference,
 };
 use super::template_scan::{TemplateScan, condition_guards, scan};
 use super::variables::{
@@ -80,7 +80,7 @@ enum Body {
 #[derive(Debug)]
 enum Engine {
     /// By minijinja, compiled.
-    Compiled(TemplateId),
+    Compiled(FrozenTemplate),
     /// Text and `{{ name }}` only (most sections): printed without the engine, exactly as
     /// it would print them. Its output counts against the template budget's bytes.
     Substitution(Substitution),
@@ -88,7 +88,7 @@ enum Engine {
 
 #[derive(Debug)]
 struct Condition {
-    id: TemplateId,
+    id: FrozenTemplate,
     vars: BTreeSet<String>,
     unguarded: BTreeMap<String, Vec<usize>>,
 }
@@ -153,12 +153,23 @@ struct KnownVariable {
     optional: bool,
 }
 
+/// A section or context where the merge put it: its text, its analysis, the template set
+/// that holds its compiled text, and the layer that defined it (`None`: tool guidance).
+struct Placed<'a, T> {
+    item: &'a T,
+    analysis: &'a PieceAnalysis,
+    env: &'a Arc<minijinja::Environment<'static>>,
+    label: Option<&'a str>,
+}
+
 /// Builds a [`PromptAssembler`] from layers (outermost first: host, then each preset of
 /// an `extends` chain, the child last).
 #[derive(Debug)]
 pub struct AssemblerBuilder<'c> {
     catalog: &'c ToolCatalog,
     layers: Vec<Arc<Layer>>,
+    /// Per layer, its templates when the caller compiled them once for many builders.
+    compiled: Vec<Option<Arc<LayerTemplates>>>,
     suppress: bool,
 }
 
@@ -168,6 +179,7 @@ impl<'c> AssemblerBuilder<'c> {
         AssemblerBuilder {
             catalog,
             layers: Vec::new(),
+            compiled: Vec::new(),
             suppress: false,
         }
     }
@@ -181,6 +193,19 @@ impl<'c> AssemblerBuilder<'c> {
     /// presets extend contributes the same layer to each).
     pub fn shared_layer(mut self, layer: Arc<Layer>) -> Self {
         self.layers.push(layer);
+        self.compiled.push(None);
+        self
+    }
+
+    /// [`shared_layer`](Self::shared_layer) with its templates compiled once by the
+    /// caller (`templates` must be [`LayerTemplates::of`] that very layer).
+    pub(crate) fn compiled_layer(
+        mut self,
+        layer: Arc<Layer>,
+        templates: Arc<LayerTemplates>,
+    ) -> Self {
+        self.layers.push(layer);
+        self.compiled.push(Some(templates));
         self
     }
 
@@ -215,36 +240,58 @@ impl<'c> AssemblerBuilder<'c> {
                 registry.names().next().is_some(),
             ));
         }
-        let mut templates = TemplateSet::new();
+        let templates = TemplateSet::new();
 
         // Sections: tool guidance first (outermost), then every layer in turn.
-        let mut sections: BTreeMap<SectionName, PromptSection> = BTreeMap::new();
-        for def in registry.definitions() {
-            if let Some(g) = def.guidance() {
-                let name = SectionName::tool_guidance(def.name().as_str());
-                if let Ok(order) = Order::new(g.order) {
-                    sections.insert(
-                        name.clone(),
-                        PromptSection {
-                            name,
-                            order,
-                            text: g.text.clone(),
-                            complete: false,
-                            when: None,
-                            template: g.template,
-                            origin: Default::default(),
-                        },
-                    );
-                }
+        let guidance: Vec<PromptSection> = registry
+            .definitions()
+            .iter()
+            .filter_map(|def| {
+                let g = def.guidance()?;
+                let order = Order::new(g.order).ok()?;
+                Some(PromptSection {
+                    name: SectionName::tool_guidance(def.name().as_str()),
+                    order,
+                    text: g.text.clone(),
+                    complete: false,
+                    when: None,
+                    template: g.template,
+                    origin: Default::default(),
+                })
+            })
+            .collect();
+        let guidance_templates: Vec<Arc<LayerTemplates>> =
+            guidance.iter().map(guidance_templates).collect();
+        // Each layer compiled: once per file when the caller shares it, else here.
+        let layer_templates: Vec<Arc<LayerTemplates>> = self
+            .layers
+            .iter()
+            .zip(&self.compiled)
+            .map(|(layer, shared)| {
+                shared
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(LayerTemplates::of(layer)))
+            })
+            .collect();
+        let mut sections: BTreeMap<SectionName, Placed<'_, PromptSection>> = BTreeMap::new();
+        for (section, compiled) in guidance.iter().zip(&guidance_templates) {
+            if let Some(analysis) = compiled.sections.first() {
+                sections.insert(
+                    section.name.clone(),
+                    Placed {
+                        item: section,
+                        analysis,
+                        env: &compiled.env,
+                        label: None,
+                    },
+                );
             }
         }
-        let mut contexts: BTreeMap<SectionName, PromptContext> = BTreeMap::new();
-        // Which layer defined each section (tool guidance: none).
-        let mut section_layer: BTreeMap<SectionName, &str> = BTreeMap::new();
-        for layer in &self.layers {
+        let mut contexts: BTreeMap<SectionName, Placed<'_, PromptContext>> = BTreeMap::new();
+        for (layer, compiled) in self.layers.iter().zip(&layer_templates) {
             apply_removals(layer, &mut sections, catalog, &mut sink);
             let mut seen = BTreeSet::new();
-            for s in &layer.sections {
+            for (s, analysis) in layer.sections.iter().zip(&compiled.sections) {
                 if !seen.insert(&s.name) {
                     sink.push(duplicate(
                         "section",
@@ -254,22 +301,31 @@ impl<'c> AssemblerBuilder<'c> {
                     ));
                     continue;
                 }
-                if let (Some(old), Some(old_label)) =
-                    (sections.get(&s.name), section_layer.get(&s.name))
+                if let Some(old) = sections.get(&s.name)
+                    && let Some(old_label) = old.label
                 {
+                    let before = referenced_variables(&templates, old.item, old.analysis);
+                    let after = referenced_variables(&templates, s, analysis);
+                    let no_variables = BTreeSet::new();
                     sink.extend(warnings::override_drops(
-                        &templates,
                         s.name.as_str(),
-                        (&old.text, old.template, old_label),
-                        (&s.text, s.template),
+                        (before.as_deref(), old_label),
+                        after.as_deref().unwrap_or(&no_variables),
                         s.origin.name.clone(),
                     ));
                 }
-                section_layer.insert(s.name.clone(), layer.label.as_str());
-                sections.insert(s.name.clone(), s.clone());
+                sections.insert(
+                    s.name.clone(),
+                    Placed {
+                        item: s,
+                        analysis,
+                        env: &compiled.env,
+                        label: Some(layer.label.as_str()),
+                    },
+                );
             }
             let mut seen = BTreeSet::new();
-            for c in &layer.contexts {
+            for (c, analysis) in layer.contexts.iter().zip(&compiled.contexts) {
                 if !seen.insert(&c.name) {
                     sink.push(duplicate(
                         "context",
@@ -279,7 +335,15 @@ impl<'c> AssemblerBuilder<'c> {
                     ));
                     continue;
                 }
-                contexts.insert(c.name.clone(), c.clone());
+                contexts.insert(
+                    c.name.clone(),
+                    Placed {
+                        item: c,
+                        analysis,
+                        env: &compiled.env,
+                        label: Some(layer.label.as_str()),
+                    },
+                );
             }
         }
         // A `tool:<known tool>` section lives only while that tool is visible.
@@ -364,21 +428,15 @@ impl<'c> AssemblerBuilder<'c> {
         // Compile, in final order.
         let known: Vec<&str> = variables.keys().map(String::as_str).collect();
         let mut compiled_sections = Vec::with_capacity(sections.len());
-        let mut sorted: Vec<PromptSection> = sections.into_values().collect();
-        sorted.sort_by(|a, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
+        let mut sorted: Vec<Placed<'_, PromptSection>> = sections.into_values().collect();
+        sorted.sort_by(|a, b| (a.item.order, &a.item.name).cmp(&(b.item.order, &b.item.name)));
         for s in &sorted {
-            let piece = compile_piece(
-                &mut templates,
-                PieceInput {
-                    kind: "section",
-                    name: &s.name,
-                    order: s.order,
-                    text: &s.text,
-                    template: s.template,
-                    complete: s.complete,
-                    when: s.when.as_deref(),
-                    origin: &s.origin,
-                },
+            let piece = finish_piece(
+                s.analysis,
+                s.env,
+                &PieceSource::section(s.item),
+                s.item.order,
+                s.item.complete,
                 &known,
                 Some(&volatile),
                 &mut sink,
@@ -452,29 +510,22 @@ impl<'c> AssemblerBuilder<'c> {
                 ),
             ]);
             sink.extend(warnings::complete_conflicts(
-                &templates,
                 &candidates,
                 &samples,
                 &derived,
             ));
         }
-        let mut sorted_ctx: Vec<PromptContext> = contexts.into_values().collect();
-        sorted_ctx.sort_by(|a, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
+        let mut sorted_ctx: Vec<Placed<'_, PromptContext>> = contexts.into_values().collect();
+        sorted_ctx.sort_by(|a, b| (a.item.order, &a.item.name).cmp(&(b.item.order, &b.item.name)));
         let mut compiled_contexts = Vec::with_capacity(sorted_ctx.len());
         for c in &sorted_ctx {
             // Suppressed contexts are still compiled and checked, just never rendered.
-            let piece = compile_piece(
-                &mut templates,
-                PieceInput {
-                    kind: "context",
-                    name: &c.name,
-                    order: c.order,
-                    text: &c.text,
-                    template: c.template,
-                    complete: false,
-                    when: None,
-                    origin: &c.origin,
-                },
+            let piece = finish_piece(
+                c.analysis,
+                c.env,
+                &PieceSource::context(c.item),
+                c.item.order,
+                false,
                 &known,
                 None,
                 &mut sink,
@@ -567,9 +618,9 @@ fn multiple_complete(names: &[&str], span: Option<Span>) -> Diagnostic {
     .help("at most one section may be the complete system prompt: drop `complete` from the others, `remove` them, or give them exclusive `when` conditions")
 }
 
-fn apply_removals(
+fn apply_removals<V>(
     layer: &Layer,
-    sections: &mut BTreeMap<SectionName, PromptSection>,
+    sections: &mut BTreeMap<SectionName, V>,
     catalog: &ToolCatalog,
     sink: &mut DiagnosticSink,
 ) {
@@ -615,43 +666,184 @@ fn apply_removals(
     }
 }
 
-struct PieceInput<'a> {
+/// One section or context as written, for [`analyze_piece`].
+struct PieceSource<'a> {
     kind: &'static str,
     name: &'a SectionName,
-    order: Order,
     text: &'a str,
     template: bool,
-    complete: bool,
     when: Option<&'a str>,
     origin: &'a super::section::SectionOrigin,
 }
 
-fn compile_piece(
-    templates: &mut TemplateSet,
-    input: PieceInput<'_>,
-    known: &[&str],
-    volatile: Option<&BTreeSet<String>>,
-    sink: &mut DiagnosticSink,
-) -> Option<CompiledPiece> {
-    let PieceInput {
+impl<'a> PieceSource<'a> {
+    fn section(s: &'a PromptSection) -> Self {
+        PieceSource {
+            kind: "section",
+            name: &s.name,
+            text: &s.text,
+            template: s.template,
+            when: s.when.as_deref(),
+            origin: &s.origin,
+        }
+    }
+
+    fn context(c: &'a PromptContext) -> Self {
+        PieceSource {
+            kind: "context",
+            name: &c.name,
+            text: &c.text,
+            template: c.template,
+            when: None,
+            origin: &c.origin,
+        }
+    }
+
+    /// Where byte `offset` of the text is (the text's start without one).
+    fn text_span(&self, offset: Option<usize>) -> Option<Span> {
+        match (&self.origin.text, offset) {
+            (Some(o), Some(off)) => Some(o.span_at(self.text, off)),
+            (Some(o), None) => Some(o.span()),
+            (None, _) => self.origin.name.clone(),
+        }
+    }
+
+    /// Where byte `offset` of the `when` expression `expr` is.
+    fn when_span(&self, expr: &str, offset: Option<usize>) -> Option<Span> {
+        match (&self.origin.when, offset) {
+            (Some(o), Some(off)) => Some(o.span_at(expr, off)),
+            (Some(o), None) => Some(o.span()),
+            (None, _) => self.origin.name.clone(),
+        }
+    }
+}
+
+/// How a template body will be printed, in the set of the layer that compiled it.
+#[derive(Debug)]
+enum PreparedEngine {
+    Compiled(TemplateId),
+    Substitution(Substitution),
+}
+
+/// What compiling one section or context finds on its own, before the chain it is in is
+/// known: the compiled text and `when`, the variables they use, and the problems of the
+/// text itself (syntax; unknown filters, tests and functions). What depends on the chain
+/// — which variables are declared, which are volatile — is checked per chain by
+/// [`finish_piece`].
+#[derive(Debug)]
+struct PieceAnalysis {
+    body: BodyAnalysis,
+    when: Option<WhenAnalysis>,
+}
+
+#[derive(Debug)]
+enum BodyAnalysis {
+    /// `template: false`: the text as written, trailing whitespace trimmed.
+    Verbatim(String),
+    Template {
+        engine: PreparedEngine,
+        /// The variables it uses, without the names it only calls.
+        vars: BTreeSet<String>,
+        /// Every name the engine sees as a variable, called ones included (what
+        /// `override-drops-placeholder` compares).
+        referenced: BTreeSet<String>,
+        unguarded: BTreeMap<String, Vec<usize>>,
+        /// Unknown filters, tests, functions, statements, found in every branch.
+        names: Vec<Diagnostic>,
+        names_ok: bool,
+    },
+    /// It does not compile.
+    Broken(Diagnostic),
+}
+
+#[derive(Debug)]
+enum WhenAnalysis {
+    Compiled {
+        id: TemplateId,
+        vars: BTreeSet<String>,
+        unguarded: BTreeMap<String, Vec<usize>>,
+        names: Vec<Diagnostic>,
+        names_ok: bool,
+    },
+    Broken(Diagnostic),
+}
+
+/// The sections and contexts of one layer, compiled once into one template set: a
+/// preset file that many presets extend is compiled once however many chains it is in
+/// (see [`AssemblerBuilder::compiled_layer`]).
+#[derive(Debug)]
+pub(crate) struct LayerTemplates {
+    env: Arc<minijinja::Environment<'static>>,
+    sections: Vec<PieceAnalysis>,
+    contexts: Vec<PieceAnalysis>,
+}
+
+impl LayerTemplates {
+    /// Compile every section and context of `layer`.
+    pub(crate) fn of(layer: &Layer) -> LayerTemplates {
+        Self::compile(&layer.sections, &layer.contexts)
+    }
+
+    fn compile(sections: &[PromptSection], contexts: &[PromptContext]) -> LayerTemplates {
+        let mut set = TemplateSet::new();
+        let sections = sections
+            .iter()
+            .map(|s| analyze_piece(&mut set, &PieceSource::section(s)))
+            .collect();
+        let contexts = contexts
+            .iter()
+            .map(|c| analyze_piece(&mut set, &PieceSource::context(c)))
+            .collect();
+        LayerTemplates {
+            env: set.freeze(),
+            sections,
+            contexts,
+        }
+    }
+}
+
+/// A tool's guidance section compiled, once per process: it depends on the tool alone
+/// (its name, text and whether it is a template), not on the chain, and every preset that
+/// shows the tool includes it.
+fn guidance_templates(section: &PromptSection) -> Arc<LayerTemplates> {
+    type Cache = HashMap<String, Vec<(String, bool, Arc<LayerTemplates>)>>;
+    /// Hosts with many tools of their own still get a bounded cache.
+    const MOST: usize = 256;
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    let name = section.name.as_str();
+    let hit = cache.lock().ok().and_then(|c| {
+        c.get(name)?
+            .iter()
+            .find(|(text, template, _)| *text == section.text && *template == section.template)
+            .map(|(.., compiled)| Arc::clone(compiled))
+    });
+    if let Some(hit) = hit {
+        return hit;
+    }
+    let compiled = Arc::new(LayerTemplates::compile(std::slice::from_ref(section), &[]));
+    if let Ok(mut c) = cache.lock()
+        && c.values().map(Vec::len).sum::<usize>() < MOST
+    {
+        c.entry(name.to_owned()).or_default().push((
+            section.text.clone(),
+            section.template,
+            Arc::clone(&compiled),
+        ));
+    }
+    compiled
+}
+
+/// Compile one piece into `templates` and run the checks that need nothing but its text.
+fn analyze_piece(templates: &mut TemplateSet, input: &PieceSource<'_>) -> PieceAnalysis {
+    let PieceSource {
         kind,
         name,
-        order,
         text,
         template,
-        complete,
         when,
-        origin,
-    } = input;
-    let input_when = when;
-    let mut ok = true;
-    let text_span = |offset: Option<usize>| -> Option<Span> {
-        match (&origin.text, offset) {
-            (Some(o), Some(off)) => Some(o.span_at(text, off)),
-            (Some(o), None) => Some(o.span()),
-            (None, _) => origin.name.clone(),
-        }
-    };
+        ..
+    } = *input;
     // What the `when` condition being true proves defined guards the whole text.
     let when_guards = when.map(condition_guards).unwrap_or_default();
     let body = if template {
@@ -660,74 +852,170 @@ fn compile_piece(
         let compiled = match Substitution::parse(text, |n| templates.is_global(n)) {
             Some(s) => {
                 let vars = s.variables().map(str::to_owned).collect();
-                Ok((Engine::Substitution(s), vars))
+                Ok((PreparedEngine::Substitution(s), vars))
             }
             None => templates
                 .add_template(name.as_str(), text)
-                .map(|(id, vars)| (Engine::Compiled(id), vars)),
+                .map(|(id, vars)| (PreparedEngine::Compiled(id), vars)),
         };
         match compiled {
-            Ok((engine, vars)) => {
+            Ok((engine, referenced)) => {
                 // Text without template syntax names nothing: nothing to scan.
                 let scan = match &engine {
-                    Engine::Substitution(s) if s.is_text() => TemplateScan::default(),
+                    PreparedEngine::Substitution(s) if s.is_text() => TemplateScan::default(),
                     _ => scan(text, false, &when_guards),
                 };
-                let (names_ok, vars) =
-                    check_names(templates, kind, name, &scan, vars, &text_span, sink);
-                ok &= names_ok;
-                ok &= check_references(
-                    kind, name, text, false, &vars, known, volatile, &text_span, sink,
+                let mut names = DiagnosticSink::default();
+                let (names_ok, vars) = check_names(
+                    templates,
+                    kind,
+                    name,
+                    &scan,
+                    referenced.clone(),
+                    &|offset| input.text_span(offset),
+                    &mut names,
                 );
-                Body::Template {
+                BodyAnalysis::Template {
                     engine,
                     vars,
+                    referenced,
                     unguarded: scan.unguarded,
+                    names: names.into_vec(),
+                    names_ok,
                 }
             }
             Err(e) => {
-                sink.push(template_syntax(kind, name, &e, text_span(e.offset)));
-                ok = false;
-                Body::Verbatim(String::new())
+                BodyAnalysis::Broken(template_syntax(kind, name, &e, input.text_span(e.offset)))
             }
         }
     } else {
-        Body::Verbatim(text.trim_end().to_owned())
+        BodyAnalysis::Verbatim(text.trim_end().to_owned())
     };
-    let when = match when {
-        None => None,
-        Some(expr) => {
-            let when_span = |offset: Option<usize>| -> Option<Span> {
-                match (&origin.when, offset) {
-                    (Some(o), Some(off)) => Some(o.span_at(expr, off)),
-                    (Some(o), None) => Some(o.span()),
-                    (None, _) => origin.name.clone(),
-                }
-            };
-            match templates.add_condition(name.as_str(), expr) {
-                Ok((id, vars)) => {
-                    let scan = scan(expr, true, &BTreeSet::new());
-                    let (names_ok, vars) =
-                        check_names(templates, kind, name, &scan, vars, &when_span, sink);
-                    ok &= names_ok;
-                    ok &= check_references(
-                        kind, name, expr, true, &vars, known, volatile, &when_span, sink,
-                    );
-                    Some(Condition {
-                        id,
-                        vars,
-                        unguarded: scan.unguarded,
-                    })
-                }
-                Err(e) => {
-                    sink.push(
-                        template_syntax(kind, name, &e, when_span(e.offset))
-                            .help("`when` takes a minijinja expression, e.g. `'grep' in tools`"),
-                    );
-                    ok = false;
-                    None
+    let when = when.map(|expr| {
+        let when_span = |offset: Option<usize>| input.when_span(expr, offset);
+        match templates.add_condition(name.as_str(), expr) {
+            Ok((id, vars)) => {
+                let scan = scan(expr, true, &BTreeSet::new());
+                let mut names = DiagnosticSink::default();
+                let (names_ok, vars) =
+                    check_names(templates, kind, name, &scan, vars, &when_span, &mut names);
+                WhenAnalysis::Compiled {
+                    id,
+                    vars,
+                    unguarded: scan.unguarded,
+                    names: names.into_vec(),
+                    names_ok,
                 }
             }
+            Err(e) => WhenAnalysis::Broken(
+                template_syntax(kind, name, &e, when_span(e.offset))
+                    .help("`when` takes a minijinja expression, e.g. `'grep' in tools`"),
+            ),
+        }
+    });
+    PieceAnalysis { body, when }
+}
+
+/// The variables a template section uses as the engine sees them, for
+/// `override-drops-placeholder`; `None` when it is not a template.
+fn referenced_variables<'a>(
+    templates: &TemplateSet,
+    section: &'a PromptSection,
+    analysis: &'a PieceAnalysis,
+) -> Option<std::borrow::Cow<'a, BTreeSet<String>>> {
+    if !section.template {
+        return None;
+    }
+    Some(match &analysis.body {
+        BodyAnalysis::Template { referenced, .. } => std::borrow::Cow::Borrowed(referenced),
+        _ => std::borrow::Cow::Owned(templates.variables_of(&section.text)),
+    })
+}
+
+/// The per-chain half of compiling a piece: report what [`analyze_piece`] found, check
+/// its variables against the chain's (`known`; `volatile` for system prompt sections),
+/// and make the [`CompiledPiece`] (none when something is wrong).
+#[allow(clippy::too_many_arguments)]
+fn finish_piece(
+    analysis: &PieceAnalysis,
+    env: &Arc<minijinja::Environment<'static>>,
+    input: &PieceSource<'_>,
+    order: Order,
+    complete: bool,
+    known: &[&str],
+    volatile: Option<&BTreeSet<String>>,
+    sink: &mut DiagnosticSink,
+) -> Option<CompiledPiece> {
+    let PieceSource {
+        kind, name, text, ..
+    } = *input;
+    let mut ok = true;
+    let text_span = |offset: Option<usize>| input.text_span(offset);
+    let body = match &analysis.body {
+        BodyAnalysis::Verbatim(text) => Body::Verbatim(text.clone()),
+        BodyAnalysis::Template {
+            engine,
+            vars,
+            unguarded,
+            names,
+            names_ok,
+            ..
+        } => {
+            sink.extend(names.iter().cloned());
+            ok &= names_ok;
+            ok &= check_references(
+                kind, name, text, false, vars, known, volatile, &text_span, sink,
+            );
+            let engine = match engine {
+                PreparedEngine::Compiled(id) => Engine::Compiled(id.clone().frozen(env)),
+                PreparedEngine::Substitution(s) => Engine::Substitution(s.clone()),
+            };
+            Body::Template {
+                engine,
+                vars: vars.clone(),
+                unguarded: unguarded.clone(),
+            }
+        }
+        BodyAnalysis::Broken(d) => {
+            sink.push(d.clone());
+            ok = false;
+            Body::Verbatim(String::new())
+        }
+    };
+    let when_source = input.when.unwrap_or_default();
+    let when = match &analysis.when {
+        None => None,
+        Some(WhenAnalysis::Compiled {
+            id,
+            vars,
+            unguarded,
+            names,
+            names_ok,
+        }) => {
+            sink.extend(names.iter().cloned());
+            ok &= names_ok;
+            let when_span = |offset: Option<usize>| input.when_span(when_source, offset);
+            ok &= check_references(
+                kind,
+                name,
+                when_source,
+                true,
+                vars,
+                known,
+                volatile,
+                &when_span,
+                sink,
+            );
+            Some(Condition {
+                id: id.clone().frozen(env),
+                vars: vars.clone(),
+                unguarded: unguarded.clone(),
+            })
+        }
+        Some(WhenAnalysis::Broken(d)) => {
+            sink.push(d.clone());
+            ok = false;
+            None
         }
     };
     ok.then(|| CompiledPiece {
@@ -736,10 +1024,10 @@ fn compile_piece(
         complete,
         body,
         when,
-        span: origin.name.clone(),
+        span: input.origin.name.clone(),
         text: text.to_owned(),
-        when_source: input_when.unwrap_or_default().to_owned(),
-        origin: origin.clone(),
+        when_source: when_source.to_owned(),
+        origin: input.origin.clone(),
         layer: 0,
     })
 }
@@ -1005,6 +1293,17 @@ struct StepValues<'a> {
     /// The template budget of this assembly.
     budget: Arc<AssemblyBudget>,
     engine: OnceCell<Value>,
+    /// When set, each system prompt section rendered is kept here (validation renders
+    /// the same sections twice, see [`PromptAssembler::check_renders_and_mentions`]).
+    record: Option<&'a RefCell<Vec<RenderedSection>>>,
+}
+
+/// One section as a step rendered it, and what it cost of the budget.
+struct RenderedSection {
+    /// The piece's address in its assembler.
+    piece: *const CompiledPiece,
+    text: String,
+    cost: RenderCost,
 }
 
 impl<'a> StepValues<'a> {
@@ -1014,6 +1313,7 @@ impl<'a> StepValues<'a> {
             values,
             budget: Arc::new(AssemblyBudget::default()),
             engine: OnceCell::new(),
+            record: None,
         }
     }
 
@@ -1193,17 +1493,23 @@ impl PromptAssembler {
     /// them), it returns that call's assembly again without looking at the values: the
     /// texts are shared, not copied.
     pub fn assemble(&self, values: &Values) -> Result<Assembly, Diagnostics> {
-        self.render_step(values, StepMode::Assemble)
+        self.render_step(values, StepMode::Assemble, None)
     }
 
     /// Render once as [`assemble`](Self::assemble) does, with every part rendered
     /// afresh and nothing kept: the same errors, without the fingerprint (for
     /// `validate`).
     pub(crate) fn check_renders(&self, values: &Values) -> Result<(), Diagnostics> {
-        self.render_step(values, StepMode::Check).map(drop)
+        self.render_step(values, StepMode::Check, None).map(drop)
     }
 
-    fn render_step(&self, values: &Values, mode: StepMode) -> Result<Assembly, Diagnostics> {
+    /// `record`: keep each system prompt section rendered (see [`StepValues::record`]).
+    fn render_step(
+        &self,
+        values: &Values,
+        mode: StepMode,
+        record: Option<&RefCell<Vec<RenderedSection>>>,
+    ) -> Result<Assembly, Diagnostics> {
         let stamp = values.stamp();
         let mut guard = match mode {
             StepMode::Assemble => self.cache.lock().ok(),
@@ -1217,7 +1523,8 @@ impl PromptAssembler {
         }
         self.check_required(values)?;
         self.check_types(values)?;
-        let step = StepValues::new(self, values);
+        let mut step = StepValues::new(self, values);
+        step.record = record;
         let cache = guard.as_deref_mut();
         let mut cached_system = cache
             .as_ref()
@@ -1317,9 +1624,9 @@ impl PromptAssembler {
         for piece in &self.sections {
             if let Some(cond) = &piece.when {
                 self.require(step, &cond.vars, &cond.unguarded, "section", piece, true)?;
-                let on = self
-                    .templates
-                    .eval_condition_with(&cond.id, step.engine(), Some(&step.budget))
+                let on = cond
+                    .id
+                    .eval_condition_with(step.engine(), Some(&step.budget))
                     .map_err(|e| render_error("section", piece, &e))?;
                 if !on {
                     continue;
@@ -1345,6 +1652,35 @@ impl PromptAssembler {
     /// text names a known tool that is not visible. Each tool name counts as a whole word.
     /// Empty when the values do not render (that failure is reported on its own).
     pub fn hidden_tool_mentions(&self, values: &Values) -> Vec<Diagnostic> {
+        self.mentions(values, None)
+    }
+
+    /// What validation renders, each system prompt section once where it can: the render
+    /// check of `values` ([`check_renders`](Self::check_renders)), and then
+    /// [`hidden_tool_mentions`](Self::hidden_tool_mentions) of `neutral`, which reuses a
+    /// section's text (and charges its cost) when the section uses no variable whose value
+    /// differs between the two. The results are what the two calls would give.
+    pub(crate) fn check_renders_and_mentions(
+        &self,
+        values: &Values,
+        neutral: &Values,
+    ) -> (Result<(), Diagnostics>, Vec<Diagnostic>) {
+        let record = RefCell::new(Vec::new());
+        let checked = self
+            .render_step(values, StepMode::Check, Some(&record))
+            .map(drop);
+        let rendered = record.into_inner();
+        let mentions = self.mentions(neutral, Some((values, &rendered)));
+        (checked, mentions)
+    }
+
+    /// `mentions-hidden-tool` for `values`; `prior`: sections already rendered for other
+    /// values, reusable where the section's variables hold the same values.
+    fn mentions(
+        &self,
+        values: &Values,
+        prior: Option<(&Values, &[RenderedSection])>,
+    ) -> Vec<Diagnostic> {
         let hidden: Vec<&str> = self
             .known_tools
             .iter()
@@ -1358,24 +1694,49 @@ impl PromptAssembler {
         let Ok(pieces) = self.system_pieces(&step) else {
             return Vec::new();
         };
+        let finder = WordFinder::new(&hidden);
+        let reuse = |piece: &CompiledPiece| -> Option<&RenderedSection> {
+            let (prior_values, rendered) = prior?;
+            let same = match &piece.body {
+                Body::Verbatim(_) => true,
+                Body::Template { vars, .. } => {
+                    vars.iter().all(|v| prior_values.get(v) == values.get(v))
+                }
+            };
+            if !same {
+                return None;
+            }
+            rendered
+                .iter()
+                .find(|r| std::ptr::eq(r.piece, std::ptr::from_ref(piece)))
+        };
         let mut out = Vec::new();
         for piece in pieces {
-            let Ok(text) = self.render_pieces("section", &[piece], &step) else {
-                return out;
+            let text = match reuse(piece) {
+                Some(r) => {
+                    step.budget.add(r.cost.0, r.cost.1);
+                    r.text.clone()
+                }
+                None => match self.render_pieces("section", &[piece], &step) {
+                    Ok(text) => text,
+                    Err(_) => return out,
+                },
             };
+            let mentioned = finder.mentioned(&text);
             let named: Vec<String> = hidden
                 .iter()
-                .filter(|t| mentions_word(&text, t))
-                .map(|t| format!("`{t}`"))
+                .zip(&mentioned)
+                .filter(|(_, m)| **m)
+                .map(|(t, _)| format!("`{t}`"))
                 .collect();
-            if named.is_empty() {
-                continue;
-            }
-            let first = hidden
+            let Some(first) = hidden
                 .iter()
-                .find(|t| mentions_word(&text, t))
-                .copied()
-                .unwrap_or_default();
+                .zip(&mentioned)
+                .find(|(_, m)| **m)
+                .map(|(t, _)| *t)
+            else {
+                continue;
+            };
             let span = match (&piece.origin.text, text_offset_of(&piece.text, first)) {
                 (Some(o), Some(offset)) => Some(
                     o.span_at(&piece.text, offset)
@@ -1462,6 +1823,7 @@ impl PromptAssembler {
                 out.push_str("\n\n");
             }
             let start = out.len();
+            let before = step.record.as_ref().map(|_| step.used());
             match &piece.body {
                 Body::Verbatim(text) => out.push_str(text),
                 Body::Template {
@@ -1474,16 +1836,28 @@ impl PromptAssembler {
                         Engine::Substitution(s) => {
                             self.substitute(s, kind, piece, step, &mut out)?;
                         }
-                        Engine::Compiled(id) => {
-                            let text = self
-                                .templates
-                                .render_with(id, step.engine(), Some(&step.budget))
+                        Engine::Compiled(template) => {
+                            let text = template
+                                .render_with(step.engine(), Some(&step.budget))
                                 .map_err(|e| render_error(kind, piece, &e))?;
                             out.push_str(&text);
                         }
                     }
                     out.truncate(start + out[start..].trim_end().len());
                 }
+            }
+            if let (Some(record), Some(before)) = (&step.record, before)
+                && kind == "section"
+            {
+                let after = step.used();
+                record.borrow_mut().push(RenderedSection {
+                    piece: std::ptr::from_ref(*piece),
+                    text: out[start..].to_owned(),
+                    cost: (
+                        after.0.saturating_sub(before.0),
+                        after.1.saturating_sub(before.1),
+                    ),
+                });
             }
             if out.len() == start {
                 out.truncate(separator_at);
@@ -1635,9 +2009,40 @@ impl PromptAssembler {
     }
 }
 
-/// Does `text` name `word` as a whole word (not inside a longer identifier)?
-fn mentions_word(text: &str, word: &str) -> bool {
-    text_offset_of(text, word).is_some()
+/// Whole-word searches for a few words, set up once and run over many texts.
+struct WordFinder<'w> {
+    finders: Vec<(&'w str, memchr::memmem::Finder<'w>)>,
+}
+
+impl<'w> WordFinder<'w> {
+    fn new(words: &[&'w str]) -> Self {
+        WordFinder {
+            finders: words
+                .iter()
+                .map(|w| (*w, memchr::memmem::Finder::new(w.as_bytes())))
+                .collect(),
+        }
+    }
+
+    /// Per word, does `text` mention it as a whole word (not inside a longer word)?
+    fn mentioned(&self, text: &str) -> Vec<bool> {
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        self.finders
+            .iter()
+            .map(|(word, finder)| {
+                // A match of a non-empty word starts and ends on char boundaries; the
+                // empty word matches between bytes too, and counts only between chars.
+                finder.find_iter(text.as_bytes()).any(|i| {
+                    if !text.is_char_boundary(i) {
+                        return false;
+                    }
+                    let before = text.get(..i).and_then(|t| t.chars().next_back());
+                    let after = text.get(i + word.len()..).and_then(|t| t.chars().next());
+                    !before.is_some_and(is_word) && !after.is_some_and(is_word)
+                })
+            })
+            .collect()
+    }
 }
 
 /// The byte offset of the first whole-word occurrence of `word` in `text`.
@@ -1731,4 +2136,44 @@ fn render_error(kind: &str, piece: &CompiledPiece, e: &TemplateError) -> Diagnos
     )
     .at(piece.span.clone())
     .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The reference: one search per word.
+    fn mentions_word(text: &str, word: &str) -> bool {
+        text_offset_of(text, word).is_some()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The one-pass search says what one search per word says, for tool-like names,
+        /// names with other characters, and text with Unicode word characters.
+        #[test]
+        fn word_finder_agrees_with_mentions_word(
+            text in "[a-z_ .,`éß0-9\n-]{0,60}",
+            words in proptest::collection::vec("[a-z_é-]{0,6}", 0..5),
+        ) {
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            let fast = WordFinder::new(&words).mentioned(&text);
+            let slow: Vec<bool> = words.iter().map(|w| mentions_word(&text, w)).collect();
+            prop_assert_eq!(fast, slow);
+        }
+    }
+
+    #[test]
+    fn word_finder_finds_whole_words_only() {
+        let text = "use grep_all or `grep`, not regrep; read_file.";
+        assert_eq!(
+            WordFinder::new(&["grep", "read_file", "bash", "grep_all", "re"]).mentioned(text),
+            [true, true, false, true, false]
+        );
+        // The empty word sits only between chars, never inside `é`'s two bytes.
+        assert_eq!(WordFinder::new(&[""]).mentioned("aé"), [false]);
+        assert_eq!(WordFinder::new(&[""]).mentioned("a  é"), [true]);
+    }
 }

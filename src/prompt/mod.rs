@@ -13,6 +13,7 @@ mod template_scan;
 mod variables;
 mod warnings;
 
+pub(crate) use assembler::LayerTemplates;
 pub use assembler::{AssemblerBuilder, Assembly, PromptAssembler, RenderedPiece};
 pub use layer::{Layer, RemoveEntry, TokenBudget, TokenLimit};
 pub use origin::TextOrigin;

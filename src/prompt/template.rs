@@ -11,8 +11,8 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::io;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use minijinja::value::Object;
 use minijinja::{AutoEscape, Environment, ErrorKind, State, UndefinedBehavior, Value};
@@ -136,6 +136,12 @@ impl AssemblyBudget {
     pub(crate) fn charge(&self, fuel: u64, bytes: u64) {
         self.fuel.fetch_max(fuel, Ordering::Relaxed);
         self.bytes.fetch_max(bytes, Ordering::Relaxed);
+    }
+
+    /// Count a render that is not run again: `fuel` and `bytes` more used.
+    pub(crate) fn add(&self, fuel: u64, bytes: u64) {
+        self.fuel.fetch_add(fuel, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
     /// Bytes the renders of this assembly may still write.
@@ -276,9 +282,96 @@ const KNOWN_TESTS: &[&str] = &[
     "upper",
 ];
 
-/// A handle to one compiled template or condition in a [`TemplateSet`].
+/// The environment every template set starts from.
+fn base_environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
+        .trim_blocks(true)
+        .lstrip_blocks(true)
+        .build()
+    {
+        env.set_syntax(syntax);
+    }
+    env.set_fuel(Some(TEMPLATE_FUEL));
+    env.set_recursion_limit(TEMPLATE_RECURSION_LIMIT);
+    // `debug()` prints every variable in scope into the prompt, outside the variable
+    // tracking the step cache relies on: presets may not call it.
+    env.remove_global("debug");
+    env.add_function(BUDGET_FUNCTION, charge_budget);
+    env
+}
+
+/// A handle to one compiled template or condition in a [`TemplateSet`], while the set is
+/// being filled; [`TemplateId::frozen`] makes it a [`FrozenTemplate`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TemplateId(String, usize);
+
+impl TemplateId {
+    /// The template in `env`, the frozen set this id was made in.
+    pub(crate) fn frozen(self, env: &Arc<Environment<'static>>) -> FrozenTemplate {
+        FrozenTemplate {
+            env: Arc::clone(env),
+            name: self.0,
+            shift: self.1,
+        }
+    }
+}
+
+/// One compiled template or condition, with the environment that holds it: shared by
+/// every assembler built from the layer that compiled it.
+#[derive(Clone)]
+pub(crate) struct FrozenTemplate {
+    env: Arc<Environment<'static>>,
+    name: String,
+    shift: usize,
+}
+
+impl std::fmt::Debug for FrozenTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("FrozenTemplate")
+            .field(&self.name)
+            .field(&self.shift)
+            .finish()
+    }
+}
+
+impl FrozenTemplate {
+    /// Render within the budget of the assembly `ctx` belongs to (a context without one
+    /// — see [`BUDGET_KEY`] — gets the whole budget for this render).
+    pub(crate) fn render(&self, ctx: &Value) -> Result<String, TemplateError> {
+        self.render_with(ctx, AssemblyBudget::of(ctx).as_deref())
+    }
+
+    /// [`render`](Self::render) with the assembly's budget at hand (it must be the one
+    /// `ctx` holds under [`BUDGET_KEY`]).
+    pub(crate) fn render_with(
+        &self,
+        ctx: &Value,
+        budget: Option<&AssemblyBudget>,
+    ) -> Result<String, TemplateError> {
+        let template = self
+            .env
+            .get_template(&self.name)
+            .map_err(|e| TemplateError::from_minijinja(&e, self.shift))?;
+        render_template(&template, self.shift, ctx, budget)
+    }
+
+    /// Evaluate a condition.
+    pub(crate) fn eval_condition(&self, ctx: &Value) -> Result<bool, TemplateError> {
+        Ok(self.render(ctx)? == "1")
+    }
+
+    /// [`eval_condition`](Self::eval_condition) with the assembly's budget at hand.
+    pub(crate) fn eval_condition_with(
+        &self,
+        ctx: &Value,
+        budget: Option<&AssemblyBudget>,
+    ) -> Result<bool, TemplateError> {
+        Ok(self.render_with(ctx, budget)? == "1")
+    }
+}
 
 /// Every template of one assembler, compiled into one environment.
 #[derive(Debug)]
@@ -289,23 +382,16 @@ pub(crate) struct TemplateSet {
 
 impl TemplateSet {
     pub(crate) fn new() -> Self {
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_auto_escape_callback(|_| AutoEscape::None);
-        if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
-            .trim_blocks(true)
-            .lstrip_blocks(true)
-            .build()
-        {
-            env.set_syntax(syntax);
-        }
-        env.set_fuel(Some(TEMPLATE_FUEL));
-        env.set_recursion_limit(TEMPLATE_RECURSION_LIMIT);
-        // `debug()` prints every variable in scope into the prompt, outside the variable
-        // tracking the step cache relies on: presets may not call it.
-        env.remove_global("debug");
-        env.add_function(BUDGET_FUNCTION, charge_budget);
+        // Configured once: a clone shares the filter, test and global tables (they are
+        // reference-counted in minijinja) and starts with no templates.
+        static BASE: OnceLock<Environment<'static>> = OnceLock::new();
+        let env = BASE.get_or_init(base_environment).clone();
         TemplateSet { env, next: 0 }
+    }
+
+    /// The environment, done with: what its templates need to render, shareable.
+    pub(crate) fn freeze(self) -> Arc<Environment<'static>> {
+        Arc::new(self.env)
     }
 
     fn fresh_name(&mut self, label: &str) -> String {
@@ -377,27 +463,6 @@ impl TemplateSet {
         Ok((TemplateId(name, prefix.len()), vars))
     }
 
-    /// Render a template within the budget of the assembly `ctx` belongs to (a context
-    /// without one — see [`BUDGET_KEY`] — gets the whole budget for this render).
-    pub(crate) fn render(&self, id: &TemplateId, ctx: &Value) -> Result<String, TemplateError> {
-        self.render_with(id, ctx, AssemblyBudget::of(ctx).as_deref())
-    }
-
-    /// [`render`](Self::render) with the assembly's budget at hand (it must be the one
-    /// `ctx` holds under [`BUDGET_KEY`]).
-    pub(crate) fn render_with(
-        &self,
-        id: &TemplateId,
-        ctx: &Value,
-        budget: Option<&AssemblyBudget>,
-    ) -> Result<String, TemplateError> {
-        let template = self
-            .env
-            .get_template(&id.0)
-            .map_err(|e| TemplateError::from_minijinja(&e, id.1))?;
-        render_template(&template, id.1, ctx, budget)
-    }
-
     /// Compile `source` as [`add_template`](Self::add_template) would and render it once,
     /// without keeping it: for the rare render of a template that is otherwise printed
     /// without the engine, so its errors are the engine's own.
@@ -465,24 +530,26 @@ impl TemplateSet {
             .map(|(name, _)| name.to_owned())
             .collect()
     }
+}
 
-    /// Evaluate a condition.
+#[cfg(test)]
+impl TemplateSet {
+    /// Render from the set being filled (tests; assemblers render [`FrozenTemplate`]s).
+    pub(crate) fn render(&self, id: &TemplateId, ctx: &Value) -> Result<String, TemplateError> {
+        let template = self
+            .env
+            .get_template(&id.0)
+            .map_err(|e| TemplateError::from_minijinja(&e, id.1))?;
+        render_template(&template, id.1, ctx, AssemblyBudget::of(ctx).as_deref())
+    }
+
+    /// Evaluate a condition from the set being filled (tests).
     pub(crate) fn eval_condition(
         &self,
         id: &TemplateId,
         ctx: &Value,
     ) -> Result<bool, TemplateError> {
         Ok(self.render(id, ctx)? == "1")
-    }
-
-    /// [`eval_condition`](Self::eval_condition) with the assembly's budget at hand.
-    pub(crate) fn eval_condition_with(
-        &self,
-        id: &TemplateId,
-        ctx: &Value,
-        budget: Option<&AssemblyBudget>,
-    ) -> Result<bool, TemplateError> {
-        Ok(self.render_with(id, ctx, budget)? == "1")
     }
 }
 

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use minijinja::Value;
 
-use super::template::TemplateSet;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::tools::{ToolCatalog, ToolRestriction, visible_tools};
 
@@ -80,33 +79,21 @@ pub(super) fn no_tools(
 /// `override-drops-placeholder`: `new` replaces `old` (a section of an outer layer) and no
 /// longer uses variables `old` used.
 pub(super) fn override_drops(
-    templates: &TemplateSet,
     name: &str,
-    old: (&str, bool, &str),
-    new: (&str, bool),
+    old: (Option<&BTreeSet<String>>, &str),
+    after: &BTreeSet<String>,
     span: Option<Span>,
 ) -> Option<Diagnostic> {
-    let (old_text, old_template, old_label) = old;
-    let (new_text, new_template) = new;
-    if !old_template {
-        return None;
-    }
-    let before = templates.variables_of(old_text);
-    let after = if new_template {
-        templates.variables_of(new_text)
-    } else {
-        BTreeSet::new()
-    };
-    let dropped: Vec<String> = before
-        .difference(&after)
-        .map(|v| format!("`{v}`"))
-        .collect();
+    // `None`: the old section is not a template, so it used no variables.
+    let (before, old_label) = old;
+    let before = before?;
+    let dropped: Vec<String> = before.difference(after).map(|v| format!("`{v}`")).collect();
     if dropped.is_empty() {
         return None;
     }
     let list = dropped.join(", ");
     let example = before
-        .difference(&after)
+        .difference(after)
         .next()
         .map_or_else(String::new, |v| format!(" (e.g. `{{{{ {v} }}}}`)"));
     Some(
@@ -128,7 +115,7 @@ pub(super) struct CompleteCandidate<'a> {
     pub(super) name: &'a str,
     /// `None`: no `when`, always effective.
     pub(super) when: Option<(
-        &'a super::template::TemplateId,
+        &'a super::template::FrozenTemplate,
         &'a BTreeSet<String>,
         &'a str,
     )>,
@@ -151,7 +138,6 @@ pub(super) struct VariableSample {
 /// of them mention, and no value for optional variables. Derived variables (`tools`,
 /// `runtime_context`) are what they are.
 pub(super) fn complete_conflicts(
-    templates: &TemplateSet,
     candidates: &[CompleteCandidate<'_>],
     samples: &BTreeMap<String, VariableSample>,
     derived: &BTreeMap<String, Value>,
@@ -212,7 +198,7 @@ pub(super) fn complete_conflicts(
             .iter()
             .filter(|c| match c.when {
                 None => true,
-                Some((id, ..)) => templates.eval_condition(id, &ctx).unwrap_or(false),
+                Some((when, ..)) => when.eval_condition(&ctx).unwrap_or(false),
             })
             .collect();
         if on.len() >= 2 {
