@@ -543,10 +543,13 @@ impl<'c> AssemblerBuilder<'c> {
                 budget.max_tool_tokens = Some(l.clone());
             }
         }
-        let wire_tools: Arc<[WireTool]> = registry.schemas().into();
+        // The tool definitions as sent: made when a budget counts them, else on the first
+        // assembly (validation never needs them).
+        let wire_tools: OnceLock<Arc<[WireTool]>> = OnceLock::new();
         if let Some(limit) = &budget.max_tool_tokens {
+            let wire_tools = wire_tools.get_or_init(|| registry.schemas().into());
             // The tools never change: check them once, here.
-            match crate::tokens::count_tools(&wire_tools) {
+            match crate::tokens::count_tools(wire_tools) {
                 Ok(n) if n > limit.tokens as usize => sink.push(budget_exceeded(
                     "the tool definitions take",
                     n,
@@ -1239,7 +1242,8 @@ pub struct PromptAssembler {
     /// Declared variables with a type or choices to check given values against.
     constrained: Vec<String>,
     registry: Arc<ToolRegistry>,
-    wire_tools: Arc<[WireTool]>,
+    /// The visible tools' definitions as sent, made once when first needed.
+    wire_tools: OnceLock<Arc<[WireTool]>>,
     tools_value: Value,
     /// The value of `runtime_context`: is a runtime context sent at all?
     runtime_context_value: Value,
@@ -1389,6 +1393,12 @@ impl PromptAssembler {
     /// The visible tools (for running calls).
     pub fn registry(&self) -> &Arc<ToolRegistry> {
         &self.registry
+    }
+
+    /// The visible tools' definitions as every assembly sends them.
+    fn wire_tools(&self) -> &Arc<[WireTool]> {
+        self.wire_tools
+            .get_or_init(|| self.registry.schemas().into())
     }
 
     /// Warnings found while building (e.g. `volatile-in-prefix`).
@@ -1553,7 +1563,7 @@ impl PromptAssembler {
                 let fingerprint = match mode {
                     StepMode::Assemble => self
                         .prefix_hasher
-                        .get_or_init(|| PrefixHasher::new(&self.wire_tools))
+                        .get_or_init(|| PrefixHasher::new(self.wire_tools()))
                         .fingerprint(
                             text_value(step.get(PROVIDER_VARIABLE)).as_deref(),
                             text_value(step.get(MODEL_VARIABLE)).as_deref(),
@@ -1586,7 +1596,7 @@ impl PromptAssembler {
         };
         let assembly = Assembly {
             system,
-            tools: Arc::clone(&self.wire_tools),
+            tools: Arc::clone(self.wire_tools()),
             context,
             fingerprint,
         };
