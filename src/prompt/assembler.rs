@@ -2175,6 +2175,55 @@ mod tests {
         }
     }
 
+    const TEXTS: &[&str] = &[
+        "Use grep to search.",
+        "Your shell is {{ shell }}; grep is not for you.",
+        "Prefer {{ shell }} over bash.",
+        "{% if 'grep' in tools %}grep{% else %}read_file{% endif %} first.",
+        "Plain words about glob and {{ os }}.",
+        "{{ shell | upper }} and list_dir",
+        "Nothing to see.",
+    ];
+    const WHENS: &[Option<&str>] = &[None, Some("shell == 'bash'"), Some("os != 'windows'")];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Rendering each section once for both checks gives what the two calls give.
+        #[test]
+        fn check_renders_and_mentions_equals_the_two_calls(
+            picks in proptest::collection::vec((0..TEXTS.len(), 0..WHENS.len()), 1..6),
+            allow in proptest::sample::subsequence(vec!["bash", "read_file", "glob", "grep"], 0..=4),
+        ) {
+            let catalog = ToolCatalog::builtin();
+            let mut layer = Layer::new("p");
+            for (i, (t, w)) in picks.iter().enumerate() {
+                let mut section = PromptSection::new(&format!("s{i}"), i as f64, TEXTS[*t])
+                    .expect("section");
+                section.when = WHENS[*w].map(str::to_owned);
+                layer = layer.section(section);
+            }
+            if !allow.is_empty() {
+                layer = layer.tools(crate::tools::ToolRestriction::allow(allow).expect("allow"));
+            }
+            let a = AssemblerBuilder::new(&catalog).layer(layer).build().expect("builds");
+            let mut values = Values::new();
+            for b in BUILTIN_VARIABLES {
+                if !is_derived_variable(b.name) {
+                    values.set(b.name, b.example);
+                }
+            }
+            let mut neutral = values.clone();
+            neutral.set("shell", "<shell>");
+            let (checked, mentions) = a.check_renders_and_mentions(&values, &neutral);
+            prop_assert_eq!(checked.is_ok(), a.check_renders(&values).is_ok());
+            prop_assert_eq!(
+                format!("{mentions:?}"),
+                format!("{:?}", a.hidden_tool_mentions(&neutral))
+            );
+        }
+    }
+
     #[test]
     fn word_finder_finds_whole_words_only() {
         let text = "use grep_all or `grep`, not regrep; read_file.";
