@@ -236,13 +236,13 @@ fn block_header(line: &str) -> Option<(BlockKind, Option<u32>)> {
         '>' => BlockKind::Folded,
         _ => return None,
     };
-    let rest: Vec<char> = chars.collect();
-    if rest.len() > 2 {
-        return None;
-    }
     let mut indent = None;
     let mut chomp = false;
-    for c in rest {
+    // At most two indicators after `|` or `>`.
+    for (n, c) in chars.enumerate() {
+        if n >= 2 {
+            return None;
+        }
         match c {
             '+' | '-' if !chomp => chomp = true,
             '1'..='9' if indent.is_none() => indent = c.to_digit(10),
@@ -256,20 +256,23 @@ fn layout_of(source: Lines<'_>, line: u32, column: u32) -> Option<Layout> {
     let line0 = usize::try_from(line - 1).ok()?;
     let col0 = usize::try_from(column - 1).ok()?;
     let text = source.get(line0)?;
-    let chars: Vec<char> = text.chars().collect();
-    let first = chars.get(col0).copied();
+    // The line from the start on (character `col0`), without collecting its characters.
+    let rest = text
+        .char_indices()
+        .nth(col0)
+        .map_or("", |(i, _)| &text[i..]);
+    let first = rest.chars().next();
 
     // The indicator itself: an empty block, or content that starts on a later line.
-    if matches!(first, Some('|' | '>')) {
-        let rest: String = chars[col0..].iter().collect();
-        if let Some((kind, explicit)) = block_header(&rest) {
-            return block_layout(source, line, kind, explicit, None, text);
-        }
+    if matches!(first, Some('|' | '>'))
+        && let Some((kind, explicit)) = block_header(rest)
+    {
+        return block_layout(source, line, kind, explicit, None, text);
     }
 
     // Block content: only indentation before the start, and a header on the closest
     // non-blank line above.
-    if chars[..col0.min(chars.len())].iter().all(|c| *c == ' ') && line0 > 0 {
+    if text.chars().take(col0).all(|c| c == ' ') && line0 > 0 {
         // The closest non-blank line above (blank lines inside a block are rare; this walks
         // back over them only, never over the whole file).
         let above = (0..line0)
@@ -374,7 +377,7 @@ fn plain(source: Lines<'_>, line0: usize, col0: usize) -> Vec<Segment> {
 }
 
 fn plain_segment(line0: usize, text: &str, start: usize) -> Segment {
-    let mut chars: Vec<(char, u32)> = Vec::new();
+    let mut chars: Vec<(char, u32)> = Vec::with_capacity(text.len());
     let mut prev_ws = false;
     for (i, c) in text.chars().enumerate().skip(start) {
         if c == '#' && prev_ws {
@@ -405,7 +408,7 @@ fn single_quoted(source: Lines<'_>, line0: usize, col0: usize) -> Vec<Segment> {
                 .take_while(|c| **c == ' ' || **c == '\t')
                 .count()
         };
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(chars.len().saturating_sub(i));
         let mut closed = false;
         while i < chars.len() {
             if chars[i] == '\'' {
@@ -447,7 +450,7 @@ fn double_quoted(source: Lines<'_>, line0: usize, col0: usize) -> Vec<Segment> {
                 .take_while(|c| **c == ' ' || **c == '\t')
                 .count()
         };
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(chars.len().saturating_sub(i));
         let mut closed = false;
         let mut escaped_break = false;
         while i < chars.len() {
