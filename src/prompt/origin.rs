@@ -672,6 +672,22 @@ mod tests {
     }
 
     #[test]
+    fn columns_after_non_ascii_characters() {
+        // Columns count characters: `é` is one column (two bytes) before the scalar.
+        let o = origin("clé: |\nnext: 1\n", 1, 6);
+        assert_eq!(o.span_at("", 0), Span::new("f.yaml".into(), 1, 6));
+        assert_eq!(
+            at("clé: |\n  ô {{ x }}\n", 2, 3, "ô {{ x }}\n", "x }}"),
+            (2, 8)
+        );
+        assert_eq!(
+            at("clé: Hello {{ x }}\n", 1, 6, "Hello {{ x }}", "x }}"),
+            (1, 15)
+        );
+        assert_eq!(at("clé: 'ô {{ x }}'\n", 1, 6, "ô {{ x }}", "x }}"), (1, 12));
+    }
+
+    #[test]
     fn plain_single_line() {
         let src = "when: \"'grep' in tools\"\ntext: Hello {{ name }}!\n";
         assert_eq!(at(src, 2, 7, "Hello {{ name }}!", "name"), (2, 16));
@@ -793,6 +809,7 @@ mod tests {
         assert!(block_header("text: |+9").is_some());
         assert!(block_header("text: a|").is_none());
         assert!(block_header("text: |x").is_none());
+        assert!(block_header("text: |2+-").is_none());
         assert!(block_header("text: '|'").is_none());
         assert!(block_header("text: # |").is_none());
         assert_eq!(block_header("key: >3 #c").map(|(_, i)| i), Some(Some(3)));
