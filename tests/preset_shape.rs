@@ -452,3 +452,50 @@ fn spans_stay_right_in_large_files() {
     let last_line = bad.lines().count() as u32;
     assert_eq!(found(&bad), [(UnknownKey, last_line, 1)]);
 }
+
+/// Duplicate keys in a large mapping (past the keys compared one by one, into the ones
+/// indexed): each reported at its second occurrence with the line of the first, through
+/// aliases, with `<<` a merge only when plain.
+#[test]
+fn duplicate_keys_in_a_large_mapping() {
+    let mut keys: Vec<String> = ["v0", "v1", "v2", "&k v3", "v4", "v1", "'<<'", "\"<<\""]
+        .map(String::from)
+        .to_vec();
+    keys.extend((5..17).map(|i| format!("v{i}")));
+    keys.extend(["v2", "v17", "v17", "*k ", "<<", "<<", "v18", "v0", "v3"].map(String::from));
+    let mut text = String::from("version: 1\nname: p\nvariables:\n");
+    for key in &keys {
+        if key == "<<" {
+            text.push_str("  <<: {}\n");
+        } else {
+            text.push_str(&format!("  {key}: {{description: x}}\n"));
+        }
+    }
+    let got: Vec<(u32, String, String)> = errors(&text)
+        .into_iter()
+        .filter(|d| d.kind == DuplicateKey)
+        .map(|d| {
+            let line = d.span.as_ref().map_or(0, |s| s.line);
+            (line, d.message, d.help.unwrap_or_default())
+        })
+        .collect();
+    let dup = |line: u32, key: &str, first: u32| {
+        (
+            line,
+            format!("duplicate key `{key}`"),
+            format!("`{key}` is already set on line {first}; keep one of the two"),
+        )
+    };
+    assert_eq!(
+        got,
+        [
+            dup(9, "v1", 5),
+            dup(11, "<<", 10),
+            dup(24, "v2", 6),
+            dup(26, "v17", 25),
+            dup(27, "v3", 7),
+            dup(31, "v0", 4),
+            dup(32, "v3", 7),
+        ]
+    );
+}

@@ -244,8 +244,15 @@ struct Open {
 #[derive(Default)]
 struct OpenMap {
     pending: Option<(NodeId, bool)>,
-    seen: HashMap<Box<str>, u32>,
+    /// A mapping of more than [`SCAN_KEYS`] keys: its keys so far, with the line of their
+    /// first occurrence. A smaller one (nearly all) compares a new key with the keys before
+    /// it instead: no copy of each key and no hashing.
+    index: Option<HashMap<Box<str>, u32>>,
 }
+
+/// Mappings with up to this many keys are checked for duplicate keys by comparing each
+/// key with the ones before it; larger ones index their keys.
+const SCAN_KEYS: usize = 16;
 
 struct Reader<'s> {
     source: &'s SourceFile,
@@ -268,7 +275,8 @@ impl Tree {
     fn read(source: &SourceFile) -> Result<Tree, Stop> {
         let mut reader = Reader {
             source,
-            nodes: Vec::new(),
+            // About one node per 40 bytes in presets as written: grown a few times less.
+            nodes: Vec::with_capacity(source.text.len() / 40),
             stack: Vec::new(),
             anchors: HashMap::new(),
             root: None,
@@ -334,10 +342,7 @@ impl Tree {
 
     /// Is this key the merge key `<<` (plain, untagged)?
     pub(super) fn is_merge_key(&self, id: NodeId) -> bool {
-        matches!(
-            &self.nodes[id].kind,
-            Kind::Scalar { text, style: Style::Plain, tag: CoreTag::None } if &**text == "<<"
-        )
+        is_merge_key(&self.nodes[id].kind)
     }
 }
 
@@ -642,16 +647,20 @@ impl Reader<'_> {
                     Kind::Alias(target) => *target,
                     _ => id,
                 };
-                let is_merge = matches!(
-                    &self.nodes[id].kind,
-                    Kind::Scalar { text, style: Style::Plain, tag: CoreTag::None } if &**text == "<<"
-                );
+                let is_merge = is_merge_key(&self.nodes[id].kind);
                 if let Kind::Scalar { text, .. } = &self.nodes[key].kind
                     && !is_merge
                 {
-                    let line = self.nodes[id].pos.line;
-                    match map.seen.get(text) {
-                        Some(&first) => {
+                    let entries = match &self.nodes[parent].kind {
+                        Kind::Map(entries) => entries.as_slice(),
+                        _ => &[],
+                    };
+                    let first = match &map.index {
+                        Some(index) => index.get(&**text).copied(),
+                        None => first_line(&self.nodes, entries, text),
+                    };
+                    match first {
+                        Some(first) => {
                             duplicate = true;
                             let span = node_span(self.source, self.nodes[id].pos);
                             self.duplicates.push(
@@ -666,7 +675,14 @@ impl Reader<'_> {
                             );
                         }
                         None => {
-                            map.seen.insert(text.clone(), line);
+                            let line = self.nodes[id].pos.line;
+                            if let Some(index) = &mut map.index {
+                                index.insert(text.clone(), line);
+                            } else if entries.len() >= SCAN_KEYS {
+                                let mut index = index_keys(&self.nodes, entries);
+                                index.insert(text.clone(), line);
+                                map.index = Some(index);
+                            }
                         }
                     }
                 }
@@ -683,6 +699,48 @@ impl Reader<'_> {
             }
         }
     }
+}
+
+/// Is this the merge key `<<` (plain, untagged)?
+fn is_merge_key(kind: &Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Scalar { text, style: Style::Plain, tag: CoreTag::None } if &**text == "<<"
+    )
+}
+
+/// The text of a scalar key (through an alias) that is not the merge key.
+fn plain_key(nodes: &[Node], key: NodeId) -> Option<&str> {
+    if is_merge_key(&nodes[key].kind) {
+        return None;
+    }
+    let target = match nodes[key].kind {
+        Kind::Alias(target) => target,
+        _ => key,
+    };
+    match &nodes[target].kind {
+        Kind::Scalar { text, .. } => Some(text),
+        _ => None,
+    }
+}
+
+/// The line where `text` is first a key of `entries` (merge keys aside), if it is one.
+fn first_line(nodes: &[Node], entries: &[Entry], text: &str) -> Option<u32> {
+    entries
+        .iter()
+        .find(|e| plain_key(nodes, e.key) == Some(text))
+        .map(|e| nodes[e.key].pos.line)
+}
+
+/// The keys of `entries` (merge keys aside) with the line of their first occurrence.
+fn index_keys(nodes: &[Node], entries: &[Entry]) -> HashMap<Box<str>, u32> {
+    let mut index = HashMap::with_capacity(2 * entries.len());
+    for e in entries {
+        if let Some(text) = plain_key(nodes, e.key) {
+            index.entry(text.into()).or_insert(nodes[e.key].pos.line);
+        }
+    }
+    index
 }
 
 /// The span of a node: its start, covering its characters on its first line.

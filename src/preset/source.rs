@@ -9,6 +9,7 @@
 //! version 1 does not know; then, only for a file of the right shape, the typed pass into
 //! [`PresetFile`].
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_saphyr::budget::BudgetBreach;
@@ -76,7 +77,7 @@ impl SourceFile {
                 (prefix, Some(valid_up_to))
             }
         };
-        if let Some(nul) = valid.find('\0') {
+        if let Some(nul) = memchr::memchr(0, valid.as_bytes()) {
             let (line, column) = position_after(&valid[..nul]);
             return Err(Diagnostic::new(
                 DiagnosticKind::Encoding,
@@ -95,11 +96,12 @@ impl SourceFile {
             .at(Span::new(display, line, column))
             .help("save the file as UTF-8"));
         }
-        let text = normalize_line_ends(valid);
+        // One copy of the text, straight into its `Arc` (not a `String` copied again).
+        let text: Arc<str> = normalize_line_ends(valid).into();
         let lines = Arc::new(LineIndex::new(&text));
         Ok(SourceFile {
             display,
-            text: text.into(),
+            text,
             lines,
         })
     }
@@ -110,7 +112,7 @@ impl SourceFile {
     /// so the error's span points at the right line.
     pub fn lossy_text(bytes: &[u8]) -> SourceText {
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        SourceText::new(normalize_line_ends(&String::from_utf8_lossy(bytes)))
+        SourceText::new(normalize_line_ends(&String::from_utf8_lossy(bytes)).into_owned())
     }
 
     /// The text and its line index, for a [`SourceFiles`](crate::SourceFiles) registry
@@ -215,12 +217,12 @@ pub(crate) fn file_too_large(display: Arc<str>, size: Option<u64>) -> Diagnostic
         .help(help)
 }
 
-/// CRLF and lone CR become LF.
-fn normalize_line_ends(text: &str) -> String {
-    if text.contains('\r') {
-        text.replace("\r\n", "\n").replace('\r', "\n")
+/// CRLF and lone CR become LF (the text itself when it has no CR).
+fn normalize_line_ends(text: &str) -> Cow<'_, str> {
+    if memchr::memchr(b'\r', text.as_bytes()).is_some() {
+        Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
     } else {
-        text.to_owned()
+        Cow::Borrowed(text)
     }
 }
 
