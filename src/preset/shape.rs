@@ -14,7 +14,8 @@
 //! source of truth with `schemas/preset.schema.json`): `$ref`, `type` (arrays with `"null"`
 //! included), `properties`, `additionalProperties`, `required`, `items`, `enum`, `const`,
 //! `anyOf`/`oneOf`, `minimum` and `format: uint32`. Patterns are left to the validator,
-//! which says more about a bad name than a pattern can.
+//! which says more about a bad name than a pattern can. The schema is compiled once into
+//! rules (`rules`), so the walk reads fields at each node instead of looking keywords up.
 //!
 //! Scalars are typed as YAML 1.2's core schema types them: a quoted or block scalar is
 //! text; a plain one is null (`~`, `null`, nothing), a boolean (`true`/`false`), an
@@ -29,18 +30,24 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use serde_saphyr::granit_parser::{ErrorKind, Event, Parser, ScalarStyle, ScanError, Span as At};
 
 use super::source::{
     MAX_ALIAS_REPLAYED_BYTES, MAX_ALIAS_REPLAYED_EVENTS, MAX_YAML_ALIASES, MAX_YAML_DEPTH,
     MAX_YAML_NODES, SourceFile, list_names,
 };
-use super::spec::{FORMAT_VERSION, key_set_owner, preset_json_schema};
+use super::spec::{FORMAT_VERSION, preset_json_schema};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::prompt::VariableType;
 use crate::suggest::{did_you_mean, help_did_you_mean};
 use crate::yaml_scalar::{is_yaml11_bool, parse_float, parse_int, yaml_trim, yaml12_bool};
+
+use rules::{Additional, Allowed, Const, RuleId, Rules, Special, Ty, UnknownKeyWords};
+
+#[cfg(test)]
+mod reference;
+mod rules;
 
 /// Every shape problem of `source`, sorted by position (never empty); or, when the file
 /// has the shape of a preset, its tree, for the typed pass. A YAML syntax error or an
@@ -59,7 +66,7 @@ pub(crate) fn check(source: &SourceFile) -> Result<Tree, Vec<Diagnostic>> {
     let mut checker = Checker {
         tree: &tree,
         source,
-        defs: schema().get("$defs").and_then(Value::as_object),
+        rules: rules::rules(),
         out: Vec::new(),
     };
     checker.check_root();
@@ -85,7 +92,7 @@ fn finish(mut out: Vec<Diagnostic>) -> Vec<Diagnostic> {
     out
 }
 
-/// The preset schema, generated once.
+/// The preset schema, generated once (and compiled once into [`rules`]).
 fn schema() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
     SCHEMA.get_or_init(preset_json_schema)
@@ -821,7 +828,7 @@ impl Scalar<'_> {
 struct Checker<'a> {
     tree: &'a Tree,
     source: &'a SourceFile,
-    defs: Option<&'a Map<String, Value>>,
+    rules: &'static Rules,
     out: Vec<Diagnostic>,
 }
 
@@ -880,63 +887,6 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Follow `$ref`s to the schema they name.
-    fn resolve(&self, mut schema: &'a Value) -> &'a Value {
-        for _ in 0..16 {
-            let Some(name) = schema
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix("#/$defs/"))
-            else {
-                break;
-            };
-            match self.defs.and_then(|d| d.get(name)) {
-                Some(target) => schema = target,
-                None => break,
-            }
-        }
-        schema
-    }
-
-    /// The types a schema allows, each with the schema that allows it (for `minimum` and
-    /// `format`); empty when it allows anything.
-    fn types(&self, schema: &'a Value) -> Vec<(&'a str, &'a Value)> {
-        let schema = self.resolve(schema);
-        let mut out = Vec::new();
-        match schema.get("type") {
-            Some(Value::String(t)) => out.push((t.as_str(), schema)),
-            Some(Value::Array(ts)) => {
-                out.extend(ts.iter().filter_map(Value::as_str).map(|t| (t, schema)))
-            }
-            _ => {}
-        }
-        if out.is_empty() {
-            if self.string_enum(schema).is_some() {
-                out.push(("string", schema));
-            }
-            for branch in union(schema).into_iter().flatten() {
-                out.extend(self.types(branch));
-            }
-        }
-        out
-    }
-
-    /// The allowed values of a schema that is an enumeration of strings (`enum`, or
-    /// `oneOf`/`anyOf` of `const`s).
-    fn string_enum(&self, schema: &'a Value) -> Option<Vec<&'a str>> {
-        if let Some(values) = schema.get("enum").and_then(Value::as_array) {
-            return values.iter().map(Value::as_str).collect();
-        }
-        let branches = union(schema)?;
-        if branches.is_empty() {
-            return None;
-        }
-        branches
-            .iter()
-            .map(|b| self.resolve(b).get("const").and_then(Value::as_str))
-            .collect()
-    }
-
     fn check_root(&mut self) {
         let Some(root) = self.tree.root else {
             self.out.push(
@@ -967,7 +917,7 @@ impl<'a> Checker<'a> {
             self.out = vec![unsupported];
             return;
         }
-        self.check(root, schema(), None);
+        self.check(root, self.rules.root(), None);
     }
 
     /// `unsupported-version` if the file declares a version this build does not read.
@@ -1014,65 +964,70 @@ impl<'a> Checker<'a> {
     }
 
     /// Check the node at `at` (an alias is checked as its anchor's node, but a wrong type
-    /// is reported where the alias is) against `schema`. `key` is the mapping key the node
-    /// is the value of, for messages.
-    fn check(&mut self, at: NodeId, schema: &'a Value, key: Option<&str>) {
-        let schema = self.resolve(schema);
-        if let Some(allowed) = self.string_enum(schema) {
-            self.check_enum(at, &allowed, key);
+    /// is reported where the alias is) against the rule `rule`. `key` is the mapping key
+    /// the node is the value of, for messages.
+    fn check(&mut self, at: NodeId, rule: RuleId, key: Option<&str>) {
+        let rules = self.rules;
+        let rule = &rules[rule];
+        if let Some(allowed) = &rule.enumeration {
+            self.check_enum(at, allowed, key);
             return;
         }
-        if let Some(branches) = union(schema) {
-            self.check_union(at, branches, key);
+        if let Some(branches) = &rule.union {
+            self.check_union(at, branches, &rule.union_types, key);
             return;
         }
-        let types = self.types(schema);
-        if !types.is_empty() && !self.check_type(at, &types, key) {
+        if !rule.types.is_empty() && !self.check_type(at, &rule.types, key) {
             return;
         }
-        let node = self.tree.deref(at);
-        match &self.tree.nodes[node].kind {
-            Kind::Map(_) => self.check_object(node, schema),
+        let tree = self.tree;
+        let node = tree.deref(at);
+        match &tree.nodes[node].kind {
+            Kind::Map(_) => self.check_object(node, rule),
             Kind::Seq(items) => {
-                if let Some(item) = schema.get("items") {
+                if let Some(item) = rule.items {
                     for &i in items {
                         self.check(i, item, None);
                     }
                 }
             }
-            Kind::Scalar { .. } => self.check_scalar_value(at, schema, key),
+            Kind::Scalar { .. } => self.check_scalar_value(at, rule, key),
             Kind::Alias(_) => {}
         }
     }
 
-    fn check_union(&mut self, at: NodeId, branches: &'a [Value], key: Option<&str>) {
+    /// `branch_types`: the types of all the branches, for a node that fits none.
+    fn check_union(
+        &mut self,
+        at: NodeId,
+        branches: &[RuleId],
+        branch_types: &[Allowed],
+        key: Option<&str>,
+    ) {
+        let rules = self.rules;
         let shape = self.shape(at);
-        let candidates: Vec<&Value> = branches
-            .iter()
-            .filter(|b| {
-                let types = self.types(b);
-                types.is_empty() || types.iter().any(|(t, _)| shape_fits(shape, t))
-            })
-            .collect();
-        match candidates.as_slice() {
-            [] => {
-                let types: Vec<(&str, &Value)> =
-                    branches.iter().flat_map(|b| self.types(b)).collect();
-                self.check_type(at, &types, key);
-            }
-            [only] => self.check(at, only, key),
-            [first, ..] => {
-                for c in &candidates {
-                    let mark = self.out.len();
-                    self.check(at, c, key);
-                    if self.out.len() == mark {
-                        return;
-                    }
-                    self.out.truncate(mark);
-                }
-                self.check(at, first, key);
-            }
+        let fits = |b: &RuleId| {
+            let types = &rules[*b].types;
+            types.is_empty() || types.iter().any(|a| shape_fits(shape, a.ty))
+        };
+        let mut candidates = branches.iter().copied().filter(fits);
+        let Some(first) = candidates.next() else {
+            self.check_type(at, branch_types, key);
+            return;
+        };
+        if candidates.next().is_none() {
+            self.check(at, first, key);
+            return;
         }
+        for c in branches.iter().copied().filter(fits) {
+            let mark = self.out.len();
+            self.check(at, c, key);
+            if self.out.len() == mark {
+                return;
+            }
+            self.out.truncate(mark);
+        }
+        self.check(at, first, key);
     }
 
     fn check_enum(&mut self, at: NodeId, allowed: &[&str], key: Option<&str>) {
@@ -1081,8 +1036,7 @@ impl<'a> Checker<'a> {
             _ => None,
         };
         let Some(value) = value else {
-            let types = [("string", &Value::Null)];
-            self.check_type(at, &types, key);
+            self.check_type(at, &[Allowed::plain(Ty::String)], key);
             return;
         };
         if allowed.contains(&value) {
@@ -1103,19 +1057,19 @@ impl<'a> Checker<'a> {
 
     /// Does the node have one of `types`? Reports `wrong-type` if not. `true`: go on and
     /// check the content; `false`: stop (reported, or an allowed null).
-    fn check_type(&mut self, at: NodeId, types: &[(&str, &Value)], key: Option<&str>) -> bool {
-        let has = |t: &str| types.iter().any(|(name, _)| *name == t);
+    fn check_type(&mut self, at: NodeId, types: &[Allowed], key: Option<&str>) -> bool {
+        let has = |t: Ty| types.iter().any(|a| a.ty == t);
         let shape = self.shape(at);
         let fits = match shape {
-            Shape::Null => return has("null") || self.wrong_type(at, types, key),
-            Shape::List => has("array"),
-            Shape::Mapping => has("object"),
+            Shape::Null => return has(Ty::Null) || self.wrong_type(at, types, key),
+            Shape::List => has(Ty::Array),
+            Shape::Mapping => has(Ty::Object),
             Shape::Scalar => match self.scalar(at) {
                 Some(s) => {
-                    has("string")
-                        || (has("integer") && s.as_int().is_some())
-                        || (has("number") && s.as_float().is_some())
-                        || (has("boolean") && s.as_bool().is_some())
+                    has(Ty::String)
+                        || (has(Ty::Integer) && s.as_int().is_some())
+                        || (has(Ty::Number) && s.as_float().is_some())
+                        || (has(Ty::Boolean) && s.as_bool().is_some())
                 }
                 None => false,
             },
@@ -1124,32 +1078,32 @@ impl<'a> Checker<'a> {
     }
 
     /// Report a `wrong-type`; always `false`.
-    fn wrong_type(&mut self, at: NodeId, types: &[(&str, &Value)], key: Option<&str>) -> bool {
+    fn wrong_type(&mut self, at: NodeId, types: &[Allowed], key: Option<&str>) -> bool {
         let shape = self.shape(at);
-        let mut expected: Vec<String> = Vec::new();
-        for (t, schema) in types {
-            let text = match *t {
-                "string" if shape == Shape::Null => "text".to_owned(),
-                "string" => "a single value".to_owned(),
-                "integer" if minimum(schema).is_some_and(|m| m >= 0.0) => {
-                    "a whole number (0 or more)".to_owned()
+        let mut expected: Vec<&str> = Vec::new();
+        for allowed in types {
+            let text = match allowed.ty {
+                Ty::String if shape == Shape::Null => "text",
+                Ty::String => "a single value",
+                Ty::Integer if allowed.minimum.is_some_and(|m| m >= 0.0) => {
+                    "a whole number (0 or more)"
                 }
-                "integer" => "a whole number".to_owned(),
-                "number" => "a number".to_owned(),
-                "boolean" => "`true` or `false`".to_owned(),
-                "array" => "a list".to_owned(),
-                "object" => "a mapping (`key: value` entries)".to_owned(),
-                _ => continue,
+                Ty::Integer => "a whole number",
+                Ty::Number => "a number",
+                Ty::Boolean => "`true` or `false`",
+                Ty::Array => "a list",
+                Ty::Object => "a mapping (`key: value` entries)",
+                Ty::Null | Ty::Other => continue,
             };
             if !expected.contains(&text) {
                 expected.push(text);
             }
         }
         // "a single value" already covers numbers and booleans.
-        if expected.iter().any(|e| e == "a single value") {
+        if expected.contains(&"a single value") {
             expected.retain(|e| {
                 !matches!(
-                    e.as_str(),
+                    *e,
                     "a whole number"
                         | "a whole number (0 or more)"
                         | "a number"
@@ -1167,17 +1121,17 @@ impl<'a> Checker<'a> {
             self.out.push(self.extends_list(at));
             return false;
         }
-        let non_null: Vec<&str> = types
+        let non_null: Vec<Ty> = types
             .iter()
-            .map(|(t, _)| *t)
-            .filter(|t| *t != "null")
+            .map(|a| a.ty)
+            .filter(|t| *t != Ty::Null)
             .collect();
         let help = match shape {
             Shape::Null if key.is_some() => {
                 Some("write a value after the colon, or remove the key".to_owned())
             }
             Shape::Null => Some("write a value here, or remove this entry".to_owned()),
-            _ if non_null.iter().all(|t| *t == "array") => {
+            _ if non_null.iter().all(|t| *t == Ty::Array) => {
                 Some("write a list as `[a, b]` or as lines starting with `- `".to_owned())
             }
             Shape::Scalar => self.scalar(at).and_then(|s| {
@@ -1187,9 +1141,9 @@ impl<'a> Checker<'a> {
                         tag: CoreTag::None,
                         ..s
                     };
-                    (non_null.contains(&"integer") && plain.as_int().is_some())
-                        || (non_null.contains(&"number") && plain.as_float().is_some())
-                        || (non_null.contains(&"boolean") && plain.as_bool().is_some())
+                    (non_null.contains(&Ty::Integer) && plain.as_int().is_some())
+                        || (non_null.contains(&Ty::Number) && plain.as_float().is_some())
+                        || (non_null.contains(&Ty::Boolean) && plain.as_bool().is_some())
                 };
                 if s.is_text() && fits_unquoted(s) {
                     let value = yaml_trim(s.text);
@@ -1197,7 +1151,7 @@ impl<'a> Checker<'a> {
                         Some(k) => format!("write `{k}: {value}` without quotes"),
                         None => format!("write `{value}` without quotes"),
                     })
-                } else if non_null.contains(&"boolean") && is_yaml11_bool(s.text) {
+                } else if non_null.contains(&Ty::Boolean) && is_yaml11_bool(s.text) {
                     Some(
                         "YAML 1.1 spellings such as `yes`, `no`, `on` and `off` are not booleans here"
                             .to_owned(),
@@ -1259,24 +1213,20 @@ impl<'a> Checker<'a> {
     }
 
     /// `const`, `minimum` and integer formats of a scalar whose type is right.
-    fn check_scalar_value(&mut self, at: NodeId, schema: &'a Value, key: Option<&str>) {
+    fn check_scalar_value(&mut self, at: NodeId, rule: &'static rules::Rule, key: Option<&str>) {
         let Some(s) = self.scalar(at) else {
             return;
         };
-        let types = self.types(schema);
-        let is_integer = types.iter().any(|(t, _)| *t == "integer");
-        if is_integer && !types.iter().any(|(t, _)| *t == "string") {
+        let types = &rule.types;
+        let is_integer = types.iter().any(|a| a.ty == Ty::Integer);
+        if is_integer && !types.iter().any(|a| a.ty == Ty::String) {
             let Some(n) = s.as_int() else {
                 return;
             };
-            let min = minimum(schema);
-            let unsigned = min.is_some_and(|m| m >= 0.0)
-                || schema
-                    .get("format")
-                    .and_then(Value::as_str)
-                    .is_some_and(|f| f.starts_with("uint"));
+            let min = rule.minimum;
+            let unsigned = min.is_some_and(|m| m >= 0.0) || rule.unsigned_format;
             if unsigned && yaml_trim(s.text).starts_with('-') {
-                self.wrong_type(at, &types, key);
+                self.wrong_type(at, types, key);
                 return;
             }
             if let Some(m) = min
@@ -1292,14 +1242,7 @@ impl<'a> Checker<'a> {
                 );
                 return;
             }
-            let max = match schema.get("format").and_then(Value::as_str) {
-                Some("uint32") => Some(i128::from(u32::MAX)),
-                Some("int32") => Some(i128::from(i32::MAX)),
-                Some("uint64") => Some(i128::from(u64::MAX)),
-                Some("int64") => Some(i128::from(i64::MAX)),
-                _ => None,
-            };
-            if let Some(max) = max
+            if let Some(max) = rule.format_max
                 && n > max
             {
                 let what = key.map_or("the value".to_owned(), |k| format!("`{k}`"));
@@ -1313,16 +1256,12 @@ impl<'a> Checker<'a> {
                 return;
             }
         }
-        if let Some(expected) = schema.get("const") {
-            let matches = match expected {
-                Value::Number(n) => n
-                    .as_i64()
-                    .map(i128::from)
-                    .zip(s.as_int())
-                    .is_some_and(|(a, b)| a == b),
-                Value::String(t) => s.text == t,
-                Value::Bool(b) => s.as_bool() == Some(*b),
-                _ => true,
+        if let Some((constant, expected)) = &rule.constant {
+            let matches = match constant {
+                Const::Int(n) => s.as_int() == Some(i128::from(*n)),
+                Const::OtherNumber => false,
+                Const::Str(t) => s.text == *t,
+                Const::Bool(b) => s.as_bool() == Some(*b),
             };
             if !matches {
                 self.out.push(
@@ -1340,6 +1279,21 @@ impl<'a> Checker<'a> {
     /// then merged keys it does not set itself (an earlier merge wins over a later one).
     /// Repeated keys are left out (they are reported already).
     fn entries(&mut self, map: NodeId) -> Vec<(NodeId, NodeId)> {
+        let tree = self.tree;
+        let Kind::Map(entries) = &tree.nodes[tree.deref(map)].kind else {
+            return Vec::new();
+        };
+        if !entries
+            .iter()
+            .any(|e| !e.duplicate && tree.is_merge_key(e.key))
+        {
+            // No merge: the keys that are not repeats are all different already.
+            return entries
+                .iter()
+                .filter(|e| !e.duplicate)
+                .map(|e| (e.key, e.value))
+                .collect();
+        }
         let mut out = Vec::new();
         let mut names: HashSet<&'a str> = HashSet::new();
         self.collect_entries(map, &mut out, &mut names, 0);
@@ -1408,23 +1362,15 @@ impl<'a> Checker<'a> {
         );
     }
 
-    fn check_object(&mut self, map: NodeId, schema: &'a Value) {
-        let properties = schema.get("properties").and_then(Value::as_object);
-        let additional = schema.get("additionalProperties");
+    fn check_object(&mut self, map: NodeId, rule: &'static rules::Rule) {
         let tree = self.tree;
         let entries = self.entries(map);
-        // Keys set right: an unknown key is not suggested to be one of them.
-        let known: HashSet<&str> = entries
-            .iter()
-            .filter_map(|(k, _)| tree.key_text(*k))
-            .filter(|name| properties.is_some_and(|p| p.contains_key(*name)))
-            .collect();
-        let mut present: HashSet<&str> = HashSet::new();
+        // Keys set right (by index into the rule's properties), worked out at the first
+        // unknown key: an unknown key is not suggested to be one of them.
+        let mut known: Option<Vec<bool>> = None;
         // Keys an unknown key is probably a misspelling of: not reported missing as well.
-        let mut suggested: HashSet<&str> = HashSet::new();
-        // What the unknown keys of this mapping share, worded once (there may be 100k).
-        let mut unknown_words: Option<UnknownKeyWords<'a>> = None;
-        for (key, value) in entries {
+        let mut suggested: Vec<&'static str> = Vec::new();
+        for &(key, value) in &entries {
             let Some(name) = tree.key_text(key) else {
                 let found = self.describe(key);
                 self.out.push(
@@ -1436,48 +1382,44 @@ impl<'a> Checker<'a> {
                 );
                 continue;
             };
-            present.insert(name);
-            if let Some(property) = properties.and_then(|p| p.get(name)) {
+            if let Some((_, property)) = rule.property(name) {
                 self.check(value, property, Some(name));
                 continue;
             }
-            match additional {
-                Some(Value::Bool(false)) => {
-                    let words =
-                        unknown_words.get_or_insert_with(|| UnknownKeyWords::new(properties));
-                    if let Some(meant) = self.unknown_key(key, name, words, &known) {
-                        suggested.insert(meant);
+            match rule.additional {
+                Additional::Refused => {
+                    let Some(words) = &rule.unknown else {
+                        continue;
+                    };
+                    let known = known.get_or_insert_with(|| self.known_keys(rule, &entries));
+                    if let Some(meant) = self.unknown_key(key, name, words, known)
+                        && !suggested.contains(&meant)
+                    {
+                        suggested.push(meant);
                     }
                 }
-                Some(extra @ Value::Object(_)) => self.check(value, extra, Some(name)),
-                _ => {}
+                Additional::Rule(extra) => self.check(value, extra, Some(name)),
+                Additional::Any => {}
             }
         }
-        let defs = self.defs;
-        let is_def = |name: &str| {
-            defs.and_then(|d| d.get(name))
-                .is_some_and(|v| std::ptr::eq(v, schema))
-        };
-        if is_def("VariableSpec") {
-            self.check_variable_values(map);
-        }
-        let text_owner = if is_def("SectionSpec") {
-            Some("a section")
-        } else if is_def("ContextSpec") {
-            Some("a context")
-        } else {
-            None
-        };
-        if let Some(owner) = text_owner {
-            // A misspelt `text` is reported as that, not as missing too.
-            if !suggested.contains("text") && !suggested.contains("textFile") {
-                self.check_text_or_file(map, owner);
+        let mut text_present = false;
+        match rule.special {
+            Special::Variable => self.check_variable_values(&entries),
+            Special::Text(owner) => {
+                // A misspelt `text` is reported as that, not as missing too.
+                if !suggested.contains(&"text") && !suggested.contains(&"textFile") {
+                    self.check_text_or_file(map, &entries, owner);
+                }
+                text_present = true;
             }
-            present.insert("text");
+            Special::None => {}
         }
-        let required = schema.get("required").and_then(Value::as_array);
-        for field in required.into_iter().flatten().filter_map(Value::as_str) {
-            if present.contains(field) || suggested.contains(field) {
+        for &field in &rule.required {
+            let present = (text_present && field == "text")
+                || entries
+                    .iter()
+                    .any(|(k, _)| tree.key_text(*k) == Some(field));
+            if present || suggested.contains(&field) {
                 continue;
             }
             let example = if field == "version" {
@@ -1496,11 +1438,21 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Which of `rule`'s properties the mapping sets.
+    fn known_keys(&self, rule: &rules::Rule, entries: &[(NodeId, NodeId)]) -> Vec<bool> {
+        let mut known = vec![false; rule.properties.as_ref().map_or(0, Vec::len)];
+        for (key, _) in entries {
+            if let Some((index, _)) = self.tree.key_text(*key).and_then(|n| rule.property(n)) {
+                known[index] = true;
+            }
+        }
+        known
+    }
+
     /// A section or context gives its text exactly once: `text`, or `textFile`.
-    fn check_text_or_file(&mut self, map: NodeId, owner: &str) {
-        let entries = self.entries(map);
+    fn check_text_or_file(&mut self, map: NodeId, entries: &[(NodeId, NodeId)], owner: &str) {
         let tree = self.tree;
-        let key = |name: &str| tree.entry(&entries, name).map(|(k, _)| k);
+        let key = |name: &str| tree.entry(entries, name).map(|(k, _)| k);
         match (key("text"), key("textFile")) {
             (None, None) => self.out.push(
                 Diagnostic::new(DiagnosticKind::MissingField, "missing required key `text`")
@@ -1524,10 +1476,9 @@ impl<'a> Checker<'a> {
     /// A variable declared with `type: integer|number|boolean`: its `default` and every
     /// `enum` value must be written as a value of that type (`default: 8080`, not
     /// `default: "8080"`). The schema cannot say this (the type is a sibling key).
-    fn check_variable_values(&mut self, map: NodeId) {
-        let entries = self.entries(map);
+    fn check_variable_values(&mut self, entries: &[(NodeId, NodeId)]) {
         let tree = self.tree;
-        let find = |key: &str| tree.entry(&entries, key).map(|(_, v)| v);
+        let find = |key: &str| tree.entry(entries, key).map(|(_, v)| v);
         let Some(value_type) = find("type")
             .and_then(|t| self.scalar(t))
             .filter(|s| !s.is_null())
@@ -1575,7 +1526,7 @@ impl<'a> Checker<'a> {
         }
         let json_type = value_type.as_str();
         let mark = self.out.len();
-        self.wrong_type(at, &[(json_type, &Value::Null)], key);
+        self.wrong_type(at, &[Allowed::plain(Ty::of(json_type))], key);
         if let Some(d) = self.out.get_mut(mark)
             && d.help.is_none()
             && !s.is_text()
@@ -1598,9 +1549,9 @@ impl<'a> Checker<'a> {
         &mut self,
         key: NodeId,
         name: &str,
-        words: &UnknownKeyWords<'a>,
-        known: &HashSet<&str>,
-    ) -> Option<&'a str> {
+        words: &'static UnknownKeyWords,
+        known: &[bool],
+    ) -> Option<&'static str> {
         let message = match words.owner {
             Some(owner) => format!("unknown key `{name}` in {owner}"),
             None => format!("unknown key `{name}`"),
@@ -1608,8 +1559,9 @@ impl<'a> Checker<'a> {
         let unset = words
             .expected
             .iter()
-            .copied()
-            .filter(|k| !known.contains(k));
+            .zip(known.iter().chain(std::iter::repeat(&false)))
+            .filter(|(_, known)| !**known)
+            .map(|(k, _)| *k);
         let meant = did_you_mean(name, unset);
         let home = belongs_under(name, words.owner);
         let help = match (meant, home) {
@@ -1628,37 +1580,6 @@ impl<'a> Checker<'a> {
                 .help(help),
         );
         meant
-    }
-}
-
-/// The words every unknown-key diagnostic of one mapping shares.
-struct UnknownKeyWords<'a> {
-    /// The keys the mapping takes.
-    expected: Vec<&'a str>,
-    /// What the mapping is ("the preset file", "a section"), when known.
-    owner: Option<&'static str>,
-    /// The help when no key is close: the allowed keys.
-    allowed: String,
-}
-
-impl<'a> UnknownKeyWords<'a> {
-    fn new(properties: Option<&'a Map<String, Value>>) -> Self {
-        let expected: Vec<&'a str> = properties
-            .map(|p| p.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        let allowed = if expected.is_empty() {
-            "this mapping takes no keys".to_owned()
-        } else {
-            format!(
-                "allowed keys here: {}",
-                list_names(expected.iter().copied())
-            )
-        };
-        UnknownKeyWords {
-            owner: key_set_owner(&expected),
-            expected,
-            allowed,
-        }
     }
 }
 
@@ -1681,26 +1602,13 @@ fn belongs_under(key: &str, owner: Option<&str>) -> Option<String> {
     ))
 }
 
-/// The branches of an `anyOf` or `oneOf`.
-fn union(schema: &Value) -> Option<&[Value]> {
-    schema
-        .get("anyOf")
-        .or_else(|| schema.get("oneOf"))
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-}
-
-fn minimum(schema: &Value) -> Option<f64> {
-    schema.get("minimum").and_then(Value::as_f64)
-}
-
 /// Can a node of this shape be of JSON Schema type `t`?
-fn shape_fits(shape: Shape, t: &str) -> bool {
+fn shape_fits(shape: Shape, t: Ty) -> bool {
     match shape {
-        Shape::Null => t == "null",
-        Shape::List => t == "array",
-        Shape::Mapping => t == "object",
-        Shape::Scalar => matches!(t, "string" | "integer" | "number" | "boolean"),
+        Shape::Null => t == Ty::Null,
+        Shape::List => t == Ty::Array,
+        Shape::Mapping => t == Ty::Object,
+        Shape::Scalar => matches!(t, Ty::String | Ty::Integer | Ty::Number | Ty::Boolean),
     }
 }
 
