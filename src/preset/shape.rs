@@ -45,8 +45,6 @@ use crate::yaml_scalar::{is_yaml11_bool, parse_float, parse_int, yaml_trim, yaml
 
 use rules::{Additional, Allowed, Const, RuleId, Rules, Special, Ty, UnknownKeyWords};
 
-#[cfg(test)]
-mod reference;
 mod rules;
 
 /// Every shape problem of `source`, sorted by position (never empty); or, when the file
