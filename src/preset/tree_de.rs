@@ -392,7 +392,7 @@ impl<'de> de::Deserializer<'de> for NodeDe<'de> {
         visitor: V,
     ) -> Result<V::Value, Unhandled> {
         if name == SPANNED_NEWTYPE {
-            visitor.visit_newtype_struct(SpannedDe(self))
+            visitor.visit_newtype_struct(FixedMap::new(SpannedFields(self)))
         } else {
             visitor.visit_newtype_struct(self)
         }
@@ -500,18 +500,35 @@ impl<'de> MapAccess<'de> for Fields<'de> {
     }
 }
 
-/// A node as serde-saphyr shows it to `Spanned`: a map of the marker, `value`,
-/// `referenced` and `defined`.
-struct SpannedDe<'de>(NodeDe<'de>);
+/// A value serde-saphyr presents as a map with fixed keys, given in order: how it shows
+/// `Spanned`, `Location` and `Span` to their `Deserialize` impls.
+trait FixedFields<'de> {
+    /// The keys, in the order they are given.
+    const KEYS: &'static [&'static str];
+    /// What the map is, for the error when values come out of order.
+    const WHAT: &'static str;
+    /// The value of key `index`.
+    fn value<V: DeserializeSeed<'de>>(&self, index: usize, seed: V) -> Result<V::Value, Unhandled>;
+}
 
-impl<'de> de::Deserializer<'de> for SpannedDe<'de> {
+/// [`FixedFields`] as a deserializer (a map) and its map access.
+struct FixedMap<T> {
+    fields: T,
+    /// How many keys have been given.
+    given: usize,
+}
+
+impl<T> FixedMap<T> {
+    fn new(fields: T) -> Self {
+        FixedMap { fields, given: 0 }
+    }
+}
+
+impl<'de, T: FixedFields<'de>> de::Deserializer<'de> for FixedMap<T> {
     type Error = Unhandled;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Unhandled> {
-        visitor.visit_map(SpannedFields {
-            node: self.0,
-            state: 0,
-        })
+        visitor.visit_map(self)
     }
 
     serde::forward_to_deserialize_any! {
@@ -521,153 +538,87 @@ impl<'de> de::Deserializer<'de> for SpannedDe<'de> {
     }
 }
 
-struct SpannedFields<'de> {
-    node: NodeDe<'de>,
-    state: u8,
-}
-
-impl<'de> MapAccess<'de> for SpannedFields<'de> {
+impl<'de, T: FixedFields<'de>> MapAccess<'de> for FixedMap<T> {
     type Error = Unhandled;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Unhandled> {
-        let key = match self.state {
-            0 => SPANNED_MARKER,
-            1 => "value",
-            2 => "referenced",
-            3 => "defined",
-            _ => return Ok(None),
+        let Some(key) = T::KEYS.get(self.given) else {
+            return Ok(None);
         };
-        self.state += 1;
-        seed.deserialize(key.into_deserializer()).map(Some)
+        self.given += 1;
+        seed.deserialize((*key).into_deserializer()).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Unhandled> {
-        match self.state {
-            1 => seed.deserialize(true.into_deserializer()),
-            2 => seed.deserialize(self.node),
-            3 => seed.deserialize(LocationDe(self.node.referenced())),
-            4 => seed.deserialize(LocationDe(self.node.loc(self.node.id))),
-            _ => Err(Unhandled::new("a Spanned field out of order")),
+        match self.given.checked_sub(1) {
+            Some(index) if index < T::KEYS.len() => self.fields.value(index, seed),
+            _ => Err(Unhandled::new(T::WHAT)),
         }
     }
 }
 
-/// A location as serde-saphyr shows it: a map of `line`, `column`, `span`, `source_id`.
-struct LocationDe(Loc);
+/// A node as serde-saphyr shows it to `Spanned`: the marker, `value`, `referenced` and
+/// `defined`.
+struct SpannedFields<'de>(NodeDe<'de>);
 
-impl<'de> de::Deserializer<'de> for LocationDe {
-    type Error = Unhandled;
+impl<'de> FixedFields<'de> for SpannedFields<'de> {
+    const KEYS: &'static [&'static str] = &[SPANNED_MARKER, "value", "referenced", "defined"];
+    const WHAT: &'static str = "a Spanned field out of order";
 
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Unhandled> {
-        visitor.visit_map(LocationFields {
-            loc: self.0,
-            state: 0,
-        })
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-        byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map struct
-        enum identifier ignored_any
+    fn value<V: DeserializeSeed<'de>>(&self, index: usize, seed: V) -> Result<V::Value, Unhandled> {
+        let node = self.0;
+        match index {
+            0 => seed.deserialize(true.into_deserializer()),
+            1 => seed.deserialize(node),
+            2 => seed.deserialize(FixedMap::new(LocationFields(node.referenced()))),
+            _ => seed.deserialize(FixedMap::new(LocationFields(node.loc(node.id)))),
+        }
     }
 }
 
-struct LocationFields {
-    loc: Loc,
-    state: u8,
-}
+/// A location as serde-saphyr shows it: `line`, `column`, `span`, `source_id`.
+struct LocationFields(Loc);
 
-impl<'de> MapAccess<'de> for LocationFields {
-    type Error = Unhandled;
+impl<'de> FixedFields<'de> for LocationFields {
+    const KEYS: &'static [&'static str] = &["line", "column", "span", "source_id"];
+    const WHAT: &'static str = "a Location field out of order";
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, Unhandled> {
-        let key = match self.state {
-            0 => "line",
-            1 => "column",
-            2 => "span",
-            3 => "source_id",
-            _ => return Ok(None),
-        };
-        self.state += 1;
-        seed.deserialize(key.into_deserializer()).map(Some)
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Unhandled> {
-        match self.state {
-            1 => seed.deserialize(self.loc.line.into_deserializer()),
-            2 => seed.deserialize(self.loc.column.into_deserializer()),
-            3 => seed.deserialize(SpanDe(self.loc.span)),
+    fn value<V: DeserializeSeed<'de>>(&self, index: usize, seed: V) -> Result<V::Value, Unhandled> {
+        match index {
+            0 => seed.deserialize(self.0.line.into_deserializer()),
+            1 => seed.deserialize(self.0.column.into_deserializer()),
+            2 => seed.deserialize(FixedMap::new(SpanFields(self.0.span))),
             // One source: the file itself.
-            4 => seed.deserialize(0u32.into_deserializer()),
-            _ => Err(Unhandled::new("a Location field out of order")),
+            _ => seed.deserialize(0u32.into_deserializer()),
         }
     }
-}
-
-/// A span as serde-saphyr shows it: a map of `offset`, `len` and `byte_info`.
-struct SpanDe(serde_saphyr::Span);
-
-impl<'de> de::Deserializer<'de> for SpanDe {
-    type Error = Unhandled;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Unhandled> {
-        visitor.visit_map(SpanFields {
-            span: self.0,
-            state: 0,
-        })
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-        byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map struct
-        enum identifier ignored_any
-    }
-}
-
-struct SpanFields {
-    span: serde_saphyr::Span,
-    state: u8,
 }
 
 /// serde-saphyr's stored value for byte offsets it does not know.
 const NO_BYTE_INFO: u64 = u32::MAX as u64;
 
-impl<'de> MapAccess<'de> for SpanFields {
-    type Error = Unhandled;
+/// A span as serde-saphyr shows it: `offset`, `len` and `byte_info`.
+struct SpanFields(serde_saphyr::Span);
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, Unhandled> {
-        let key = match self.state {
-            0 => "offset",
-            1 => "len",
-            2 => "byte_info",
-            _ => return Ok(None),
-        };
-        self.state += 1;
-        seed.deserialize(key.into_deserializer()).map(Some)
-    }
+impl<'de> FixedFields<'de> for SpanFields {
+    const KEYS: &'static [&'static str] = &["offset", "len", "byte_info"];
+    const WHAT: &'static str = "a Span field out of order";
 
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Unhandled> {
-        match self.state {
-            1 => seed.deserialize(self.span.offset().into_deserializer()),
-            2 => seed.deserialize(self.span.len().into_deserializer()),
-            3 => {
-                let info = self
-                    .span
+    fn value<V: DeserializeSeed<'de>>(&self, index: usize, seed: V) -> Result<V::Value, Unhandled> {
+        let span = self.0;
+        match index {
+            0 => seed.deserialize(span.offset().into_deserializer()),
+            1 => seed.deserialize(span.len().into_deserializer()),
+            _ => {
+                let info = span
                     .byte_offset()
-                    .zip(self.span.byte_len())
+                    .zip(span.byte_len())
                     .unwrap_or((NO_BYTE_INFO, NO_BYTE_INFO));
                 seed.deserialize(PairDe(info))
             }
-            _ => Err(Unhandled::new("a Span field out of order")),
         }
     }
 }
