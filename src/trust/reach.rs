@@ -93,6 +93,24 @@ pub enum ReachField {
 }
 
 impl ReachField {
+    /// Every field.
+    pub const ALL: &'static [ReachField] = &[
+        ReachField::BaseUrl,
+        ReachField::ApiKeyEnv,
+        ReachField::AllowInsecure,
+        ReachField::PassEnv,
+    ];
+
+    /// The field named `name` ([`ReachField::as_str`]).
+    pub fn from_name(name: &str) -> Option<ReachField> {
+        ReachField::ALL.iter().copied().find(|f| f.as_str() == name)
+    }
+
+    /// Does the field hold a set of values (one item each) rather than one value?
+    pub fn is_set(self) -> bool {
+        matches!(self, ReachField::PassEnv)
+    }
+
     /// The key as written in a preset (`model.baseUrl`, `passEnv`).
     pub fn as_str(self) -> &'static str {
         match self {

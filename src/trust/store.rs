@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bounded::BoundedReadError;
 
-use super::reach::{PresetReach, RecordedItem, hash_items};
+use super::reach::{PresetReach, ReachField, RecordedItem, hash_items};
 
 /// The store's file name in the user configuration directory.
 pub const TRUST_STORE_FILE: &str = "trusted.json";
@@ -285,8 +285,9 @@ impl TrustStore {
     }
 }
 
-/// Field by field: a field with one value on each side that differs is changed; other
-/// differences are additions and removals.
+/// Field by field: a single-valued field with one value on each side that differs is
+/// changed (`old → new`); other differences, and every difference of a set such as
+/// `passEnv`, are additions and removals.
 pub fn diff(old: &[RecordedItem], new: &[RecordedItem]) -> Vec<ReachChange> {
     let mut fields: Vec<&str> = old.iter().chain(new).map(|i| i.field.as_str()).collect();
     fields.sort_unstable();
@@ -295,7 +296,8 @@ pub fn diff(old: &[RecordedItem], new: &[RecordedItem]) -> Vec<ReachChange> {
     for field in fields {
         let before: Vec<&RecordedItem> = old.iter().filter(|i| i.field == field).collect();
         let after: Vec<&RecordedItem> = new.iter().filter(|i| i.field == field).collect();
-        if let ([a], [b]) = (before.as_slice(), after.as_slice()) {
+        let is_set = ReachField::from_name(field).is_some_and(ReachField::is_set);
+        if let ([a], [b], false) = (before.as_slice(), after.as_slice(), is_set) {
             if a != b {
                 changes.push(ReachChange::Changed {
                     old: (*a).clone(),
