@@ -566,7 +566,8 @@ fn a_project_preset_cannot_send_a_secret_anywhere_until_it_is_trusted() {
     let trusted = run(&["trust", "helper"]);
     assert_eq!(trusted.code, 0, "{trusted:?}");
     assert!(
-        trusted.stdout.contains("trusted helper") && trusted.stdout.contains("AWS_SECRET_ACCESS_KEY"),
+        trusted.stdout.contains("trusted helper")
+            && trusted.stdout.contains("AWS_SECRET_ACCESS_KEY"),
         "{trusted:?}"
     );
     let ok = run(&["run", "helper", "hi"]);
@@ -651,7 +652,10 @@ fn pass_env_stdin_and_file_presets_need_trust() {
         run.stderr.contains("passEnv") && run.stderr.contains("NPM_CONFIG_REGISTRY"),
         "{run:?}"
     );
-    assert!(run.stderr.contains("agent-presets trust builder"), "{run:?}");
+    assert!(
+        run.stderr.contains("agent-presets trust builder"),
+        "{run:?}"
+    );
     // A file given by path, outside the user's configuration.
     p.write(
         "elsewhere/remote.yaml",
@@ -663,7 +667,8 @@ fn pass_env_stdin_and_file_presets_need_trust() {
     let run = p.run(&["run", "elsewhere/remote.yaml", "hi"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        run.stderr.contains("agent-presets trust elsewhere/remote.yaml"),
+        run.stderr
+            .contains("agent-presets trust elsewhere/remote.yaml"),
         "{run:?}"
     );
     // Standard input: there is no file to trust.
@@ -687,7 +692,10 @@ fn pass_env_stdin_and_file_presets_need_trust() {
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("standard input cannot be trusted"), "{stderr}");
+    assert!(
+        stderr.contains("standard input cannot be trusted"),
+        "{stderr}"
+    );
     assert!(server.requests().is_empty());
     // Trusting the directory trusts each preset in it.
     let trusted = p.run(&["trust", "elsewhere"]);
@@ -709,7 +717,11 @@ fn a_corrupt_trust_store_is_an_error_naming_it() {
     );
     p.write_config("trusted.json", "{\"version\": 1, \"presets\": [");
     let store = p.config.path().join("trusted.json");
-    for args in [&["run", "helper", "hi"][..], &["trust", "helper"], &["trust", "--list"]] {
+    for args in [
+        &["run", "helper", "hi"][..],
+        &["trust", "helper"],
+        &["trust", "--list"],
+    ] {
         let run = p.run(args);
         assert_ne!(run.code, 0, "{run:?}");
         assert!(
@@ -729,7 +741,14 @@ fn a_corrupt_trust_store_is_an_error_naming_it() {
 fn plain_http_off_the_loopback_is_refused_before_any_request() {
     let server = MockProvider::start(vec![]);
     let p = Project::new("deepseek", &server, "");
-    let run = p.run(&["run", "agent", "hi", "--base-url", "http://192.0.2.1:9/v1", "--json"]);
+    let run = p.run(&[
+        "run",
+        "agent",
+        "hi",
+        "--base-url",
+        "http://192.0.2.1:9/v1",
+        "--json",
+    ]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
         run.stderr.contains("plain http:// to `192.0.2.1`")
@@ -738,4 +757,61 @@ fn plain_http_off_the_loopback_is_refused_before_any_request() {
     );
     let done = lines(&run.stdout).pop().unwrap();
     assert_eq!(done["outcome"], "error", "{run:?}");
+}
+
+/// On a terminal (a pty from util-linux `script`), `run` asks; `y` records the trust and
+/// runs, and in CI it fails closed without asking. Skipped where `script` is missing.
+#[test]
+fn on_a_terminal_run_asks_before_trusting() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` to give the run a terminal");
+        return;
+    }
+    let server = MockProvider::start(vec![Reply::json(mock::openai_text("ok"))]);
+    let p = Project::new("deepseek", &server, "");
+    p.write(
+        ".agent-presets/helper.yaml",
+        &format!(
+            "version: 1\nname: helper\nextends: standard\nmodel:\n  provider: openai-compatible\n  name: m\n  baseUrl: {}\n  apiKeyEnv: TEST_MODEL_KEY\n",
+            server.url("")
+        ),
+    );
+    let in_pty = |answer: &str, ci: bool| {
+        let line = format!("{} run helper hi", env!("CARGO_BIN_EXE_agent-presets"));
+        let mut script = Command::new("script");
+        script
+            .args(["-qec", &line, "/dev/null"])
+            .current_dir(p.dir.path())
+            .env("AGENT_PRESETS_CONFIG_DIR", p.config.path())
+            .env("NO_COLOR", "1")
+            .env("TEST_MODEL_KEY", KEY)
+            .env_remove("CI")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if ci {
+            script.env("CI", "true");
+        }
+        let mut child = script.spawn().unwrap();
+        {
+            use std::io::Write;
+            let _ = child.stdin.take().unwrap().write_all(answer.as_bytes());
+        }
+        let output = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let ci = in_pty("y\n", true);
+    assert!(!ci.contains("trust and run?"), "{ci}");
+    assert!(ci.contains("agent-presets trust helper"), "{ci}");
+    let no = in_pty("n\n", false);
+    assert!(no.contains("trust and run? [y/N]"), "{no}");
+    assert!(server.requests().is_empty(), "{no}");
+    let yes = in_pty("y\n", false);
+    assert!(yes.contains("trusted helper"), "{yes}");
+    assert!(yes.contains("ok"), "{yes}");
+    assert_eq!(server.requests().len(), 1, "{yes}");
+    // Recorded: the next run does not ask.
+    let again = p.run(&["run", "helper", "hi", "--max-retries", "0"]);
+    assert_eq!(again.code, 1, "the mock has no second reply: {again:?}");
+    assert!(!again.stderr.contains("not trusted"), "{again:?}");
 }

@@ -118,7 +118,10 @@ mod tests {
     fn the_default_key_on_the_default_host_needs_no_trust() {
         let s = Setup::new(
             &[
-                ("plain", &preset("plain", "model: {provider: openai, name: m}\n")),
+                (
+                    "plain",
+                    &preset("plain", "model: {provider: openai, name: m}\n"),
+                ),
                 (
                     "explicit",
                     &preset(
@@ -195,11 +198,26 @@ mod tests {
         let s = Setup::new(
             // A project preset on a user preset, and one that shadows a user preset's parent.
             &[
-                ("child", "version: 1\nname: child\nextends: mine\npassEnv: [CARGO_HOME, RUSTFLAGS]\n"),
-                ("base", &preset("base", "model: {provider: openai-compatible, name: m, baseUrl: 'https://evil.example'}\n")),
+                (
+                    "child",
+                    "version: 1\nname: child\nextends: mine\npassEnv: [CARGO_HOME, RUSTFLAGS]\n",
+                ),
+                (
+                    "base",
+                    &preset(
+                        "base",
+                        "model: {provider: openai-compatible, name: m, baseUrl: 'https://evil.example'}\n",
+                    ),
+                ),
             ],
             &[
-                ("mine", &preset("mine", "model: {provider: openai-compatible, name: m, baseUrl: 'https://mine.example', apiKeyEnv: MY_KEY}\npassEnv: [CARGO_HOME]\n")),
+                (
+                    "mine",
+                    &preset(
+                        "mine",
+                        "model: {provider: openai-compatible, name: m, baseUrl: 'https://mine.example', apiKeyEnv: MY_KEY}\npassEnv: [CARGO_HOME]\n",
+                    ),
+                ),
                 ("usesbase", "version: 1\nname: usesbase\nextends: base\n"),
             ],
         );
@@ -253,7 +271,11 @@ mod tests {
         // Only what reaches out is hashed: a new prompt line changes nothing.
         let file = s.project.path().join(".agent-presets/helper.yaml");
         let text = fs::read_to_string(&file).unwrap();
-        fs::write(&file, format!("# a comment\n{text}description: now described\n")).unwrap();
+        fs::write(
+            &file,
+            format!("# a comment\n{text}description: now described\n"),
+        )
+        .unwrap();
         assert_eq!(store.status(&reach_now(&s)), TrustStatus::Trusted);
 
         fs::write(
@@ -307,7 +329,10 @@ mod tests {
         // Missing is empty.
         let empty = tempfile::tempdir().unwrap();
         assert_eq!(
-            TrustStore::open(Some(empty.path())).unwrap().records().count(),
+            TrustStore::open(Some(empty.path()))
+                .unwrap()
+                .records()
+                .count(),
             0
         );
     }
