@@ -410,6 +410,7 @@ mod tests {
             K::OverrideDropsPlaceholder,
             K::NoTools,
             K::MentionsHiddenTool,
+            K::InsecureAllowed,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {

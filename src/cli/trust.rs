@@ -258,6 +258,7 @@ fn refuse(
     json: bool,
     io: &mut Io<'_>,
 ) -> Result<Option<Exit>, CliError> {
+    let message = &*super::secrets::mask(message);
     writeln!(io.err, "{}: {message}", io.err_style.error("error"))?;
     if !help.is_empty() {
         writeln!(io.err, "  = {}: {help}", io.err_style.bold("help"))?;

@@ -265,6 +265,8 @@ impl TrustStore {
             serde_json::to_string_pretty(&self.file).map_err(|e| io(std::io::Error::other(e)))?;
         text.push('\n');
         let temp = dir.join(format!(".{TRUST_STORE_FILE}.{}.tmp", std::process::id()));
+        // A file left by a crashed writer of the same pid; removing a link removes the link.
+        let _ = fs::remove_file(&temp);
         let written = (|| {
             let mut options = fs::OpenOptions::new();
             options.write(true).create_new(true);
