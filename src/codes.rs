@@ -93,6 +93,8 @@ code_pages! {
     P0106 => NoTools,
     P0107 => MentionsHiddenTool,
     P0201 => LiteralSecret,
+    P0202 => InsecureEndpoint,
+    P0203 => InsecureAllowed,
     P0301 => BudgetExceeded,
     P0302 => PrefixDrift,
     P0401 => ToolNameRejected,

@@ -145,6 +145,10 @@ diagnostic_kinds! {
     MentionsHiddenTool = ("P0107", "mentions-hidden-tool", Warning),
     /// A value that looks like an API key.
     LiteralSecret = ("P0201", "literal-secret", Error),
+    /// A plain `http://` `baseUrl` for a host other than loopback, without `allowInsecure`.
+    InsecureEndpoint = ("P0202", "insecure-endpoint", Error),
+    /// `allowInsecure: true` lets a plain `http://` `baseUrl` to another host through.
+    InsecureAllowed = ("P0203", "insecure-allowed", Warning),
     /// The system prompt or the tools take more tokens than the preset's `budget` allows.
     BudgetExceeded = ("P0301", "budget-exceeded", Error),
     /// A preset's cacheable prefix differs from `presets.lock` (`validate --locked`).
@@ -406,6 +410,7 @@ mod tests {
             K::OverrideDropsPlaceholder,
             K::NoTools,
             K::MentionsHiddenTool,
+            K::InsecureAllowed,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {
