@@ -429,10 +429,25 @@ pub fn needs_escape(c: char, context: DisplayContext) -> bool {
     match c {
         '\n' | '\t' => strict,
         c if c.is_control() => true,
-        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}'
-        | '\u{17B5}' | '\u{180E}' | '\u{200B}' | '\u{200C}' | '\u{200E}' | '\u{200F}'
-        | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FEFF}'
-        | '\u{FFA0}' | '\u{FFF9}'..='\u{FFFB}' | '\u{1D173}'..='\u{1D17A}'
+        '\u{00AD}'
+        | '\u{034F}'
+        | '\u{061C}'
+        | '\u{115F}'
+        | '\u{1160}'
+        | '\u{17B4}'
+        | '\u{17B5}'
+        | '\u{180E}'
+        | '\u{200B}'
+        | '\u{200C}'
+        | '\u{200E}'
+        | '\u{200F}'
+        | '\u{2028}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}'
+        | '\u{3164}'
+        | '\u{FEFF}'
+        | '\u{FFA0}'
+        | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{1D173}'..='\u{1D17A}'
         | '\u{E0000}'..='\u{E007F}' => true,
         '\u{200D}' | '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}' => strict,
         c if c.is_whitespace() && c != ' ' => strict,
@@ -575,7 +590,10 @@ mod tests {
         let r = Redactor::new([KEY]).with_secret("hunter2-hunter2");
         assert_eq!(r.redact("pw HUNTER2-HUNTER2"), "pw ***************");
         let debug = format!("{r:?}");
-        assert!(!debug.contains("hunter") && !debug.contains("sk-"), "{debug}");
+        assert!(
+            !debug.contains("hunter") && !debug.contains("sk-"),
+            "{debug}"
+        );
     }
 
     #[test]
@@ -622,8 +640,19 @@ mod tests {
             "a\\u{202e}b\\u{1b}[2Jc\\nd\\te\\u{200d}"
         );
         for c in [
-            '\u{202a}', '\u{202d}', '\u{2066}', '\u{2069}', '\u{200e}', '\u{200f}', '\u{061c}',
-            '\u{200b}', '\u{feff}', '\u{e0041}', '\u{2028}', '\u{7f}', '\u{85}',
+            '\u{202a}',
+            '\u{202d}',
+            '\u{2066}',
+            '\u{2069}',
+            '\u{200e}',
+            '\u{200f}',
+            '\u{061c}',
+            '\u{200b}',
+            '\u{feff}',
+            '\u{e0041}',
+            '\u{2028}',
+            '\u{7f}',
+            '\u{85}',
         ] {
             assert!(needs_escape(c, DisplayContext::Text), "{c:?}");
         }
