@@ -305,13 +305,13 @@ impl ToolApproval for TerminalApproval {
                 lines.len()
             ));
         }
+        discard_typed_ahead();
         let _ = writeln!(err, "\n{} `{shown_name}`:", style.bold("run"));
         for line in &lines {
             let _ = writeln!(err, "{line}");
         }
         let _ = write!(err, "[y]es / [n]o / [a]lways for `{shown_name}`: ");
         let _ = err.flush();
-        discard_typed_ahead();
         let mut answer = String::new();
         if std::io::stdin().lock().read_line(&mut answer).is_err() {
             answer.clear();
@@ -352,8 +352,8 @@ fn terminal_size() -> (usize, usize) {
     (columns, rows)
 }
 
-/// Drop what was typed before the question was shown: a `y` typed ahead must not
-/// approve a call the user has not seen.
+/// Drop what was typed before the call is shown: a `y` typed ahead must not approve a
+/// call the user has not seen.
 fn discard_typed_ahead() {
     // SAFETY: tcflush only takes a descriptor and a constant.
     let _ = unsafe { libc::tcflush(libc::STDIN_FILENO, libc::TCIFLUSH) };
