@@ -504,40 +504,40 @@ fn shown(text: &str, context: DisplayContext, style: Style) -> String {
     out
 }
 
-/// `text` redacted, escaped and on one line, at most `max` columns (then `…`). Only a
-/// prefix is looked at, long enough that a secret crossing the cut is still recognised.
+/// `text` redacted, escaped and on one line (runs of spaces counted as in the approval
+/// prompt), at most `max` columns, then `…`. Only a prefix is looked at, long enough that
+/// a secret crossing the cut is still recognised.
 fn shown_line(redactor: &Redactor, text: &str, max: usize, style: Style) -> String {
-    let look = max + redactor.longest_pattern() + 64;
-    let text = match text.char_indices().nth(look) {
-        Some((cut, _)) => &text[..cut],
-        None => text,
-    };
-    let redacted = redactor.redact(text);
-    let masked = mask_secrets(&redacted);
+    // A run of spaces counts as one character here: it is shown as one `␠×N`.
+    let mut budget = max + redactor.longest_pattern() + 64;
+    let mut cut = text.len();
+    let mut after_space = false;
+    for (i, c) in text.char_indices() {
+        if c == ' ' && after_space {
+            continue;
+        }
+        after_space = c == ' ';
+        if budget == 0 {
+            cut = i;
+            break;
+        }
+        budget -= 1;
+    }
+    let (text, more) = (&text[..cut], cut < text.len());
     let mut out = String::new();
     let mut used = 0;
-    for piece in display_pieces(&masked, DisplayContext::Strict) {
-        match piece {
-            DisplayPiece::Plain(s) => {
-                for c in s.chars() {
-                    if used >= max {
-                        out.push('…');
-                        return out;
-                    }
-                    out.push(c);
-                    used += 1;
-                }
+    for cell in visible_cells(redactor, text, style) {
+        if let Cell::Text(shown, width) = cell {
+            if used + width > max {
+                out.push('…');
+                return out;
             }
-            DisplayPiece::Escaped(c) => {
-                let e = escaped(c);
-                if used + e.len() > max {
-                    out.push('…');
-                    return out;
-                }
-                used += e.len();
-                out.push_str(&style.warning(e));
-            }
+            out.push_str(&shown);
+            used += width;
         }
+    }
+    if more {
+        out.push('…');
     }
     out
 }
@@ -873,5 +873,61 @@ mod tests {
         assert_eq!(group(999), "999");
         assert_eq!(group(1000), "1,000");
         assert_eq!(group(1234567), "1,234,567");
+    }
+
+    const KEY: &str = "sk-unit-0123456789abcdefghijkl";
+
+    #[test]
+    fn the_approval_lines_show_everything_wrapped() {
+        let r = Redactor::new([KEY]);
+        let command = format!(
+            "printf '%s' {}{}; rm -rf x\u{2067}\n  next {KEY}",
+            "a".repeat(100),
+            " ".repeat(300)
+        );
+        let args = json!({"command": command, "timeout": 5}).to_string();
+        let lines = approval_lines(&r, &args, 40, Style::plain());
+        let text = lines.join("\n");
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{text}");
+        assert_eq!(lines[0], "  command:");
+        // Every character is there, in order, once the wrapping is undone.
+        let joined: String = lines[1..]
+            .iter()
+            .take_while(|l| l.starts_with("    "))
+            .map(|l| &l[4..])
+            .collect();
+        assert_eq!(
+            joined,
+            format!(
+                "printf '%s' {}␠×300; rm -rf x\\u{{2067}}\\n  next {}",
+                "a".repeat(100),
+                "*".repeat(KEY.len())
+            ),
+            "{text}"
+        );
+        // The escaped newline also breaks the line.
+        assert!(lines.iter().any(|l| l.ends_with("\\n")), "{text}");
+        assert!(text.contains("  timeout:\n    5"), "{text}");
+        // Arguments that are not an object are shown as they are.
+        let lines = approval_lines(&r, "not json\u{1b}[2J", 80, Style::plain());
+        assert_eq!(lines, ["    not json\\u{1b}[2J"]);
+    }
+
+    #[test]
+    fn a_shown_line_is_cut_but_counts_a_run_of_spaces_whole() {
+        let r = Redactor::none();
+        let text = format!("echo{}; touch x", " ".repeat(5000));
+        assert_eq!(
+            shown_line(&r, &text, 200, Style::plain()),
+            "echo␠×5000; touch x"
+        );
+        let long = "y".repeat(1000);
+        let line = shown_line(&r, &long, 10, Style::plain());
+        assert_eq!(line, format!("{}…", "y".repeat(10)));
+        let name = format!("a\u{202e}b{KEY}");
+        assert_eq!(
+            shown_line(&Redactor::new([KEY]), &name, 64, Style::plain()),
+            format!("a\\u{{202e}}b{}", "*".repeat(KEY.len()))
+        );
     }
 }
