@@ -509,7 +509,7 @@ mod tests {
 
     fn b64(s: &str, alphabet: &[u8; 64]) -> String {
         let mut e = base64(s.as_bytes(), alphabet);
-        while e.len() % 4 != 0 {
+        while !e.len().is_multiple_of(4) {
             e.push('=');
         }
         e
@@ -545,7 +545,7 @@ mod tests {
             format!("basic {}", b64(&format!("ab:{KEY}"), URL_SAFE)),
             format!("basic {}", b64(&format!("a:{KEY}"), STANDARD)),
             format!("bare {}", b64(KEY, STANDARD)),
-            format!("{}", b64(&format!("{KEY}:x"), STANDARD)),
+            b64(&format!("{KEY}:x"), STANDARD),
         ];
         for text in &texts {
             let out = r.redact(text);
