@@ -45,12 +45,33 @@ pub const MASK: char = '*';
 pub const MIN_TRANSFORMED_LEN: usize = 8;
 
 /// One string to mask.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 struct Pattern {
-    bytes: Box<[u8]>,
-    /// Matched ASCII-case-insensitively (searched in the ASCII-lowercased text; `bytes`
-    /// are lowercase already).
+    /// Matched ASCII-case-insensitively (searched in the ASCII-lowercased text; the
+    /// pattern is lowercase already).
     folded: bool,
+    /// Searches for the pattern (built once).
+    finder: memmem::Finder<'static>,
+}
+
+impl Pattern {
+    fn new(bytes: &[u8], folded: bool) -> Self {
+        Pattern {
+            folded,
+            finder: memmem::Finder::new(bytes).into_owned(),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.finder.needle()
+    }
+}
+
+/// `patterns` sorted and without duplicates.
+fn normalize(mut patterns: Vec<Pattern>) -> Vec<Pattern> {
+    patterns.sort_by(|a, b| (a.folded, a.bytes()).cmp(&(b.folded, b.bytes())));
+    patterns.dedup_by(|a, b| a.folded == b.folded && a.bytes() == b.bytes());
+    patterns
 }
 
 /// Masks known secrets and their common transformations in text (see the module
@@ -83,9 +104,8 @@ impl Redactor {
         for secret in secrets {
             add_secret(&mut patterns, secret.as_ref());
         }
-        patterns.sort_by(|a, b| (a.folded, &a.bytes).cmp(&(b.folded, &b.bytes)));
-        patterns.dedup();
-        let longest = patterns.iter().map(|p| p.bytes.len()).max().unwrap_or(0);
+        let patterns = normalize(patterns);
+        let longest = patterns.iter().map(|p| p.bytes().len()).max().unwrap_or(0);
         Redactor {
             patterns: patterns.into(),
             longest,
@@ -102,9 +122,8 @@ impl Redactor {
     pub fn with_secret(&self, secret: &str) -> Self {
         let mut patterns: Vec<Pattern> = self.patterns.to_vec();
         add_secret(&mut patterns, secret);
-        patterns.sort_by(|a, b| (a.folded, &a.bytes).cmp(&(b.folded, &b.bytes)));
-        patterns.dedup();
-        let longest = patterns.iter().map(|p| p.bytes.len()).max().unwrap_or(0);
+        let patterns = normalize(patterns);
+        let longest = patterns.iter().map(|p| p.bytes().len()).max().unwrap_or(0);
         Redactor {
             patterns: patterns.into(),
             longest,
@@ -179,12 +198,12 @@ impl Redactor {
             } else {
                 hay
             };
-            let finder = memmem::Finder::new(&p.bytes);
+            let len = p.bytes().len();
             let mut from = 0;
             // Overlapping occurrences too: `aaa` in `aaaa` masks all four.
-            while let Some(i) = finder.find(&searched[from..]) {
+            while let Some(i) = p.finder.find(&searched[from..]) {
                 let start = from + i;
-                ranges.push(start..start + p.bytes.len());
+                ranges.push(start..start + len);
                 from = start + 1;
             }
         }
@@ -194,7 +213,7 @@ impl Redactor {
     fn shortest(&self) -> usize {
         self.patterns
             .iter()
-            .map(|p| p.bytes.len())
+            .map(|p| p.bytes().len())
             .min()
             .unwrap_or(0)
     }
@@ -205,26 +224,17 @@ fn add_secret(patterns: &mut Vec<Pattern>, secret: &str) {
         return;
     }
     if secret.chars().count() < MIN_TRANSFORMED_LEN {
-        patterns.push(Pattern {
-            bytes: secret.as_bytes().into(),
-            folded: false,
-        });
+        patterns.push(Pattern::new(secret.as_bytes(), false));
         return;
     }
-    let folded = |s: &str| Pattern {
-        bytes: s.to_ascii_lowercase().into_bytes().into(),
-        folded: true,
-    };
+    let folded = |s: &str| Pattern::new(s.to_ascii_lowercase().as_bytes(), true);
     patterns.push(folded(secret));
     let percent = percent_encode(secret);
     if percent != secret {
         patterns.push(folded(&percent));
     }
     for core in base64_cores(secret.as_bytes()) {
-        patterns.push(Pattern {
-            bytes: core.into_bytes().into(),
-            folded: false,
-        });
+        patterns.push(Pattern::new(core.as_bytes(), false));
     }
 }
 

@@ -287,27 +287,31 @@ impl ToolApproval for TerminalApproval {
         let style = Style::detect(true);
         let (columns, rows) = terminal_size();
         let shown_name = shown_line(&self.redactor, name, 64, style);
-        let lines = approval_lines(&self.redactor, &call.arguments, columns, style);
+        // Far more than any screen shows is not laid out at all.
+        let lines = (call.arguments.len() <= MAX_REVIEW_BYTES)
+            .then(|| approval_lines(&self.redactor, &call.arguments, columns, style));
         let mut err = std::io::stderr().lock();
         // The header, the arguments and the question must fit on one screen.
-        let needed = lines.len() + 2;
+        let needed = lines.as_ref().map_or(usize::MAX, |l| l.len() + 2);
         if needed > rows {
+            let size = match &lines {
+                Some(l) => format!("{} lines", l.len()),
+                None => format!("{} bytes", call.arguments.len()),
+            };
             let _ = writeln!(
                 err,
-                "\n{}: `{shown_name}` was not run: its arguments take {} lines, more than this terminal shows ({rows} rows), so they cannot be reviewed here\n  = {}: rerun with `--yes` if you trust the agent, or use a larger terminal",
+                "\n{}: `{shown_name}` was not run: its arguments take {size}, more than this terminal shows ({rows} rows), so they cannot be reviewed here\n  = {}: rerun with `--yes` if you trust the agent, or use a larger terminal",
                 style.warning("refused"),
-                lines.len(),
                 style.bold("help"),
             );
             let _ = err.flush();
             return Approval::Refuse(format!(
-                "Error: `{name}` was not run: its arguments are too long for the user to review on their terminal ({} lines on a {rows}-line screen).\nHint: split the work into smaller calls, or ask the user to rerun with `--yes`.",
-                lines.len()
+                "Error: `{name}` was not run: its arguments are too long for the user to review on their terminal ({size} on a {rows}-line screen).\nHint: split the work into smaller calls, or ask the user to rerun with `--yes`."
             ));
         }
         discard_typed_ahead();
         let _ = writeln!(err, "\n{} `{shown_name}`:", style.bold("run"));
-        for line in &lines {
+        for line in lines.iter().flatten() {
             let _ = writeln!(err, "{line}");
         }
         let _ = write!(err, "[y]es / [n]o / [a]lways for `{shown_name}`: ");
@@ -358,6 +362,9 @@ fn discard_typed_ahead() {
     // SAFETY: tcflush only takes a descriptor and a constant.
     let _ = unsafe { libc::tcflush(libc::STDIN_FILENO, libc::TCIFLUSH) };
 }
+
+/// Arguments longer than this are refused for review unread: no screen shows them.
+const MAX_REVIEW_BYTES: usize = 256 * 1024;
 
 /// Runs of this many spaces or more are shown as `␠×N`.
 const SPACE_RUN: usize = 4;
