@@ -686,6 +686,11 @@ fn run_on_pty(p: &Project, args: &[&str], rows: u16, columns: u16, answer: &str)
         )
     };
     assert_eq!(opened, 0, "openpty failed");
+    for fd in [master, slave] {
+        // SAFETY: setting a flag on a descriptor we own. Other tests' children must not
+        // inherit this terminal.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
     // SAFETY: both descriptors were just opened and are owned here alone.
     let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
     let mut child = p
