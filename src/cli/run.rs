@@ -291,8 +291,8 @@ impl ToolApproval for TerminalApproval {
         let lines = (call.arguments.len() <= MAX_REVIEW_BYTES)
             .then(|| approval_lines(&self.redactor, &call.arguments, columns, style));
         let mut err = std::io::stderr().lock();
-        // The header, the arguments and the question must fit on one screen.
-        let needed = lines.as_ref().map_or(usize::MAX, |l| l.len() + 2);
+        // The blank line, the header, the arguments and the question fit on one screen.
+        let needed = lines.as_ref().map_or(usize::MAX, |l| l.len() + 3);
         if needed > rows {
             let size = match &lines {
                 Some(l) => format!("{} lines", l.len()),
