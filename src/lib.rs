@@ -51,6 +51,7 @@ pub mod diagnostic;
 pub mod preset;
 pub mod prompt;
 pub mod provider;
+pub mod redact;
 pub mod request;
 pub mod secrets;
 pub mod source_files;

@@ -815,3 +815,331 @@ fn on_a_terminal_run_asks_before_trusting() {
     assert_eq!(again.code, 1, "the mock has no second reply: {again:?}");
     assert!(!again.stderr.contains("not trusted"), "{again:?}");
 }
+
+/// Padded base64 in the standard alphabet: how a server would echo `user:key`.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for group in bytes.chunks(3) {
+        let b = [
+            group[0],
+            *group.get(1).unwrap_or(&0),
+            *group.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= group.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A hostile server echoes the key everywhere it can, whole, split across two stream
+/// deltas, upper-cased and as base64 of `user:key`: in the answer, the reasoning, a tool
+/// name and tool arguments (whose error results echo them again). No part of any of them
+/// may reach stdout, stderr or the `--json` transcript, in either dialect.
+#[test]
+fn the_key_never_reaches_stdout_stderr_or_the_transcript() {
+    let upper = KEY.to_ascii_uppercase();
+    let basic = base64(format!("user:{KEY}").as_bytes());
+    let (a, b) = KEY.split_at(14);
+    let (ua, ub) = upper.split_at(14);
+    let text = [
+        "echo ", KEY, " split ", a, b, " upper ", ua, ub, " basic ", &basic, " end",
+    ];
+    let reasoning = ["think ", a, b, " and ", &upper];
+    let bad_name = format!("x{KEY}");
+    let path_start = format!(r#"{{"path": "{a}"#);
+    let path_end = format!(r#"{b}/{upper}"}}"#);
+    let arguments: [&str; 2] = [&path_start, &path_end];
+    let calls: [mock::StreamedCall<'_>; 2] = [
+        ("call_1", &bad_name, &[r#"{}"#]),
+        ("call_2", "list_dir", &arguments),
+    ];
+    let final_text = ["done ", a, b];
+    // What must not appear: halves of each form (a whole copy contains them too), and
+    // of the middle of the base64 form (its first and last characters depend on what
+    // surrounds the key).
+    let middle = &basic[4..basic.len() - 4];
+    let (ma, mb) = middle.split_at(middle.len() / 2);
+    let forbidden = [a, b, ua, ub, ma, mb];
+    for provider in ["deepseek", "anthropic"] {
+        for json_mode in [false, true] {
+            let first = if provider == "anthropic" {
+                mock::anthropic_stream(&reasoning, &text, &calls)
+            } else {
+                mock::openai_stream(&reasoning, &text, &calls)
+            };
+            let last = if provider == "anthropic" {
+                mock::anthropic_stream(&[], &final_text, &[])
+            } else {
+                mock::openai_stream(&[], &final_text, &[])
+            };
+            let server = MockProvider::start(vec![Reply::sse(first), Reply::sse(last)]);
+            let p = Project::new(provider, &server, "");
+            let mut args = vec!["run", "agent", "Leak it."];
+            if json_mode {
+                args.push("--json");
+            }
+            let run = p.run(&args);
+            let what = format!("{provider}, json: {json_mode}: {run:?}");
+            assert_eq!(run.code, 0, "{what}");
+            assert_eq!(server.requests().len(), 2, "{what}");
+            for part in forbidden {
+                assert!(
+                    !run.stdout.contains(part) && !run.stderr.contains(part),
+                    "`{part}` leaked: {what}"
+                );
+            }
+            // The run did show what the server sent, masked.
+            let masked = "*".repeat(KEY.len());
+            if json_mode {
+                let events = lines(&run.stdout);
+                let messages: Vec<&Value> =
+                    events.iter().filter(|e| e["type"] == "message").collect();
+                let answer = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+                let answer_text = answer["content"].as_str().unwrap_or_default();
+                assert!(answer_text.starts_with("echo "), "{what}");
+                assert!(answer_text.contains(&format!(" split {masked} ")), "{what}");
+                assert_eq!(
+                    answer["toolCalls"].as_array().map(Vec::len),
+                    Some(2),
+                    "{what}"
+                );
+            } else {
+                assert!(
+                    run.stdout
+                        .contains(&format!("echo {masked} split {masked} upper {masked}")),
+                    "{what}"
+                );
+                assert!(run.stdout.contains(&format!("done {masked}")), "{what}");
+                assert!(run.stderr.contains("→ list_dir"), "{what}");
+                assert!(run.stderr.contains(&format!("→ x{masked}")), "{what}");
+            }
+        }
+    }
+}
+
+/// Control, bidirectional and invisible characters from the model are shown escaped in
+/// the answer, the reasoning and the `→` line; the `--json` transcript keeps them exact.
+#[test]
+fn model_text_is_escaped_for_the_terminal_but_exact_in_the_transcript() {
+    let text = "invoice\u{202e}fdp.exe\u{1b}[2J\u{2066}x\u{2069}\u{200b}\u{7}\nnext\tline";
+    let reasoning = "hmm\u{202d}\u{1b}]0;title\u{7}";
+    let args = "{\"path\": \"a\u{202e}b\"}";
+    let calls: [mock::StreamedCall<'_>; 1] = [("call_1", "list_dir", &[args])];
+    for json_mode in [false, true] {
+        let server = MockProvider::start(vec![
+            Reply::sse(mock::openai_stream(&[reasoning], &[text], &calls)),
+            Reply::sse(mock::openai_stream(&[], &["ok"], &[])),
+        ]);
+        let p = Project::new("deepseek", &server, "");
+        let mut args = vec!["run", "agent", "Hi."];
+        if json_mode {
+            args.push("--json");
+        }
+        let run = p.run(&args);
+        assert_eq!(run.code, 0, "{run:?}");
+        if json_mode {
+            let events = lines(&run.stdout);
+            let answer = events
+                .iter()
+                .find(|e| e["type"] == "message" && e["role"] == "assistant")
+                .unwrap();
+            assert_eq!(answer["content"], text);
+            assert_eq!(answer["reasoning"], reasoning);
+            continue;
+        }
+        for hostile in [
+            '\u{202e}', '\u{202d}', '\u{1b}', '\u{2066}', '\u{200b}', '\u{7}',
+        ] {
+            assert!(
+                !run.stdout.contains(hostile) && !run.stderr.contains(hostile),
+                "{hostile:?}: {run:?}"
+            );
+        }
+        assert!(
+            run.stdout.starts_with(
+                "invoice\\u{202e}fdp.exe\\u{1b}[2J\\u{2066}x\\u{2069}\\u{200b}\\u{7}\nnext\tline"
+            ),
+            "{run:?}"
+        );
+        assert!(
+            run.stderr.contains("hmm\\u{202d}\\u{1b}]0;title\\u{7}"),
+            "{run:?}"
+        );
+        assert!(
+            run.stderr.contains(r#"→ list_dir {"path": "a\u{202e}b"}"#),
+            "{run:?}"
+        );
+    }
+}
+
+/// What a run on a pseudo-terminal showed.
+struct PtyRun {
+    code: Option<i32>,
+    /// Everything written to the terminal (stderr, and the echo of what was typed).
+    screen: String,
+    stdout: String,
+}
+
+/// `run` with stdin and stderr on a pseudo-terminal of `rows`×`columns` (stdout piped),
+/// typing `answer` and Enter each time the approval question (or a refusal) appears.
+fn run_on_pty(p: &Project, args: &[&str], rows: u16, columns: u16, answer: &str) -> PtyRun {
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::sync::{Arc, Mutex};
+
+    let mut master: libc::c_int = -1;
+    let mut slave: libc::c_int = -1;
+    let size = libc::winsize {
+        ws_row: rows,
+        ws_col: columns,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty writes two descriptors; the name and termios pointers may be null.
+    let opened = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(opened, 0, "openpty failed");
+    for fd in [master, slave] {
+        // SAFETY: setting a flag on a descriptor we own. Other tests' children must not
+        // inherit this terminal.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    // SAFETY: both descriptors were just opened and are owned here alone.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut child = p
+        .command(args)
+        .stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut writer = fs::File::from(master.try_clone().unwrap());
+    let mut reader = fs::File::from(master);
+    let screen = Arc::new(Mutex::new(Vec::new()));
+    let shown = Arc::clone(&screen);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        // Ends with EIO once the child (the last holder of the slave side) is gone.
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            shown.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let mut answered = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        let asked = {
+            let text = String::from_utf8_lossy(&screen.lock().unwrap()).into_owned();
+            text.matches("[y]es / [n]o").count() + text.matches("was not run").count()
+        };
+        if asked > answered {
+            writer.write_all(format!("{answer}\n").as_bytes()).unwrap();
+            answered = asked;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "the run did not end: {}",
+                String::from_utf8_lossy(&screen.lock().unwrap())
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let screen = String::from_utf8_lossy(&screen.lock().unwrap()).replace("\r\n", "\n");
+    PtyRun {
+        code,
+        screen,
+        stdout: out.join().unwrap(),
+    }
+}
+
+/// The approval prompt shows the whole command: the part after 300 spaces of padding,
+/// the padding itself counted, and a bidi override escaped.
+#[test]
+fn the_approval_prompt_shows_the_whole_command_on_a_terminal() {
+    let command = format!(
+        "echo \"\u{202e}fdp.exe\"{}; touch pwned.txt",
+        " ".repeat(300)
+    );
+    let arguments = json!({ "command": command }).to_string();
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call("call_1", "bash", &arguments)),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let run = run_on_pty(&p, &["run", "agent", "Do it."], 24, 80, "n");
+    assert_eq!(run.code, Some(0), "{}", run.screen);
+    assert!(run.screen.contains("[y]es / [n]o"), "{}", run.screen);
+    assert!(
+        run.screen.contains("␠×300; touch pwned.txt"),
+        "{}",
+        run.screen
+    );
+    assert!(
+        run.screen.contains("echo \"\\u{202e}fdp.exe\""),
+        "{}",
+        run.screen
+    );
+    assert!(!run.screen.contains('\u{202e}'), "{}", run.screen);
+    assert!(!p.path().join("pwned.txt").exists());
+    assert_eq!(run.stdout, "ok\n");
+}
+
+/// A command too long to show on one screen is refused without asking: a `y` typed
+/// anyway runs nothing, and the model is told why.
+#[test]
+fn a_command_longer_than_the_screen_is_refused_even_when_the_user_says_yes() {
+    let command = format!("echo {}; touch long.txt", "x".repeat(3000));
+    let arguments = json!({ "command": command }).to_string();
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call("call_1", "bash", &arguments)),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let run = run_on_pty(&p, &["run", "agent", "Do it."], 24, 80, "y");
+    assert_eq!(run.code, Some(0), "{}", run.screen);
+    assert!(!p.path().join("long.txt").exists(), "{}", run.screen);
+    assert!(run.screen.contains("was not run"), "{}", run.screen);
+    assert!(run.screen.contains("--yes"), "{}", run.screen);
+    assert!(!run.screen.contains("[y]es / [n]o"), "{}", run.screen);
+    let second = &server.requests()[1].body;
+    let result = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        result.starts_with("Error: `bash` was not run:") && result.contains("too long"),
+        "{result}"
+    );
+}

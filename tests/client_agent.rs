@@ -24,6 +24,8 @@ use support::mock_provider::{self as mock, MockProvider, Reply};
 use support::request_shape;
 
 const KEY: &str = "sk-test-key-0123456789abcdef";
+/// base64 of `user:` + [`KEY`].
+const BASIC_USER_KEY: &str = "dXNlcjpzay10ZXN0LWtleS0wMTIzNDU2Nzg5YWJjZGVm";
 
 /// One wire dialect, with the replies a provider speaking it sends.
 #[derive(Clone, Copy)]
@@ -508,7 +510,11 @@ fn a_client_error_is_not_retried_and_never_shows_the_key() {
             d,
             vec![Reply::status(
                 401,
-                json!({"error": {"message": format!("Incorrect API key provided: {KEY}"), "type": "invalid_request_error"}}),
+                json!({"error": {"message": format!(
+                    "Incorrect API key provided: {KEY} ({}, as sent: Basic {})",
+                    KEY.to_ascii_uppercase(),
+                    BASIC_USER_KEY
+                ), "type": "invalid_request_error"}}),
             )],
             dir.path(),
         );
@@ -519,6 +525,14 @@ fn a_client_error_is_not_retried_and_never_shows_the_key() {
         assert!(text.contains("401"), "{text}");
         assert!(text.contains("Incorrect API key provided: ***"), "{text}");
         assert!(!text.contains(KEY), "{text}");
+        // Its upper-case form and base64 of `user:KEY` are masked too (all but the
+        // encoding's first and last characters, which depend on what surrounds the key).
+        assert!(!text.contains(&KEY.to_ascii_uppercase()[4..]), "{text}");
+        assert!(!text.contains(&BASIC_USER_KEY[4..12]), "{text}");
+        assert!(
+            !text.contains(&BASIC_USER_KEY[12..BASIC_USER_KEY.len() - 4]),
+            "{text}"
+        );
         assert_eq!(server.requests().len(), 1);
     }
 }

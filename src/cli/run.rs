@@ -27,7 +27,11 @@ use crate::agent::{
 use crate::client::{ClientError, ClientOptions, ModelClient};
 use crate::prompt::{ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
 use crate::provider::{FinishReason, StreamEvent, Usage};
+use crate::redact::{
+    DisplayContext, DisplayPiece, Redactor, StreamRedactor, display_pieces, escaped,
+};
 use crate::request::{Message, Role, ToolCall};
+use crate::secrets::mask_secrets;
 use crate::tools::{ToolContext, ToolDefinition};
 
 /// Arguments of `run`.
@@ -115,6 +119,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             return Ok(report_client_error(&e, io));
         }
     };
+    printer.set_redactor(client.redactor().clone());
     let tools = ToolContext::new(&cwd)
         .map_err(|e| {
             CliError::usage_with(
@@ -127,7 +132,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     let mut approval: Box<dyn ToolApproval> = if args.yes {
         Box::new(ApproveAll)
     } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        Box::new(TerminalApproval::default())
+        Box::new(TerminalApproval::new(client.redactor().clone()))
     } else {
         Box::new(RefuseChanges {
             reason: "it changes files or runs commands, and the user could not be asked (agent-presets runs without a terminal and without `--yes`)".into(),
@@ -264,11 +269,25 @@ fn report_client_error(e: &ClientError, io: &mut Io<'_>) -> Exit {
     Exit::Invalid
 }
 
-/// Asks on the terminal before a tool that changes things runs.
-#[derive(Debug, Default)]
+/// Asks on the terminal before a tool that changes things runs. The whole call is shown
+/// ([`approval_lines`]): wrapped, never cut, with control, bidirectional and invisible
+/// characters escaped and long runs of spaces counted. A call too long for one screen is
+/// refused without asking: the user could not see what they approve.
+#[derive(Debug)]
 struct TerminalApproval {
     /// Tools the user allowed for the rest of the run.
     always: Vec<String>,
+    /// Masks the key in what is shown.
+    redactor: Redactor,
+}
+
+impl TerminalApproval {
+    fn new(redactor: Redactor) -> Self {
+        TerminalApproval {
+            always: Vec::new(),
+            redactor,
+        }
+    }
 }
 
 impl ToolApproval for TerminalApproval {
@@ -277,12 +296,37 @@ impl ToolApproval for TerminalApproval {
         if self.always.iter().any(|t| t == name) {
             return Approval::Allow;
         }
+        let style = Style::detect(true);
+        let (columns, rows) = terminal_size();
+        let shown_name = shown_line(&self.redactor, name, 64, style);
+        // Far more than any screen shows is not laid out at all.
+        let lines = (call.arguments.len() <= MAX_REVIEW_BYTES)
+            .then(|| approval_lines(&self.redactor, &call.arguments, columns, style));
         let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\nrun `{name}` {}? [y]es / [n]o / [a]lways for `{name}`: ",
-            mask(&one_line(&call.arguments, 300))
-        );
+        // The blank line, the header, the arguments and the question fit on one screen.
+        let needed = lines.as_ref().map_or(usize::MAX, |l| l.len() + 3);
+        if needed > rows {
+            let size = match &lines {
+                Some(l) => format!("{} lines", l.len()),
+                None => format!("{} bytes", call.arguments.len()),
+            };
+            let _ = writeln!(
+                err,
+                "\n{}: `{shown_name}` was not run: its arguments take {size}, more than this terminal shows ({rows} rows), so they cannot be reviewed here\n  = {}: rerun with `--yes` if you trust the agent, or use a larger terminal",
+                style.warning("refused"),
+                style.bold("help"),
+            );
+            let _ = err.flush();
+            return Approval::Refuse(format!(
+                "Error: `{name}` was not run: its arguments are too long for the user to review on their terminal ({size} on a {rows}-line screen).\nHint: split the work into smaller calls, or ask the user to rerun with `--yes`."
+            ));
+        }
+        discard_typed_ahead();
+        let _ = writeln!(err, "\n{} `{shown_name}`:", style.bold("run"));
+        for line in lines.iter().flatten() {
+            let _ = writeln!(err, "{line}");
+        }
+        let _ = write!(err, "[y]es / [n]o / [a]lways for `{shown_name}`: ");
         let _ = err.flush();
         let mut answer = String::new();
         if std::io::stdin().lock().read_line(&mut answer).is_err() {
@@ -301,19 +345,227 @@ impl ToolApproval for TerminalApproval {
     }
 }
 
-/// `text` on one line, at most `max` characters.
-fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    match flat.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &flat[..cut]),
-        None => flat,
+/// The terminal's columns and rows (stderr's, else 80×24).
+fn terminal_size() -> (usize, usize) {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one `winsize` to the pointer, which lives for the call.
+    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    let columns = if ok && size.ws_col > 0 {
+        usize::from(size.ws_col)
+    } else {
+        80
+    };
+    let rows = if ok && size.ws_row > 0 {
+        usize::from(size.ws_row)
+    } else {
+        24
+    };
+    (columns, rows)
+}
+
+/// Drop what was typed before the call is shown: a `y` typed ahead must not approve a
+/// call the user has not seen.
+fn discard_typed_ahead() {
+    // SAFETY: tcflush only takes a descriptor and a constant.
+    let _ = unsafe { libc::tcflush(libc::STDIN_FILENO, libc::TCIFLUSH) };
+}
+
+/// Arguments longer than this are refused for review unread: no screen shows them.
+const MAX_REVIEW_BYTES: usize = 256 * 1024;
+
+/// Runs of this many spaces or more are shown as `␠×N`.
+const SPACE_RUN: usize = 4;
+
+/// One shown unit of an approval line: text (possibly styled) and its width in columns,
+/// or a forced line break (after an escaped newline).
+enum Cell {
+    Text(String, usize),
+    Break,
+}
+
+/// The arguments of a call as the approval prompt shows them: each field of a JSON
+/// object on its own (`  field:` then its value, string values as their text), else the
+/// raw text; the key and known secret formats masked, control, bidirectional and
+/// invisible characters escaped and marked, runs of [`SPACE_RUN`] or more spaces shown
+/// as `␠×N`, every value wrapped to `columns` (indented by four), never cut.
+fn approval_lines(
+    redactor: &Redactor,
+    arguments: &str,
+    columns: usize,
+    style: Style,
+) -> Vec<String> {
+    let width = columns.saturating_sub(4).max(8);
+    let mut lines = Vec::new();
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(fields)) => {
+            for (key, value) in fields {
+                lines.push(format!("  {}:", shown_line(redactor, &key, width, style)));
+                let text = match value {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                lines.extend(wrapped(&visible_cells(redactor, &text, style), width));
+            }
+        }
+        _ => lines.extend(wrapped(&visible_cells(redactor, arguments, style), width)),
+    }
+    lines
+}
+
+fn visible_cells(redactor: &Redactor, text: &str, style: Style) -> Vec<Cell> {
+    let redacted = redactor.redact(text);
+    let masked = mask_secrets(&redacted);
+    let mut cells = Vec::new();
+    let mut spaces = 0;
+    let flush_spaces = |cells: &mut Vec<Cell>, spaces: &mut usize| {
+        if *spaces >= SPACE_RUN {
+            let marker = format!("␠×{spaces}");
+            let width = marker.chars().count();
+            cells.push(Cell::Text(style.warning(marker), width));
+        } else {
+            cells.extend((0..*spaces).map(|_| Cell::Text(" ".to_owned(), 1)));
+        }
+        *spaces = 0;
+    };
+    for piece in display_pieces(&masked, DisplayContext::Strict) {
+        match piece {
+            DisplayPiece::Plain(s) => {
+                for c in s.chars() {
+                    if c == ' ' {
+                        spaces += 1;
+                        continue;
+                    }
+                    flush_spaces(&mut cells, &mut spaces);
+                    cells.push(Cell::Text(c.to_string(), char_width(c)));
+                }
+            }
+            DisplayPiece::Escaped(c) => {
+                flush_spaces(&mut cells, &mut spaces);
+                let e = escaped(c);
+                let width = e.len();
+                cells.push(Cell::Text(style.warning(e), width));
+                if c == '\n' {
+                    cells.push(Cell::Break);
+                }
+            }
+        }
+    }
+    flush_spaces(&mut cells, &mut spaces);
+    cells
+}
+
+/// `cells` in lines of at most `width` columns, each indented by four spaces.
+fn wrapped(cells: &[Cell], width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::from("    ");
+    let mut used = 0;
+    for cell in cells {
+        match cell {
+            Cell::Break => {
+                lines.push(std::mem::replace(&mut line, String::from("    ")));
+                used = 0;
+            }
+            Cell::Text(text, w) => {
+                if used > 0 && used + w > width {
+                    lines.push(std::mem::replace(&mut line, String::from("    ")));
+                    used = 0;
+                }
+                line.push_str(text);
+                used += w;
+            }
+        }
+    }
+    if used > 0 || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Columns a character takes: two for East Asian wide and emoji blocks, else one (an
+/// overestimate for combining marks, which only makes a prompt look longer).
+fn char_width(c: char) -> usize {
+    match u32::from(c) {
+        0x1100..=0x115F
+        | 0x2E80..=0x303E
+        | 0x3041..=0x33FF
+        | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF
+        | 0xA000..=0xA4CF
+        | 0xAC00..=0xD7A3
+        | 0xF900..=0xFAFF
+        | 0xFE30..=0xFE4F
+        | 0xFF00..=0xFF60
+        | 0xFFE0..=0xFFE6
+        | 0x1F300..=0x1F64F
+        | 0x1F900..=0x1F9FF
+        | 0x20000..=0x3FFFD => 2,
+        _ => 1,
     }
 }
 
+/// Model text for a terminal: the key masked, known secret formats masked (as
+/// [`mask_secrets`] always did for what `run` prints), and characters that could drive or
+/// mislead the terminal escaped and marked.
+fn shown(text: &str, context: DisplayContext, style: Style) -> String {
+    let masked = mask_secrets(text);
+    let mut out = String::with_capacity(masked.len());
+    for piece in display_pieces(&masked, context) {
+        match piece {
+            DisplayPiece::Plain(s) => out.push_str(s),
+            DisplayPiece::Escaped(c) => out.push_str(&style.warning(escaped(c))),
+        }
+    }
+    out
+}
+
+/// `text` redacted, escaped and on one line (runs of spaces counted as in the approval
+/// prompt), at most `max` columns, then `…`. Only a prefix is looked at, long enough that
+/// a secret crossing the cut is still recognised.
+fn shown_line(redactor: &Redactor, text: &str, max: usize, style: Style) -> String {
+    // A run of spaces counts as one character here: it is shown as one `␠×N`.
+    let mut budget = max + redactor.longest_pattern() + 64;
+    let mut cut = text.len();
+    let mut after_space = false;
+    for (i, c) in text.char_indices() {
+        if c == ' ' && after_space {
+            continue;
+        }
+        after_space = c == ' ';
+        if budget == 0 {
+            cut = i;
+            break;
+        }
+        budget -= 1;
+    }
+    let (text, more) = (&text[..cut], cut < text.len());
+    let mut out = String::new();
+    let mut used = 0;
+    for cell in visible_cells(redactor, text, style) {
+        if let Cell::Text(shown, width) = cell {
+            if used + width > max {
+                out.push('…');
+                return out;
+            }
+            out.push_str(&shown);
+            used += width;
+        }
+    }
+    if more {
+        out.push('…');
+    }
+    out
+}
+
 /// Renders agent events: the answer to stdout and progress to stderr, or JSON lines.
+/// Everything from the model goes through the client's [`Redactor`] (streamed text and
+/// reasoning through a [`StreamRedactor`] each, so a key split across pieces is masked
+/// too); human output is also escaped ([`shown`], [`shown_line`]); JSON lines stay exact
+/// JSON, with every string redacted.
 struct Printer {
     json: bool,
     out_style: Style,
@@ -326,6 +578,9 @@ struct Printer {
     /// Calls of the current answer not yet shown with a `→` line (the agent announces
     /// a call only when it runs, so a refused one is shown with its result).
     unannounced: Vec<ToolCall>,
+    redactor: Redactor,
+    text: StreamRedactor,
+    reasoning: StreamRedactor,
 }
 
 impl Printer {
@@ -338,24 +593,71 @@ impl Printer {
             reasoning_open: false,
             headers: 0,
             unannounced: Vec::new(),
+            redactor: Redactor::none(),
+            text: Redactor::none().stream(),
+            reasoning: Redactor::none().stream(),
         }
     }
 
+    fn set_redactor(&mut self, redactor: Redactor) {
+        self.text = redactor.stream();
+        self.reasoning = redactor.stream();
+        self.redactor = redactor;
+    }
+
     fn json_line(&self, io: &mut Io<'_>, value: &Value) {
+        let mut value = value.clone();
+        self.redactor.redact_json(&mut value);
         let _ = writeln!(io.out, "{value}");
         let _ = io.out.flush();
     }
 
+    /// Write streamed answer text (already redacted) to stdout.
+    fn write_text(&mut self, io: &mut Io<'_>, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let _ = write!(
+            io.out,
+            "{}",
+            shown(text, DisplayContext::Text, self.out_style)
+        );
+        let _ = io.out.flush();
+        self.text_open = !text.ends_with('\n');
+    }
+
+    /// Write streamed reasoning (already redacted) to stderr.
+    fn write_reasoning(&mut self, io: &mut Io<'_>, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let style = self.err_style;
+        let _ = write!(
+            io.err,
+            "{}",
+            style.dim(shown(text, DisplayContext::Text, style))
+        );
+        self.reasoning_open = !text.ends_with('\n');
+    }
+
+    fn end_reasoning(&mut self, io: &mut Io<'_>) {
+        let rest = self.reasoning.finish();
+        self.write_reasoning(io, &rest);
+        if self.reasoning_open {
+            let _ = writeln!(io.err);
+            self.reasoning_open = false;
+        }
+    }
+
     fn end_text(&mut self, io: &mut Io<'_>) {
+        let rest = self.text.finish();
+        self.write_text(io, &rest);
         if self.text_open {
             let _ = writeln!(io.out);
             let _ = io.out.flush();
             self.text_open = false;
         }
-        if self.reasoning_open {
-            let _ = writeln!(io.err);
-            self.reasoning_open = false;
-        }
+        self.end_reasoning(io);
     }
 
     fn event(&mut self, event: AgentEvent<'_>, io: &mut Io<'_>) {
@@ -406,20 +708,16 @@ impl Printer {
                 event: StreamEvent::Text(t),
                 ..
             } => {
-                if self.reasoning_open {
-                    let _ = writeln!(io.err);
-                    self.reasoning_open = false;
-                }
-                let _ = write!(io.out, "{}", mask(t));
-                let _ = io.out.flush();
-                self.text_open = !t.ends_with('\n');
+                self.end_reasoning(io);
+                let safe = self.text.push(t);
+                self.write_text(io, &safe);
             }
             AgentEvent::Stream {
                 event: StreamEvent::Reasoning(t),
                 ..
             } => {
-                let _ = write!(io.err, "{}", style.dim(mask(t)));
-                self.reasoning_open = !t.ends_with('\n');
+                let safe = self.reasoning.push(t);
+                self.write_reasoning(io, &safe);
             }
             AgentEvent::Stream { .. } => {}
             AgentEvent::RequestHeader { header, .. } => {
@@ -435,7 +733,7 @@ impl Printer {
                     "{} {} · {} · {} tools · prefix {}",
                     style.dim(format!("{what}:")),
                     header.provider,
-                    mask(&header.model),
+                    shown_line(&self.redactor, &header.model, 200, style),
                     header.tools.len(),
                     header.fingerprint
                 );
@@ -443,7 +741,7 @@ impl Printer {
             AgentEvent::ToolCall { call, .. } => {
                 self.end_text(io);
                 self.unannounced.retain(|c| c.id != call.id);
-                call_line(call, style, io);
+                call_line(call, &self.redactor, style, io);
             }
             AgentEvent::Message { message, .. } if message.role == Role::Assistant => {
                 self.unannounced = message.tool_calls.clone();
@@ -456,12 +754,15 @@ impl Printer {
                     .position(|c| Some(&c.id) == message.tool_call_id.as_ref())
                 {
                     let call = self.unannounced.remove(i);
-                    call_line(&call, style, io);
+                    call_line(&call, &self.redactor, style, io);
                 }
                 let first = message.content.lines().next().unwrap_or_default();
                 let lines = message.content.lines().count();
                 let summary = if message.is_error {
-                    style.error(format!("✗ {}", mask(&one_line(first, 160))))
+                    style.error(format!(
+                        "✗ {}",
+                        shown_line(&self.redactor, first, 160, style)
+                    ))
                 } else {
                     style.dim(format!(
                         "✓ {lines} line{}",
@@ -482,7 +783,7 @@ impl Printer {
                     io.err,
                     "{}: {}; retrying in {:.1} s (attempt {} failed)",
                     style.warning("retry"),
-                    mask(&error.to_string()),
+                    mask(&self.redactor.redact(&error.to_string())),
                     delay.as_secs_f64(),
                     attempt
                 );
@@ -501,7 +802,6 @@ impl Printer {
                 );
             }
         }
-        let _ = self.out_style;
     }
 
     fn done(&mut self, io: &mut Io<'_>, outcome: &str, steps: Option<usize>) {
@@ -525,14 +825,14 @@ impl Printer {
     }
 }
 
-/// `→ name {arguments}` on stderr: a call the model made.
-fn call_line(call: &ToolCall, style: Style, io: &mut Io<'_>) {
+/// `→ name {arguments}` on stderr: a call the model made, redacted, escaped, cut.
+fn call_line(call: &ToolCall, redactor: &Redactor, style: Style, io: &mut Io<'_>) {
     let _ = writeln!(
         io.err,
         "{} {} {}",
         style.bold("→"),
-        style.bold(mask(&call.name)),
-        style.dim(mask(&one_line(&call.arguments, 200)))
+        style.bold(shown_line(redactor, &call.name, 64, style)),
+        style.dim(shown_line(redactor, &call.arguments, 200, style))
     );
 }
 
@@ -592,5 +892,61 @@ mod tests {
         assert_eq!(group(999), "999");
         assert_eq!(group(1000), "1,000");
         assert_eq!(group(1234567), "1,234,567");
+    }
+
+    const KEY: &str = "sk-unit-0123456789abcdefghijkl";
+
+    #[test]
+    fn the_approval_lines_show_everything_wrapped() {
+        let r = Redactor::new([KEY]);
+        let command = format!(
+            "printf '%s' {}{}; rm -rf x\u{2067}\n  next {KEY}",
+            "a".repeat(100),
+            " ".repeat(300)
+        );
+        let args = json!({"command": command, "timeout": 5}).to_string();
+        let lines = approval_lines(&r, &args, 40, Style::plain());
+        let text = lines.join("\n");
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{text}");
+        assert_eq!(lines[0], "  command:");
+        // Every character is there, in order, once the wrapping is undone.
+        let joined: String = lines[1..]
+            .iter()
+            .take_while(|l| l.starts_with("    "))
+            .map(|l| &l[4..])
+            .collect();
+        assert_eq!(
+            joined,
+            format!(
+                "printf '%s' {}␠×300; rm -rf x\\u{{2067}}\\n  next {}",
+                "a".repeat(100),
+                "*".repeat(KEY.len())
+            ),
+            "{text}"
+        );
+        // The escaped newline also breaks the line.
+        assert!(lines.iter().any(|l| l.ends_with("\\n")), "{text}");
+        assert!(text.contains("  timeout:\n    5"), "{text}");
+        // Arguments that are not an object are shown as they are.
+        let lines = approval_lines(&r, "not json\u{1b}[2J", 80, Style::plain());
+        assert_eq!(lines, ["    not json\\u{1b}[2J"]);
+    }
+
+    #[test]
+    fn a_shown_line_is_cut_but_counts_a_run_of_spaces_whole() {
+        let r = Redactor::none();
+        let text = format!("echo{}; touch x", " ".repeat(5000));
+        assert_eq!(
+            shown_line(&r, &text, 200, Style::plain()),
+            "echo␠×5000; touch x"
+        );
+        let long = "y".repeat(1000);
+        let line = shown_line(&r, &long, 10, Style::plain());
+        assert_eq!(line, format!("{}…", "y".repeat(10)));
+        let name = format!("a\u{202e}b{KEY}");
+        assert_eq!(
+            shown_line(&Redactor::new([KEY]), &name, 64, Style::plain()),
+            format!("a\\u{{202e}}b{}", "*".repeat(KEY.len()))
+        );
     }
 }

@@ -6,12 +6,15 @@
 use std::borrow::Cow;
 
 /// `text` ready for a terminal or a report: secrets masked (see
-/// [`crate::secrets::mask_secrets`]) and control characters (escape sequences, NUL, …)
-/// replaced by U+FFFD, so a hostile file cannot drive the terminal. Tabs and newlines
-/// stay.
+/// [`crate::secrets::mask_secrets`]) and every character the library escapes in model
+/// text ([`crate::redact::needs_escape`]: control characters such as escape sequences
+/// and NUL, bidirectional controls, invisible formatting characters) replaced by U+FFFD,
+/// one for one so carets stay aligned, so a hostile file can neither drive the terminal
+/// nor reorder what it shows. Tabs and newlines stay. (What the model sends goes through
+/// [`crate::redact`] instead: the API key masked, those characters shown escaped.)
 pub(crate) fn mask(text: &str) -> Cow<'_, str> {
     let masked = crate::secrets::mask_secrets(text);
-    let hostile = |c: char| c.is_control() && c != '\t' && c != '\n';
+    let hostile = |c: char| crate::redact::needs_escape(c, crate::redact::DisplayContext::Text);
     if !masked.chars().any(hostile) {
         return masked;
     }
@@ -37,6 +40,10 @@ mod tests {
         assert_eq!(
             mask("a\u{1b}]0;pwned\u{7}b\0c\td"),
             "a\u{FFFD}]0;pwned\u{FFFD}b\u{FFFD}c\td"
+        );
+        assert_eq!(
+            mask("name: x\u{202e}lmay.\u{2066}y\u{2069}\u{200b}"),
+            "name: x\u{FFFD}lmay.\u{FFFD}y\u{FFFD}\u{FFFD}"
         );
     }
 }

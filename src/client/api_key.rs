@@ -4,10 +4,12 @@ use std::fmt;
 
 use super::{ClientError, KeyProblem};
 use crate::preset::spec::Provider;
+use crate::redact::Redactor;
 
 /// An API key, read only from the environment variable a preset names. It has no
-/// `Display`, its `Debug` prints `ApiKey(***)`, and [`ApiKey::redact`] scrubs it from any
-/// text a server sends back, so it cannot reach output, logs or errors.
+/// `Display`, its `Debug` prints `ApiKey(***)`, and [`ApiKey::redactor`] masks it (and its
+/// common transformations, see [`crate::redact`]) in any text a server sends back, so it
+/// cannot reach output, logs or errors.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);
 
@@ -38,12 +40,16 @@ impl ApiKey {
         &self.0
     }
 
-    /// `text` with every occurrence of the key replaced by `***`.
+    /// A [`Redactor`] for this key.
+    pub fn redactor(&self) -> Redactor {
+        Redactor::new([self.0.as_str()])
+    }
+
+    /// `text` with the key and its common transformations masked, one `*` per character
+    /// (a shorthand for [`ApiKey::redactor`]`.redact`; build the redactor once to redact
+    /// much text).
     pub fn redact(&self, text: &str) -> String {
-        if self.0.is_empty() {
-            return text.to_owned();
-        }
-        text.replace(&self.0, "***")
+        self.redactor().redact(text).into_owned()
     }
 }
 
@@ -61,6 +67,9 @@ mod tests {
     fn never_shows_itself() {
         let key = ApiKey::new("sk-secret-123");
         assert_eq!(format!("{key:?}"), "ApiKey(***)");
-        assert_eq!(key.redact("bad key sk-secret-123!"), "bad key ***!");
+        assert_eq!(
+            key.redact("bad key sk-secret-123! SK-SECRET-123"),
+            "bad key *************! *************"
+        );
     }
 }

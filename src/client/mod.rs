@@ -8,7 +8,8 @@
 //! - Timeouts: connect, idle (nothing received for that long, while streaming), and one
 //!   for the whole request.
 //! - The key travels only in its header, marked sensitive; anything a server echoes back
-//!   is scrubbed of it ([`ApiKey::redact`]).
+//!   is scrubbed of it and its common transformations ([`crate::redact::Redactor`],
+//!   [`ModelClient::redactor`]).
 
 mod api_key;
 mod error;
@@ -30,6 +31,7 @@ use crate::provider::{
     ANTHROPIC_VERSION, Dialect, ModelSettings, ModelTurn, ResponseError, StreamAccumulator,
     StreamEvent,
 };
+use crate::redact::Redactor;
 
 /// Limits and retry policy of a [`ModelClient`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,6 +95,8 @@ pub struct ModelClient {
     settings: ModelSettings,
     endpoint: String,
     key: Option<ApiKey>,
+    /// Masks the key in everything a server sends back that ends up in an error.
+    redactor: Redactor,
     options: ClientOptions,
 }
 
@@ -142,6 +146,7 @@ impl ModelClient {
             http,
             settings,
             endpoint,
+            redactor: key.as_ref().map(ApiKey::redactor).unwrap_or_default(),
             key,
             options,
         })
@@ -263,10 +268,13 @@ impl ModelClient {
     }
 
     fn redact(&self, text: &str) -> String {
-        match &self.key {
-            Some(k) => k.redact(text),
-            None => text.to_owned(),
-        }
+        self.redactor.redact(text).into_owned()
+    }
+
+    /// The redactor for this client's key (none: masks nothing), for hosts that print or
+    /// record what the model sends.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     fn connect_error(&self, e: &reqwest::Error) -> ClientError {

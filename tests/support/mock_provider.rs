@@ -386,3 +386,82 @@ pub fn anthropic_events(items: &[Value]) -> Vec<String> {
         })
         .collect()
 }
+
+/// A tool call in a scripted stream: id, name, and its arguments (OpenAI) or input JSON
+/// (Anthropic) in pieces.
+pub type StreamedCall<'a> = (&'a str, &'a str, &'a [&'a str]);
+
+/// A streamed OpenAI answer: reasoning pieces, then text pieces, then tool calls.
+pub fn openai_stream(reasoning: &[&str], text: &[&str], calls: &[StreamedCall<'_>]) -> Vec<String> {
+    let mut items = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    items.extend(
+        reasoning
+            .iter()
+            .map(|p| chunk(json!({"reasoning_content": p}), None)),
+    );
+    items.extend(text.iter().map(|p| chunk(json!({"content": p}), None)));
+    for (index, (id, name, pieces)) in calls.iter().enumerate() {
+        items.push(chunk(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                                   "function": {"name": name, "arguments": ""}}]}),
+            None,
+        ));
+        items.extend(pieces.iter().map(|p| {
+            chunk(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": p}}]}),
+                None,
+            )
+        }));
+    }
+    let finish = if calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    items.push(chunk(json!({}), Some(finish)));
+    items.push(usage_chunk());
+    items.push(Value::from("[DONE]"));
+    events(&items)
+}
+
+/// A streamed Anthropic answer: a thinking block, a text block, then tool_use blocks.
+pub fn anthropic_stream(
+    reasoning: &[&str],
+    text: &[&str],
+    calls: &[StreamedCall<'_>],
+) -> Vec<String> {
+    let mut items = vec![message_start()];
+    let mut index = 0;
+    if !reasoning.is_empty() {
+        items.push(json!({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": ""}}));
+        items.extend(reasoning.iter().map(|p| {
+            json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}})
+        }));
+        items.push(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    if !text.is_empty() {
+        items.push(json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}));
+        items.extend(text.iter().map(|p| {
+            json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}})
+        }));
+        items.push(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    for (id, name, pieces) in calls {
+        items.push(json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}));
+        items.extend(pieces.iter().map(|p| {
+            json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})
+        }));
+        items.push(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    let stop = if calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    items.push(json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 20}}));
+    items.push(json!({"type": "message_stop"}));
+    anthropic_events(&items)
+}
