@@ -101,6 +101,8 @@ code_pages! {
     P0404 => StrictOpenObject,
     P0405 => StrictOptionalProperty,
     P0406 => StrictUnsupportedKeyword,
+    P0048 => ImpossibleCondition,
+    P0108 => AllowDeniedByParent,
 }
 
 /// The headings a page has, in this order.

@@ -45,7 +45,8 @@ macro_rules! diagnostic_kinds {
         }
 
         impl DiagnosticKind {
-            /// Every kind, in code order.
+            /// Every kind: in code order, then the kinds added since (at the end, so a
+            /// kind keeps its place).
             pub const ALL: &'static [DiagnosticKind] = &[$(DiagnosticKind::$variant,)*];
 
             /// The stable code, e.g. `"P0103"`.
@@ -161,6 +162,11 @@ diagnostic_kinds! {
     StrictOptionalProperty = ("P0405", "strict-optional-property", Error),
     /// A keyword some provider's strict mode does not support.
     StrictUnsupportedKeyword = ("P0406", "strict-unsupported-keyword", Error),
+    /// A `when` condition compares a variable with a value that is not one of its `enum`
+    /// choices, or `tools` with a name no tool has: never true (or always true).
+    ImpossibleCondition = ("P0048", "impossible-condition", Warning),
+    /// A child's `allow` lists a tool a preset it extends removes with `deny`.
+    AllowDeniedByParent = ("P0108", "allow-denied-by-parent", Warning),
 }
 
 impl fmt::Display for DiagnosticKind {
@@ -406,6 +412,8 @@ mod tests {
             K::OverrideDropsPlaceholder,
             K::NoTools,
             K::MentionsHiddenTool,
+            K::ImpossibleCondition,
+            K::AllowDeniedByParent,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {
