@@ -457,7 +457,10 @@ fn missing_fields_point_at_their_mapping() {
 
     let d = error("version: 1\nname: x\nvariables:\n  a: {default: x}\n");
     assert_eq!(d.kind, DiagnosticKind::MissingField);
-    assert_eq!(d.message, "missing required key `description` in variable `a`");
+    assert_eq!(
+        d.message,
+        "missing required key `description` in variable `a`"
+    );
     assert_eq!(
         d.help.as_deref(),
         Some("add `description: ...` under `a:` (say what the variable holds)")

@@ -192,8 +192,10 @@ impl ValidationReport {
         let mut order: Vec<usize> = (0..self.diagnostics.len()).collect();
         // Stable: diagnostics at one position keep the order they were found in.
         order.sort_by_key(|&i| keys[i]);
-        let mut slots: Vec<Option<Diagnostic>> =
-            std::mem::take(&mut self.diagnostics).into_iter().map(Some).collect();
+        let mut slots: Vec<Option<Diagnostic>> = std::mem::take(&mut self.diagnostics)
+            .into_iter()
+            .map(Some)
+            .collect();
         self.diagnostics = order.iter().filter_map(|&i| slots[i].take()).collect();
         self.positions.clear();
         for (i, d) in self.diagnostics.iter().enumerate() {

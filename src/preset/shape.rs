@@ -412,10 +412,9 @@ fn tab_indentation(source: &SourceFile, line: u32) -> Option<Diagnostic> {
     let column = indent.chars().position(|c| c == '\t')?;
     let content = &text[indent.len()..];
     let written = match yaml_traps::intended_indent(source, line) {
-        Some(spaces) if !content.is_empty() => format!(
-            ": write it as `{}{content}`",
-            " ".repeat(spaces)
-        ),
+        Some(spaces) if !content.is_empty() => {
+            format!(": write it as `{}{content}`", " ".repeat(spaces))
+        }
         _ => String::new(),
     };
     Some(

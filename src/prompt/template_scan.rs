@@ -358,7 +358,14 @@ fn comparison<'a>(source: &'a str, tokens: &[Token<'a>]) -> Option<LiteralCompar
     };
     match tokens {
         // `audience == 'external'`, `'external' != audience`
-        [a, Token { tok: Tok::Op(op @ ("==" | "!=")), .. }, b] => {
+        [
+            a,
+            Token {
+                tok: Tok::Op(op @ ("==" | "!=")),
+                ..
+            },
+            b,
+        ] => {
             let (name, lit) = match (ident(a), ident(b)) {
                 (Some(name), None) => (name, literal(b)?),
                 (None, Some(name)) => (name, literal(a)?),
@@ -368,29 +375,68 @@ fn comparison<'a>(source: &'a str, tokens: &[Token<'a>]) -> Option<LiteralCompar
             found(name, *op == "!=", false, vec![lit])
         }
         // `'grep' in tools`, `'grep' not in tools`
-        [lit, Token { tok: Tok::Ident("in"), .. }, Token { tok: Tok::Ident("tools"), .. }] => {
-            found("tools", false, false, vec![literal(lit)?])
-        }
         [
             lit,
-            Token { tok: Tok::Ident("not"), .. },
-            Token { tok: Tok::Ident("in"), .. },
-            Token { tok: Tok::Ident("tools"), .. },
+            Token {
+                tok: Tok::Ident("in"),
+                ..
+            },
+            Token {
+                tok: Tok::Ident("tools"),
+                ..
+            },
+        ] => found("tools", false, false, vec![literal(lit)?]),
+        [
+            lit,
+            Token {
+                tok: Tok::Ident("not"),
+                ..
+            },
+            Token {
+                tok: Tok::Ident("in"),
+                ..
+            },
+            Token {
+                tok: Tok::Ident("tools"),
+                ..
+            },
         ] => found("tools", true, false, vec![literal(lit)?]),
         // `audience in ['a', 'b']`, `audience not in ('a', 'b')`
         [var, rest @ ..] => {
             let name = ident(var).filter(|n| *n != "tools")?;
             let (negated, rest) = match rest {
-                [Token { tok: Tok::Ident("in"), .. }, rest @ ..] => (false, rest),
                 [
-                    Token { tok: Tok::Ident("not"), .. },
-                    Token { tok: Tok::Ident("in"), .. },
+                    Token {
+                        tok: Tok::Ident("in"),
+                        ..
+                    },
+                    rest @ ..,
+                ] => (false, rest),
+                [
+                    Token {
+                        tok: Tok::Ident("not"),
+                        ..
+                    },
+                    Token {
+                        tok: Tok::Ident("in"),
+                        ..
+                    },
                     rest @ ..,
                 ] => (true, rest),
                 _ => return None,
             };
             let (open, close) = match rest {
-                [Token { tok: Tok::Op(open @ ("[" | "(")), .. }, .., Token { tok: Tok::Op(close), .. }] => (*open, *close),
+                [
+                    Token {
+                        tok: Tok::Op(open @ ("[" | "(")),
+                        ..
+                    },
+                    ..,
+                    Token {
+                        tok: Tok::Op(close),
+                        ..
+                    },
+                ] => (*open, *close),
                 _ => return None,
             };
             if (open, close) != ("[", "]") && (open, close) != ("(", ")") {
@@ -425,7 +471,9 @@ fn literal_at(source: &str, at: usize) -> Option<(ComparedLiteral, usize)> {
         }
         return Some((ComparedLiteral::Text(text.to_owned()), at + close + 1));
     }
-    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
     let number = rest[..digits].parse().ok()?;
     // `1.5`, `1e3`, `0x1F`: not a whole number written plainly.
     if rest[digits..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '.' || c == '_') {
@@ -970,24 +1018,54 @@ mod tests {
         let text = |t: &str| ComparedLiteral::Text(t.to_owned());
         assert_eq!(
             comparisons("audience == 'extrenal'"),
-            [("audience".into(), false, false, vec![text("extrenal")], "audience == 'extrenal'")]
+            [(
+                "audience".into(),
+                false,
+                false,
+                vec![text("extrenal")],
+                "audience == 'extrenal'"
+            )]
         );
         assert_eq!(
             comparisons("\"x\" != audience"),
-            [("audience".into(), true, false, vec![text("x")], "\"x\" != audience")]
+            [(
+                "audience".into(),
+                true,
+                false,
+                vec![text("x")],
+                "\"x\" != audience"
+            )]
         );
         assert_eq!(
             comparisons("level in [1, 2] and not ('grepp' in tools)"),
             [
-                ("level".into(), false, true, vec![ComparedLiteral::Integer(1), ComparedLiteral::Integer(2)], "level in [1, 2]"),
-                ("tools".into(), false, false, vec![text("grepp")], "'grepp' in tools"),
+                (
+                    "level".into(),
+                    false,
+                    true,
+                    vec![ComparedLiteral::Integer(1), ComparedLiteral::Integer(2)],
+                    "level in [1, 2]"
+                ),
+                (
+                    "tools".into(),
+                    false,
+                    false,
+                    vec![text("grepp")],
+                    "'grepp' in tools"
+                ),
             ]
         );
         assert_eq!(
             comparisons("a not in ('x',) or 'bash' not in tools"),
             [
                 ("a".into(), true, true, vec![text("x")], "a not in ('x',)"),
-                ("tools".into(), true, false, vec![text("bash")], "'bash' not in tools"),
+                (
+                    "tools".into(),
+                    true,
+                    false,
+                    vec![text("bash")],
+                    "'bash' not in tools"
+                ),
             ]
         );
         let literal = &literal_comparisons("mode == 'fast'")[0].literals[0];

@@ -127,7 +127,10 @@ pub(super) fn impossible_comparisons(
                 continue;
             }
             let choices = decl.choice_texts();
-            let listed: Vec<String> = bad.iter().map(|(l, _)| format!("`{}`", literal_text(l))).collect();
+            let listed: Vec<String> = bad
+                .iter()
+                .map(|(l, _)| format!("`{}`", literal_text(l)))
+                .collect();
             let is = if listed.len() == 1 { "is" } else { "are" };
             (
                 bad.clone(),
@@ -135,7 +138,11 @@ pub(super) fn impossible_comparisons(
                     "{} {is} not a choice of `{}` ({})",
                     listed.join(", "),
                     c.subject,
-                    choices.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+                    choices
+                        .iter()
+                        .map(|t| format!("`{t}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 choices,
             )
@@ -154,9 +161,7 @@ pub(super) fn impossible_comparisons(
         };
         let (first, range) = bad[0];
         let suggestion = match first {
-            ComparedLiteral::Text(t) => {
-                help_did_you_mean(t, candidates.iter().map(String::as_str))
-            }
+            ComparedLiteral::Text(t) => help_did_you_mean(t, candidates.iter().map(String::as_str)),
             ComparedLiteral::Integer(_) => None,
         };
         let help = suggestion.unwrap_or_else(|| {

@@ -162,7 +162,11 @@ fn indented_too_far(
     {
         return None;
     }
-    let rewritten = format!("{}{}", " ".repeat(sibling.key_column), &text[line.key_column..]);
+    let rewritten = format!(
+        "{}{}",
+        " ".repeat(sibling.key_column),
+        &text[line.key_column..]
+    );
     Some(
         Diagnostic::new(
             DiagnosticKind::YamlSyntax,
@@ -250,7 +254,10 @@ mod tests {
         let l = key_line("    - name: rules").unwrap();
         assert_eq!((l.key_column, l.key, l.value), (6, "name", "rules"));
         let l = key_line("  when: 'grep' in tools").unwrap();
-        assert_eq!((l.key, l.value, l.value_at, l.colon_at), ("when", "'grep' in tools", 8, 6));
+        assert_eq!(
+            (l.key, l.value, l.value_at, l.colon_at),
+            ("when", "'grep' in tools", 8, 6)
+        );
         assert!(key_line("  # note: x").is_none());
         assert!(key_line("  - plain item").is_none());
         assert!(key_line("  \"q\": 1").is_none());
