@@ -778,12 +778,30 @@ fn first_line(nodes: &[Node], entries: &[Entry], text: &str) -> Option<u32> {
         .map(|e| nodes[e.key].pos.line)
 }
 
-/// The help of a repeated key: a repeated block (`variables:` twice) is merged, a
-/// repeated value is chosen.
+/// The keys of the format whose value is a block of entries or a list of items.
+const BLOCK_KEYS: &[&str] = &[
+    "variables",
+    "model",
+    "persona",
+    "sections",
+    "remove",
+    "contexts",
+    "tools",
+    "allow",
+    "deny",
+    "order",
+    "budget",
+    "passEnv",
+    "enum",
+];
+
+/// The help of a repeated key: a repeated block of the format (`variables:` twice) is
+/// merged; anything else (a value, one variable declared twice) is chosen.
 fn duplicate_key_help(nodes: &[Node], entries: &[Entry], text: &str, first: u32) -> String {
     let first_value = entries
         .iter()
         .find(|e| plain_key(nodes, e.key) == Some(text))
+        .filter(|_| BLOCK_KEYS.contains(&text))
         .map(|e| &nodes[e.value].kind);
     match first_value {
         Some(Kind::Map(_)) => format!(
