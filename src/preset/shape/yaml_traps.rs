@@ -107,7 +107,9 @@ fn byte_at(text: &str, column: u32) -> Option<usize> {
 pub(super) fn colon_in_value(source: &SourceFile, span: &Span) -> Option<Diagnostic> {
     let text = source.line(span.line)?;
     let at = byte_at(text, span.column)?;
-    let parsed = key_line(text)?;
+    let Some(parsed) = key_line(text) else {
+        return colon_in_continued_value(source, span, text);
+    };
     if at > parsed.colon_at {
         return unquoted_colon(span, &parsed);
     }
@@ -143,6 +145,37 @@ fn unquoted_colon(span: &Span, line: &KeyLine<'_>) -> Option<Diagnostic> {
             "quote the value: write it as `{key}: {}{comment}` (or, for a longer text, `{key}: |` \
              with the text on the lines below, indented)",
             quoted(value, '"')
+        )),
+    )
+}
+
+/// A `: ` on a line that continues the unquoted value of the key above
+/// (`text: This is long` / `  and goes on: here`).
+fn colon_in_continued_value(source: &SourceFile, span: &Span, text: &str) -> Option<Diagnostic> {
+    let (above_number, above) = line_above(source, span.line)?;
+    let owner = key_line(above)?;
+    let indent = text.len() - text.trim_start_matches(' ').len();
+    if owner.value.is_empty()
+        || owner
+            .value
+            .starts_with(['"', '\'', '|', '>', '[', '{', '#', '&', '*', '!'])
+        || indent <= owner.key_column
+    {
+        return None;
+    }
+    let key = owner.key;
+    Some(
+        Diagnostic::new(
+            DiagnosticKind::YamlSyntax,
+            format!(
+                "`: ` inside the unquoted value of `{key}` (which starts on line \
+                 {above_number}): YAML reads the text before it as the key of a new mapping"
+            ),
+        )
+        .at(span.clone().with_len(1))
+        .help(format!(
+            "write the text as a block: `{key}: |` with its lines below it, indented (or quote \
+             the whole value)"
         )),
     )
 }
@@ -262,6 +295,24 @@ mod tests {
         assert!(key_line("  - plain item").is_none());
         assert!(key_line("  \"q\": 1").is_none());
         assert_eq!(key_line("persona:").unwrap().value, "");
+    }
+
+    #[test]
+    fn colon_on_a_continuation_line() {
+        let s = source("a:\n  text: This is long\n    and goes on: here\n");
+        let d = colon_in_value(&s, &Span::new("t.yaml".into(), 3, 15)).unwrap();
+        assert_eq!(
+            d.message,
+            "`: ` inside the unquoted value of `text` (which starts on line 2): YAML reads the text before it as the key of a new mapping"
+        );
+        assert!(
+            d.help
+                .unwrap()
+                .starts_with("write the text as a block: `text: |`")
+        );
+        // A line at the key's own indentation does not continue its value.
+        let s = source("a:\n  text: x\n  and goes on: here\n");
+        assert!(colon_in_value(&s, &Span::new("t.yaml".into(), 3, 13)).is_none());
     }
 
     #[test]
