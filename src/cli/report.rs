@@ -412,6 +412,42 @@ mod tests {
     }
 
     #[test]
+    fn each_file_in_line_order_files_in_first_seen_order() {
+        let at = |file: &str, line, column| {
+            Diagnostic::new(
+                DiagnosticKind::UnknownKey,
+                format!("{file}:{line}:{column}"),
+            )
+            .at(Span::new(file.into(), line, column))
+        };
+        let mut r = ValidationReport::default();
+        r.add_diagnostics([
+            at("b.yaml", 9, 1),
+            at("a.yaml", 4, 2),
+            Diagnostic::new(DiagnosticKind::Io, "nowhere"),
+            at("b.yaml", 2, 7),
+            at("a.yaml", 4, 1),
+            at("b.yaml", 2, 3),
+        ]);
+        r.sort_in_file_order();
+        let order: Vec<&str> = r.diagnostics().iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "b.yaml:2:3",
+                "b.yaml:2:7",
+                "b.yaml:9:1",
+                "a.yaml:4:1",
+                "a.yaml:4:2",
+                "nowhere"
+            ]
+        );
+        // The index still finds duplicates after the sort.
+        r.add_diagnostics([at("a.yaml", 4, 2)]);
+        assert_eq!(r.diagnostics().len(), 6);
+    }
+
+    #[test]
     fn github_escapes() {
         let text = report().github(false);
         assert!(text.starts_with(

@@ -498,6 +498,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn allow_denied_by_an_outer_deny_only() {
+        let catalog = ToolCatalog::builtin();
+        let base = ToolRestriction::default()
+            .with_deny(["*_file", "bash"])
+            .unwrap();
+        // Its own `deny` is not a parent's; a glob entry and an unknown name are left to
+        // other checks.
+        let child = ToolRestriction::allow(["read_file", "grep", "bash", "*_dir", "nope"])
+            .unwrap()
+            .with_deny(["grep"])
+            .unwrap();
+        let found = allow_denied_by_parent(&catalog, &[("base", &base), ("child", &child)]);
+        let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "`child` allows `read_file`, but `base`, which it extends, denies it (`*_file` in its `deny`): the tool stays hidden",
+                "`child` allows `bash`, but `base`, which it extends, denies it (`bash` in its `deny`): the tool stays hidden",
+            ]
+        );
+        assert!(
+            found
+                .iter()
+                .all(|d| d.kind == DiagnosticKind::AllowDeniedByParent)
+        );
+        assert!(allow_denied_by_parent(&catalog, &[("child", &child)]).is_empty());
+    }
+
+    #[test]
     fn literals() {
         let got =
             literals_of("os == 'macos' or shell in [\"zsh\", 'fi\\'sh'] or n > 3 or x2 == 1.5");
