@@ -85,6 +85,7 @@ code_pages! {
     P0045 => UnknownFilter,
     P0046 => UnknownTest,
     P0047 => UnknownFunction,
+    P0048 => ImpossibleCondition,
     P0101 => EmptyRestriction,
     P0102 => GlobNoMatch,
     P0103 => UnknownTool,
@@ -92,7 +93,10 @@ code_pages! {
     P0105 => DuplicateTool,
     P0106 => NoTools,
     P0107 => MentionsHiddenTool,
+    P0108 => AllowDeniedByParent,
     P0201 => LiteralSecret,
+    P0202 => InsecureEndpoint,
+    P0203 => InsecureAllowed,
     P0301 => BudgetExceeded,
     P0302 => PrefixDrift,
     P0401 => ToolNameRejected,
@@ -101,8 +105,6 @@ code_pages! {
     P0404 => StrictOpenObject,
     P0405 => StrictOptionalProperty,
     P0406 => StrictUnsupportedKeyword,
-    P0048 => ImpossibleCondition,
-    P0108 => AllowDeniedByParent,
 }
 
 /// The headings a page has, in this order.

@@ -45,8 +45,7 @@ macro_rules! diagnostic_kinds {
         }
 
         impl DiagnosticKind {
-            /// Every kind: in code order, then the kinds added since (at the end, so a
-            /// kind keeps its place).
+            /// Every kind, in code order.
             pub const ALL: &'static [DiagnosticKind] = &[$(DiagnosticKind::$variant,)*];
 
             /// The stable code, e.g. `"P0103"`.
@@ -130,6 +129,9 @@ diagnostic_kinds! {
     /// A template calls a function that is neither built in nor a macro it defines (or
     /// calls `debug()`).
     UnknownFunction = ("P0047", "unknown-function", Error),
+    /// A `when` condition compares a variable with a value that is not one of its `enum`
+    /// choices, or `tools` with a name no tool has: never true (or always true).
+    ImpossibleCondition = ("P0048", "impossible-condition", Warning),
     /// A restriction with nothing in it (`tools: {}`).
     EmptyRestriction = ("P0101", "empty-restriction", Error),
     /// A glob that matches no known tool.
@@ -144,8 +146,14 @@ diagnostic_kinds! {
     NoTools = ("P0106", "no-tools", Warning),
     /// A section's rendered text names a known tool that is not visible.
     MentionsHiddenTool = ("P0107", "mentions-hidden-tool", Warning),
+    /// A child's `allow` lists a tool a preset it extends removes with `deny`.
+    AllowDeniedByParent = ("P0108", "allow-denied-by-parent", Warning),
     /// A value that looks like an API key.
     LiteralSecret = ("P0201", "literal-secret", Error),
+    /// A plain `http://` `baseUrl` for a host other than loopback, without `allowInsecure`.
+    InsecureEndpoint = ("P0202", "insecure-endpoint", Error),
+    /// `allowInsecure: true` lets a plain `http://` `baseUrl` to another host through.
+    InsecureAllowed = ("P0203", "insecure-allowed", Warning),
     /// The system prompt or the tools take more tokens than the preset's `budget` allows.
     BudgetExceeded = ("P0301", "budget-exceeded", Error),
     /// A preset's cacheable prefix differs from `presets.lock` (`validate --locked`).
@@ -162,11 +170,6 @@ diagnostic_kinds! {
     StrictOptionalProperty = ("P0405", "strict-optional-property", Error),
     /// A keyword some provider's strict mode does not support.
     StrictUnsupportedKeyword = ("P0406", "strict-unsupported-keyword", Error),
-    /// A `when` condition compares a variable with a value that is not one of its `enum`
-    /// choices, or `tools` with a name no tool has: never true (or always true).
-    ImpossibleCondition = ("P0048", "impossible-condition", Warning),
-    /// A child's `allow` lists a tool a preset it extends removes with `deny`.
-    AllowDeniedByParent = ("P0108", "allow-denied-by-parent", Warning),
 }
 
 impl fmt::Display for DiagnosticKind {
@@ -414,6 +417,7 @@ mod tests {
             K::MentionsHiddenTool,
             K::ImpossibleCondition,
             K::AllowDeniedByParent,
+            K::InsecureAllowed,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {

@@ -57,6 +57,7 @@ pub mod source_files;
 pub mod suggest;
 pub mod tokens;
 pub mod tools;
+pub mod trust;
 mod yaml_scalar;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Severity, Span};

@@ -614,6 +614,40 @@ fn validate_never_prints_a_secret() {
 }
 
 #[test]
+fn plain_http_to_another_host_needs_allow_insecure_and_is_warned_about() {
+    let p = Project::new();
+    let lan = |extra: &str| {
+        format!(
+            "version: 1\nname: lan\nextends: standard\nmodel:\n  provider: openai-compatible\n  name: m\n  baseUrl: http://192.168.1.20:8080/v1\n{extra}"
+        )
+    };
+    p.write(".agent-presets/lan.yaml", &lan(""));
+    let run = p.run(&["validate", "lan"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("error[P0202]")
+            && run.stdout.contains("lan.yaml:7:12")
+            && run.stdout.contains("allowInsecure: true"),
+        "{run:?}"
+    );
+    p.write(".agent-presets/lan.yaml", &lan("  allowInsecure: true\n"));
+    let run = p.run(&["validate", "lan"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("warning[P0203]") && run.stdout.contains("lan.yaml:8:18"),
+        "{run:?}"
+    );
+    // The loopback is fine over plain http, without a word.
+    p.write(
+        ".agent-presets/lan.yaml",
+        &lan("").replace("192.168.1.20", "127.0.0.1"),
+    );
+    let run = p.run(&["validate", "lan"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stdout.contains("P020"), "{run:?}");
+}
+
+#[test]
 fn validate_the_example_presets_by_path_and_by_directory() {
     let p = Project::new();
     let examples: Vec<String> = fs::read_dir(repo("presets/examples"))

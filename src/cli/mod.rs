@@ -31,6 +31,7 @@ mod show;
 mod shown;
 mod snippet;
 mod style;
+mod trust;
 mod validate;
 mod values;
 mod workspace;
@@ -108,6 +109,9 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Write presets.lock: each preset's cacheable prefix, for `validate --locked`.
     Lock(lock::LockArgs),
+    /// Trust presets you did not write (a project's, a shared directory's) to reach
+    /// outside the process on `run`; list or revoke that trust.
+    Trust(trust::TrustArgs),
 }
 
 /// A failure a command reports instead of its normal output.
@@ -230,6 +234,7 @@ where
         Command::Init(args) => init::run(&cli.global, args, io),
         Command::Explain(args) => explain::run(&cli.global, args, io),
         Command::Lock(args) => lock::run(&cli.global, args, io),
+        Command::Trust(args) => trust::run(&cli.global, args, io),
     };
     let flushed = io.out.flush();
     match (result, flushed) {

@@ -59,6 +59,9 @@ pub(crate) struct RunArgs {
     /// Give up on a request after this many seconds.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
+    /// Allow a plain `http://` base URL for a host other than this machine's loopback.
+    #[arg(long)]
+    allow_insecure: bool,
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
@@ -76,6 +79,15 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     };
     // The endpoint may not be the one the preset was validated against.
     lint_endpoint(&preset, &settings, &workspace, io)?;
+    // Nothing is sent or started for a preset the user has not trusted (see `trust`).
+    let gate = super::trust::RunGate {
+        arg: &args.name,
+        allow_insecure: args.allow_insecure,
+        json: args.json,
+    };
+    if let Some(exit) = super::trust::admit_run(global, &workspace, &preset, &settings, gate, io)? {
+        return Ok(exit);
+    }
     let cwd = working_directory(args.values.cwd.as_deref())?;
     let cwd_text = cwd.to_string_lossy().into_owned();
     let mut values = args.values.values(&preset, cwd_text.clone())?;

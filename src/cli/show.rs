@@ -143,6 +143,7 @@ fn model(out: &mut String, chain: &[ParsedPreset]) {
         api_key_env,
         max_tokens,
         strict_tools,
+        allow_insecure,
     } = spec;
     let first_line = [
         Some(from.span_of(provider).line),
@@ -168,6 +169,9 @@ fn model(out: &mut String, chain: &[ParsedPreset]) {
     }
     if let Some(strict) = strict_tools {
         entry(out, 2, "strictTools", &strict.value.to_string(), None);
+    }
+    if let Some(insecure) = allow_insecure {
+        entry(out, 2, "allowInsecure", &insecure.value.to_string(), None);
     }
 }
 

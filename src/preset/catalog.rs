@@ -178,10 +178,18 @@ impl Default for CatalogOptions {
 /// set (none when it is empty), else `<platform config dir>/agent-presets/presets`
 /// (`~/.config/agent-presets/presets` on Linux).
 pub fn default_user_preset_dir() -> Option<PathBuf> {
+    default_config_dir().map(|d| d.join("presets"))
+}
+
+/// The user configuration directory: `$AGENT_PRESETS_CONFIG_DIR` when that variable is
+/// set (none when it is empty), else `<platform config dir>/agent-presets`
+/// (`~/.config/agent-presets` on Linux). It holds the user presets (`presets/`) and the
+/// trust store (`trusted.json`).
+pub fn default_config_dir() -> Option<PathBuf> {
     match std::env::var_os(CONFIG_DIR_ENV) {
         Some(dir) if dir.is_empty() => None,
-        Some(dir) => Some(PathBuf::from(dir).join("presets")),
-        None => dirs::config_dir().map(|d| d.join("agent-presets").join("presets")),
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => dirs::config_dir().map(|d| d.join("agent-presets")),
     }
 }
 
@@ -749,6 +757,26 @@ impl PresetCatalog {
             )
             .ranked(RANK_INLINE),
         )
+    }
+
+    /// The entry `preset` was read from: the entry on offer, the target or the file found
+    /// next to a target whose parse it is (the same text, not merely an equal one). `None`
+    /// for a preset this catalog did not read.
+    pub fn entry_of(&self, preset: &ParsedPreset) -> Option<&PresetEntry> {
+        let targets = self.targets.iter().filter_map(|t| match t {
+            Target::Own { entry, .. } => Some(&**entry),
+            Target::Offered(_) => None,
+        });
+        self.entries
+            .values()
+            .chain(targets)
+            .chain(&self.siblings)
+            .find(|e| {
+                e.loaded
+                    .get()
+                    .and_then(|l| l.parsed.as_ref().ok())
+                    .is_some_and(|p| Arc::ptr_eq(&p.source.text, &preset.source.text))
+            })
     }
 
     /// The provider lint's results so far (see [`LintMemo`]).

@@ -14,7 +14,7 @@ pub mod values_file;
 
 pub use catalog::{
     CONFIG_DIR_ENV, CatalogOptions, NO_USER_ENV, PresetCatalog, PresetEntry, PresetSource,
-    ShadowedFile, TargetId, check_preset_name,
+    ShadowedFile, TargetId, check_preset_name, default_config_dir, default_user_preset_dir,
 };
 pub use provenance::{
     PieceProvenance, Provenance, ProvenanceError, Size, ToolAdmission, ToolProvenance,

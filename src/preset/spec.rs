@@ -193,6 +193,12 @@ pub struct ModelSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<bool>")]
     pub strict_tools: Option<Spanned<bool>>,
+    /// Allow a plain `http://` `baseUrl` for a host that is not this machine's loopback
+    /// (`127.0.0.0/8`, `::1`, `localhost`): the key and the conversation then travel in
+    /// clear text. Off by default; `validate` warns when it is on and used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<bool>")]
+    pub allow_insecure: Option<Spanned<bool>>,
 }
 
 /// The system prompt: sections, removals, and whether runtime context is sent.
@@ -525,6 +531,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "apiKeyEnv",
             "maxTokens",
             "strictTools",
+            "allowInsecure",
         ],
     ),
     (

@@ -16,7 +16,7 @@ use crate::prompt::{
     PromptSection, RemoveEntry, SectionOrigin, TokenBudget, TokenLimit, Values, VariableDecl,
 };
 use crate::provider::lint::{LintMemo, ToolRules, lint_tool};
-use crate::provider::{ModelSettings, wire_tools};
+use crate::provider::{EndpointError, ModelSettings, Transport, check_base_url, wire_tools};
 use crate::tools::{OrderEntry, ToolCatalog, ToolPattern, ToolRestriction};
 
 /// The outcome of validating one preset: every diagnostic, and the valid preset when
@@ -766,17 +766,38 @@ fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnosti
     }
     if let Some(url) = &model.base_url {
         let v = url.value.as_str();
-        if !(v.starts_with("https://") || v.starts_with("http://"))
-            || v.contains(char::is_whitespace)
-        {
-            out.push(
+        let allow = model.allow_insecure.as_ref().is_some_and(|a| a.value);
+        match check_base_url(v, allow) {
+            Err(EndpointError::NotHttp { .. }) => out.push(
                 Diagnostic::new(
                     DiagnosticKind::InvalidValue,
                     format!("`baseUrl` must be an http(s) URL, not `{v}`"),
                 )
                 .at(preset.span_of(url))
                 .help("write it like `https://api.deepseek.com`"),
-            );
+            ),
+            Err(e @ EndpointError::Insecure { .. }) => out.push(
+                Diagnostic::new(DiagnosticKind::InsecureEndpoint, format!("`baseUrl` {}", e))
+                    .at(preset.span_of(url))
+                    .help(e.help()),
+            ),
+            Ok(Transport::Cleartext) => {
+                let at = match &model.allow_insecure {
+                    Some(flag) => preset.span_of(flag),
+                    None => preset.span_of(url),
+                };
+                out.push(
+                    Diagnostic::new(
+                        DiagnosticKind::InsecureAllowed,
+                        format!(
+                            "`allowInsecure: true` sends the API key and the conversation to `{v}` unencrypted"
+                        ),
+                    )
+                    .at(at)
+                    .help("use `https://` if the server offers it; keep `allowInsecure` only for a network you trust"),
+                );
+            }
+            Ok(Transport::Tls | Transport::Loopback) => {}
         }
     }
     if model.name.value.trim().is_empty() {

@@ -24,8 +24,9 @@ mod turn;
 use serde_json::Value;
 
 pub use settings::{
-    ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Dialect, ModelSettings, default_api_key_env,
-    default_base_url, is_deepseek_beta,
+    ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Dialect, EndpointError, ModelSettings,
+    Transport, check_base_url, default_api_key_env, default_base_url, is_deepseek_beta,
+    is_default_host,
 };
 #[cfg(feature = "client")]
 pub(crate) use turn::excerpt;

@@ -144,6 +144,137 @@ impl ModelSettings {
     }
 }
 
+/// How a request to a base URL travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// `https://`: encrypted, the server authenticated.
+    Tls,
+    /// Plain `http://` to this machine's loopback (`127.0.0.0/8`, `::1`, `localhost`):
+    /// nothing leaves the machine.
+    Loopback,
+    /// Plain `http://` to another host: the key and the conversation cross the network
+    /// in clear text.
+    Cleartext,
+}
+
+/// Why a base URL is refused before any request.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    /// Not an `http://` or `https://` URL with a host.
+    #[error("`{url}` is not an http(s) URL with a host")]
+    NotHttp {
+        /// The URL as given.
+        url: String,
+    },
+    /// Plain `http://` to a host that is not this machine, without an opt-in.
+    #[error(
+        "`{url}` is plain http:// to `{host}`, which is not this machine: the API key and the conversation would cross the network unencrypted"
+    )]
+    Insecure {
+        /// The URL as given.
+        url: String,
+        /// Its host.
+        host: String,
+    },
+}
+
+impl EndpointError {
+    /// How to fix it.
+    pub fn help(&self) -> &'static str {
+        match self {
+            EndpointError::NotHttp { .. } => "write it like `https://api.deepseek.com`",
+            EndpointError::Insecure { .. } => {
+                "use `https://`; or, if this network is yours and trusted, set `allowInsecure: true` in the preset's `model` block (or pass `run --allow-insecure`)"
+            }
+        }
+    }
+}
+
+/// How requests to the API root `url` travel, and whether they may: a plain `http://`
+/// URL for a host other than loopback is refused unless `allow_insecure` (the preset's
+/// `model.allowInsecure`, `run --allow-insecure`). `validate` and `run` both decide with
+/// this function.
+///
+/// The host is read as the URL standard reads it (the authority ends at `/`, `\`, `?`
+/// or `#`; user information before the last `@` is skipped); only a literal loopback
+/// address or `localhost` counts as loopback, so any spelling this reading does not
+/// recognise is treated as another host (refused, never waved through).
+pub fn check_base_url(url: &str, allow_insecure: bool) -> Result<Transport, EndpointError> {
+    let not_http = || EndpointError::NotHttp {
+        url: url.to_owned(),
+    };
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(not_http());
+    }
+    let (tls, rest) = if let Some(rest) = strip_prefix_ignore_case(url, "https://") {
+        (true, rest)
+    } else if let Some(rest) = strip_prefix_ignore_case(url, "http://") {
+        (false, rest)
+    } else {
+        return Err(not_http());
+    };
+    let authority = rest.split(['/', '\\', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit('@').next().unwrap_or_default();
+    let host = if let Some(bracketed) = host_port.strip_prefix('[') {
+        match bracketed.split_once(']') {
+            Some((inner, _)) => inner,
+            None => return Err(not_http()),
+        }
+    } else {
+        host_port.split(':').next().unwrap_or_default()
+    };
+    if host.is_empty() {
+        return Err(not_http());
+    }
+    if tls {
+        return Ok(Transport::Tls);
+    }
+    if is_loopback_host(host) {
+        return Ok(Transport::Loopback);
+    }
+    if allow_insecure {
+        return Ok(Transport::Cleartext);
+    }
+    Err(EndpointError::Insecure {
+        url: url.to_owned(),
+        host: host.to_owned(),
+    })
+}
+
+/// `localhost`, an IPv4 address in `127.0.0.0/8` written as four decimal numbers, or
+/// `::1`.
+fn is_loopback_host(host: &str) -> bool {
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    if let Ok(v4) = host.parse::<std::net::Ipv4Addr>() {
+        return v4.is_loopback();
+    }
+    host.parse::<std::net::Ipv6Addr>()
+        .is_ok_and(|v6| v6.is_loopback())
+}
+
+fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
+}
+
+/// Is `url` on `provider`'s default host (`https://`, the host of
+/// [`default_base_url`], no other port)? `false` for `openai-compatible`, which has none.
+pub fn is_default_host(provider: Provider, url: &str) -> bool {
+    let Some(default) = default_base_url(provider) else {
+        return false;
+    };
+    let authority = |u: &str| -> Option<String> {
+        let rest = strip_prefix_ignore_case(u, "https://")?;
+        let authority = rest.split(['/', '\\', '?', '#']).next()?;
+        Some(authority.to_ascii_lowercase())
+    };
+    !url.chars().any(|c| c.is_whitespace() || c.is_control())
+        && authority(url).is_some_and(|a| Some(a) == authority(default))
+}
+
 /// Is `url` DeepSeek's beta API root, the only one where its strict mode works?
 pub fn is_deepseek_beta(url: &str) -> bool {
     url.trim_end_matches('/').ends_with("/beta")
@@ -197,6 +328,99 @@ mod tests {
         for (settings, url) in cases {
             assert_eq!(settings.endpoint(), url);
         }
+    }
+
+    #[test]
+    fn plain_http_is_refused_off_the_loopback() {
+        for url in [
+            "https://api.example.com/v1",
+            "HTTPS://api.example.com",
+            "https://10.0.0.1",
+        ] {
+            assert_eq!(check_base_url(url, false), Ok(Transport::Tls), "{url}");
+        }
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://127.1.2.3",
+            "http://localhost:11434",
+            "http://LOCALHOST/v1",
+            "http://[::1]:8080/v1",
+            "http://user:pw@127.0.0.1/",
+            "http://127.0.0.1\\@evil.example/",
+        ] {
+            assert_eq!(check_base_url(url, false), Ok(Transport::Loopback), "{url}");
+        }
+        for (url, host) in [
+            ("http://api.example.com/v1", "api.example.com"),
+            ("http://10.0.0.1:8080", "10.0.0.1"),
+            ("http://127.0.0.1@evil.example/", "evil.example"),
+            ("http://127.0.0.1.evil.example/", "127.0.0.1.evil.example"),
+            ("http://localhost.evil.example/", "localhost.evil.example"),
+            ("http://0x7f.1/", "0x7f.1"),
+            ("http://2130706433/", "2130706433"),
+            ("http://[::ffff:127.0.0.1]/", "::ffff:127.0.0.1"),
+        ] {
+            assert_eq!(
+                check_base_url(url, false),
+                Err(EndpointError::Insecure {
+                    url: url.to_owned(),
+                    host: host.to_owned()
+                }),
+                "{url}"
+            );
+            assert_eq!(check_base_url(url, true), Ok(Transport::Cleartext), "{url}");
+        }
+        for url in [
+            "ftp://x",
+            "http://",
+            "http:///path",
+            "http://a b",
+            "http://[::1",
+        ] {
+            assert!(
+                matches!(
+                    check_base_url(url, true),
+                    Err(EndpointError::NotHttp { .. })
+                ),
+                "{url}"
+            );
+        }
+    }
+
+    #[test]
+    fn default_hosts() {
+        assert!(is_default_host(
+            Provider::Openai,
+            "https://api.openai.com/v1"
+        ));
+        assert!(is_default_host(
+            Provider::Deepseek,
+            "https://api.deepseek.com/beta"
+        ));
+        assert!(is_default_host(
+            Provider::Anthropic,
+            "https://API.anthropic.com/"
+        ));
+        assert!(!is_default_host(
+            Provider::Openai,
+            "http://api.openai.com/v1"
+        ));
+        assert!(!is_default_host(
+            Provider::Openai,
+            "https://api.openai.com:8443/v1"
+        ));
+        assert!(!is_default_host(
+            Provider::Openai,
+            "https://api.openai.com.evil.example/v1"
+        ));
+        assert!(!is_default_host(
+            Provider::Openai,
+            "https://api.deepseek.com"
+        ));
+        assert!(!is_default_host(
+            Provider::OpenaiCompatible,
+            "https://api.openai.com/v1"
+        ));
     }
 
     #[test]

@@ -1,0 +1,380 @@
+//! [`PresetReach`]: what a preset's resolved settings reach outside the process with
+//! values from files the user did not write, each with the file and line it came from.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::diagnostic::Span;
+use crate::preset::catalog::{PresetCatalog, PresetEntry, PresetSource, default_config_dir};
+use crate::preset::source::ParsedPreset;
+use crate::preset::validate::ValidPreset;
+use crate::provider::{ModelSettings, default_api_key_env, is_default_host};
+
+/// Whose a preset file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Authorship {
+    /// The user's own: a built-in, a file under the user configuration directory, or text
+    /// the embedding program supplied.
+    Own,
+    /// Anyone's: a project's `.agent-presets/`, a `--preset-dir` or a file path outside
+    /// the user configuration directory, standard input.
+    Foreign,
+}
+
+/// Decides whose a preset file is: everything under the user configuration directory
+/// (and the built-ins) is the user's own, everything else is foreign.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrustPolicy {
+    /// The user configuration directory, canonical when it exists.
+    config_dir: Option<PathBuf>,
+}
+
+impl TrustPolicy {
+    /// The policy for the user configuration directory `dir` (`None`: there is none, and
+    /// only built-ins and host-supplied text are the user's own).
+    pub fn new(config_dir: Option<PathBuf>) -> Self {
+        let config_dir = config_dir.map(|d| d.canonicalize().unwrap_or(d));
+        TrustPolicy { config_dir }
+    }
+
+    /// The policy for [`default_config_dir`] (`$AGENT_PRESETS_CONFIG_DIR`, else
+    /// `~/.config/agent-presets`).
+    pub fn from_environment() -> Self {
+        TrustPolicy::new(default_config_dir())
+    }
+
+    /// The user configuration directory, if there is one.
+    pub fn config_dir(&self) -> Option<&Path> {
+        self.config_dir.as_deref()
+    }
+
+    /// Whose the file of `entry` is.
+    pub fn authorship(&self, entry: &PresetEntry) -> Authorship {
+        match entry.source() {
+            PresetSource::Builtin | PresetSource::Inline => Authorship::Own,
+            PresetSource::Stdin => Authorship::Foreign,
+            PresetSource::User | PresetSource::Project | PresetSource::Path => {
+                match entry.path() {
+                    Some(path) if self.is_under_config_dir(path) => Authorship::Own,
+                    // A user directory elsewhere (`CatalogOptions::user_dir`) was still
+                    // chosen by the user.
+                    _ if entry.source() == PresetSource::User => Authorship::Own,
+                    _ => Authorship::Foreign,
+                }
+            }
+        }
+    }
+
+    /// Is `path` (resolved) inside the user configuration directory?
+    pub fn is_under_config_dir(&self, path: &Path) -> bool {
+        let Some(dir) = &self.config_dir else {
+            return false;
+        };
+        path.canonicalize().is_ok_and(|p| p.starts_with(dir))
+    }
+}
+
+/// A setting that reaches outside the process. New kinds (MCP servers, command tools, a
+/// weaker sandbox) are new variants; a record holds their names as text, so old records
+/// stay readable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum ReachField {
+    /// `model.baseUrl`: where requests (with the key and the conversation) go.
+    BaseUrl,
+    /// `model.apiKeyEnv`: which environment variable is sent as the key.
+    ApiKeyEnv,
+    /// `model.allowInsecure`: plain `http://` to another host.
+    AllowInsecure,
+    /// `passEnv`: an environment variable commands get.
+    PassEnv,
+}
+
+impl ReachField {
+    /// Every field.
+    pub const ALL: &'static [ReachField] = &[
+        ReachField::BaseUrl,
+        ReachField::ApiKeyEnv,
+        ReachField::AllowInsecure,
+        ReachField::PassEnv,
+    ];
+
+    /// The field named `name` ([`ReachField::as_str`]).
+    pub fn from_name(name: &str) -> Option<ReachField> {
+        ReachField::ALL.iter().copied().find(|f| f.as_str() == name)
+    }
+
+    /// Does the field hold a set of values (one item each) rather than one value?
+    pub fn is_set(self) -> bool {
+        matches!(self, ReachField::PassEnv)
+    }
+
+    /// The key as written in a preset (`model.baseUrl`, `passEnv`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReachField::BaseUrl => "model.baseUrl",
+            ReachField::ApiKeyEnv => "model.apiKeyEnv",
+            ReachField::AllowInsecure => "model.allowInsecure",
+            ReachField::PassEnv => "passEnv",
+        }
+    }
+}
+
+impl std::fmt::Display for ReachField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One setting from a foreign file that reaches outside the process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReachItem {
+    /// What it sets.
+    pub field: ReachField,
+    /// Its value as used (a URL, a variable's name, `true`).
+    pub value: String,
+    /// The file it came from, resolved (for the record), or as shown when it has no path.
+    pub file: String,
+    /// Where it is written (file as shown, line).
+    pub span: Span,
+    /// Not written: the value follows from another setting (the provider's default key
+    /// variable, sent to a `baseUrl` the file chose).
+    pub implied: bool,
+}
+
+impl ReachItem {
+    /// The item as recorded.
+    pub fn recorded(&self) -> RecordedItem {
+        RecordedItem {
+            field: self.field.as_str().to_owned(),
+            value: self.value.clone(),
+            file: self.file.clone(),
+        }
+    }
+}
+
+/// A reach item as the trust store keeps it: field, value and file, as text.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedItem {
+    /// The field (`model.baseUrl`, `passEnv`, …).
+    pub field: String,
+    /// Its value.
+    pub value: String,
+    /// The file it came from.
+    pub file: String,
+}
+
+/// What a preset reaches outside the process through files the user did not write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PresetReach {
+    /// The preset's name.
+    pub name: String,
+    /// The preset's own file (resolved), under which trust is recorded; `None` for a
+    /// preset without one (standard input), which cannot be trusted.
+    pub key: Option<PathBuf>,
+    /// The preset's file as shown to users.
+    pub display: String,
+    /// Each reaching setting, in chain order (model first, then `passEnv`).
+    pub items: Vec<ReachItem>,
+}
+
+impl PresetReach {
+    /// What `preset` (from `catalog`) reaches with values from foreign files, as it would
+    /// run with `endpoint` (the final settings after command-line overrides, which are the
+    /// user's own), or with its own `model` block when `endpoint` is `None`.
+    ///
+    /// Needs no trust, so is left out: anything from the user's own files; the
+    /// provider's default key variable on the provider's default host (a project preset
+    /// with `provider: openai` and no `baseUrl`); a model block the user replaced with
+    /// `--provider`; a `baseUrl` the user replaced with `--base-url` (unless the file also
+    /// names a key variable other than the provider's default); a `passEnv` name an own
+    /// file lists too.
+    pub fn of(
+        preset: &ValidPreset,
+        catalog: &PresetCatalog,
+        policy: &TrustPolicy,
+        endpoint: Option<&ModelSettings>,
+    ) -> PresetReach {
+        let chain = preset.chain();
+        let origin = |p: &ParsedPreset| -> (Authorship, String) {
+            match catalog.entry_of(p) {
+                Some(entry) => (
+                    policy.authorship(entry),
+                    entry
+                        .path()
+                        .map(|path| resolved(path).to_string_lossy().into_owned())
+                        .unwrap_or_else(|| entry.display().to_string()),
+                ),
+                // Not read through this catalog: nobody vouches for it.
+                None => (Authorship::Foreign, p.source.display.to_string()),
+            }
+        };
+        let leaf = &chain[chain.len() - 1];
+        let leaf_entry = catalog.entry_of(leaf);
+        let key = leaf_entry.and_then(PresetEntry::path).map(resolved);
+        let mut items = Vec::new();
+        if let Some(file) = chain.iter().rev().find(|p| p.file.model.is_some()) {
+            let (authorship, path) = origin(file);
+            if authorship == Authorship::Foreign {
+                model_items(file, &path, endpoint, &mut items);
+            }
+        }
+        let own_names: Vec<&str> = chain
+            .iter()
+            .filter(|p| origin(p).0 == Authorship::Own)
+            .flat_map(|p| p.file.pass_env.iter().flatten())
+            .map(|n| n.value.as_str())
+            .collect();
+        for file in chain {
+            let (authorship, path) = origin(file);
+            if authorship == Authorship::Own {
+                continue;
+            }
+            for name in file.file.pass_env.iter().flatten() {
+                let taken = own_names.contains(&name.value.as_str())
+                    || items
+                        .iter()
+                        .any(|i| i.field == ReachField::PassEnv && i.value == name.value);
+                if !taken {
+                    items.push(ReachItem {
+                        field: ReachField::PassEnv,
+                        value: name.value.clone(),
+                        file: path.clone(),
+                        span: file.span_of(name),
+                        implied: false,
+                    });
+                }
+            }
+        }
+        PresetReach {
+            name: preset.name().to_owned(),
+            key,
+            display: leaf.source.display.to_string(),
+            items,
+        }
+    }
+
+    /// Does running it need the user's trust?
+    pub fn needs_trust(&self) -> bool {
+        !self.items.is_empty()
+    }
+
+    /// The items as recorded, in a canonical order.
+    pub fn recorded(&self) -> Vec<RecordedItem> {
+        let mut items: Vec<RecordedItem> = self.items.iter().map(ReachItem::recorded).collect();
+        items.sort();
+        items.dedup();
+        items
+    }
+
+    /// The hash trust is recorded under: SHA-256 of the canonical JSON of the recorded
+    /// items (`{"version":1,"items":[{"field","value","file"},…]}`, sorted), as
+    /// `sha256:<hex>`. Lines are not in it: moving a setting does not change it.
+    pub fn hash(&self) -> String {
+        hash_items(&self.recorded())
+    }
+}
+
+/// The hash of recorded items (see [`PresetReach::hash`]).
+pub fn hash_items(items: &[RecordedItem]) -> String {
+    let mut sorted = items.to_vec();
+    sorted.sort();
+    sorted.dedup();
+    let canonical = serde_json::json!({"version": 1, "items": sorted});
+    let digest = Sha256::digest(canonical.to_string().as_bytes());
+    let mut hex = String::with_capacity(7 + 64);
+    hex.push_str("sha256:");
+    for byte in digest {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    hex
+}
+
+/// The model block's reaching settings from a foreign `file`, as they apply at
+/// `endpoint`.
+fn model_items(
+    file: &ParsedPreset,
+    path: &str,
+    endpoint: Option<&ModelSettings>,
+    items: &mut Vec<ReachItem>,
+) {
+    let Some(spec) = &file.file.model else {
+        return;
+    };
+    let own_settings;
+    let settings = match endpoint {
+        Some(s) => s,
+        None => {
+            own_settings = ModelSettings::from_spec(spec);
+            &own_settings
+        }
+    };
+    // `--provider` with another provider replaced the whole block with its defaults.
+    if settings.provider != spec.provider.value {
+        return;
+    }
+    let provider = settings.provider;
+    let item = |field, value: String, span, implied| ReachItem {
+        field,
+        value,
+        file: path.to_owned(),
+        span,
+        implied,
+    };
+    let url_from_file = spec
+        .base_url
+        .as_ref()
+        .is_some_and(|u| u.value == settings.base_url);
+    let foreign_url = url_from_file && !is_default_host(provider, &settings.base_url);
+    if foreign_url && let Some(url) = &spec.base_url {
+        items.push(item(
+            ReachField::BaseUrl,
+            url.value.clone(),
+            file.span_of(url),
+            false,
+        ));
+    }
+    if let Some(key) = &settings.api_key_env {
+        let is_default = default_api_key_env(provider) == Some(key.as_str());
+        let written = spec.api_key_env.as_ref().filter(|k| &k.value == key);
+        if is_default {
+            if foreign_url {
+                let span = match written {
+                    Some(k) => file.span_of(k),
+                    None => file.span_of(&spec.provider),
+                };
+                items.push(item(
+                    ReachField::ApiKeyEnv,
+                    key.clone(),
+                    span,
+                    written.is_none(),
+                ));
+            }
+        } else if let Some(k) = written {
+            items.push(item(
+                ReachField::ApiKeyEnv,
+                key.clone(),
+                file.span_of(k),
+                false,
+            ));
+        }
+    }
+    if let Some(flag) = &spec.allow_insecure
+        && flag.value
+    {
+        items.push(item(
+            ReachField::AllowInsecure,
+            "true".to_owned(),
+            file.span_of(flag),
+            false,
+        ));
+    }
+}
+
+/// `path` with links resolved, or as it is when it cannot be.
+fn resolved(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
