@@ -129,6 +129,9 @@ diagnostic_kinds! {
     /// A template calls a function that is neither built in nor a macro it defines (or
     /// calls `debug()`).
     UnknownFunction = ("P0047", "unknown-function", Error),
+    /// A `when` condition compares a variable with a value that is not one of its `enum`
+    /// choices, or `tools` with a name no tool has: never true (or always true).
+    ImpossibleCondition = ("P0048", "impossible-condition", Warning),
     /// A restriction with nothing in it (`tools: {}`).
     EmptyRestriction = ("P0101", "empty-restriction", Error),
     /// A glob that matches no known tool.
@@ -143,6 +146,8 @@ diagnostic_kinds! {
     NoTools = ("P0106", "no-tools", Warning),
     /// A section's rendered text names a known tool that is not visible.
     MentionsHiddenTool = ("P0107", "mentions-hidden-tool", Warning),
+    /// A child's `allow` lists a tool a preset it extends removes with `deny`.
+    AllowDeniedByParent = ("P0108", "allow-denied-by-parent", Warning),
     /// A value that looks like an API key.
     LiteralSecret = ("P0201", "literal-secret", Error),
     /// A plain `http://` `baseUrl` for a host other than loopback, without `allowInsecure`.
@@ -410,6 +415,8 @@ mod tests {
             K::OverrideDropsPlaceholder,
             K::NoTools,
             K::MentionsHiddenTool,
+            K::ImpossibleCondition,
+            K::AllowDeniedByParent,
             K::InsecureAllowed,
         ];
         for k in DiagnosticKind::ALL {

@@ -202,8 +202,17 @@ fn yaml_syntax_errors() {
     assert_eq!(at(&d), (DiagnosticKind::YamlSyntax, 4, 10));
     assert_eq!(d.message, "unclosed bracket '['");
 
+    // A key indented further than the keys above it: at the key, lined up in the help.
     let d = error("version: 1\nname: foo\n  bad: [\n");
-    assert_eq!(at(&d), (DiagnosticKind::YamlSyntax, 3, 6));
+    assert_eq!(at(&d), (DiagnosticKind::YamlSyntax, 3, 3));
+    assert_eq!(
+        d.message,
+        "`bad` is indented more than `name` on line 2, so YAML reads it as more of the value of `name`"
+    );
+    assert_eq!(
+        d.help.as_deref(),
+        Some("line it up with the keys of its mapping: write it as `bad: [`")
+    );
 
     let d = error("version: 1\nname: \"foo\n");
     assert_eq!(at(&d), (DiagnosticKind::YamlSyntax, 2, 7));
@@ -274,7 +283,10 @@ fn duplicate_keys_at_the_second_occurrence() {
     );
     assert_eq!(
         ds[2].help.as_deref(),
-        Some("`deny` is already set on line 7; keep one of the two")
+        Some(
+            "`deny` is already set on line 7; merge the two: move the items of this `deny:` \
+             into the list on line 7 and delete this key"
+        )
     );
     // A quoted key is the same key.
     let d = error("version: 1\nname: foo\n\"name\": bar\n");
@@ -445,7 +457,14 @@ fn missing_fields_point_at_their_mapping() {
 
     let d = error("version: 1\nname: x\nvariables:\n  a: {default: x}\n");
     assert_eq!(d.kind, DiagnosticKind::MissingField);
-    assert_eq!(d.message, "missing required key `description`");
+    assert_eq!(
+        d.message,
+        "missing required key `description` in variable `a`"
+    );
+    assert_eq!(
+        d.help.as_deref(),
+        Some("add `description: ...` under `a:` (say what the variable holds)")
+    );
 }
 
 #[test]
@@ -628,7 +647,7 @@ fn messages_are_plain_and_stable() {
     error[P0002 duplicate-key]: duplicate key `name` at p.yaml:3:1 (help: `name` is already set on line 2; keep one of the two)
     error[P0006 unsupported-version]: unsupported preset format version 3; this build reads version 1 at p.yaml:1:10 (help: write `version: 1` (a file written for a newer format needs a newer agent-presets))
     error[P0004 wrong-type]: expected a list, found `grep` at p.yaml:4:10 (help: write a list as `[a, b]` or as lines starting with `- `)
-    error[P0001 yaml-syntax]: mapping values are not allowed in this context at p.yaml:3:6
+    error[P0001 yaml-syntax]: `bad` is indented more than `name` on line 2, so YAML reads it as more of the value of `name` at p.yaml:3:3 (help: line it up with the keys of its mapping: write it as `bad: [`)
     ");
 }
 

@@ -65,6 +65,73 @@ pub(crate) struct PresetOutcome {
     pub file: String,
     /// No errors (and, with `--deny-warnings`, no warnings)?
     pub valid: bool,
+    /// Invalid only because of presets it extends: their names and files, nearest
+    /// first (for the human output's note; JSON consumers see the errors' files).
+    #[serde(skip)]
+    pub blamed_parents: Vec<(String, String)>,
+}
+
+impl PresetOutcome {
+    /// The verdict on a preset: `diagnostics` are what validating it found, `ancestors`
+    /// the presets it extends (name and file, nearest first). An invalid preset whose
+    /// errors are all in the files of presets it extends is invalid because of them.
+    pub(crate) fn judged(
+        name: String,
+        file: String,
+        valid: bool,
+        diagnostics: &[Diagnostic],
+        ancestors: impl FnOnce() -> Vec<(String, String)>,
+    ) -> PresetOutcome {
+        let mut outcome = PresetOutcome {
+            name,
+            file,
+            valid,
+            blamed_parents: Vec::new(),
+        };
+        let error_files: Vec<&str> = diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .filter_map(|d| d.span.as_ref().map(|s| &*s.file))
+            .collect();
+        if valid || error_files.is_empty() || error_files.contains(&outcome.file.as_str()) {
+            return outcome;
+        }
+        let ancestors = ancestors();
+        if error_files
+            .iter()
+            .all(|f| ancestors.iter().any(|(_, file)| file == f))
+        {
+            outcome.blamed_parents = ancestors
+                .into_iter()
+                .filter(|(_, file)| error_files.contains(&file.as_str()))
+                .collect();
+        }
+        outcome
+    }
+
+    /// `note: `child` is invalid because the preset it extends, `base`
+    /// (`.agent-presets/base.yaml`), is invalid`, for a preset invalid only because of
+    /// its parents.
+    fn parent_note(&self) -> Option<String> {
+        if self.blamed_parents.is_empty() {
+            return None;
+        }
+        let parents: Vec<String> = self
+            .blamed_parents
+            .iter()
+            .map(|(name, file)| format!("`{name}` (`{file}`)"))
+            .collect();
+        let (what, verb) = if parents.len() == 1 {
+            ("the preset it extends", "is")
+        } else {
+            ("presets it extends", "are")
+        };
+        Some(format!(
+            "`{}` is invalid because {what}, {}, {verb} invalid: fix the errors above there",
+            self.name,
+            parents.join(", ")
+        ))
+    }
 }
 
 /// Every diagnostic (each printed once) and every preset's verdict.
@@ -97,9 +164,46 @@ impl ValidationReport {
         self.presets.push(outcome);
     }
 
-    /// The diagnostics, deduplicated, in the order found.
+    /// The diagnostics, deduplicated, in the order found (in file order once
+    /// [`sort_in_file_order`](Self::sort_in_file_order) ran).
     pub(crate) fn diagnostics(&self) -> &[Diagnostic] {
         &self.diagnostics
+    }
+
+    /// Order the diagnostics for reading: the files in the order they were first
+    /// reported, each file's diagnostics by line and column (a preset's checks run in
+    /// several passes, each finding problems in its own order). Diagnostics without a
+    /// file keep their place among the files.
+    pub(crate) fn sort_in_file_order(&mut self) {
+        let mut rank: HashMap<&str, usize> = HashMap::new();
+        let mut keys = Vec::with_capacity(self.diagnostics.len());
+        for (i, d) in self.diagnostics.iter().enumerate() {
+            let key = match &d.span {
+                Some(span) => (
+                    *rank.entry(&*span.file).or_insert(i),
+                    span.line,
+                    span.column,
+                ),
+                None => (i, 0, 0),
+            };
+            keys.push(key);
+        }
+        drop(rank);
+        let mut order: Vec<usize> = (0..self.diagnostics.len()).collect();
+        // Stable: diagnostics at one position keep the order they were found in.
+        order.sort_by_key(|&i| keys[i]);
+        let mut slots: Vec<Option<Diagnostic>> = std::mem::take(&mut self.diagnostics)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.diagnostics = order.iter().filter_map(|&i| slots[i].take()).collect();
+        self.positions.clear();
+        for (i, d) in self.diagnostics.iter().enumerate() {
+            self.positions
+                .entry(self.hasher.hash_one(d))
+                .or_default()
+                .push(i);
+        }
     }
 
     /// The verdicts.
@@ -131,6 +235,9 @@ impl ValidationReport {
     pub(crate) fn human(&self, style: Style, sources: &SourceFiles) -> String {
         let renderer = HumanRenderer::new(style, sources, &self.diagnostics);
         let mut out = renderer.render_all(&self.diagnostics);
+        for note in self.presets.iter().filter_map(PresetOutcome::parent_note) {
+            out.push_str(&format!("{}: {}\n\n", style.bold("note"), mask(&note)));
+        }
         out.push_str(&self.summary());
         out.push('\n');
         out
@@ -290,6 +397,7 @@ mod tests {
             name: "a".into(),
             file: "a.yaml".into(),
             valid: false,
+            blamed_parents: Vec::new(),
         });
         r
     }
@@ -301,6 +409,42 @@ mod tests {
             report().summary(),
             "0 presets valid, 1 invalid (1 error, 1 warning)"
         );
+    }
+
+    #[test]
+    fn each_file_in_line_order_files_in_first_seen_order() {
+        let at = |file: &str, line, column| {
+            Diagnostic::new(
+                DiagnosticKind::UnknownKey,
+                format!("{file}:{line}:{column}"),
+            )
+            .at(Span::new(file.into(), line, column))
+        };
+        let mut r = ValidationReport::default();
+        r.add_diagnostics([
+            at("b.yaml", 9, 1),
+            at("a.yaml", 4, 2),
+            Diagnostic::new(DiagnosticKind::Io, "nowhere"),
+            at("b.yaml", 2, 7),
+            at("a.yaml", 4, 1),
+            at("b.yaml", 2, 3),
+        ]);
+        r.sort_in_file_order();
+        let order: Vec<&str> = r.diagnostics().iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "b.yaml:2:3",
+                "b.yaml:2:7",
+                "b.yaml:9:1",
+                "a.yaml:4:1",
+                "a.yaml:4:2",
+                "nowhere"
+            ]
+        );
+        // The index still finds duplicates after the sort.
+        r.add_diagnostics([at("a.yaml", 4, 2)]);
+        assert_eq!(r.diagnostics().len(), 6);
     }
 
     #[test]

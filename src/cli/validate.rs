@@ -186,8 +186,11 @@ pub(crate) fn run(
                 d.severity == Severity::Error
                     || (args.deny_warnings && d.severity == Severity::Warning)
             });
+        let outcome = PresetOutcome::judged(name, file, valid, &validation.diagnostics, || {
+            ancestors(&workspace, &chosen)
+        });
         report.add_diagnostics(validation.diagnostics);
-        report.add_preset(PresetOutcome { name, file, valid });
+        report.add_preset(outcome);
     }
 
     if let Some(lock) = &lock
@@ -201,6 +204,7 @@ pub(crate) fn run(
         report.add_diagnostics(gone);
     }
 
+    report.sort_in_file_order();
     let exit = exit_code(&report, args.deny_warnings);
     let sources = workspace.presets.source_files();
     let text = match args.format {
@@ -244,7 +248,35 @@ fn refused_outcome(file: &str) -> PresetOutcome {
         name,
         file: file.to_owned(),
         valid: false,
+        blamed_parents: Vec::new(),
     }
+}
+
+/// The presets `chosen` extends, nearest first: name and file as shown (for the note
+/// on a preset invalid because of them).
+fn ancestors(workspace: &Workspace, chosen: &Selected) -> Vec<(String, String)> {
+    const MOST: usize = 16;
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut next = workspace
+        .entry(chosen)
+        .and_then(|e| e.parsed().ok())
+        .and_then(|p| p.file.extends.as_ref())
+        .map(|e| e.value.clone());
+    while let Some(parent) = next {
+        if out.len() >= MOST || out.iter().any(|(n, _)| *n == parent) {
+            break;
+        }
+        let Some(entry) = workspace.presets.get(&parent) else {
+            break;
+        };
+        next = entry
+            .parsed()
+            .ok()
+            .and_then(|p| p.file.extends.as_ref())
+            .map(|e| e.value.clone());
+        out.push((parent, entry.display().to_string()));
+    }
+    out
 }
 
 fn exit_code(report: &ValidationReport, deny_warnings: bool) -> Exit {

@@ -46,6 +46,7 @@ use crate::yaml_scalar::{is_yaml11_bool, parse_float, parse_int, yaml_trim, yaml
 use rules::{Additional, Allowed, Const, RuleId, Rules, Special, Ty, UnknownKeyWords};
 
 mod rules;
+mod yaml_traps;
 
 /// Every shape problem of `source`, sorted by position (never empty); or, when the file
 /// has the shape of a preset, its tree, for the typed pass. A YAML syntax error or an
@@ -353,14 +354,32 @@ impl Tree {
 
 fn syntax_error(source: &SourceFile, e: &ScanError) -> Diagnostic {
     let marker = e.marker();
-    if let Some(tab) = tab_indentation(source, to_u32(marker.line()).max(1)) {
+    let line = to_u32(marker.line()).max(1);
+    if let Some(tab) = tab_indentation(source, line) {
         return tab;
     }
     let span = Span::new(
         source.display.clone(),
-        to_u32(marker.line()).max(1),
+        line,
         to_u32(marker.col()).saturating_add(1),
     );
+    let trap = match e.kind() {
+        // A plain value runs on over the next lines: the tab that stopped it is at the
+        // start of a later line, not on this one.
+        ErrorKind::TabInPlainScalar
+        | ErrorKind::TabInIndentation
+        | ErrorKind::TabInBlockIndentation
+        | ErrorKind::TabNotAllowed => tab_after_value(source, line),
+        ErrorKind::MappingValueNotAllowed => yaml_traps::colon_in_value(source, &span),
+        ErrorKind::InvalidTrailingSingleQuotedScalar
+        | ErrorKind::InvalidTrailingDoubleQuotedScalar => {
+            yaml_traps::starts_with_quote(source, &span)
+        }
+        _ => None,
+    };
+    if let Some(trap) = trap {
+        return trap;
+    }
     let (message, help) = match e.kind() {
         ErrorKind::UnknownAnchor => (
             "this alias refers to an anchor that is not defined before it".to_owned(),
@@ -383,7 +402,7 @@ fn syntax_error(source: &SourceFile, e: &ScanError) -> Diagnostic {
 }
 
 /// A syntax error on a line indented with a tab (YAML indents with spaces only): said
-/// plainly, at the tab.
+/// plainly, at the tab, with the line written with spaces.
 fn tab_indentation(source: &SourceFile, line: u32) -> Option<Diagnostic> {
     let text = source.line(line)?;
     let indent: String = text
@@ -391,14 +410,37 @@ fn tab_indentation(source: &SourceFile, line: u32) -> Option<Diagnostic> {
         .take_while(|c| *c == ' ' || *c == '\t')
         .collect();
     let column = indent.chars().position(|c| c == '\t')?;
+    let content = &text[indent.len()..];
+    let written = match yaml_traps::intended_indent(source, line) {
+        Some(spaces) if !content.is_empty() => {
+            format!(": write it as `{}{content}`", " ".repeat(spaces))
+        }
+        _ => String::new(),
+    };
     Some(
         Diagnostic::new(
             DiagnosticKind::YamlSyntax,
             "this line is indented with a tab; YAML indents with spaces only",
         )
         .at(Span::new(source.display.clone(), line, to_u32(column) + 1).with_len(1))
-        .help("replace the tab with spaces (2 per level is usual); many editors can convert tabs to spaces"),
+        .help(format!("replace the tab with spaces{written} (2 spaces per level is usual; many editors can convert tabs to spaces)")),
     )
+}
+
+/// A tab found while reading a value that continues past `line`: the first later line
+/// (blank lines aside) indented with a tab, reported there.
+fn tab_after_value(source: &SourceFile, line: u32) -> Option<Diagnostic> {
+    let mut next = line.checked_add(1)?;
+    while let Some(text) = source.line(next) {
+        if let Some(tab) = tab_indentation(source, next) {
+            return Some(tab);
+        }
+        if !text.trim().is_empty() {
+            return None;
+        }
+        next = next.checked_add(1)?;
+    }
+    None
 }
 
 const LIMIT_HELP: &str =
@@ -668,15 +710,14 @@ impl Reader<'_> {
                         Some(first) => {
                             duplicate = true;
                             let span = node_span(self.source, self.nodes[id].pos);
+                            let help = duplicate_key_help(&self.nodes, entries, text, first);
                             self.duplicates.push(
                                 Diagnostic::new(
                                     DiagnosticKind::DuplicateKey,
                                     format!("duplicate key `{text}`"),
                                 )
                                 .at(span)
-                                .help(format!(
-                                    "`{text}` is already set on line {first}; keep one of the two"
-                                )),
+                                .help(help),
                             );
                         }
                         None => {
@@ -735,6 +776,44 @@ fn first_line(nodes: &[Node], entries: &[Entry], text: &str) -> Option<u32> {
         .iter()
         .find(|e| plain_key(nodes, e.key) == Some(text))
         .map(|e| nodes[e.key].pos.line)
+}
+
+/// The keys of the format whose value is a block of entries or a list of items.
+const BLOCK_KEYS: &[&str] = &[
+    "variables",
+    "model",
+    "persona",
+    "sections",
+    "remove",
+    "contexts",
+    "tools",
+    "allow",
+    "deny",
+    "order",
+    "budget",
+    "passEnv",
+    "enum",
+];
+
+/// The help of a repeated key: a repeated block of the format (`variables:` twice) is
+/// merged; anything else (a value, one variable declared twice) is chosen.
+fn duplicate_key_help(nodes: &[Node], entries: &[Entry], text: &str, first: u32) -> String {
+    let first_value = entries
+        .iter()
+        .find(|e| plain_key(nodes, e.key) == Some(text))
+        .filter(|_| BLOCK_KEYS.contains(&text))
+        .map(|e| &nodes[e.value].kind);
+    match first_value {
+        Some(Kind::Map(_)) => format!(
+            "`{text}` is already set on line {first}; merge the two: move the entries of this \
+             `{text}:` into the one on line {first} and delete this key"
+        ),
+        Some(Kind::Seq(_)) => format!(
+            "`{text}` is already set on line {first}; merge the two: move the items of this \
+             `{text}:` into the list on line {first} and delete this key"
+        ),
+        _ => format!("`{text}` is already set on line {first}; keep one of the two"),
+    }
 }
 
 /// The keys of `entries` (merge keys aside) with the line of their first occurrence.
@@ -981,7 +1060,7 @@ impl<'a> Checker<'a> {
         let tree = self.tree;
         let node = tree.deref(at);
         match &tree.nodes[node].kind {
-            Kind::Map(_) => self.check_object(node, rule),
+            Kind::Map(_) => self.check_object(node, rule, key),
             Kind::Seq(items) => {
                 if let Some(item) = rule.items {
                     for &i in items {
@@ -1360,7 +1439,9 @@ impl<'a> Checker<'a> {
         );
     }
 
-    fn check_object(&mut self, map: NodeId, rule: &'static rules::Rule) {
+    /// `key`: the mapping key the object is the value of (a variable's name, for one
+    /// under `variables`).
+    fn check_object(&mut self, map: NodeId, rule: &'static rules::Rule, key: Option<&str>) {
         let tree = self.tree;
         let entries = self.entries(map);
         // Keys set right (by index into the rule's properties), worked out at the first
@@ -1420,18 +1501,33 @@ impl<'a> Checker<'a> {
             if present || suggested.contains(&field) {
                 continue;
             }
-            let example = if field == "version" {
-                format!("{field}: {FORMAT_VERSION}")
-            } else {
-                format!("{field}: ...")
+            let variable = key.filter(|_| matches!(rule.special, Special::Variable));
+            let stem = (field == "name" && key.is_none())
+                .then(|| self.file_stem())
+                .flatten();
+            let example = match (field, &stem) {
+                ("version", _) => format!("{field}: {FORMAT_VERSION}"),
+                ("name", Some(stem)) => format!("{field}: {stem}"),
+                _ => format!("{field}: ..."),
+            };
+            let (message, help) = match (variable, &stem) {
+                (Some(variable), _) => (
+                    format!("missing required key `{field}` in variable `{variable}`"),
+                    format!("add `{example}` under `{variable}:` (say what the variable holds)"),
+                ),
+                (None, Some(_)) => (
+                    format!("missing required key `{field}`"),
+                    format!("add `{example}` to this mapping (a preset's name is its file stem)"),
+                ),
+                (None, None) => (
+                    format!("missing required key `{field}`"),
+                    format!("add `{example}` to this mapping"),
+                ),
             };
             self.out.push(
-                Diagnostic::new(
-                    DiagnosticKind::MissingField,
-                    format!("missing required key `{field}`"),
-                )
-                .at(self.mapping_start(map))
-                .help(format!("add `{example}` to this mapping")),
+                Diagnostic::new(DiagnosticKind::MissingField, message)
+                    .at(self.mapping_start(map))
+                    .help(help),
             );
         }
     }
@@ -1531,6 +1627,14 @@ impl<'a> Checker<'a> {
         {
             d.help = value_type.hint(s.text);
         }
+    }
+
+    /// The stem of the file's name, when it is a name a preset can have
+    /// (`reviewer` for `.agent-presets/reviewer.yaml`).
+    fn file_stem(&self) -> Option<String> {
+        let stem = std::path::Path::new(&*self.source.display).file_stem()?;
+        let stem = stem.to_str()?;
+        super::spec::is_valid_preset_name(stem).then(|| stem.to_owned())
     }
 
     /// Where a mapping starts: its first key (or its `{`).

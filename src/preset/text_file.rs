@@ -143,6 +143,17 @@ fn read_text_file(
         )
         .at(at.clone())
         .help("split the text into several sections, each with its own file"),
+        // Nothing readable at the path is a mistake in the preset (exit 1, like any other
+        // invalid preset); a read that fails (permissions, a failing disk) is I/O.
+        other @ (BoundedReadError::NotFound
+        | BoundedReadError::DanglingLink
+        | BoundedReadError::Directory
+        | BoundedReadError::NotRegular(_)) => Diagnostic::new(
+            DiagnosticKind::InvalidValue,
+            format!("`textFile` `{relative}` names no file to read (`{display}`: {other})"),
+        )
+        .at(at.clone())
+        .help("the path is relative to the preset file's directory"),
         other => Diagnostic::new(
             DiagnosticKind::Io,
             format!("cannot read `textFile` `{relative}` (`{display}`): {other}"),

@@ -20,7 +20,9 @@ use super::template::{
     AssemblyBudget, BUDGET_KEY, FrozenTemplate, TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES,
     TemplateError, TemplateId, TemplateSet, find_reference,
 };
-use super::template_scan::{TemplateScan, condition_guards, scan};
+use super::template_scan::{
+    LiteralComparison, TemplateScan, condition_guards, literal_comparisons, scan,
+};
 use super::variables::{
     BUILTIN_VARIABLES, MODEL_VARIABLE, PROVIDER_VARIABLE, RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE,
     Values, VariableDecl, builtin_variable, is_derived_variable,
@@ -239,6 +241,7 @@ impl<'c> AssemblerBuilder<'c> {
                 &labelled,
                 registry.names().next().is_some(),
             ));
+            sink.extend(warnings::allow_denied_by_parent(catalog, &labelled));
         }
         let templates = TemplateSet::new();
 
@@ -533,6 +536,32 @@ impl<'c> AssemblerBuilder<'c> {
             compiled_contexts.extend(piece);
         }
 
+        // `when` comparisons that can never match this chain's variables and tools.
+        let pieces = sorted
+            .iter()
+            .map(|s| (PieceSource::section(s.item), s.analysis))
+            .chain(
+                sorted_ctx
+                    .iter()
+                    .map(|c| (PieceSource::context(c.item), c.analysis)),
+            );
+        for (input, analysis) in pieces {
+            if let (Some(WhenAnalysis::Compiled { comparisons, .. }), Some(expr)) =
+                (&analysis.when, input.when)
+                && !comparisons.is_empty()
+            {
+                let span_of = |offset: Option<usize>| input.when_span(expr, offset);
+                sink.extend(warnings::impossible_comparisons(
+                    (input.kind, input.name.as_str()),
+                    expr,
+                    comparisons,
+                    &declared,
+                    catalog,
+                    &span_of,
+                ));
+            }
+        }
+
         // Token budgets: per key, the nearest layer that sets one wins.
         let mut budget = TokenBudget::default();
         for layer in &self.layers {
@@ -767,6 +796,8 @@ enum WhenAnalysis {
         unguarded: BTreeMap<String, Vec<usize>>,
         names: Vec<Diagnostic>,
         names_ok: bool,
+        /// Comparisons with literals, checked against each chain's variables and tools.
+        comparisons: Vec<LiteralComparison>,
     },
     Broken(Diagnostic),
 }
@@ -908,6 +939,7 @@ fn analyze_piece(templates: &mut TemplateSet, input: &PieceSource<'_>) -> PieceA
                     unguarded: scan.unguarded,
                     names: names.into_vec(),
                     names_ok,
+                    comparisons: literal_comparisons(expr),
                 }
             }
             Err(e) => WhenAnalysis::Broken(
@@ -994,6 +1026,7 @@ fn finish_piece(
             unguarded,
             names,
             names_ok,
+            ..
         }) => {
             sink.extend(names.iter().cloned());
             ok &= names_ok;

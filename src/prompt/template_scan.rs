@@ -261,6 +261,246 @@ pub(crate) fn condition_guards(expression: &str) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+/// A comparison in a `when` condition between something whose values are known before
+/// any render and literals: a variable (`audience == 'external'`, `audience != 'x'`,
+/// `audience in ['a', 'b']`, `… not in …`) or the visible tools (`'grep' in tools`,
+/// `'grep' not in tools`). Only these exact shapes are recognised, each an operand of
+/// the condition's `and`/`or` (under any `not` and parentheses).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LiteralComparison {
+    /// The variable compared, or `tools` for membership in the visible tools.
+    pub(crate) subject: String,
+    /// The comparison is true when the subject is *not* among the literals (`!=`,
+    /// `not in`).
+    pub(crate) negated: bool,
+    /// A list of literals (`in [...]`) rather than one (`==`, `!=`, `'x' in tools`).
+    pub(crate) list: bool,
+    /// Each literal: its value and the byte range of its text (quotes included).
+    pub(crate) literals: Vec<(ComparedLiteral, std::ops::Range<usize>)>,
+    /// The byte range of the whole comparison.
+    pub(crate) range: std::ops::Range<usize>,
+}
+
+/// A literal a [`LiteralComparison`] compares with.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ComparedLiteral {
+    /// `'text'` or `"text"` (without escapes).
+    Text(String),
+    /// `42`, `-1` is not recognised (it is an expression).
+    Integer(i64),
+}
+
+/// The [`LiteralComparison`]s of a `when` expression.
+pub(crate) fn literal_comparisons(expression: &str) -> Vec<LiteralComparison> {
+    let mut out = Vec::new();
+    if let Some(tag) = lex(expression, true).first() {
+        collect_comparisons(expression, &tag.tokens, &mut out, 0);
+    }
+    out
+}
+
+fn collect_comparisons(
+    source: &str,
+    tokens: &[Token<'_>],
+    out: &mut Vec<LiteralComparison>,
+    depth: usize,
+) {
+    // Deeper than any condition a person writes: stop rather than recurse on.
+    if depth > 32 {
+        return;
+    }
+    for alternative in split_top_ident(tokens, "or") {
+        for operand in split_top_ident(alternative, "and") {
+            let mut operand = operand;
+            while let [
+                Token {
+                    tok: Tok::Ident("not"),
+                    ..
+                },
+                rest @ ..,
+            ] = operand
+            {
+                operand = rest;
+            }
+            let inner = strip_parens(operand);
+            if inner.len() != operand.len() {
+                collect_comparisons(source, inner, out, depth + 1);
+            } else if let Some(c) = comparison(source, inner) {
+                out.push(c);
+            }
+        }
+    }
+}
+
+/// One operand as a [`LiteralComparison`], if it has one of the recognised shapes.
+fn comparison<'a>(source: &'a str, tokens: &[Token<'a>]) -> Option<LiteralComparison> {
+    fn ident<'a>(t: &Token<'a>) -> Option<&'a str> {
+        match t.tok {
+            Tok::Ident(name) if !KEYWORDS.contains(&name) => Some(name),
+            _ => None,
+        }
+    }
+    let literal = |t: &Token<'_>| match t.tok {
+        Tok::Literal => literal_at(source, t.at).map(|(v, end)| (v, t.at..end)),
+        _ => None,
+    };
+    let first = tokens.first()?;
+    let end = token_end(source, tokens.last()?)?;
+    let range = first.at..end;
+    let found = |subject: &str, negated, list, literals| {
+        Some(LiteralComparison {
+            subject: subject.to_owned(),
+            negated,
+            list,
+            literals,
+            range: range.clone(),
+        })
+    };
+    match tokens {
+        // `audience == 'external'`, `'external' != audience`
+        [
+            a,
+            Token {
+                tok: Tok::Op(op @ ("==" | "!=")),
+                ..
+            },
+            b,
+        ] => {
+            let (name, lit) = match (ident(a), ident(b)) {
+                (Some(name), None) => (name, literal(b)?),
+                (None, Some(name)) => (name, literal(a)?),
+                _ => return None,
+            };
+            (name != "tools").then_some(())?;
+            found(name, *op == "!=", false, vec![lit])
+        }
+        // `'grep' in tools`, `'grep' not in tools`
+        [
+            lit,
+            Token {
+                tok: Tok::Ident("in"),
+                ..
+            },
+            Token {
+                tok: Tok::Ident("tools"),
+                ..
+            },
+        ] => found("tools", false, false, vec![literal(lit)?]),
+        [
+            lit,
+            Token {
+                tok: Tok::Ident("not"),
+                ..
+            },
+            Token {
+                tok: Tok::Ident("in"),
+                ..
+            },
+            Token {
+                tok: Tok::Ident("tools"),
+                ..
+            },
+        ] => found("tools", true, false, vec![literal(lit)?]),
+        // `audience in ['a', 'b']`, `audience not in ('a', 'b')`
+        [var, rest @ ..] => {
+            let name = ident(var).filter(|n| *n != "tools")?;
+            let (negated, rest) = match rest {
+                [
+                    Token {
+                        tok: Tok::Ident("in"),
+                        ..
+                    },
+                    rest @ ..,
+                ] => (false, rest),
+                [
+                    Token {
+                        tok: Tok::Ident("not"),
+                        ..
+                    },
+                    Token {
+                        tok: Tok::Ident("in"),
+                        ..
+                    },
+                    rest @ ..,
+                ] => (true, rest),
+                _ => return None,
+            };
+            let (open, close) = match rest {
+                [
+                    Token {
+                        tok: Tok::Op(open @ ("[" | "(")),
+                        ..
+                    },
+                    ..,
+                    Token {
+                        tok: Tok::Op(close),
+                        ..
+                    },
+                ] => (*open, *close),
+                _ => return None,
+            };
+            if (open, close) != ("[", "]") && (open, close) != ("(", ")") {
+                return None;
+            }
+            let items = &rest[1..rest.len() - 1];
+            let mut literals = Vec::new();
+            for (i, t) in items.iter().enumerate() {
+                if i % 2 == 1 {
+                    (t.tok == Tok::Op(",")).then_some(())?;
+                } else {
+                    literals.push(literal(t)?);
+                }
+            }
+            (!literals.is_empty()).then_some(())?;
+            found(name, negated, true, literals)
+        }
+        _ => None,
+    }
+}
+
+/// The literal starting at byte `at` (a quoted text without escapes, or a whole number)
+/// and the offset just past it.
+fn literal_at(source: &str, at: usize) -> Option<(ComparedLiteral, usize)> {
+    let rest = source.get(at..)?;
+    let quote = rest.chars().next()?;
+    if quote == '\'' || quote == '"' {
+        let close = rest[1..].find(quote)? + 1;
+        let text = &rest[1..close];
+        if text.contains('\\') {
+            return None;
+        }
+        return Some((ComparedLiteral::Text(text.to_owned()), at + close + 1));
+    }
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let number = rest[..digits].parse().ok()?;
+    // `1.5`, `1e3`, `0x1F`: not a whole number written plainly.
+    if rest[digits..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '.' || c == '_') {
+        return None;
+    }
+    Some((ComparedLiteral::Integer(number), at + digits))
+}
+
+/// The offset just past token `t`.
+fn token_end(source: &str, t: &Token<'_>) -> Option<usize> {
+    match t.tok {
+        Tok::Ident(name) => Some(t.at + name.len()),
+        Tok::Op(op) => Some(t.at + op.len()),
+        Tok::Literal => {
+            let rest = source.get(t.at..)?;
+            match rest.chars().next()? {
+                q @ ('\'' | '"') => rest[1..].find(q).map(|i| t.at + i + 2),
+                _ => Some(
+                    t.at + rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                        .unwrap_or(rest.len()),
+                ),
+            }
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Frame {
     kind: &'static str,
@@ -756,6 +996,96 @@ fn lex_code<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn comparisons(expr: &str) -> Vec<(String, bool, bool, Vec<ComparedLiteral>, &str)> {
+        literal_comparisons(expr)
+            .into_iter()
+            .map(|c| {
+                let range = c.range.clone();
+                (
+                    c.subject,
+                    c.negated,
+                    c.list,
+                    c.literals.into_iter().map(|(l, _)| l).collect(),
+                    &expr[range],
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn literal_comparisons_in_conditions() {
+        let text = |t: &str| ComparedLiteral::Text(t.to_owned());
+        assert_eq!(
+            comparisons("audience == 'extrenal'"),
+            [(
+                "audience".into(),
+                false,
+                false,
+                vec![text("extrenal")],
+                "audience == 'extrenal'"
+            )]
+        );
+        assert_eq!(
+            comparisons("\"x\" != audience"),
+            [(
+                "audience".into(),
+                true,
+                false,
+                vec![text("x")],
+                "\"x\" != audience"
+            )]
+        );
+        assert_eq!(
+            comparisons("level in [1, 2] and not ('grepp' in tools)"),
+            [
+                (
+                    "level".into(),
+                    false,
+                    true,
+                    vec![ComparedLiteral::Integer(1), ComparedLiteral::Integer(2)],
+                    "level in [1, 2]"
+                ),
+                (
+                    "tools".into(),
+                    false,
+                    false,
+                    vec![text("grepp")],
+                    "'grepp' in tools"
+                ),
+            ]
+        );
+        assert_eq!(
+            comparisons("a not in ('x',) or 'bash' not in tools"),
+            [
+                ("a".into(), true, true, vec![text("x")], "a not in ('x',)"),
+                (
+                    "tools".into(),
+                    true,
+                    false,
+                    vec![text("bash")],
+                    "'bash' not in tools"
+                ),
+            ]
+        );
+        let literal = &literal_comparisons("mode == 'fast'")[0].literals[0];
+        assert_eq!(literal.1, 8..14);
+        // Other shapes are left alone.
+        for expr in [
+            "a.b == 'x'",
+            "a == b",
+            "a == 'x' ~ y",
+            "a in ['x', y]",
+            "a == 'it\\'s'",
+            "a == 1.5",
+            "tools == 'x'",
+            "'x' in a",
+            "a is defined",
+            "",
+        ] {
+            assert_eq!(comparisons(expr), [], "{expr}");
+        }
+    }
 
     fn names(list: &[(String, usize)]) -> Vec<&str> {
         list.iter().map(|(n, _)| n.as_str()).collect()

@@ -402,6 +402,16 @@ impl VariableDecl {
         .help(help))
     }
 
+    /// Is `value` one of the `enum` choices? (`true` when there is no `enum`.)
+    pub(crate) fn is_choice(&self, value: &Value) -> bool {
+        self.choices.is_empty() || self.choices.iter().any(|c| same_value(c, value))
+    }
+
+    /// The `enum` choices as written in a preset (`external`, `3`).
+    pub(crate) fn choice_texts(&self) -> Vec<String> {
+        self.choices.iter().map(choice_text).collect()
+    }
+
     /// "choose one of `a`, `b`" when the variable has an `enum`.
     fn choices_help(&self) -> Option<String> {
         if self.choices.is_empty() {

@@ -7,7 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use minijinja::Value;
 
+use super::template_scan::{ComparedLiteral, LiteralComparison};
+use super::variables::VariableDecl;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::suggest::help_did_you_mean;
 use crate::tools::{ToolCatalog, ToolRestriction, visible_tools};
 
 /// How many value combinations `complete-may-conflict` evaluates at most.
@@ -72,6 +75,183 @@ pub(super) fn no_tools(
                 )
             }),
         );
+    }
+    out
+}
+
+/// `impossible-condition`: the comparisons of a `when` condition (`comparisons`, found
+/// once per file) that can never match, for the variables this chain declares
+/// (`declared`, nearest declaration) and the tools `catalog` knows. `span_of` locates a
+/// byte offset of the condition `expression`.
+pub(super) fn impossible_comparisons(
+    piece: (&str, &str),
+    expression: &str,
+    comparisons: &[LiteralComparison],
+    declared: &BTreeMap<String, VariableDecl>,
+    catalog: &ToolCatalog,
+    span_of: &dyn Fn(Option<usize>) -> Option<Span>,
+) -> Vec<Diagnostic> {
+    let (kind, name) = piece;
+    let mut out = Vec::new();
+    for c in comparisons {
+        let Some(written) = expression.get(c.range.clone()) else {
+            continue;
+        };
+        let (bad, why, candidates): (Vec<_>, String, Vec<String>) = if c.subject == "tools" {
+            let bad: Vec<_> = c
+                .literals
+                .iter()
+                .filter(|(l, _)| match l {
+                    ComparedLiteral::Text(t) => !catalog.contains(t),
+                    ComparedLiteral::Integer(_) => true,
+                })
+                .collect();
+            let Some((first, _)) = bad.first() else {
+                continue;
+            };
+            (
+                bad.clone(),
+                format!("no tool is named `{}`", literal_text(first)),
+                catalog.names().map(str::to_owned).collect(),
+            )
+        } else {
+            let Some(decl) = declared.get(&c.subject).filter(|d| !d.choices.is_empty()) else {
+                continue;
+            };
+            let bad: Vec<_> = c
+                .literals
+                .iter()
+                .filter(|(l, _)| !decl.is_choice(&literal_value(l)))
+                .collect();
+            if bad.is_empty() {
+                continue;
+            }
+            let choices = decl.choice_texts();
+            let listed: Vec<String> = bad
+                .iter()
+                .map(|(l, _)| format!("`{}`", literal_text(l)))
+                .collect();
+            let is = if listed.len() == 1 { "is" } else { "are" };
+            (
+                bad.clone(),
+                format!(
+                    "{} {is} not a choice of `{}` ({})",
+                    listed.join(", "),
+                    c.subject,
+                    choices
+                        .iter()
+                        .map(|t| format!("`{t}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                choices,
+            )
+        };
+        let all_bad = bad.len() == c.literals.len();
+        let verdict = match (all_bad, c.negated) {
+            (true, false) => "is never true".to_owned(),
+            (true, true) => "is always true".to_owned(),
+            (false, _) => format!(
+                "never matches {}",
+                bad.iter()
+                    .map(|(l, _)| format!("`{}`", literal_text(l)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let (first, range) = bad[0];
+        let suggestion = match first {
+            ComparedLiteral::Text(t) => help_did_you_mean(t, candidates.iter().map(String::as_str)),
+            ComparedLiteral::Integer(_) => None,
+        };
+        let help = suggestion.unwrap_or_else(|| {
+            if c.subject == "tools" {
+                "`tools` holds the names of the tools the model can call; check the name with `agent-presets show`".to_owned()
+            } else {
+                format!(
+                    "compare `{}` with one of its choices: {}",
+                    c.subject,
+                    candidates.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+                )
+            }
+        });
+        let len = expression
+            .get(range.clone())
+            .map_or(1, |t| u32::try_from(t.chars().count()).unwrap_or(u32::MAX));
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::ImpossibleCondition,
+                format!("the `when` of {kind} `{name}`: `{written}` {verdict}: {why}"),
+            )
+            .at(span_of(Some(range.start)).map(|s| s.with_len(len)))
+            .help(help),
+        );
+    }
+    out
+}
+
+fn literal_value(literal: &ComparedLiteral) -> Value {
+    match literal {
+        ComparedLiteral::Text(t) => Value::from(t.as_str()),
+        ComparedLiteral::Integer(n) => Value::from(*n),
+    }
+}
+
+fn literal_text(literal: &ComparedLiteral) -> String {
+    match literal {
+        ComparedLiteral::Text(t) => t.clone(),
+        ComparedLiteral::Integer(n) => n.to_string(),
+    }
+}
+
+/// `allow-denied-by-parent`: an `allow` entry naming a tool (not a glob) that an earlier
+/// layer's `deny` removes. Restrictions along `extends` intersect, so the entry can never
+/// make the tool visible; the warning names the `deny` entry that removes it.
+pub(super) fn allow_denied_by_parent(
+    catalog: &ToolCatalog,
+    restrictions: &[(&str, &ToolRestriction)],
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (i, (label, r)) in restrictions.iter().enumerate() {
+        let Some(allow) = &r.allow else {
+            continue;
+        };
+        for entry in allow {
+            let tool = entry.as_str();
+            if entry.is_glob() || !catalog.contains(tool) {
+                continue;
+            }
+            // The nearest outer layer whose `deny` removes the tool.
+            let Some((parent, deny)) = restrictions[..i].iter().rev().find_map(|(parent, pr)| {
+                pr.deny
+                    .iter()
+                    .find(|d| d.matches(tool))
+                    .map(|d| (*parent, d))
+            }) else {
+                continue;
+            };
+            let place = deny
+                .span()
+                .map(|s| format!(", {}:{}", s.file, s.line))
+                .unwrap_or_default();
+            let at = deny
+                .span()
+                .map(|s| format!(" ({}:{})", s.file, s.line))
+                .unwrap_or_default();
+            let pattern = deny.as_str();
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::AllowDeniedByParent,
+                    format!(
+                        "`{label}` allows `{tool}`, but `{parent}`, which it extends, denies it (`{pattern}` in its `deny`{place}): the tool stays hidden"
+                    ),
+                )
+                .at(entry.span().cloned().or_else(|| r.span.clone()))
+                .help(format!(
+                    "a child can only narrow its parent's tools: remove `{tool}` from this `allow`; if `{label}` needs the tool, remove `{pattern}` from the `deny` of `{parent}`{at}, or extend a preset that keeps it"
+                )),
+            );
+        }
     }
     out
 }
@@ -316,6 +496,35 @@ fn is_ident_byte(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn allow_denied_by_an_outer_deny_only() {
+        let catalog = ToolCatalog::builtin();
+        let base = ToolRestriction::default()
+            .with_deny(["*_file", "bash"])
+            .unwrap();
+        // Its own `deny` is not a parent's; a glob entry and an unknown name are left to
+        // other checks.
+        let child = ToolRestriction::allow(["read_file", "grep", "bash", "*_dir", "nope"])
+            .unwrap()
+            .with_deny(["grep"])
+            .unwrap();
+        let found = allow_denied_by_parent(&catalog, &[("base", &base), ("child", &child)]);
+        let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "`child` allows `read_file`, but `base`, which it extends, denies it (`*_file` in its `deny`): the tool stays hidden",
+                "`child` allows `bash`, but `base`, which it extends, denies it (`bash` in its `deny`): the tool stays hidden",
+            ]
+        );
+        assert!(
+            found
+                .iter()
+                .all(|d| d.kind == DiagnosticKind::AllowDeniedByParent)
+        );
+        assert!(allow_denied_by_parent(&catalog, &[("child", &child)]).is_empty());
+    }
 
     #[test]
     fn literals() {
