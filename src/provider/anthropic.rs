@@ -579,4 +579,70 @@ mod tests {
         assert_eq!(turns[2]["content"][1]["type"], "text");
         assert_eq!(turns[2]["content"][1]["cache_control"], ephemeral());
     }
+
+    fn start(i: u64, kind: &str) -> String {
+        match kind {
+            "tool_use" => format!(
+                r#"{{"type":"content_block_start","index":{i},"content_block":{{"type":"tool_use","id":"t{i}","name":"bash","input":{{}}}}}}"#
+            ),
+            _ => format!(
+                r#"{{"type":"content_block_start","index":{i},"content_block":{{"type":"text","text":""}}}}"#
+            ),
+        }
+    }
+
+    #[test]
+    fn open_blocks_are_bounded() {
+        let mut acc = EventAccumulator::new();
+        let mut failed = None;
+        for i in 0..100_000u64 {
+            if let Err(e) = acc.push(&start(i, "text")) {
+                failed = Some((i, e));
+                break;
+            }
+        }
+        let (at, err) = failed.unwrap();
+        assert_eq!(at, MAX_STREAM_TOOL_CALLS as u64);
+        assert!(err.to_string().contains("1024"), "{err}");
+        // Tool calls are bounded over the whole answer, closed or not.
+        let mut acc = EventAccumulator::new();
+        for i in 0..MAX_STREAM_TOOL_CALLS as u64 {
+            acc.push(&start(i, "tool_use")).unwrap();
+            acc.push(&format!(r#"{{"type":"content_block_stop","index":{i}}}"#))
+                .unwrap();
+        }
+        assert!(acc.push(&start(5000, "tool_use")).is_err());
+    }
+
+    #[test]
+    fn a_block_opened_twice_is_malformed() {
+        let mut acc = EventAccumulator::new();
+        acc.push(&start(0, "tool_use")).unwrap();
+        assert!(acc.push(&start(0, "text")).is_err());
+    }
+
+    #[test]
+    fn content_after_the_stop_reason_or_message_stop_is_malformed() {
+        let stop = r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#;
+        let mut acc = EventAccumulator::new();
+        acc.push(&start(0, "text")).unwrap();
+        acc.push(stop).unwrap();
+        let late =
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}"#;
+        assert!(acc.push(late).is_err());
+        assert!(acc.push(&start(1, "tool_use")).is_err());
+        let mut acc = EventAccumulator::new();
+        acc.push(r#"{"type":"message_stop"}"#).unwrap();
+        assert!(acc.push(r#"{"type":"ping"}"#).is_err());
+    }
+
+    #[test]
+    fn a_tool_block_never_closed_is_incomplete() {
+        let mut acc = EventAccumulator::new();
+        acc.push(&start(0, "tool_use")).unwrap();
+        acc.push(r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#)
+            .unwrap();
+        acc.push(r#"{"type":"message_stop"}"#).unwrap();
+        assert!(matches!(acc.finish(), Err(ResponseError::Incomplete(_))));
+    }
 }

@@ -516,4 +516,67 @@ mod tests {
         );
         assert_eq!(error_message("<html>"), None);
     }
+
+    fn push_all(acc: &mut ChunkAccumulator, chunks: &[&str]) -> Result<(), ResponseError> {
+        for c in chunks {
+            acc.push(c)?;
+        }
+        Ok(())
+    }
+
+    const CALL: &str = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"bash","arguments":"{}"}}]}}]}"#;
+    const FINISH: &str = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#;
+
+    /// The fuzzer's two-line stream: `last + 1` overflowed on the huge index (a panic in
+    /// debug builds, a call filed out of order in release ones).
+    #[test]
+    fn a_huge_index_then_a_delta_without_one_is_a_protocol_error() {
+        let mut acc = ChunkAccumulator::new();
+        let lines = [
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":4294967295,"id":"a","function":{"name":"bash","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"bash","arguments":""}}]}}]}"#,
+        ];
+        let err = push_all(&mut acc, &lines).unwrap_err();
+        assert!(
+            matches!(&err, ResponseError::Malformed(m) if m.contains("1024")),
+            "{err:?}"
+        );
+        // The largest index allowed, then a new id without an index, is refused too.
+        let mut acc = ChunkAccumulator::new();
+        acc.push(&lines[0].replace("4294967295", "1023")).unwrap();
+        assert!(acc.push(lines[1]).is_err());
+    }
+
+    #[test]
+    fn a_finish_reason_without_done_is_incomplete() {
+        let mut acc = ChunkAccumulator::new();
+        push_all(&mut acc, &[CALL, FINISH]).unwrap();
+        let err = acc.finish().unwrap_err();
+        assert!(
+            matches!(&err, ResponseError::Incomplete(m) if m.contains("[DONE]")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn deltas_after_the_finish_reason_are_malformed() {
+        for late in [
+            r#"{"choices":[{"index":0,"delta":{"content":"more"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"more"}}]}"#,
+            CALL,
+        ] {
+            let mut acc = ChunkAccumulator::new();
+            let err = push_all(&mut acc, &[CALL, FINISH, late]).unwrap_err();
+            assert!(
+                matches!(&err, ResponseError::Malformed(m) if m.contains("after the finish reason")),
+                "{err:?}"
+            );
+        }
+        // Usage and empty deltas after it are fine, and anything after [DONE] is not.
+        let mut acc = ChunkAccumulator::new();
+        let usage = r#"{"choices":[{"index":0,"delta":{"content":""}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}"#;
+        push_all(&mut acc, &[CALL, FINISH, usage, "[DONE]"]).unwrap();
+        assert!(acc.push(usage).is_err());
+        assert_eq!(acc.finish().unwrap().tool_calls.len(), 1);
+    }
 }
