@@ -216,15 +216,11 @@ impl SseDecoder {
                 self.has_data = true;
             }
             b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
-            b"id" => {
-                if !value.contains(&0) {
-                    self.id = Some(String::from_utf8_lossy(value).into_owned());
-                }
+            b"id" if !value.contains(&0) => {
+                self.id = Some(String::from_utf8_lossy(value).into_owned());
             }
-            b"retry" => {
-                if !value.is_empty() && value.iter().all(u8::is_ascii_digit) {
-                    self.retry = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
-                }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                self.retry = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
             }
             _ => {}
         }

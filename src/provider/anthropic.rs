@@ -426,20 +426,18 @@ impl EventAccumulator {
             }
             "content_block_stop" => {
                 let i = index().ok_or_else(|| malformed("without an `index`"))?;
-                if let Some(block) = self.blocks.remove(&i) {
-                    if let OpenBlock::ToolUse { id, name, json } = block {
-                        // An empty input streams as no fragments at all.
-                        let arguments = if json.trim().is_empty() {
-                            "{}".to_owned()
-                        } else {
-                            json
-                        };
-                        self.calls.push(ToolCall {
-                            id,
-                            name,
-                            arguments,
-                        });
-                    }
+                if let Some(OpenBlock::ToolUse { id, name, json }) = self.blocks.remove(&i) {
+                    // An empty input streams as no fragments at all.
+                    let arguments = if json.trim().is_empty() {
+                        "{}".to_owned()
+                    } else {
+                        json
+                    };
+                    self.calls.push(ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    });
                 }
             }
             "message_delta" => {
