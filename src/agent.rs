@@ -402,7 +402,9 @@ impl<'a> Agent<'a> {
             .map(|(i, call)| {
                 let long_name = call.name.chars().nth(MAX_TOOL_NAME_CHARS).is_some();
                 if long_name {
-                    call.name = excerpt(&call.name, MAX_TOOL_NAME_CHARS);
+                    // No `…`: the provider checks names it gets back (at most 64
+                    // characters, a restricted alphabet).
+                    call.name = call.name.chars().take(MAX_TOOL_NAME_CHARS).collect();
                 }
                 let arguments = call.arguments.len();
                 if arguments > MAX_TOOL_ARGUMENT_BYTES {
