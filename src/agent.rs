@@ -13,6 +13,13 @@
 //! changes files or runs commands may run. Every outcome becomes a tool result with the
 //! call's id, so the loop goes on.
 //!
+//! Work per step is bounded: at most [`DEFAULT_MAX_TOOL_CALLS`] calls of one answer run
+//! ([`Agent::with_max_tool_calls`]); the rest, calls with a name longer than
+//! [`MAX_TOOL_NAME_CHARS`] and calls with arguments over [`MAX_TOOL_ARGUMENT_BYTES`] are
+//! refused to the model with a tool result that says why. The history keeps an
+//! over-long name only as an excerpt and over-large arguments only as `{}`, so neither
+//! is resent (nor held) whole.
+//!
 //! ```no_run
 //! use agent_presets::agent::{Agent, ApproveAll};
 //! use agent_presets::client::{ClientOptions, ModelClient};
@@ -62,6 +69,7 @@ use crate::client::{ClientError, ClientEvent, ModelClient};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::preset::spec::Provider;
 use crate::prompt::{ContextSnapshot, PromptAssembler, PromptText, Values};
+pub use crate::provider::MAX_TOOL_NAME_CHARS;
 use crate::provider::{self, FinishReason, StreamEvent, Usage, excerpt};
 use crate::request::{Fingerprint, Message, RequestEnvelope, ToolCall};
 use crate::tools::{ToolContext, ToolDefinition, ToolOutput, WireTool};
@@ -228,11 +236,19 @@ pub struct Agent<'a> {
     tools: ToolContext,
     wire_tools: Arc<[WireTool]>,
     max_steps: usize,
+    max_tool_calls: usize,
     last_header: Option<RequestHeader>,
 }
 
 /// The default step limit.
 pub const DEFAULT_MAX_STEPS: usize = 50;
+
+/// The default number of tool calls of one answer that run.
+pub const DEFAULT_MAX_TOOL_CALLS: usize = 64;
+
+/// The largest tool arguments that run (1 MiB); larger ones are refused, and the history
+/// keeps `{}` in their place.
+pub const MAX_TOOL_ARGUMENT_BYTES: usize = 1 << 20;
 
 impl<'a> Agent<'a> {
     /// An agent whose tools work in `tools`' workspace.
@@ -248,6 +264,7 @@ impl<'a> Agent<'a> {
             tools,
             wire_tools,
             max_steps: DEFAULT_MAX_STEPS,
+            max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             last_header: None,
         }
     }
@@ -255,6 +272,13 @@ impl<'a> Agent<'a> {
     /// Stop after `n` model requests (at least 1).
     pub fn with_max_steps(mut self, n: usize) -> Self {
         self.max_steps = n.max(1);
+        self
+    }
+
+    /// Run at most `n` tool calls of one answer (at least 1); the model is told the rest
+    /// were not run.
+    pub fn with_max_tool_calls(mut self, n: usize) -> Self {
+        self.max_tool_calls = n.max(1);
         self
     }
 
@@ -331,6 +355,8 @@ impl<'a> Agent<'a> {
                     }),
                 })
                 .await?;
+            let mut turn = turn;
+            let refusals = self.bound_calls(&mut turn.tool_calls);
             history.push(turn.to_message());
             if let Some(m) = history.last() {
                 on_event(AgentEvent::Message { step, message: m });
@@ -348,8 +374,11 @@ impl<'a> Agent<'a> {
                     finish: turn.finish,
                 });
             }
-            for call in &turn.tool_calls {
-                let output = self.run_call(step, call, approval, on_event).await;
+            for (call, refusal) in turn.tool_calls.iter().zip(refusals) {
+                let output = match refusal {
+                    Some(reason) => ToolOutput::error(reason),
+                    None => self.run_call(step, call, approval, on_event).await,
+                };
                 history.push(Message::tool(&call.id, output.content, output.is_error));
                 if let Some(m) = history.last() {
                     on_event(AgentEvent::Message { step, message: m });
@@ -359,6 +388,48 @@ impl<'a> Agent<'a> {
         Ok(Outcome::StepLimit {
             steps: self.max_steps,
         })
+    }
+
+    /// Why each call may not run (`None`: it may), with over-long names cut to an
+    /// excerpt and over-large arguments replaced by `{}` (valid in both dialects: an
+    /// object for Anthropic's `input`, a string for OpenAI's `arguments`).
+    fn bound_calls(&self, calls: &mut [ToolCall]) -> Vec<Option<String>> {
+        let total = calls.len();
+        let max = self.max_tool_calls;
+        calls
+            .iter_mut()
+            .enumerate()
+            .map(|(i, call)| {
+                let long_name = call.name.chars().nth(MAX_TOOL_NAME_CHARS).is_some();
+                if long_name {
+                    // No `…`: the provider checks names it gets back (at most 64
+                    // characters, a restricted alphabet).
+                    call.name = call.name.chars().take(MAX_TOOL_NAME_CHARS).collect();
+                }
+                let arguments = call.arguments.len();
+                if arguments > MAX_TOOL_ARGUMENT_BYTES {
+                    call.arguments = "{}".to_owned();
+                }
+                if i >= max {
+                    Some(format!(
+                        "Error: this tool call was not run: the answer made {total} tool calls and at most {max} run per answer (`--max-tool-calls`); this is call {}.\nHint: make fewer calls at a time; call it again in a later answer if it is still needed.",
+                        i + 1
+                    ))
+                } else if long_name {
+                    Some(format!(
+                        "Error: no tool was run: the tool name `{}` is longer than {MAX_TOOL_NAME_CHARS} characters.\nHint: call one of the tools you were given, by its exact name.",
+                        call.name
+                    ))
+                } else if arguments > MAX_TOOL_ARGUMENT_BYTES {
+                    Some(format!(
+                        "Error: `{}` was not run: its arguments are {arguments} bytes, more than the {MAX_TOOL_ARGUMENT_BYTES} allowed.\nHint: send smaller arguments (e.g. write a large file in parts).",
+                        call.name
+                    ))
+                } else {
+                    None
+                }
+            })
+            .collect()
     }
 
     fn header(&self, request: &RequestEnvelope) -> RequestHeader {

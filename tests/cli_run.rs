@@ -1143,3 +1143,57 @@ fn a_command_longer_than_the_screen_is_refused_even_when_the_user_says_yes() {
         "{result}"
     );
 }
+
+#[test]
+fn max_tool_calls_bounds_the_calls_of_one_answer() {
+    let calls: Vec<Value> = (0..3)
+        .map(|i| {
+            json!({"id": format!("c{i}"), "type": "function", "function": {"name": "write_file",
+                "arguments": json!({"path": format!("f{i}.txt"), "content": "x"}).to_string()}})
+        })
+        .collect();
+    let server = MockProvider::start(vec![
+        Reply::json(json!({
+            "id": "c", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+                "tool_calls": calls}, "finish_reason": "tool_calls"}]
+        })),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let run = p.run(&["run", "agent", "Write.", "--yes", "--max-tool-calls", "2"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(p.path().join("f1.txt").exists(), "{run:?}");
+    assert!(!p.path().join("f2.txt").exists(), "{run:?}");
+    let second = &server.requests()[1].body;
+    let refused: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .filter(|c| c.contains("--max-tool-calls"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{second:#}");
+    let bad = p.run(&["run", "agent", "x", "--max-tool-calls", "0"]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+}
+
+#[test]
+fn a_redirect_is_an_error_with_a_hint_to_fix_base_url() {
+    let target = MockProvider::start(vec![Reply::json(mock::openai_text("stolen"))]);
+    let location = target.url("/chat/completions");
+    let server = MockProvider::start(vec![Reply::status_with(
+        308,
+        &[("Location", location.as_str())],
+        json!({}),
+    )]);
+    let p = Project::new("deepseek", &server, "");
+    let run = p.run(&["run", "agent", "hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("308"), "{run:?}");
+    assert!(run.stderr.contains(&location), "{run:?}");
+    assert!(run.stderr.contains("model.baseUrl"), "{run:?}");
+    assert!(!run.stderr.contains(KEY) && !run.stdout.contains(KEY));
+    assert!(target.requests().is_empty());
+}

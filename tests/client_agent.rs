@@ -149,6 +149,8 @@ struct Ran {
     streamed: Vec<String>,
     headers: usize,
     retries: Vec<Duration>,
+    /// Tool calls the agent ran (`AgentEvent::ToolCall`).
+    calls_run: usize,
 }
 
 /// Run `prompt` against `replies`; the workspace is `dir`.
@@ -180,6 +182,7 @@ fn run_preset(
     let mut streamed = Vec::new();
     let mut headers = 0;
     let mut retries = Vec::new();
+    let mut calls_run = 0;
     let result = runtime.block_on(async {
         let mut agent = Agent::new(
             preset.assembler(),
@@ -201,6 +204,7 @@ fn run_preset(
                     } => streamed.push(t.clone()),
                     AgentEvent::RequestHeader { .. } => headers += 1,
                     AgentEvent::Retry { delay, .. } => retries.push(delay),
+                    AgentEvent::ToolCall { .. } => calls_run += 1,
                     _ => {}
                 },
             )
@@ -213,6 +217,7 @@ fn run_preset(
             streamed,
             headers,
             retries,
+            calls_run,
         },
         server,
     )
@@ -820,4 +825,305 @@ fn a_changed_model_value_means_a_new_request_header() {
     );
     answered(&ran);
     assert_eq!(ran.headers, 2);
+}
+
+// ------------------------------------------------------------- issue 22: hostile servers
+
+/// A whole answer that calls `write_file` once per `(id, path, content)`.
+fn many_calls(d: Dialect, calls: &[(String, String, String)]) -> Reply {
+    match d.name {
+        "anthropic" => {
+            let content: Vec<Value> = calls
+                .iter()
+                .map(|(id, name, args)| {
+                    let input: Value = serde_json::from_str(args).unwrap_or(json!({}));
+                    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+                })
+                .collect();
+            Reply::json(json!({
+                "id": "msg_n", "type": "message", "role": "assistant", "model": "m",
+                "content": content, "stop_reason": "tool_use", "stop_sequence": null,
+                "usage": {"input_tokens": 1, "output_tokens": 1}
+            }))
+        }
+        _ => {
+            let tool_calls: Vec<Value> = calls
+                .iter()
+                .map(|(id, name, args)| {
+                    json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
+                })
+                .collect();
+            Reply::json(json!({
+                "id": "c", "object": "chat.completion", "created": 1, "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+                    "tool_calls": tool_calls}, "finish_reason": "tool_calls"}]
+            }))
+        }
+    }
+}
+
+/// The tool calls of the last assistant message in a request body: (id, name, arguments
+/// as sent: the OpenAI string, or Anthropic's `input` object as text).
+fn sent_calls(d: Dialect, body: &Value) -> Vec<(String, String, String)> {
+    let messages = body["messages"].as_array().unwrap();
+    let assistant = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    match d.name {
+        "anthropic" => assistant["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["type"] == "tool_use")
+            .map(|b| {
+                assert!(b["input"].is_object(), "{b}");
+                (
+                    b["id"].as_str().unwrap().to_owned(),
+                    b["name"].as_str().unwrap().to_owned(),
+                    b["input"].to_string(),
+                )
+            })
+            .collect(),
+        _ => assistant["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["id"].as_str().unwrap().to_owned(),
+                    c["function"]["name"].as_str().unwrap().to_owned(),
+                    c["function"]["arguments"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn redirects_are_not_followed_and_the_target_receives_nothing() {
+    for d in DIALECTS {
+        for status in [301, 302, 303, 307, 308] {
+            let target = MockProvider::start(vec![d.text("stolen"), d.text("stolen")]);
+            let location = target.url(d.endpoint);
+            let dir = tempfile::tempdir().unwrap();
+            let (ran, server) = run(
+                d,
+                vec![Reply::status_with(
+                    status,
+                    &[("Location", location.as_str())],
+                    json!({}),
+                )],
+                dir.path(),
+            );
+            let label = format!("{} {status}", d.name);
+            match &ran.result {
+                Err(AgentError::Client(e @ ClientError::Redirect { .. })) => {
+                    let text = e.to_string();
+                    assert!(text.contains(&status.to_string()), "{label}: {text}");
+                    assert!(text.contains(&location), "{label}: {text}");
+                    assert!(!text.contains(KEY), "{label}: {text}");
+                    assert!(e.help().unwrap().contains("baseUrl"), "{label}");
+                    assert!(!e.is_retryable(), "{label}");
+                }
+                other => panic!("{label}: expected a redirect error, got {other:?}"),
+            }
+            assert_eq!(server.requests().len(), 1, "{label}: not retried");
+            // Give a client that follows time to get there.
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(
+                target.requests().is_empty(),
+                "{label}: the redirect target received {:?}",
+                target.requests()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_redirect_location_is_masked_escaped_and_shortened() {
+    let d = ANTHROPIC;
+    let dir = tempfile::tempdir().unwrap();
+    let location = format!("http://evil.example/\u{202e}{KEY}/{}", "x".repeat(5000));
+    let (ran, _server) = run(
+        d,
+        vec![Reply::status_with(
+            302,
+            &[("Location", location.as_str())],
+            json!({}),
+        )],
+        dir.path(),
+    );
+    let Err(AgentError::Client(e)) = &ran.result else {
+        panic!("{:?}", ran.result);
+    };
+    let text = e.to_string();
+    assert!(text.contains("http://evil.example/"), "{text}");
+    assert!(!text.contains(KEY), "{text}");
+    assert!(!text.contains('\u{202e}'), "{text}");
+    assert!(text.len() < 1000, "{}", text.len());
+}
+
+#[test]
+fn a_finish_reason_without_the_final_event_runs_no_tool() {
+    for d in DIALECTS {
+        let dir = tempfile::tempdir().unwrap();
+        let mut pieces = d.call_stream(
+            "call_w",
+            "write_file",
+            &[r#"{"path": "out.txt", "content": "x"}"#],
+        );
+        // Drop `[DONE]` / `message_stop`; the finish reason is still there.
+        let last = pieces.pop().unwrap();
+        assert!(last.contains("[DONE]") || last.contains("message_stop"));
+        let (ran, _server) = run(
+            d,
+            vec![Reply::sse(pieces), Reply::sse(d.text_stream(&["Done."]))],
+            dir.path(),
+        );
+        match &ran.result {
+            Err(AgentError::Client(ClientError::Response { error, .. })) => {
+                assert!(
+                    error
+                        .to_string()
+                        .contains("before the response was complete"),
+                    "{}: {error}",
+                    d.name
+                );
+            }
+            other => panic!("{}: expected an incomplete stream, got {other:?}", d.name),
+        }
+        assert!(!dir.path().join("out.txt").exists(), "{}", d.name);
+        assert_eq!(ran.calls_run, 0);
+    }
+}
+
+#[test]
+fn content_after_the_finish_reason_is_a_protocol_error() {
+    for d in DIALECTS {
+        let dir = tempfile::tempdir().unwrap();
+        let mut pieces = d.call_stream(
+            "call_w",
+            "write_file",
+            &[r#"{"path": "out.txt", "content": "x"}"#],
+        );
+        let late = match d.name {
+            "anthropic" => {
+                json!({"type": "content_block_start", "index": 5, "content_block": {"type": "text", "text": "late"}})
+            }
+            _ => json!({"choices": [{"index": 0, "delta": {"content": "late"}}]}),
+        };
+        let at = pieces.len() - 1;
+        pieces.insert(at, format!("data: {late}\n\n"));
+        let (ran, _server) = run(d, vec![Reply::sse(pieces)], dir.path());
+        match &ran.result {
+            Err(AgentError::Client(ClientError::Response { error, .. })) => {
+                assert!(
+                    error.to_string().contains("after the"),
+                    "{}: {error}",
+                    d.name
+                );
+            }
+            other => panic!("{}: expected a protocol error, got {other:?}", d.name),
+        }
+        assert!(!dir.path().join("out.txt").exists(), "{}", d.name);
+    }
+}
+
+#[test]
+fn an_sse_line_over_8_mib_is_refused() {
+    for d in DIALECTS {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "x".repeat(9 << 20);
+        let mut pieces = d.text_stream(&["Hi"]);
+        let at = pieces.iter().position(|p| p.contains("\"Hi\"")).unwrap();
+        let big = pieces[at].replace("Hi", &text);
+        pieces.insert(at, big);
+        let (ran, _server) = run(d, vec![Reply::sse(pieces)], dir.path());
+        match &ran.result {
+            Err(AgentError::Client(e @ ClientError::Response { .. })) => {
+                assert!(e.to_string().contains("8388608 bytes"), "{}: {e}", d.name);
+            }
+            other => panic!("{}: expected the line cap, got {:.300?}", d.name, other),
+        }
+    }
+}
+
+#[test]
+fn at_most_64_of_250_tool_calls_run_and_every_call_gets_a_result() {
+    for d in DIALECTS {
+        let dir = tempfile::tempdir().unwrap();
+        let calls: Vec<(String, String, String)> = (0..250)
+            .map(|i| {
+                (
+                    format!("call_{i}"),
+                    "write_file".to_owned(),
+                    json!({"path": format!("f{i}.txt"), "content": "x"}).to_string(),
+                )
+            })
+            .collect();
+        let (ran, server) = run(d, vec![many_calls(d, &calls), d.text("Done.")], dir.path());
+        assert_eq!(answered(&ran), "Done.", "{}", d.name);
+        let written = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(written, 64, "{}", d.name);
+        assert_eq!(ran.calls_run, 64, "{}", d.name);
+        assert!(dir.path().join("f63.txt").exists());
+        assert!(!dir.path().join("f64.txt").exists());
+        let bodies = check_requests(d, &server);
+        let results = tool_results(d, &bodies[1]);
+        assert_eq!(results.len(), 250, "{}", d.name);
+        for (i, (id, content, error)) in results.iter().enumerate() {
+            assert_eq!(id, &format!("call_{i}"));
+            if i >= 64 {
+                assert!(*error, "{}: {content}", d.name);
+                assert!(content.contains("at most 64"), "{content}");
+                assert!(content.contains("--max-tool-calls"), "{content}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_long_tool_name_is_refused_and_never_echoed_whole() {
+    for d in DIALECTS {
+        let dir = tempfile::tempdir().unwrap();
+        let name = format!("write_file{}", "w".repeat(20_000));
+        let calls = vec![(
+            "call_n".to_owned(),
+            name.clone(),
+            json!({"path": "n.txt", "content": "x"}).to_string(),
+        )];
+        let (ran, server) = run(d, vec![many_calls(d, &calls), d.text("Done.")], dir.path());
+        assert_eq!(answered(&ran), "Done.", "{}", d.name);
+        assert_eq!(ran.calls_run, 0);
+        let bodies = check_requests(d, &server);
+        let results = tool_results(d, &bodies[1]);
+        assert!(results[0].2);
+        assert!(results[0].1.contains("longer than 64"), "{}", results[0].1);
+        assert!(results[0].1.len() < 1000, "{}", results[0].1.len());
+        let sent = sent_calls(d, &bodies[1]);
+        assert!(sent[0].1.chars().count() <= 65, "{}", sent[0].1.len());
+        let history_name = &ran.history[2].tool_calls[0].name;
+        assert!(history_name.chars().count() <= 65);
+    }
+}
+
+#[test]
+fn huge_tool_arguments_are_refused_and_not_kept() {
+    for d in DIALECTS {
+        let dir = tempfile::tempdir().unwrap();
+        let args = json!({"path": "big.txt", "content": "x".repeat(2 << 20)}).to_string();
+        let calls = vec![("call_b".to_owned(), "write_file".to_owned(), args)];
+        let (ran, server) = run(d, vec![many_calls(d, &calls), d.text("Done.")], dir.path());
+        assert_eq!(answered(&ran), "Done.", "{}", d.name);
+        assert!(!dir.path().join("big.txt").exists(), "{}", d.name);
+        let bodies = check_requests(d, &server);
+        let results = tool_results(d, &bodies[1]);
+        assert!(results[0].2);
+        assert!(results[0].1.contains("1048576"), "{}", results[0].1);
+        // The history keeps `{}`: an object for Anthropic, a string for OpenAI.
+        assert_eq!(sent_calls(d, &bodies[1])[0].2, "{}", "{}", d.name);
+        assert!(bodies[1].to_string().len() < 100_000);
+    }
 }

@@ -44,3 +44,26 @@ fn invalid_utf8_after_a_lone_cr_is_on_the_next_line() {
         (DiagnosticKind::Encoding, 3, 1)
     );
 }
+
+/// The OpenAI stream of issue 22 through the client's real stream path: a tool-call
+/// delta with `"index":4294967295`, then one without an index. `last + 1` overflowed
+/// (a panic in debug builds; in release builds the second call was filed out of order).
+#[cfg(feature = "client")]
+#[test]
+fn a_huge_tool_call_index_then_none_is_a_protocol_error() {
+    use agent_presets::client::{ClientError, decode_stream};
+    use agent_presets::provider::{Dialect, ResponseError};
+
+    let stream = concat!(
+        "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":4294967295,\"id\":\"a\",\"function\":{\"name\":\"bash\",\"arguments\":\"\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"b\",\"function\":{\"name\":\"bash\",\"arguments\":\"\"}}]}}]}\n\n",
+    );
+    let err = decode_stream(Dialect::OpenAi, [stream.as_bytes()], 64 << 20).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            ClientError::Response { error: ResponseError::Malformed(m), .. } if m.contains("index")
+        ),
+        "{err}"
+    );
+}

@@ -48,6 +48,9 @@ pub(crate) struct RunArgs {
     /// Stop after this many model requests.
     #[arg(long, value_name = "N", default_value_t = crate::agent::DEFAULT_MAX_STEPS as u64, value_parser = clap::value_parser!(u64).range(1..))]
     max_steps: u64,
+    /// Run at most this many tool calls of one answer; the rest are refused to the model.
+    #[arg(long, value_name = "N", default_value_t = crate::agent::DEFAULT_MAX_TOOL_CALLS as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    max_tool_calls: u64,
     /// Run tools that change files or run commands without asking.
     #[arg(long, short = 'y')]
     yes: bool,
@@ -144,7 +147,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         .build()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
     let max_steps = usize::try_from(args.max_steps).unwrap_or(usize::MAX);
-    let mut agent = Agent::new(preset.assembler(), &client, tools).with_max_steps(max_steps);
+    let mut agent = Agent::new(preset.assembler(), &client, tools)
+        .with_max_steps(max_steps)
+        .with_max_tool_calls(usize::try_from(args.max_tool_calls).unwrap_or(usize::MAX));
     let mut history = Vec::new();
     let mut snapshot = ContextSnapshot::new();
     let mut step_values = |_step: usize| {

@@ -84,6 +84,20 @@ pub enum ClientError {
         /// How many requests were made.
         attempts: u32,
     },
+    /// The endpoint answered with a redirect, which is never followed: the key and the
+    /// conversation go only to the host `baseUrl` names.
+    #[error(
+        "{provider} answered {status} (a redirect{}), which is not followed",
+        location.as_deref().map(|l| format!(" to `{l}`")).unwrap_or_default()
+    )]
+    Redirect {
+        /// The provider.
+        provider: Provider,
+        /// The HTTP status code (3xx).
+        status: u16,
+        /// The `Location` header, escaped and shortened, key masked.
+        location: Option<String>,
+    },
     /// The provider could not be reached, or the connection broke before any answer.
     #[error("cannot reach {provider} at {endpoint}: {detail}{}", attempts_note(*attempts))]
     Connect {
@@ -179,6 +193,9 @@ impl ClientError {
             ClientError::Status { status: 429, .. } => {
                 Some("rate limited: wait a moment, or raise `--max-retries`".into())
             }
+            ClientError::Redirect { .. } => Some(
+                "set `model.baseUrl` (or `--base-url`) to the URL the API really answers at; redirects are never followed, so the key and the conversation reach only the host you name".into(),
+            ),
             ClientError::Connect { .. } => Some(
                 "check the network and `model.baseUrl`; for a local server, that it is running".into(),
             ),

@@ -10,28 +10,35 @@
 //! - The key travels only in its header, marked sensitive; anything a server echoes back
 //!   is scrubbed of it and its common transformations ([`crate::redact::Redactor`],
 //!   [`ModelClient::redactor`]).
+//! - Redirects are never followed: a 3xx answer is a [`ClientError::Redirect`], so the
+//!   key and the conversation go only to the host `baseUrl` names.
+//! - A streamed answer is decoded by [`sse`] (linear, lines capped at
+//!   [`sse::MAX_LINE_BYTES`]) and the dialect's accumulator; [`decode_stream`] runs the
+//!   same code on chunks given at once.
 
 mod api_key;
+mod decode;
 mod error;
+pub mod sse;
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime};
 
 use backon::{ExponentialBuilder, Retryable};
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, LOCATION, RETRY_AFTER};
 use serde_json::Value;
 
 pub use api_key::ApiKey;
+pub use decode::decode_stream;
 pub use error::{ClientError, KeyProblem, TimeoutKind};
 
 use crate::provider::{
-    ANTHROPIC_VERSION, Dialect, ModelSettings, ModelTurn, ResponseError, StreamAccumulator,
-    StreamEvent,
+    ANTHROPIC_VERSION, Dialect, ModelSettings, ModelTurn, ResponseError, StreamEvent,
 };
 use crate::redact::Redactor;
+use decode::{StreamDecoder, redact_response};
 
 /// Limits and retry policy of a [`ModelClient`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,6 +137,9 @@ impl ModelClient {
         let http = reqwest::Client::builder()
             .connect_timeout(options.connect_timeout)
             .user_agent(concat!("agent-presets/", env!("CARGO_PKG_VERSION")))
+            // A redirect would carry the key (reqwest strips `Authorization` across hosts,
+            // not `x-api-key`) and, on 307/308, the whole conversation to another host.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ClientError::Request {
                 provider: settings.provider,
@@ -318,6 +328,17 @@ impl ModelClient {
         }
         .map_err(|e| self.connect_error(&e))?;
         let status = response.status();
+        if status.is_redirection() {
+            let location = response
+                .headers()
+                .get(LOCATION)
+                .map(|v| safe_location(&self.redact(&String::from_utf8_lossy(v.as_bytes()))));
+            return Err(ClientError::Redirect {
+                provider: self.settings.provider,
+                status: status.as_u16(),
+                location,
+            });
+        }
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
             let text = self
@@ -409,7 +430,7 @@ impl ModelClient {
             crate::provider::parse_response(self.settings.dialect(), &text).map_err(|error| {
                 ClientError::Response {
                     provider: self.settings.provider,
-                    error: redact_response(error, |t| self.redact(t)),
+                    error: redact_response(error, &|t| self.redact(t)),
                 }
             })?;
         if let Some(r) = &turn.reasoning {
@@ -430,120 +451,54 @@ impl ModelClient {
     async fn stream<F>(
         &self,
         first: bytes::Bytes,
-        rest: ByteStream,
+        mut rest: ByteStream,
         on_event: &mut F,
     ) -> Result<ModelTurn, ClientError>
     where
         F: FnMut(ClientEvent<'_>),
     {
-        let provider = self.settings.provider;
-        let guarded = guard(
-            futures_util::stream::once(async move { Ok(first) }).chain(rest),
-            self.options.idle_timeout,
+        let redact = |t: &str| self.redact(t);
+        let mut show = |piece: &StreamEvent| on_event(ClientEvent::Stream(piece));
+        let mut decoder = StreamDecoder::new(
+            self.settings.provider,
+            self.settings.dialect(),
             self.options.max_response_bytes,
         );
-        let mut events = Box::pin(guarded.eventsource());
-        let mut acc = StreamAccumulator::new(self.settings.dialect());
-        while let Some(item) = events.next().await {
-            let event = match item {
-                Ok(event) => event,
-                Err(EventStreamError::Transport(failure)) => {
-                    return Err(match failure {
-                        StreamFailure::Idle => self.idle_timeout(),
-                        StreamFailure::TooLarge(limit) => ClientError::Response {
-                            provider,
-                            error: ResponseError::Malformed(format!(
-                                "the answer is larger than {limit} bytes"
-                            )),
-                        },
-                        StreamFailure::Transport(detail) => ClientError::Interrupted {
-                            provider,
-                            detail: self.redact(&detail),
-                        },
+        let mut done = decoder.push(&first, &redact, &mut show)?;
+        while !done {
+            match tokio::time::timeout(self.options.idle_timeout, rest.next()).await {
+                Err(_) => return Err(self.idle_timeout()),
+                Ok(None) => break,
+                Ok(Some(Err(e))) => {
+                    return Err(ClientError::Interrupted {
+                        provider: self.settings.provider,
+                        detail: self.redact(&root_cause(&e)),
                     });
                 }
-                Err(e) => {
-                    return Err(ClientError::Response {
-                        provider,
-                        error: ResponseError::Malformed(format!("not an event stream: {e}")),
-                    });
-                }
+                Ok(Some(Ok(chunk))) => done = decoder.push(&chunk, &redact, &mut show)?,
+            }
+        }
+        decoder.finish(&redact)
+    }
+}
+
+/// A `Location` header fit to quote: control and bidi characters escaped, at most 200
+/// characters.
+fn safe_location(location: &str) -> String {
+    let escaped: String = location
+        .chars()
+        .flat_map(|c| {
+            let plain =
+                !c.is_control() && !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            let shown: Vec<char> = if plain {
+                vec![c]
+            } else {
+                c.escape_unicode().collect()
             };
-            let pieces = acc
-                .push(&event.data)
-                .map_err(|error| ClientError::Response {
-                    provider,
-                    error: redact_response(error, |t| self.redact(t)),
-                })?;
-            for piece in &pieces {
-                on_event(ClientEvent::Stream(piece));
-            }
-            if acc.is_done() {
-                break;
-            }
-        }
-        acc.finish().map_err(|error| ClientError::Response {
-            provider,
-            error: redact_response(error, |t| self.redact(t)),
+            shown
         })
-    }
-}
-
-fn redact_response(error: ResponseError, redact: impl Fn(&str) -> String) -> ResponseError {
-    match error {
-        ResponseError::Malformed(m) => ResponseError::Malformed(redact(&m)),
-        ResponseError::Incomplete(m) => ResponseError::Incomplete(redact(&m)),
-        ResponseError::Provider(m) => ResponseError::Provider(redact(&m)),
-    }
-}
-
-/// Why a byte stream stopped early.
-#[derive(Debug)]
-enum StreamFailure {
-    Idle,
-    TooLarge(usize),
-    Transport(String),
-}
-
-impl std::fmt::Display for StreamFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StreamFailure::Idle => f.write_str("idle timeout"),
-            StreamFailure::TooLarge(limit) => write!(f, "larger than {limit} bytes"),
-            StreamFailure::Transport(detail) => f.write_str(detail),
-        }
-    }
-}
-
-/// The stream with an idle timeout per chunk and a cap on the total size; it ends after
-/// its first failure.
-fn guard(
-    inner: impl Stream<Item = reqwest::Result<bytes::Bytes>> + Send + 'static,
-    idle: Duration,
-    limit: usize,
-) -> impl Stream<Item = Result<bytes::Bytes, StreamFailure>> + Send {
-    let state = (Box::pin(inner), 0usize, false);
-    futures_util::stream::unfold(state, move |(mut inner, seen, failed)| async move {
-        if failed {
-            return None;
-        }
-        match tokio::time::timeout(idle, inner.next()).await {
-            Err(_) => Some((Err(StreamFailure::Idle), (inner, seen, true))),
-            Ok(None) => None,
-            Ok(Some(Err(e))) => Some((
-                Err(StreamFailure::Transport(root_cause(&e))),
-                (inner, seen, true),
-            )),
-            Ok(Some(Ok(chunk))) => {
-                let seen = seen + chunk.len();
-                if seen > limit {
-                    Some((Err(StreamFailure::TooLarge(limit)), (inner, seen, true)))
-                } else {
-                    Some((Ok(chunk), (inner, seen, false)))
-                }
-            }
-        }
-    })
+        .collect();
+    crate::provider::excerpt(&escaped, 200)
 }
 
 /// The innermost error's message ("Connection refused (os error 111)"), which says more

@@ -6,9 +6,12 @@
 //! Consecutive messages of one role are merged into one turn (tool results first, then a
 //! runtime-context snapshot), as the API expects.
 
+use std::collections::HashMap;
+
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::MAX_STREAM_TOOL_CALLS;
 use super::settings::{ANTHROPIC_DEFAULT_MAX_TOKENS, ModelSettings};
 use super::turn::{FinishReason, ModelTurn, ResponseError, StreamEvent, Usage, excerpt};
 use crate::request::{Message, RequestEnvelope, Role, ToolCall};
@@ -280,14 +283,19 @@ enum OpenBlock {
 /// `message_stop`, `ping`, `error`).
 ///
 /// A tool call's `input_json_delta` fragments are concatenated; the response is complete
-/// only once `message_stop` arrived: [`finish`](Self::finish) refuses anything less, so
-/// no tool runs from a partial call.
+/// only once `message_stop` arrived: [`finish`](Self::finish) refuses anything less
+/// (and a tool block never closed), so no tool runs from a partial call. Open blocks are
+/// found by their index in a map; more than [`MAX_STREAM_TOOL_CALLS`] open blocks or tool
+/// calls, a block opened twice, content after the stop reason, and anything after
+/// `message_stop` are protocol errors.
 #[derive(Debug, Default)]
 pub struct EventAccumulator {
     text: String,
     reasoning: String,
-    blocks: Vec<(usize, OpenBlock)>,
+    blocks: HashMap<u64, OpenBlock>,
     calls: Vec<ToolCall>,
+    /// `tool_use` blocks started so far (closed or not).
+    started_calls: usize,
     stop_reason: Option<String>,
     usage: Option<WireUsage>,
     stopped: bool,
@@ -306,6 +314,12 @@ impl EventAccumulator {
         if data.is_empty() {
             return Ok(Vec::new());
         }
+        if self.stopped {
+            return Err(ResponseError::Malformed(format!(
+                "a stream event after `message_stop`: {}",
+                excerpt(data, 200)
+            )));
+        }
         self.events += 1;
         let event: Value = serde_json::from_str(data).map_err(|e| {
             ResponseError::Malformed(format!("stream event: {e}: {}", excerpt(data, 200)))
@@ -317,12 +331,12 @@ impl EventAccumulator {
             .get("type")
             .and_then(Value::as_str)
             .ok_or_else(|| malformed("without a `type`"))?;
-        let index = || {
-            event
-                .get("index")
-                .and_then(Value::as_u64)
-                .and_then(|i| usize::try_from(i).ok())
-        };
+        let index = || event.get("index").and_then(Value::as_u64);
+        if let Some(reason) = &self.stop_reason
+            && matches!(kind, "content_block_start" | "content_block_delta")
+        {
+            return Err(malformed(&format!("after the stop reason `{reason}`")));
+        }
         let mut out = Vec::new();
         match kind {
             "message_start" => {
@@ -332,6 +346,14 @@ impl EventAccumulator {
             }
             "content_block_start" => {
                 let i = index().ok_or_else(|| malformed("without an `index`"))?;
+                if self.blocks.contains_key(&i) {
+                    return Err(malformed("that opens a block already open"));
+                }
+                if self.blocks.len() >= MAX_STREAM_TOOL_CALLS {
+                    return Err(ResponseError::Malformed(format!(
+                        "more than {MAX_STREAM_TOOL_CALLS} content blocks open at once"
+                    )));
+                }
                 let block = event
                     .get("content_block")
                     .ok_or_else(|| malformed("without a `content_block`"))?;
@@ -347,6 +369,12 @@ impl EventAccumulator {
                     }
                     Some("thinking") => OpenBlock::Thinking,
                     Some("tool_use") => {
+                        if self.started_calls >= MAX_STREAM_TOOL_CALLS {
+                            return Err(ResponseError::Malformed(format!(
+                                "more than {MAX_STREAM_TOOL_CALLS} tool calls in one answer"
+                            )));
+                        }
+                        self.started_calls += 1;
                         let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
                         let name = block
                             .get("name")
@@ -354,7 +382,7 @@ impl EventAccumulator {
                             .unwrap_or_default();
                         out.push(StreamEvent::ToolCall {
                             id: id.to_owned(),
-                            name: name.to_owned(),
+                            name: excerpt(name, super::MAX_TOOL_NAME_CHARS),
                         });
                         OpenBlock::ToolUse {
                             id: id.to_owned(),
@@ -364,7 +392,7 @@ impl EventAccumulator {
                     }
                     _ => OpenBlock::Other,
                 };
-                self.blocks.push((i, open));
+                self.blocks.insert(i, open);
             }
             "content_block_delta" => {
                 let i = index().ok_or_else(|| malformed("without an `index`"))?;
@@ -373,10 +401,7 @@ impl EventAccumulator {
                     .ok_or_else(|| malformed("without a `delta`"))?;
                 let block = self
                     .blocks
-                    .iter_mut()
-                    .rev()
-                    .find(|(j, _)| *j == i)
-                    .map(|(_, b)| b)
+                    .get_mut(&i)
                     .ok_or_else(|| malformed("for a block that was never started"))?;
                 match (delta.get("type").and_then(Value::as_str), block) {
                     (Some("text_delta"), _) => {
@@ -401,21 +426,18 @@ impl EventAccumulator {
             }
             "content_block_stop" => {
                 let i = index().ok_or_else(|| malformed("without an `index`"))?;
-                if let Some(pos) = self.blocks.iter().rposition(|(j, _)| *j == i) {
-                    let (_, block) = self.blocks.remove(pos);
-                    if let OpenBlock::ToolUse { id, name, json } = block {
-                        // An empty input streams as no fragments at all.
-                        let arguments = if json.trim().is_empty() {
-                            "{}".to_owned()
-                        } else {
-                            json
-                        };
-                        self.calls.push(ToolCall {
-                            id,
-                            name,
-                            arguments,
-                        });
-                    }
+                if let Some(OpenBlock::ToolUse { id, name, json }) = self.blocks.remove(&i) {
+                    // An empty input streams as no fragments at all.
+                    let arguments = if json.trim().is_empty() {
+                        "{}".to_owned()
+                    } else {
+                        json
+                    };
+                    self.calls.push(ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    });
                 }
             }
             "message_delta" => {
@@ -459,6 +481,16 @@ impl EventAccumulator {
                 "no `message_stop` after {} event{}",
                 self.events,
                 if self.events == 1 { "" } else { "s" }
+            )));
+        }
+        if let Some(OpenBlock::ToolUse { name, .. }) = self
+            .blocks
+            .values()
+            .find(|b| matches!(b, OpenBlock::ToolUse { .. }))
+        {
+            return Err(ResponseError::Incomplete(format!(
+                "the `{}` tool call was never closed (`content_block_stop`)",
+                excerpt(name, super::MAX_TOOL_NAME_CHARS)
             )));
         }
         let finish = match self.stop_reason.as_deref() {
@@ -544,5 +576,71 @@ mod tests {
         assert_eq!(turns[2]["content"][0]["is_error"], true);
         assert_eq!(turns[2]["content"][1]["type"], "text");
         assert_eq!(turns[2]["content"][1]["cache_control"], ephemeral());
+    }
+
+    fn start(i: u64, kind: &str) -> String {
+        match kind {
+            "tool_use" => format!(
+                r#"{{"type":"content_block_start","index":{i},"content_block":{{"type":"tool_use","id":"t{i}","name":"bash","input":{{}}}}}}"#
+            ),
+            _ => format!(
+                r#"{{"type":"content_block_start","index":{i},"content_block":{{"type":"text","text":""}}}}"#
+            ),
+        }
+    }
+
+    #[test]
+    fn open_blocks_are_bounded() {
+        let mut acc = EventAccumulator::new();
+        let mut failed = None;
+        for i in 0..100_000u64 {
+            if let Err(e) = acc.push(&start(i, "text")) {
+                failed = Some((i, e));
+                break;
+            }
+        }
+        let (at, err) = failed.unwrap();
+        assert_eq!(at, MAX_STREAM_TOOL_CALLS as u64);
+        assert!(err.to_string().contains("1024"), "{err}");
+        // Tool calls are bounded over the whole answer, closed or not.
+        let mut acc = EventAccumulator::new();
+        for i in 0..MAX_STREAM_TOOL_CALLS as u64 {
+            acc.push(&start(i, "tool_use")).unwrap();
+            acc.push(&format!(r#"{{"type":"content_block_stop","index":{i}}}"#))
+                .unwrap();
+        }
+        assert!(acc.push(&start(5000, "tool_use")).is_err());
+    }
+
+    #[test]
+    fn a_block_opened_twice_is_malformed() {
+        let mut acc = EventAccumulator::new();
+        acc.push(&start(0, "tool_use")).unwrap();
+        assert!(acc.push(&start(0, "text")).is_err());
+    }
+
+    #[test]
+    fn content_after_the_stop_reason_or_message_stop_is_malformed() {
+        let stop = r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#;
+        let mut acc = EventAccumulator::new();
+        acc.push(&start(0, "text")).unwrap();
+        acc.push(stop).unwrap();
+        let late =
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}"#;
+        assert!(acc.push(late).is_err());
+        assert!(acc.push(&start(1, "tool_use")).is_err());
+        let mut acc = EventAccumulator::new();
+        acc.push(r#"{"type":"message_stop"}"#).unwrap();
+        assert!(acc.push(r#"{"type":"ping"}"#).is_err());
+    }
+
+    #[test]
+    fn a_tool_block_never_closed_is_incomplete() {
+        let mut acc = EventAccumulator::new();
+        acc.push(&start(0, "tool_use")).unwrap();
+        acc.push(r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#)
+            .unwrap();
+        acc.push(r#"{"type":"message_stop"}"#).unwrap();
+        assert!(matches!(acc.finish(), Err(ResponseError::Incomplete(_))));
     }
 }

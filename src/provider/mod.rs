@@ -35,6 +35,15 @@ pub use turn::{FinishReason, ModelTurn, ResponseError, StreamEvent, Usage};
 use crate::request::RequestEnvelope;
 use crate::tools::{ToolRegistry, WireTool};
 
+/// The most tool calls (and open content blocks) one streamed answer may hold; a
+/// tool-call index at or above it, or more blocks open at once, is a protocol error.
+/// The agent runs far fewer per turn (`--max-tool-calls`, default 64).
+pub const MAX_STREAM_TOOL_CALLS: usize = 1024;
+
+/// The longest tool name shown or looked up: longer names are refused, and shown only
+/// as an excerpt of this many characters.
+pub const MAX_TOOL_NAME_CHARS: usize = 64;
+
 /// The tools as this endpoint gets them: the registry's projection in the endpoint's
 /// schema dialect, in wire order.
 pub fn wire_tools(settings: &ModelSettings, registry: &ToolRegistry) -> Vec<WireTool> {
@@ -97,7 +106,7 @@ impl StreamAccumulator {
         }
     }
 
-    /// Has the stream said it is over (`[DONE]`, `message_stop`)?
+    /// Has the stream sent its final event (`[DONE]`, `message_stop`)?
     pub fn is_done(&self) -> bool {
         match self {
             StreamAccumulator::OpenAi(a) => a.is_done(),

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::MAX_STREAM_TOOL_CALLS;
 use super::settings::ModelSettings;
 use super::turn::{FinishReason, ModelTurn, ResponseError, StreamEvent, Usage, excerpt};
 use crate::preset::spec::Provider;
@@ -274,10 +275,13 @@ struct PartialCall {
 
 /// Accumulates a streamed response, one SSE `data:` payload at a time.
 ///
-/// Tool-call deltas are joined by their `index` (arguments concatenated); the response is
-/// complete once a `finish_reason` arrived (usage, when the provider sends it, follows in
-/// a last chunk before `[DONE]`). [`finish`](Self::finish) refuses a stream that ended
-/// before that, so no tool runs from a partial call.
+/// Tool-call deltas are joined by their `index` (arguments concatenated); indexes are
+/// bounded by [`MAX_STREAM_TOOL_CALLS`], and a delta without an index continues the last
+/// call or starts the next one. The response is complete only once a `finish_reason` and
+/// then `[DONE]` arrived (usage, when the provider sends it, comes in a chunk between
+/// them): [`finish`](Self::finish) refuses a stream that ended before either, so no tool
+/// runs from a partial call. Content after the finish reason, and anything after
+/// `[DONE]`, is a protocol error.
 #[derive(Debug, Default)]
 pub struct ChunkAccumulator {
     text: String,
@@ -298,6 +302,12 @@ impl ChunkAccumulator {
     /// Feed one event's data; returns what to show live.
     pub fn push(&mut self, data: &str) -> Result<Vec<StreamEvent>, ResponseError> {
         let data = data.trim();
+        if self.done && !data.is_empty() {
+            return Err(ResponseError::Malformed(format!(
+                "a stream chunk after `[DONE]`: {}",
+                excerpt(data, 200)
+            )));
+        }
         if data == "[DONE]" {
             self.done = true;
             return Ok(Vec::new());
@@ -320,6 +330,19 @@ impl ChunkAccumulator {
         let mut events = Vec::new();
         for choice in chunk.choices {
             if let Some(delta) = choice.delta.or(choice.message) {
+                if let Some(reason) = &self.finish
+                    && (delta
+                        .reasoning_content
+                        .as_ref()
+                        .is_some_and(|r| !r.is_empty())
+                        || delta.content.as_ref().is_some_and(|t| !t.is_empty())
+                        || delta.tool_calls.as_ref().is_some_and(|c| !c.is_empty()))
+                {
+                    return Err(ResponseError::Malformed(format!(
+                        "a delta after the finish reason `{reason}`: {}",
+                        excerpt(data, 200)
+                    )));
+                }
                 if let Some(r) = delta.reasoning_content.filter(|r| !r.is_empty()) {
                     self.reasoning.push_str(&r);
                     events.push(StreamEvent::Reasoning(r));
@@ -329,7 +352,7 @@ impl ChunkAccumulator {
                     events.push(StreamEvent::Text(t));
                 }
                 for call in delta.tool_calls.unwrap_or_default() {
-                    self.push_call(call, &mut events);
+                    self.push_call(call, &mut events)?;
                 }
             }
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
@@ -339,9 +362,13 @@ impl ChunkAccumulator {
         Ok(events)
     }
 
-    fn push_call(&mut self, call: WireToolCall, events: &mut Vec<StreamEvent>) {
+    fn push_call(
+        &mut self,
+        call: WireToolCall,
+        events: &mut Vec<StreamEvent>,
+    ) -> Result<(), ResponseError> {
         // Without an index, a delta with a new id starts a call; one without continues
-        // the last call.
+        // the last call. Indexes are checked before any arithmetic on them.
         let index = match call.index {
             Some(i) => i,
             None => {
@@ -350,13 +377,16 @@ impl ChunkAccumulator {
                     (Some(id), Some(last))
                         if self.calls.get(&last).and_then(|c| c.id.as_ref()) != Some(id) =>
                     {
-                        last + 1
+                        last.checked_add(1).ok_or_else(too_many_calls)?
                     }
                     (_, Some(last)) => last,
                     (_, None) => 0,
                 }
             }
         };
+        if usize::try_from(index).map_or(true, |i| i >= MAX_STREAM_TOOL_CALLS) {
+            return Err(too_many_calls());
+        }
         let entry = self.calls.entry(index).or_default();
         let started = entry.id.is_none() && entry.name.is_empty();
         if let Some(id) = call.id.filter(|id| !id.is_empty()) {
@@ -374,9 +404,10 @@ impl ChunkAccumulator {
         if started && !entry.name.is_empty() {
             events.push(StreamEvent::ToolCall {
                 id: entry.id.clone().unwrap_or_default(),
-                name: entry.name.clone(),
+                name: excerpt(&entry.name, super::MAX_TOOL_NAME_CHARS),
             });
         }
+        Ok(())
     }
 
     /// Has the stream said it is over?
@@ -386,6 +417,13 @@ impl ChunkAccumulator {
 
     /// The response, if the stream delivered all of it.
     pub fn finish(self) -> Result<ModelTurn, ResponseError> {
+        if let Some(reason) = &self.finish
+            && !self.done
+        {
+            return Err(ResponseError::Incomplete(format!(
+                "the finish reason `{reason}` arrived but the stream closed without `[DONE]`"
+            )));
+        }
         let Some(finish) = self.finish else {
             return Err(ResponseError::Incomplete(if self.done {
                 "`[DONE]` arrived without a finish reason".into()
@@ -414,6 +452,12 @@ impl ChunkAccumulator {
             usage: self.usage,
         })
     }
+}
+
+fn too_many_calls() -> ResponseError {
+    ResponseError::Malformed(format!(
+        "a tool-call index at or above {MAX_STREAM_TOOL_CALLS} (at most {MAX_STREAM_TOOL_CALLS} tool calls per answer)"
+    ))
 }
 
 #[cfg(test)]
@@ -471,5 +515,68 @@ mod tests {
             Some("Invalid key (auth)")
         );
         assert_eq!(error_message("<html>"), None);
+    }
+
+    fn push_all(acc: &mut ChunkAccumulator, chunks: &[&str]) -> Result<(), ResponseError> {
+        for c in chunks {
+            acc.push(c)?;
+        }
+        Ok(())
+    }
+
+    const CALL: &str = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"bash","arguments":"{}"}}]}}]}"#;
+    const FINISH: &str = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#;
+
+    /// The fuzzer's two-line stream: `last + 1` overflowed on the huge index (a panic in
+    /// debug builds, a call filed out of order in release ones).
+    #[test]
+    fn a_huge_index_then_a_delta_without_one_is_a_protocol_error() {
+        let mut acc = ChunkAccumulator::new();
+        let lines = [
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":4294967295,"id":"a","function":{"name":"bash","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"bash","arguments":""}}]}}]}"#,
+        ];
+        let err = push_all(&mut acc, &lines).unwrap_err();
+        assert!(
+            matches!(&err, ResponseError::Malformed(m) if m.contains("1024")),
+            "{err:?}"
+        );
+        // The largest index allowed, then a new id without an index, is refused too.
+        let mut acc = ChunkAccumulator::new();
+        acc.push(&lines[0].replace("4294967295", "1023")).unwrap();
+        assert!(acc.push(lines[1]).is_err());
+    }
+
+    #[test]
+    fn a_finish_reason_without_done_is_incomplete() {
+        let mut acc = ChunkAccumulator::new();
+        push_all(&mut acc, &[CALL, FINISH]).unwrap();
+        let err = acc.finish().unwrap_err();
+        assert!(
+            matches!(&err, ResponseError::Incomplete(m) if m.contains("[DONE]")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn deltas_after_the_finish_reason_are_malformed() {
+        for late in [
+            r#"{"choices":[{"index":0,"delta":{"content":"more"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"more"}}]}"#,
+            CALL,
+        ] {
+            let mut acc = ChunkAccumulator::new();
+            let err = push_all(&mut acc, &[CALL, FINISH, late]).unwrap_err();
+            assert!(
+                matches!(&err, ResponseError::Malformed(m) if m.contains("after the finish reason")),
+                "{err:?}"
+            );
+        }
+        // Usage and empty deltas after it are fine, and anything after [DONE] is not.
+        let mut acc = ChunkAccumulator::new();
+        let usage = r#"{"choices":[{"index":0,"delta":{"content":""}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}"#;
+        push_all(&mut acc, &[CALL, FINISH, usage, "[DONE]"]).unwrap();
+        assert!(acc.push(usage).is_err());
+        assert_eq!(acc.finish().unwrap().tool_calls.len(), 1);
     }
 }
