@@ -67,7 +67,7 @@ use serde::Serialize;
 
 use crate::client::{ClientError, ClientEvent, ModelClient};
 use crate::diagnostic::{Diagnostic, Diagnostics};
-use crate::preset::spec::Provider;
+use crate::endpoint::Provider;
 use crate::prompt::{ContextSnapshot, PromptAssembler, PromptText, Values};
 pub use crate::provider::MAX_TOOL_NAME_CHARS;
 use crate::provider::{self, FinishReason, StreamEvent, Usage, excerpt};

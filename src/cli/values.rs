@@ -20,17 +20,17 @@ use super::workspace::Workspace;
 use super::{CliError, Exit, Io};
 use crate::bounded::{BoundedReadError, byte_size, read_bounded_or_pipe, read_stream_bounded};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
+use crate::endpoint::{ModelSettings, Overrides, Provider, UnknownProvider};
 use crate::preset::ValidPreset;
 use crate::preset::catalog::STDIN_DISPLAY;
 use crate::preset::source::{MAX_PRESET_FILE_BYTES, SourceFile};
-use crate::preset::spec::Provider;
+use crate::preset::spec::ModelSpec;
 use crate::preset::values_file::{ValueEntry, ValuesFile};
 use crate::prompt::{
     MODEL_VARIABLE, PROVIDER_VARIABLE, RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE, Values,
     is_derived_variable,
 };
 use crate::provider::lint::LintMemo;
-use crate::provider::{ModelSettings, is_deepseek_beta};
 use crate::source_files::{SourceFiles, SourceText};
 use crate::suggest::help_did_you_mean;
 
@@ -280,66 +280,15 @@ impl ValueArgs {
         preset: &ValidPreset,
         model: &ModelArgs,
     ) -> Result<Option<ModelSettings>, CliError> {
-        let from_preset = preset.model().map(ModelSettings::from_spec);
-        let mut settings = match (self.provider()?, from_preset) {
-            (Some(p), Some(s)) if p == s.provider => s,
-            (Some(p), Some(s)) => ModelSettings::new(p, s.name),
-            (Some(p), None) => {
-                match &self.model {
-                    Some(name) => ModelSettings::new(p, name.clone()),
-                    None => {
-                        return Err(CliError::usage_with(
-                        format!("`--provider {p}` needs `--model NAME`: the preset has no `model` block"),
-                        Some("name the model as the provider spells it, e.g. `--model gpt-5-mini`".into()),
-                    ));
-                    }
-                }
-            }
-            (None, Some(s)) => s,
-            (None, None) => return Ok(None),
+        let overrides = Overrides {
+            provider: self.provider()?,
+            model: self.model.clone(),
+            base_url: model.base_url.clone(),
+            max_tokens: model.max_tokens,
         };
-        if let Some(name) = &self.model {
-            settings = settings.with_model(name.clone());
-        }
-        if let Some(url) = &model.base_url {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(CliError::usage_with(
-                    format!("`--base-url` must be an http(s) URL, not `{url}`"),
-                    Some("e.g. `--base-url http://127.0.0.1:8080/v1`".into()),
-                ));
-            }
-            settings = settings.with_base_url(url.clone());
-            // A new root resets strict mode to the provider's default there; the preset's
-            // explicit `strictTools` still holds for its own provider.
-            let explicit = preset
-                .model()
-                .filter(|spec| spec.provider.value == settings.provider)
-                .and_then(|spec| spec.strict_tools.as_ref());
-            if let Some(strict) = explicit {
-                if strict.value
-                    && settings.provider == Provider::Deepseek
-                    && !is_deepseek_beta(&settings.base_url)
-                {
-                    return Err(CliError::usage_with(
-                        format!(
-                            "the preset sets `strictTools: true`, which DeepSeek supports only at its beta root, not at `{url}`"
-                        ),
-                        Some("pass the beta root (`--base-url https://api.deepseek.com/beta`), or set `strictTools: false`".into()),
-                    ));
-                }
-                settings = settings.with_strict_tools(strict.value);
-            }
-        }
-        if let Some(max) = model.max_tokens {
-            settings = settings.with_max_tokens(max);
-        }
-        if settings.base_url.is_empty() {
-            return Err(CliError::usage_with(
-                format!("provider `{}` needs a base URL", settings.provider),
-                Some("set `model.baseUrl` in the preset or pass `--base-url URL` (the server's API root, e.g. `http://127.0.0.1:8080/v1`)".into()),
-            ));
-        }
-        Ok(Some(settings))
+        overrides
+            .apply(preset.model().map(ModelSpec::endpoint))
+            .map_err(|e| CliError::usage_with(e.to_string(), Some(e.help().to_owned())))
     }
 
     /// Refuse `--var model=…` / `--var provider=…` (or those names in a `--var-file`)
@@ -431,16 +380,9 @@ impl ValueArgs {
 
 /// Parse a provider name as preset files spell it.
 pub(crate) fn parse_provider(provider: &str) -> Result<Provider, CliError> {
-    if let Some(p) = Provider::ALL.iter().find(|p| p.as_str() == provider) {
-        return Ok(*p);
-    }
-    let names: Vec<&str> = Provider::ALL.iter().map(|p| p.as_str()).collect();
-    let help = help_did_you_mean(provider, names.iter().copied())
-        .unwrap_or_else(|| format!("providers: {}", names.join(", ")));
-    Err(CliError::usage_with(
-        format!("unknown provider `{provider}`"),
-        Some(help),
-    ))
+    provider
+        .parse()
+        .map_err(|e: UnknownProvider| CliError::usage_with(e.to_string(), Some(e.help())))
 }
 
 /// A step that failed to render (exit 1), its diagnostics ready to print.

@@ -20,8 +20,8 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value};
 
-use super::settings::{Dialect, ModelSettings};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::endpoint::{Dialect, ModelSettings};
 use crate::tools::WireTool;
 
 /// The keywords a schema may use in strict mode: what OpenAI's, DeepSeek's (beta) and
@@ -534,7 +534,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::preset::spec::Provider;
+    use crate::endpoint::Provider;
     use crate::tools::{SchemaDialect, ToolCatalog, ToolRegistry};
 
     fn tool(name: &str, parameters: Value) -> WireTool {
