@@ -50,6 +50,7 @@ pub mod codes;
 pub mod diagnostic;
 pub mod endpoint;
 pub mod preset;
+pub mod project;
 pub mod prompt;
 pub mod provider;
 pub mod redact;

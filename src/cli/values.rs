@@ -14,7 +14,6 @@ use std::sync::{Arc, OnceLock};
 
 use minijinja::Value;
 
-use super::environment;
 use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
 use super::{CliError, Exit, Io};
@@ -26,11 +25,12 @@ use crate::preset::catalog::STDIN_DISPLAY;
 use crate::preset::source::{MAX_PRESET_FILE_BYTES, SourceFile};
 use crate::preset::spec::ModelSpec;
 use crate::preset::values_file::{ValueEntry, ValuesFile};
+use crate::project::environment;
 use crate::prompt::{
     MODEL_VARIABLE, PROVIDER_VARIABLE, RUNTIME_CONTEXT_VARIABLE, TOOLS_VARIABLE, Values,
     is_derived_variable,
 };
-use crate::provider::lint::LintMemo;
+use crate::provider::lint::LintedTools;
 use crate::source_files::{SourceFiles, SourceText};
 use crate::suggest::help_did_you_mean;
 
@@ -394,44 +394,31 @@ pub(crate) fn render_failed(ds: Diagnostics, workspace: &Workspace) -> CliError 
     }
 }
 
-/// What the endpoint `settings` describes would refuse in the tools `preset` sends it.
-/// `memo` is the catalog's: the endpoint validation already linted (the preset's own)
-/// is answered from it, not linted again.
-fn endpoint_problems(
-    preset: &ValidPreset,
-    settings: &ModelSettings,
-    memo: &LintMemo,
-) -> Vec<Diagnostic> {
-    let tools = crate::provider::wire_tools(settings, preset.assembler().registry());
-    memo.lint_tools(settings, &tools)
-}
-
-/// The provider lint for the endpoint actually used. Validation linted the tools against
-/// the preset's own `model` block; `--provider`, `--base-url` or a dialect switch
-/// (`render --format anthropic`) may pick another endpoint, whose rules are checked here
-/// before anything is rendered or sent. Errors stop the command (exit 1); anything else
-/// is printed on stderr.
+/// The provider lint for the endpoint actually used, run once
+/// ([`project::endpoint::lint`](crate::project::endpoint::lint)). Errors stop the command
+/// (exit 1); anything else is printed on stderr. The linted tools go to the agent.
 pub(crate) fn lint_endpoint(
     preset: &ValidPreset,
     settings: &ModelSettings,
     workspace: &Workspace,
     io: &mut Io<'_>,
-) -> Result<(), CliError> {
-    let found = endpoint_problems(preset, settings, workspace.presets.lint_memo());
+) -> Result<LintedTools, CliError> {
+    let linted = crate::project::endpoint::lint(preset, settings, &workspace.presets);
+    let found = linted.diagnostics();
     if found.is_empty() {
-        return Ok(());
+        return Ok(linted);
     }
     let sources = workspace.presets.source_files();
-    if found.iter().any(Diagnostic::is_error) {
+    if linted.refused() {
         return Err(CliError::Diagnostics {
-            list: found,
+            list: found.to_vec(),
             exit: Exit::Invalid,
             sources,
         });
     }
-    let renderer = HumanRenderer::new(io.err_style, &sources, &found);
-    io.err.write_all(renderer.render_all(&found).as_bytes())?;
-    Ok(())
+    let renderer = HumanRenderer::new(io.err_style, &sources, found);
+    io.err.write_all(renderer.render_all(found).as_bytes())?;
+    Ok(linted)
 }
 
 /// A missing `model` or `provider` means the preset has no `model` block: say which flag
@@ -495,7 +482,7 @@ mod tests {
         let preset = v.preset.unwrap_or_else(|| panic!("{:?}", v.diagnostics));
         let own = ModelSettings::from_spec(preset.model().unwrap());
         assert_eq!(
-            endpoint_problems(&preset, &own, &LintMemo::default()),
+            crate::project::endpoint::problems(&preset, &own, &presets),
             Vec::new()
         );
         for provider in [
@@ -504,7 +491,7 @@ mod tests {
             Provider::OpenaiCompatible,
         ] {
             let other = ModelSettings::new(provider, "m").with_base_url("http://127.0.0.1:9");
-            let found = endpoint_problems(&preset, &other, &LintMemo::default());
+            let found = crate::project::endpoint::problems(&preset, &other, &presets);
             let kinds: Vec<_> = found.iter().map(|d| d.kind).collect();
             assert_eq!(kinds, [DiagnosticKind::ToolNameRejected], "{found:?}");
             assert!(found[0].message.contains(&long), "{found:?}");

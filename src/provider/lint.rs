@@ -179,6 +179,60 @@ impl LintMemo {
     }
 }
 
+/// The tools one endpoint gets, linted once: what [`wire_tools`](super::wire_tools)
+/// gives for `settings` and what the endpoint would refuse in them. Build it before the
+/// first request (the project layer does, answering from the catalog's memo what
+/// validation already linted) and hand it to `agent::Agent::with_linted_tools`, so the
+/// agent neither projects nor lints the tools again.
+#[derive(Clone, Debug)]
+pub struct LintedTools {
+    settings: ModelSettings,
+    tools: std::sync::Arc<[WireTool]>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl LintedTools {
+    /// Project `registry` for `settings` and lint the result.
+    pub fn new(settings: &ModelSettings, registry: &crate::tools::ToolRegistry) -> Self {
+        Self::with_memo(settings, registry, &LintMemo::default())
+    }
+
+    /// [`LintedTools::new`], answering from `memo` what it already knows.
+    pub(crate) fn with_memo(
+        settings: &ModelSettings,
+        registry: &crate::tools::ToolRegistry,
+        memo: &LintMemo,
+    ) -> Self {
+        let tools = super::wire_tools(settings, registry);
+        let diagnostics = memo.lint_tools(settings, &tools);
+        LintedTools {
+            settings: settings.clone(),
+            tools: tools.into(),
+            diagnostics,
+        }
+    }
+
+    /// The endpoint linted for.
+    pub fn settings(&self) -> &ModelSettings {
+        &self.settings
+    }
+
+    /// The tools in wire order, in the endpoint's schema dialect.
+    pub fn tools(&self) -> &std::sync::Arc<[WireTool]> {
+        &self.tools
+    }
+
+    /// What the endpoint would refuse (errors) or warn about, tool by tool.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Would the endpoint refuse a request with these tools?
+    pub fn refused(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
 /// Everything the endpoint `settings` describes would refuse in `tools` (what
 /// [`wire_tools`](super::wire_tools) gives for it), tool by tool in wire order. Run it
 /// whenever the endpoint is not the one the preset was validated against (a provider,
