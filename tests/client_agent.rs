@@ -1127,3 +1127,56 @@ fn huge_tool_arguments_are_refused_and_not_kept() {
         assert!(bodies[1].to_string().len() < 100_000);
     }
 }
+
+/// A caller that rendered step 1 already (to fail before anything is sent, as `run`
+/// does) hands it over: the agent sends it without rendering step 1 again, and tools
+/// linted for the client's endpoint are used as they are.
+#[test]
+fn a_first_step_rendered_by_the_caller_is_not_rendered_again() {
+    use agent_presets::provider::lint::LintedTools;
+    let d = OPENAI;
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockProvider::start(vec![d.text("Done.")]);
+    let client = client(d, &server, options());
+    let preset = preset();
+    let first = preset
+        .assembler()
+        .assemble(&values(d, dir.path(), "2030-01-01"))
+        .unwrap();
+    let linted = LintedTools::new(client.settings(), preset.assembler().registry());
+    assert!(!linted.refused(), "{:?}", linted.diagnostics());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut rendered = Vec::new();
+    let result = runtime.block_on(async {
+        Agent::new(
+            preset.assembler(),
+            &client,
+            ToolContext::new(dir.path()).unwrap(),
+        )
+        .with_linted_tools(&linted)
+        .with_first_step(first.clone())
+        .run(
+            "Fix the failing test.",
+            &mut Vec::new(),
+            &mut ContextSnapshot::new(),
+            &mut |step| {
+                rendered.push(step);
+                values(d, dir.path(), "2030-01-01")
+            },
+            &mut ApproveAll,
+            &mut |_| {},
+        )
+        .await
+    });
+    assert!(matches!(result, Ok(Outcome::Answered { .. })), "{result:?}");
+    assert_eq!(rendered, Vec::<usize>::new(), "step 1 was rendered again");
+    let sent = check_requests(d, &server);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0]["messages"][0]["content"].as_str(),
+        Some(first.system.as_str())
+    );
+}

@@ -286,3 +286,54 @@ pub fn absolute(base: &Path, path: &Path) -> PathBuf {
         base.join(path)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project_with(files: &[(&str, &str, &str)]) -> (tempfile::TempDir, Project) {
+        let root = tempfile::tempdir().unwrap();
+        let mut dirs = Vec::new();
+        for (dir, name, yaml) in files {
+            let dir = root.path().join(dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(name), yaml).unwrap();
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        let options = ProjectOptions {
+            project_dir: Some(root.path().to_path_buf()),
+            preset_dirs: dirs,
+            no_user: true,
+        };
+        let (project, unreadable) = Project::discover(&options).unwrap();
+        assert!(unreadable.is_empty(), "{unreadable:?}");
+        (root, project)
+    }
+
+    const P: &str = "version: 1\nname: p\nextends: minimal\n";
+
+    /// Two files of one directory offering one name: the library refuses the name like the CLI does,
+    /// though each file alone is a valid preset.
+    #[test]
+    fn a_name_two_files_offer_is_refused() {
+        let (_root, mut project) = project_with(&[("a", "p.yaml", P), ("a", "p.yml", P)]);
+        assert!(project.is_ambiguous("p"));
+        match project.choose("p") {
+            Err(Refusal::Invalid(list)) => assert!(
+                list.iter()
+                    .any(|d| d.kind == DiagnosticKind::DuplicatePreset),
+                "{list:?}"
+            ),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        let (_root, mut one) = project_with(&[("a", "p.yaml", P)]);
+        let chosen = one.choose("p").unwrap();
+        assert_eq!(chosen.preset.name(), "p");
+        assert!(matches!(
+            one.choose("q"),
+            Err(Refusal::Unusable(d)) if d.message == "no preset named `q`"
+        ));
+    }
+}
