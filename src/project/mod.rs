@@ -7,11 +7,15 @@
 //! - [`Project::select`] / [`Project::choose`]: what an argument names (a preset on offer,
 //!   a file, `-` for standard input) and the ambiguity policy: a name two files offer is
 //!   refused, with every diagnostic, like the CLI refuses it;
+//! - [`batch`]: validation of many presets ([`Project::plan`],
+//!   [`Project::validate_batch`], [`Project::judge`]), in family order, in parallel with
+//!   the `parallel` feature;
 //! - [`environment`]: the runtime values of the machine (os, shell, date);
 //! - [`endpoint`]: the endpoint a request goes to, with the provider lint run once.
 //!
 //! The library never prints: everything comes back as [`Diagnostic`]s.
 
+pub mod batch;
 pub mod endpoint;
 pub mod environment;
 
