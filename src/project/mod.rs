@@ -18,6 +18,7 @@
 pub mod batch;
 pub mod endpoint;
 pub mod environment;
+pub mod values;
 
 use std::path::{Path, PathBuf};
 
