@@ -286,7 +286,10 @@ fn with_containment_from_env(tools: ToolContext) -> Result<ToolContext, CliError
             })?;
             Ok(tools.with_containment(containment))
         }
-        Err(_) => Ok(tools),
+        Err(std::env::VarError::NotPresent) => Ok(tools),
+        Err(std::env::VarError::NotUnicode(_)) => Err(CliError::usage(
+            "AGENT_PRESETS_CONTAINMENT is not valid UTF-8; expected `cgroup`, `subreaper` or `process-group`",
+        )),
     }
 }
 
