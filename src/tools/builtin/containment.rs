@@ -389,7 +389,7 @@ fn try_spawn(
             command.kill_on_drop(false);
             let child = command.spawn()?;
             Ok(Contained {
-                guard: Guard::Subreaper(supervised.started(child.id())),
+                guard: Guard::Subreaper(supervised.started()),
                 child,
                 containment,
                 _limit_groups: limit_groups,
@@ -479,7 +479,6 @@ impl Contained {
                             };
                             let _ = self.child.start_kill();
                             let _ = tokio::time::timeout(grace, self.child.wait()).await;
-                            supervised.kill_group();
                             if !left.is_empty() {
                                 return Ok(Ending {
                                     status: None,
@@ -1033,7 +1032,6 @@ mod subreaper {
         status: OwnedFd,
         // Kept open until the supervisor is spawned; then closed in this process.
         child_ends: Option<(OwnedFd, OwnedFd)>,
-        pgid: Option<libc::pid_t>,
     }
 
     impl Supervised {
@@ -1052,18 +1050,14 @@ mod subreaper {
                     lifeline: Some(lifeline_w),
                     status: status_r,
                     child_ends: Some((lifeline_r, status_w)),
-                    pgid: None,
                 },
                 fds,
             ))
         }
 
         /// The supervisor runs (`pid`): drop our copies of its ends of the pipes.
-        pub(super) fn started(mut self, pid: Option<u32>) -> Supervised {
+        pub(super) fn started(mut self) -> Supervised {
             self.child_ends = None;
-            self.pgid = pid
-                .and_then(|p| libc::pid_t::try_from(p).ok())
-                .filter(|&p| p > 1);
             self
         }
 
@@ -1080,16 +1074,6 @@ mod subreaper {
         /// Close the lifeline: the supervisor kills everything and exits.
         pub(super) fn release(&mut self) {
             self.lifeline = None;
-        }
-
-        /// Last resort when the supervisor does not exit: kill its process group.
-        pub(super) fn kill_group(&mut self) {
-            if let Some(pgid) = self.pgid.take() {
-                // SAFETY: kill(2) only sends a signal, to the group made for this command.
-                unsafe {
-                    libc::kill(-pgid, libc::SIGKILL);
-                }
-            }
         }
     }
 
@@ -1480,5 +1464,47 @@ mod subreaper {
             if left.len() == 1 { "" } else { "es" },
             pids.join(", ")
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn containments_parse_from_their_names() {
+        for c in [
+            Containment::Cgroup,
+            Containment::Subreaper,
+            Containment::ProcessGroup,
+        ] {
+            assert_eq!(c.as_str().parse::<Containment>(), Ok(c));
+        }
+        let err = "chroot".parse::<Containment>().unwrap_err();
+        assert!(err.contains("unknown containment `chroot`"), "{err}");
+    }
+
+    #[test]
+    fn default_limits_are_generous_and_unlimited_is_none() {
+        let limits = CommandLimits::default();
+        assert_eq!(
+            limits.max_processes().map(NonZeroU64::get),
+            Some(CommandLimits::DEFAULT_MAX_PROCESSES)
+        );
+        // Half the memory of any machine that builds this crate: more than 256 MiB.
+        assert!(limits.max_memory().is_some_and(|m| m.get() > 256 << 20));
+        let none = CommandLimits::unlimited();
+        assert_eq!((none.max_processes(), none.max_memory()), (None, None));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_cgroup_of_our_own_pid_counts_as_left_over_while_probing() {
+        assert!(owner_gone(&format!(
+            "{CGROUP_PREFIX}{}-0",
+            std::process::id()
+        )));
+        assert!(!owner_gone(&format!("{CGROUP_PREFIX}1-0")));
+        assert!(!owner_gone("user.slice"));
     }
 }
