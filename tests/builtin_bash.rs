@@ -303,10 +303,10 @@ async fn credentials_in_the_environment_are_hidden_from_commands() {
     assert!(!out.content.contains("sk-test"), "{}", out.content);
 }
 
-/// Can this host carry `pids.max` for a command: a cgroup v1 `pids` hierarchy we may
-/// write (as root), or a cgroup v2 one where our cgroup lets its children have the
-/// `pids` controller?
-fn host_can_limit_pids() -> bool {
+/// Can this host carry a limit of `controller` (`pids`, `memory`) for a command: a
+/// cgroup v1 hierarchy of it we may write (as root), or a cgroup v2 one where our cgroup
+/// lets its children have the controller?
+fn host_can_limit(controller: &str) -> bool {
     let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     // SAFETY: geteuid(2) has no preconditions.
@@ -338,7 +338,7 @@ fn host_can_limit_pids() -> bool {
                         .join(path.trim_start_matches('/'))
                         .join("cgroup.subtree_control"),
                 )
-                .is_ok_and(|c| c.split_whitespace().any(|c| c == "pids"))
+                .is_ok_and(|c| c.split_whitespace().any(|c| c == controller))
         })
     });
     (v1 && root) || v2
@@ -351,7 +351,7 @@ async fn a_command_cannot_fork_past_the_process_limit_the_host_sets() {
     // The first command probes the cgroups (and may enable the v2 controllers).
     let f = Fixture::new();
     f.call(json!({"command": "true"})).await.unwrap();
-    if !host_can_limit_pids() {
+    if !host_can_limit("pids") {
         eprintln!("skipping: no cgroup here can carry pids.max for a command");
         return;
     }
@@ -401,4 +401,47 @@ async fn a_command_cannot_fork_past_the_process_limit_the_host_sets() {
             "{containment}: {out}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_command_that_allocates_past_the_memory_limit_is_killed_and_the_agent_is_not() {
+    use agent_presets::tools::builtin::{CommandLimits, Containment};
+    use std::num::NonZeroU64;
+    let f = Fixture::new();
+    f.call(json!({"command": "true"})).await.unwrap();
+    if !host_can_limit("memory") {
+        eprintln!("skipping: no cgroup here can carry a memory limit for a command");
+        return;
+    }
+    let ctx = f
+        .ctx
+        .clone()
+        .with_containment(Containment::best_available())
+        .with_command_limits(CommandLimits::default().with_max_memory(NonZeroU64::new(64 << 20)));
+    // `tail -n 1` keeps a whole line in memory: 512 MiB of zeros is one line.
+    let out = f
+        .registry
+        .call(
+            "bash",
+            json!({"command": "head -c 512M /dev/zero | tail -n 1 | wc -c; echo \"pipe: ${PIPESTATUS[*]}\"", "timeout_secs": 60}),
+            &ctx,
+        )
+        .await
+        .unwrap()
+        .content;
+    // SIGKILL from the OOM killer: 137 in the pipe status.
+    assert!(out.contains("137"), "{out}");
+    // The same command without the limit completes.
+    let ctx = ctx.with_command_limits(CommandLimits::unlimited());
+    let out = f
+        .registry
+        .call(
+            "bash",
+            json!({"command": "head -c 512M /dev/zero | tail -n 1 | wc -c; echo \"pipe: ${PIPESTATUS[*]}\"", "timeout_secs": 60}),
+            &ctx,
+        )
+        .await
+        .unwrap()
+        .content;
+    assert!(out.contains("pipe: 0 0 0"), "{out}");
 }
