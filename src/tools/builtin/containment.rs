@@ -1114,8 +1114,8 @@ mod subreaper {
     /// The supervisor's signal handling is set up before the fork, so the command cannot
     /// signal it before it is ready; the command's process puts everything back as it was.
     pub(super) fn split(fds: SupervisorFds) -> io::Result<()> {
-        // SAFETY: prctl, sigprocmask, sigaction and fork are async-signal-safe; they read
-        // and write only the stack values passed to them.
+        // SAFETY: prctl, sigprocmask, sigaction, pipe2, fork, read and close are
+        // async-signal-safe; they read and write only the stack values passed to them.
         unsafe {
             if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
@@ -1141,11 +1141,29 @@ mod subreaper {
             let mut saved_chld: libc::sigaction = std::mem::zeroed();
             libc::sigaction(libc::SIGCHLD, &on_chld, &mut saved_chld);
 
-            let pid = libc::fork();
-            if pid < 0 {
+            // The command's process waits (EOF on this pipe) until the supervisor has
+            // closed every descriptor it inherited, among them the channel on which the
+            // agent's `spawn` waits for the exec: a command that stops its supervisor
+            // (`kill -STOP $PPID`) before that would block the agent inside `spawn`.
+            let mut sync: [libc::c_int; 2] = [-1; 2];
+            if libc::pipe2(sync.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
                 return Err(io::Error::last_os_error());
             }
+            let pid = libc::fork();
+            if pid < 0 {
+                let error = io::Error::last_os_error();
+                libc::close(sync[0]);
+                libc::close(sync[1]);
+                return Err(error);
+            }
             if pid == 0 {
+                libc::close(sync[1]);
+                let mut byte = 0u8;
+                while libc::read(sync[0], (&raw mut byte).cast(), 1) < 0
+                    && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+                {
+                }
+                libc::close(sync[0]);
                 // The command's process: the signal handling it would have had, and death
                 // with the supervisor.
                 for (signal, old) in IGNORED.iter().zip(saved.iter()) {
