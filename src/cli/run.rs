@@ -143,6 +143,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         v
     };
     let mut on_event = |event: AgentEvent<'_>| printer.event(event, io);
+    let mut stopped_by = None;
     let outcome = runtime.block_on(async {
         let run = agent.run(
             &args.prompt,
@@ -153,15 +154,19 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             &mut on_event,
         );
         tokio::select! {
-            result = run => Ok(result),
-            signal = stop_signal() => Err(signal),
+            result = run => Some(result),
+            signal = stop_signal() => {
+                stopped_by = Some(signal);
+                None
+            }
         }
         // Dropping `run` here dropped every running tool call: their commands are killed
         // and their cgroups removed before `run` returns.
     });
     printer.end_text(io);
     let exit = match outcome {
-        Err(signal) => {
+        None => {
+            let signal = stopped_by.unwrap_or(StopSignal::Interrupt);
             printer.interrupted(io, signal);
             let _ = writeln!(
                 io.err,
@@ -171,7 +176,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             );
             signal.exit()
         }
-        Ok(Ok(Outcome::Answered { steps, finish, .. })) => {
+        Some(Ok(Outcome::Answered { steps, finish, .. })) => {
             if finish == FinishReason::Length {
                 let _ = writeln!(
                     io.err,
@@ -188,7 +193,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             printer.done(io, "answered", Some(steps));
             Exit::Ok
         }
-        Ok(Ok(Outcome::StepLimit { steps })) => {
+        Some(Ok(Outcome::StepLimit { steps })) => {
             printer.done(io, "step-limit", Some(steps));
             let _ = writeln!(
                 io.err,
@@ -203,15 +208,15 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             );
             Exit::Invalid
         }
-        Ok(Err(AgentError::Client(e))) => {
+        Some(Err(AgentError::Client(e))) => {
             printer.failed(io, &e.to_string());
             report_client_error(&e, io)
         }
-        Ok(Err(AgentError::Assemble(ds))) => {
+        Some(Err(AgentError::Assemble(ds))) => {
             printer.failed(io, &ds.to_string());
             return Err(render_failed(ds, &workspace));
         }
-        Ok(Err(AgentError::ToolsRefused(ds))) => {
+        Some(Err(AgentError::ToolsRefused(ds))) => {
             printer.failed(io, &ds.to_string());
             return Err(CliError::Diagnostics {
                 list: ds.into_vec(),
