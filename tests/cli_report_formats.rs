@@ -402,9 +402,16 @@ fn drift_after_a_parent_edit_is_one_annotation_per_change_in_the_repository() {
     let v = json(&json_run.stdout);
     let message = v["diagnostics"][0]["message"].as_str().unwrap();
     assert!(message.contains("+++ now: tool `glob`\n"), "{message}");
-    assert!(message.contains("\"additionalProperties\": false"), "{message}");
+    assert!(
+        message.contains("\"additionalProperties\": false"),
+        "{message}"
+    );
     let human = project.run(&["validate", "--locked"]);
-    assert!(human.stdout.contains("+++ now: tool `glob`\n"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("+++ now: tool `glob`\n"),
+        "{}",
+        human.stdout
+    );
     assert!(
         human
             .stdout
@@ -448,7 +455,10 @@ fn builtin_changed() -> Project {
     for (_, entry) in lock["presets"].as_object_mut().unwrap().iter_mut() {
         for section in entry["sections"].as_array_mut().unwrap() {
             if section["name"] == "scope" {
-                let first = section["text"][0].as_str().unwrap().replace("smallest", "tiniest");
+                let first = section["text"][0]
+                    .as_str()
+                    .unwrap()
+                    .replace("smallest", "tiniest");
                 section["text"][0] = Value::from(first);
             }
         }
@@ -456,7 +466,9 @@ fn builtin_changed() -> Project {
             if tool["name"] == "read_file" {
                 let definition = &mut tool["definition"];
                 definition["description"] = Value::from("An older description.");
-                let properties = definition["parameters"]["properties"].as_object_mut().unwrap();
+                let properties = definition["parameters"]["properties"]
+                    .as_object_mut()
+                    .unwrap();
                 properties.insert("legacy".into(), serde_json::json!({ "type": "string" }));
             }
         }
@@ -505,8 +517,9 @@ fn drift_from_a_builtin_is_pinned_on_the_extends_line_not_the_builtin_file() {
     );
     // Every drifted preset in the one command.
     assert!(
-        run.stdout
-            .contains("re-lock them all with `agent-presets lock docs-writer standard strict-docs`"),
+        run.stdout.contains(
+            "re-lock them all with `agent-presets lock docs-writer standard strict-docs`"
+        ),
         "{}",
         run.stdout
     );

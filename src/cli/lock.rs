@@ -855,6 +855,29 @@ fn preset_name_span(preset: &ValidPreset) -> Option<Span> {
     preset.chain().last().map(|p| p.span_of(&p.file.name))
 }
 
+/// Locked presets, other than `locked`, that extend one of `locked` and whose prefix no
+/// longer matches their entry in `lock`: after `lock docs-writer`, a `strict-docs` that
+/// extends it.
+fn stale_descendants(workspace: &Workspace, lock: &LockFile, locked: &[String]) -> Vec<String> {
+    let mut stale = Vec::new();
+    for name in lock.names() {
+        if locked.iter().any(|l| l == name) || !workspace.presets.contains(name) {
+            continue;
+        }
+        let Some(preset) = workspace.validate(name).preset else {
+            continue;
+        };
+        let extends_locked = preset
+            .chain()
+            .iter()
+            .any(|p| p.name() != name && locked.iter().any(|l| l == p.name()));
+        if extends_locked && entry(&preset).ok().as_ref() != lock.get(name) {
+            stale.push(name.to_owned());
+        }
+    }
+    stale
+}
+
 pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
     let workspace = Workspace::discover(global)?;
     let path = LockFile::path(&workspace);
@@ -927,5 +950,23 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
         io.out,
         "locked {count} {noun} in {shown} ({changed} changed)"
     )?;
+    if !args.names.is_empty() {
+        let stale = stale_descendants(&workspace, &lock, &args.names);
+        if !stale.is_empty() {
+            let listed: Vec<String> = stale.iter().map(|n| format!("`{n}`")).collect();
+            writeln!(
+                io.out,
+                "note: {} extending what you locked now differ{} from {LOCK_FILE}: {}; run `agent-presets lock {}` too",
+                if stale.len() == 1 {
+                    "1 preset"
+                } else {
+                    "presets"
+                },
+                if stale.len() == 1 { "s" } else { "" },
+                listed.join(", "),
+                stale.join(" ")
+            )?;
+        }
+    }
     Ok(Exit::Ok)
 }
