@@ -93,9 +93,10 @@ validate() {
         # the upload should show); exit 2 (a usage or I/O problem) fails the step below.
         "$bin" "${global[@]}" "${flags[@]}" --format sarif "${targets[@]}" >"$INPUT_SARIF_FILE" || status=$?
         if [[ $status -ge 2 ]]; then
-            echo "agent-presets could not write a complete SARIF log (exit $status)" >&2
+            echo "agent-presets could not write a complete SARIF log (exit $status): not uploading it" >&2
+        else
+            output sarif-file "$INPUT_SARIF_FILE"
         fi
-        output sarif-file "$INPUT_SARIF_FILE"
     fi
     local gate=0
     "$bin" "${global[@]}" "${flags[@]}" --format github "${targets[@]}" || gate=$?
