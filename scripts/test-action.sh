@@ -39,109 +39,22 @@ case "$mode" in
 esac
 
 REPO="$repo" ROOT="$root" WORK="$work" MODE="$mode" python3 - <<'PY'
-import json, os, re, subprocess, sys, time, yaml
+import os, subprocess, sys, time
+
+sys.path.insert(0, os.path.join(os.environ["REPO"], "scripts"))
+from action_runner import load
+from action_runner import run_action as run_in
 
 repo, root, work, mode = (os.environ[k] for k in ("REPO", "ROOT", "WORK", "MODE"))
-with open(os.path.join(repo, "action.yml")) as f:
-    action = yaml.safe_load(f)
-assert action["runs"]["using"] == "composite", action["runs"]
-steps = action["runs"]["steps"]
+steps = load(repo)["runs"]["steps"]
 uses = [s["uses"].split("@")[0] for s in steps if "uses" in s]
 assert uses == ["actions/cache", "github/codeql-action/upload-sarif"], uses
 agent = os.path.join(repo, "target", "debug", "agent-presets")
 
 
-def expression(text, inputs, outputs):
-    """Evaluate a GitHub expression of the small kind action.yml uses."""
-    expr = text.strip()
-    expr = re.sub(r"\binputs\.([A-Za-z0-9_-]+)", lambda m: repr(inputs[m.group(1)]), expr)
-    expr = re.sub(
-        r"\bsteps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z0-9_-]+)",
-        lambda m: repr(outputs.get(m.group(1), {}).get(m.group(2), "")),
-        expr,
-    )
-    expr = expr.replace("runner.temp", repr(work))
-    expr = expr.replace("!cancelled()", "True").replace("always()", "True")
-    expr = expr.replace("&&", " and ").replace("||", " or ").replace("!=", " != ")
-    expr = re.sub(r"!(?!=)", " not ", expr)
-    return eval(expr, {"__builtins__": {}}, {"True": True})
-
-
-def substitute(value, inputs, outputs):
-    return re.sub(
-        r"\$\{\{(.*?)\}\}",
-        lambda m: str(expression(m.group(1), inputs, outputs)),
-        str(value),
-    )
-
-
 def run_action(project, given):
-    """Run the action's steps in `project` with inputs `given`; the validate step's exit."""
-    inputs = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
-    unknown = set(given) - set(inputs)
-    assert not unknown, f"not inputs of action.yml: {unknown}"
-    inputs.update(given)
-    outputs = {}
-    failed = None
-    for step in steps:
-        cond = step.get("if")
-        if cond is not None:
-            cond = cond.strip()
-            if cond.startswith("${{"):
-                cond = cond[3:-2]
-            if not expression(cond, inputs, outputs):
-                continue
-            # Steps after a failed one run only when their condition says so.
-        elif failed is not None:
-            continue
-        name = step.get("name", step.get("uses", step.get("run")))
-        if "uses" in step:
-            with_ = {k: substitute(v, inputs, outputs) for k, v in step.get("with", {}).items()}
-            if step["uses"].startswith("actions/cache@"):
-                assert with_["key"].startswith("agent-presets-"), with_
-                print(f"   [{name}] cache key {with_['key']}: nothing restored")
-            else:
-                path = os.path.join(project, with_["sarif_file"])
-                with open(path) as f:
-                    log = json.load(f)
-                assert log["version"] == "2.1.0", log.get("version")
-                print(f"   [{name}] would upload {with_['sarif_file']}: {len(log['runs'][0]['results'])} results")
-                outputs.setdefault("upload", {})["done"] = "true"
-            continue
-        env = dict(os.environ)
-        env.update({k: substitute(v, inputs, outputs) for k, v in step.get("env", {}).items()})
-        out_file = os.path.join(work, "github_output")
-        open(out_file, "w").close()
-        # HOME is a fresh directory, as on a runner (the toolchain stays where it is).
-        env.setdefault("RUSTUP_HOME", os.path.join(os.path.expanduser("~"), ".rustup"))
-        env.setdefault("CARGO_HOME", os.path.join(os.path.expanduser("~"), ".cargo"))
-        env.update(GITHUB_ACTION_PATH=repo, GITHUB_OUTPUT=out_file, HOME=work)
-        for k in ("AGENT_PRESETS_ROOT", "AGENT_PRESETS_BIN"):
-            env.pop(k, None)
-        # A runner's `shell: bash`: bash --noprofile --norc -eo pipefail {0}.
-        assert step.get("shell") == "bash", step
-        start = time.time()
-        p = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-            cwd=project, env=env, capture_output=True, text=True,
-        )
-        seconds = time.time() - start
-        step_outputs = {}
-        with open(out_file) as f:
-            for line in f:
-                if "=" in line:
-                    k, v = line.rstrip("\n").split("=", 1)
-                    step_outputs[k] = v
-        if "id" in step:
-            outputs[step["id"]] = step_outputs
-        print(f"   [{name}] exit {p.returncode} ({seconds:.1f} s)")
-        if step.get("id") == "validate":
-            outputs["_validate"] = p
-        elif p.returncode != 0:
-            sys.exit(f"step {name!r} failed:\n{p.stdout}\n{p.stderr}")
-        if p.returncode != 0:
-            failed = name
-    return outputs
+    return run_in(repo, project, given, work)
+
 
 
 def project(name, files, lock=True):
