@@ -712,7 +712,7 @@ fn tool_summary(old: &Value, new: &Value) -> Vec<String> {
             .unwrap_or_default()
     };
     let (oreq, nreq) = (required(op), required(np));
-    for k in nreq.difference(&oreq).filter(|k| oprops.contains_key(*k)) {
+    for k in nreq.difference(&oreq) {
         out.push(format!("`{k}` now required"));
     }
     for k in oreq.difference(&nreq).filter(|k| nprops.contains_key(*k)) {
@@ -969,4 +969,99 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
         }
     }
     Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_annotation_diff_is_bounded_in_lines_and_characters() {
+        let old: String = (0..30).map(|i| format!("line {i}\n")).collect();
+        let new = format!("{}\n", "x".repeat(8_496));
+        let text = bounded_diff(&old, &new, "big");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), MAX_DIFF_LINES + 1, "{text}");
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.chars().count() <= MAX_DIFF_LINE_CHARS + 1),
+            "{text}"
+        );
+        assert_eq!(
+            lines[MAX_DIFF_LINES],
+            "… 24 more diff lines: `agent-presets validate --locked big` shows them all"
+        );
+        assert_eq!(cut("héllo", 2), "hé…");
+        assert_eq!(cut("hé", 2), "hé");
+    }
+
+    #[test]
+    fn a_tool_schema_change_is_summarised() {
+        let old = json!({
+            "name": "t",
+            "description": "Old.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "path": { "type": "string", "description": "A path." },
+                    "gone": { "type": "string" }
+                },
+                "required": ["path"]
+            }
+        });
+        let new = json!({
+            "name": "t",
+            "description": "New.",
+            "parameters": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "path": { "type": "string", "description": "The path." },
+                    "limit": { "type": "integer" }
+                },
+                "required": ["path", "limit"]
+            }
+        });
+        assert_eq!(
+            tool_summary(&old, &new),
+            [
+                "`description` changed",
+                "parameters `additionalProperties` added",
+                "parameter `path`: `description` changed",
+                "parameter `limit` added",
+                "parameter `gone` removed",
+                "`limit` now required"
+            ]
+        );
+        assert_eq!(tool_summary(&old, &old), ["its definition changed"]);
+        assert_eq!(
+            parameter_list(&new).as_deref(),
+            Some("parameters `path`, `limit`")
+        );
+    }
+
+    #[test]
+    fn a_relock_command_names_at_most_a_few_presets() {
+        assert_eq!(
+            relock_help(&["a"], &BTreeSet::new()),
+            "if the change is intended, run `agent-presets lock a` and commit presets.lock"
+        );
+        let names: Vec<String> = (0..25).map(|i| format!("p{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let causes = BTreeSet::from([Arc::from("<builtin>/standard.yaml")]);
+        let help = relock_help(&refs, &causes);
+        assert!(
+            help.starts_with(
+                "25 presets drifted through a change of the built-in preset `standard`: `p0`, "
+            ),
+            "{help}"
+        );
+        assert!(
+            help.ends_with(
+                "`p19` and 5 more; if the change is intended, re-lock them all with `agent-presets lock` and commit presets.lock"
+            ),
+            "{help}"
+        );
+    }
 }

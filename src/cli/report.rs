@@ -104,14 +104,17 @@ impl ValidationReport {
 
     /// The capped list with each drift replaced by its changes.
     fn shown_for_annotations(&self) -> Vec<Shown<'_>> {
+        let by_drift: HashMap<&Diagnostic, &Vec<Diagnostic>> = self
+            .drift_changes
+            .iter()
+            .map(|(whole, changes)| (whole, changes))
+            .collect();
         let mut out = Vec::new();
         for item in cap_per_file(&self.diagnostics) {
             let changes = match item {
-                Shown::Diagnostic(d) if d.kind == DiagnosticKind::PrefixDrift => self
-                    .drift_changes
-                    .iter()
-                    .find(|(whole, _)| whole == d)
-                    .map(|(_, changes)| changes),
+                Shown::Diagnostic(d) if d.kind == DiagnosticKind::PrefixDrift => {
+                    by_drift.get(d).copied()
+                }
                 _ => None,
             };
             match changes {
