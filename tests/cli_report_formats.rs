@@ -538,3 +538,36 @@ fn drift_from_a_builtin_is_pinned_on_the_extends_line_not_the_builtin_file() {
         assert_ne!(base, "BUILTIN", "{result:#}");
     }
 }
+
+#[test]
+fn a_section_a_parent_drops_is_grouped_with_the_parent_not_blamed_on_a_builtin() {
+    let project = Project::new();
+    project.write(".agent-presets/docs-writer.yaml", DOCS_WRITER);
+    project.write(".agent-presets/strict-docs.yaml", STRICT_DOCS);
+    assert_eq!(project.run(&["lock"]).code, 0);
+    let start = DOCS_WRITER.find("persona:").unwrap();
+    let end = DOCS_WRITER.find("tools:").unwrap();
+    project.write(
+        ".agent-presets/docs-writer.yaml",
+        &format!("{}{}", &DOCS_WRITER[..start], &DOCS_WRITER[end..]),
+    );
+    let run = project.run(&["validate", "--locked", "--format", "github"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let lines = annotations(&run.stdout);
+    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    assert!(lines[1].starts_with(
+        "::error file=.agent-presets/strict-docs.yaml,line=4,endLine=4,col=10,endColumn=20,\
+         title=P0302 prefix-drift::`strict-docs`: section `docs-rules` removed, declared by \
+         neither `strict-docs` nor the presets it extends (`docs-writer`, …) any more%0A"
+    ));
+    for line in lines {
+        assert!(
+            line.ends_with(
+                "(2 presets drifted through a change of `.agent-presets/docs-writer.yaml`: \
+                 `docs-writer`, `strict-docs`; if the change is intended, re-lock them all \
+                 with `agent-presets lock docs-writer strict-docs` and commit presets.lock)"
+            ),
+            "{line}"
+        );
+    }
+}

@@ -251,8 +251,8 @@ struct Origin {
     span: Option<Span>,
     /// ", inherited from …", when the preset does not declare the item itself.
     from: String,
-    /// The file (or registry) the change comes from.
-    cause: Arc<str>,
+    /// The files (or the tool registry) the change may come from.
+    causes: Vec<Arc<str>>,
 }
 
 const BUILTIN_PREFIX: &str = "<builtin>/";
@@ -310,7 +310,7 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
         return Origin {
             span: None,
             from: String::new(),
-            cause: TOOL_REGISTRY.into(),
+            causes: vec![TOOL_REGISTRY.into()],
         };
     };
     let leaf_index = chain.len() - 1;
@@ -321,7 +321,7 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
         (_, Some((i, span))) if i == leaf_index => Origin {
             span: own(span),
             from: String::new(),
-            cause: leaf.source.display.clone(),
+            causes: vec![leaf.source.display.clone()],
         },
         (_, Some((i, span))) => {
             let parent = &chain[i];
@@ -341,7 +341,7 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
             Origin {
                 span: own(extends_span.unwrap_or(name_span)),
                 from,
-                cause: parent.source.display.clone(),
+                causes: vec![parent.source.display.clone()],
             }
         }
         (Item::Definition(tool), None) => {
@@ -351,15 +351,33 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
                 from: format!(
                     " (`{tool}` is a built-in tool: the lock was written with another version of it, by another agent-presets release?)"
                 ),
-                cause: TOOL_REGISTRY.into(),
+                causes: vec![TOOL_REGISTRY.into()],
             }
         }
-        (_, None) => Origin {
+        (item, None) => Origin {
             span: own(extends_span.unwrap_or(name_span)),
-            from: String::new(),
-            cause: chain
-                .first()
-                .map_or_else(|| leaf.source.display.clone(), |p| p.source.display.clone()),
+            from: match (item, &leaf.file.extends) {
+                (Item::Section(_), Some(parent)) => format!(
+                    ", declared by neither `{name}` nor the presets it extends (`{}`, …) any more",
+                    parent.value,
+                    name = leaf.name()
+                ),
+                _ => String::new(),
+            },
+            // Declared nowhere now (removed from a parent, say): any file of the chain in
+            // the repository may have done it.
+            causes: {
+                let files: Vec<Arc<str>> = chain
+                    .iter()
+                    .filter(|p| !is_builtin(p))
+                    .map(|p| p.source.display.clone())
+                    .collect();
+                if files.is_empty() {
+                    vec![leaf.source.display.clone()]
+                } else {
+                    files
+                }
+            },
         },
     }
 }
@@ -490,7 +508,10 @@ pub(crate) fn drift(preset: &ValidPreset, locked: &Value, now: &Value) -> Option
     let diagnostic = Diagnostic::new(DiagnosticKind::PrefixDrift, message.trim_end())
         .at(span)
         .help(help.clone());
-    let causes = parts.iter().map(|(o, _)| o.cause.clone()).collect();
+    let causes = parts
+        .iter()
+        .flat_map(|(o, _)| o.causes.iter().cloned())
+        .collect();
     let changes = if preset.chain().last().is_some_and(is_builtin) {
         // No file of the repository holds a built-in preset: one finding without a
         // location, the changes named (the diff is in the human and JSON outputs).
