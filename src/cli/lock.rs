@@ -215,8 +215,10 @@ pub(crate) struct Drift {
     /// it (GitHub annotations and SARIF results); for a preset built into the binary,
     /// one without a location, since no file of the repository holds it.
     pub(crate) changes: Vec<Diagnostic>,
-    /// The files the changes come from (the layer that declares each changed item):
-    /// drifts that share one come from one edit, and are re-locked together.
+    /// The files the changes may come from (the layer that declares each changed item;
+    /// the repository files of the chain for an item declared nowhere any more; the
+    /// built-in tools): drifts that share one come from one edit, and are re-locked
+    /// together.
     causes: BTreeSet<Arc<str>>,
 }
 
