@@ -176,8 +176,22 @@ pub(crate) fn run(
     } else {
         jobs.iter().map(validate).collect()
     };
+    let mut outcomes: Vec<_> = outcomes
+        .into_iter()
+        .map(|(validation, drift)| drift.map(|drift| (validation, drift)))
+        .collect::<Result<_, _>>()?;
+    // Presets that drifted through one edit (of a parent, say) are re-locked together.
+    lock::relate(
+        &mut outcomes
+            .iter_mut()
+            .filter_map(|(_, d)| d.as_mut())
+            .collect::<Vec<_>>(),
+    );
     for ((chosen, name, file), (mut validation, drift)) in jobs.into_iter().zip(outcomes) {
-        validation.diagnostics.extend(drift?);
+        let drift = drift.map(|d| {
+            validation.diagnostics.push(d.diagnostic.clone());
+            (d.diagnostic, d.changes)
+        });
         // Two files of one source offer this name: the name is ambiguous, so the preset
         // is not valid whatever its content.
         let refused = matches!(&chosen, Selected::Name(n) if workspace.is_ambiguous(n));
@@ -190,6 +204,9 @@ pub(crate) fn run(
             ancestors(&workspace, &chosen)
         });
         report.add_diagnostics(validation.diagnostics);
+        if let Some((whole, changes)) = drift {
+            report.add_drift_changes(whole, changes);
+        }
         report.add_preset(outcome);
     }
 
