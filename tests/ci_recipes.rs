@@ -1,7 +1,9 @@
-//! The README's ready-to-copy CI recipes — the GitHub Actions workflow, the Git
-//! pre-commit hook and the pre-commit framework's configuration — taken from the README
-//! as written and run, command by command, against a valid and a broken project, with
-//! `agent-presets` on `PATH` being the binary under test.
+//! The README's ready-to-copy CI recipes — the GitHub Actions workflow using this
+//! repository's Action, the pre-commit framework's configuration using its hook, and a
+//! plain Git hook — checked against `action.yml`, `.pre-commit-hooks.yaml` and the
+//! manifest's `repository`, and run against a valid, a broken and a drifted project with
+//! `agent-presets` being the binary under test. (`scripts/test-readme-ci.sh` runs them
+//! from a fresh Git repository against a local clone, pre-commit included.)
 #![cfg(feature = "cli")]
 
 use std::fs;
@@ -67,63 +69,120 @@ fn edit(project: &Project, from: &str, to: &str) {
     fs::write(&path, text.replace(from, to)).unwrap();
 }
 
-/// The workflow's steps that run `agent-presets` (not the install step), in order.
-fn workflow_commands(workflow: &Value) -> Vec<String> {
-    workflow["jobs"]["presets"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|step| step["run"].as_str())
-        .filter(|run| run.trim_start().starts_with("agent-presets "))
-        .map(str::to_owned)
-        .collect()
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn yaml_file(name: &str) -> Value {
+    yaml(&fs::read_to_string(manifest_dir().join(name)).unwrap())
+}
+
+/// `owner/name` of the manifest's `repository` (`https://github.com/owner/name`).
+fn github_repository() -> String {
+    let manifest = fs::read_to_string(manifest_dir().join("Cargo.toml")).unwrap();
+    let line = manifest
+        .lines()
+        .find(|l| l.starts_with("repository = "))
+        .expect("a `repository` in Cargo.toml");
+    let url = line.trim_start_matches("repository = ").trim_matches('"');
+    url.strip_prefix("https://github.com/")
+        .unwrap_or_else(|| panic!("not a GitHub repository: {url}"))
+        .to_owned()
+}
+
+fn release_tag() -> String {
+    format!("v{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// `scripts/action.sh validate` (the Action's validate step) with these inputs, the
+/// binary under test standing in for the installed one.
+fn action_validate(project: &Project, inputs: &[(&str, &str)]) -> project::Run {
+    let mut args: Vec<String> = vec![format!(
+        "AGENT_PRESETS_BIN={}",
+        env!("CARGO_BIN_EXE_agent-presets")
+    )];
+    for (name, value) in inputs {
+        args.push(format!(
+            "INPUT_{}={value}",
+            name.to_uppercase().replace('-', "_")
+        ));
+    }
+    args.push("bash".into());
+    args.push(
+        manifest_dir()
+            .join("scripts/action.sh")
+            .to_string_lossy()
+            .into_owned(),
+    );
+    args.push("validate".into());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    project.run_program("env", &refs)
 }
 
 #[test]
-fn github_workflow() {
-    let text = block(&readme(), "yaml", "# .github/workflows/presets.yml");
-    let workflow = yaml(&text);
-    assert_eq!(workflow["permissions"]["security-events"], "write");
+fn github_workflow_uses_the_action_of_this_repository() {
+    let workflow = yaml(&block(&readme(), "yaml", "# .github/workflows/presets.yml"));
     let steps = workflow["jobs"]["presets"]["steps"].as_array().unwrap();
-    let upload = steps
+    let expected = format!("{}@{}", github_repository(), release_tag());
+    let step = steps
         .iter()
-        .find(|s| {
-            s["uses"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("github/codeql-action/upload-sarif@"))
-        })
-        .expect("an upload-sarif step");
-    let sarif_file = upload["with"]["sarif_file"].as_str().unwrap();
-    let commands = workflow_commands(&workflow);
-    assert_eq!(commands.len(), 2, "{commands:?}");
-    assert!(
-        commands[1].contains(&format!("> {sarif_file}")),
-        "{commands:?}"
-    );
+        .find(|s| s["uses"].as_str() == Some(&expected))
+        .unwrap_or_else(|| panic!("no step `uses: {expected}` in {steps:#?}"));
+    // A Rust toolchain comes first (the Action builds with cargo when its cache is cold).
+    let toolchain = steps.iter().position(|s| {
+        s["uses"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("dtolnay/rust-toolchain@"))
+    });
+    let action_at = steps.iter().position(|s| s == step);
+    assert!(toolchain < action_at && toolchain.is_some(), "{steps:#?}");
 
-    // GitHub runs `run:` with `bash -e -o pipefail`.
+    let action = yaml_file("action.yml");
+    assert_eq!(action["runs"]["using"], "composite");
+    let inputs = action["inputs"].as_object().unwrap();
+    let with = step["with"].as_object().unwrap();
+    for key in with.keys() {
+        assert!(
+            inputs.contains_key(key),
+            "`{key}` is not an input of action.yml"
+        );
+    }
+    if with.get("sarif").and_then(Value::as_bool) == Some(true) {
+        assert_eq!(workflow["permissions"]["security-events"], "write");
+    }
+
+    // The Action's validate step with the README's inputs.
+    let given: Vec<(String, String)> = with
+        .iter()
+        .map(|(k, v)| {
+            let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+            (k.clone(), v)
+        })
+        .collect();
+    let mut inputs: Vec<(&str, &str)> = given
+        .iter()
+        .filter(|(k, _)| k != "sarif")
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    inputs.push(("sarif-file", "presets.sarif"));
     let validator = sarif_schema::validator();
-    let cases = [
+    for (project, exit, rule) in [
         (valid(), 0, None),
         (broken(), 1, Some("P0103")),
         (drifted(), 1, Some("P0302")),
-    ];
-    for (project, gate_exit, rule) in cases {
-        let gate = project.run_program("bash", &["-e", "-o", "pipefail", "-c", &commands[0]]);
-        assert_eq!(gate.code, gate_exit, "{gate:?}");
+    ] {
+        let run = action_validate(&project, &inputs);
+        assert_eq!(run.code, exit, "{run:?}");
         assert_eq!(
-            gate.stdout
+            run.stdout
                 .contains("::error file=.agent-presets/reviewer.yaml"),
-            gate_exit == 1,
-            "{gate:?}"
+            exit == 1,
+            "{run:?}"
         );
-
-        // The report step passes for invalid presets too, so the upload runs.
-        let report = project.run_program("bash", &["-e", "-o", "pipefail", "-c", &commands[1]]);
-        assert_eq!(report.code, 0, "{report:?}");
-        let log: Value =
-            serde_json::from_str(&fs::read_to_string(project.path().join(sarif_file)).unwrap())
-                .unwrap();
+        let log: Value = serde_json::from_str(
+            &fs::read_to_string(project.path().join("presets.sarif")).unwrap(),
+        )
+        .unwrap();
         assert_eq!(sarif_schema::errors(&validator, &log), Vec::<String>::new());
         let rules: Vec<&str> = log["runs"][0]["results"]
             .as_array()
@@ -133,12 +192,10 @@ fn github_workflow() {
             .collect();
         assert_eq!(rules, rule.into_iter().collect::<Vec<_>>());
     }
-
-    // An unreadable path (exit 2) fails the report step instead of uploading half a log.
-    let project = valid();
-    let command = commands[1].replace("validate", "validate missing.yaml");
-    let report = project.run_program("bash", &["-e", "-o", "pipefail", "-c", &command]);
-    assert_eq!(report.code, 1, "{report:?}");
+    // An unreadable target: exit 2, whatever the SARIF log holds.
+    let mut missing = inputs.clone();
+    missing.push(("targets", "missing.yaml"));
+    assert_eq!(action_validate(&valid(), &missing).code, 2);
 }
 
 #[test]
@@ -158,19 +215,33 @@ fn git_pre_commit_hook() {
 }
 
 #[test]
-fn pre_commit_framework_hook() {
+fn pre_commit_framework_uses_the_hook_of_this_repository() {
     let config = yaml(&block(&readme(), "yaml", "# .pre-commit-config.yaml"));
-    let hook = &config["repos"][0]["hooks"][0];
-    assert_eq!(config["repos"][0]["repo"], "local");
-    assert_eq!(hook["language"], "system");
+    let repo = &config["repos"][0];
+    assert_eq!(
+        repo["repo"].as_str(),
+        Some(format!("https://github.com/{}", github_repository()).as_str())
+    );
+    assert_eq!(repo["rev"].as_str(), Some(release_tag().as_str()));
+    let hooks = yaml_file(".pre-commit-hooks.yaml");
+    let hook = hooks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["id"] == repo["hooks"][0]["id"])
+        .expect("the README's hook id in .pre-commit-hooks.yaml");
+    assert_eq!(hook["language"], "rust");
     assert_eq!(hook["pass_filenames"], false);
-    // It runs when a preset changes, and not for other files.
+    // It runs when a preset or the lock changes, and not for other files.
     let files = regex::Regex::new(hook["files"].as_str().unwrap()).unwrap();
     assert!(files.is_match(".agent-presets/reviewer.yaml"));
+    assert!(files.is_match(".agent-presets/prompts/rules.md"));
     assert!(files.is_match("presets.lock"));
     assert!(!files.is_match("src/main.rs"));
+    assert!(!files.is_match("docs/presets.lock.md"));
     // pre-commit runs `entry` split like a shell would, without a shell.
     let entry: Vec<&str> = hook["entry"].as_str().unwrap().split_whitespace().collect();
+    assert_eq!(entry[0], "agent-presets");
     for (project, exit) in [(valid(), 0), (broken(), 1), (drifted(), 1)] {
         let run = project.run_program(entry[0], &entry[1..]);
         assert_eq!(run.code, exit, "{run:?}");

@@ -300,3 +300,274 @@ fn sarif_paths_are_relative_to_srcroot() {
         "{base}"
     );
 }
+
+// ---- prefix-drift: one annotation per change, in the repository, bounded ----
+
+const DOCS_WRITER: &str = "version: 1
+name: docs-writer
+description: Writes docs.
+extends: standard
+persona:
+  sections:
+    - name: docs-rules
+      order: 150
+      text: |
+        Write docs in plain English.
+        Keep every page short.
+tools:
+  allow: [read_file, write_file, grep]
+";
+
+const STRICT_DOCS: &str = "version: 1
+name: strict-docs
+description: Writes docs, strictly.
+extends: docs-writer
+persona:
+  sections:
+    - name: strict
+      order: 160
+      text: Be strict.
+";
+
+/// A project of a parent and its child, locked, then the parent edited: its own section
+/// reworded, `glob` allowed.
+fn parent_edited() -> Project {
+    let project = Project::new();
+    project.write(".agent-presets/docs-writer.yaml", DOCS_WRITER);
+    project.write(".agent-presets/strict-docs.yaml", STRICT_DOCS);
+    let run = project.run(&["lock"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    project.write(
+        ".agent-presets/docs-writer.yaml",
+        &DOCS_WRITER
+            .replace("plain English.", "plain English, in short sentences.")
+            .replace("write_file, grep]", "write_file, grep, glob]"),
+    );
+    project
+}
+
+fn annotations(stdout: &str) -> Vec<&str> {
+    stdout.lines().filter(|l| l.starts_with("::")).collect()
+}
+
+#[test]
+fn drift_after_a_parent_edit_is_one_annotation_per_change_in_the_repository() {
+    let project = parent_edited();
+    let run = project.run(&["validate", "--locked", "--format", "github"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let lines = annotations(&run.stdout);
+    // docs-writer: its section, the guidance of `glob` and the tool `glob`; strict-docs:
+    // the same three, inherited.
+    assert_eq!(lines.len(), 6, "{}", run.stdout);
+    for line in &lines {
+        assert!(!line.contains("<builtin>"), "{line}");
+        assert!(line.len() < 1200, "{} characters: {line}", line.len());
+        assert!(
+            line.ends_with(
+                "(2 presets drifted through a change of `.agent-presets/docs-writer.yaml`: \
+                 `docs-writer`, `strict-docs`; if the change is intended, re-lock them all \
+                 with `agent-presets lock docs-writer strict-docs` and commit presets.lock)"
+            ),
+            "{line}"
+        );
+    }
+    // The parent's own section, on its name, with its diff.
+    assert!(lines[0].starts_with(
+        "::error file=.agent-presets/docs-writer.yaml,line=7,endLine=7,col=13,endColumn=22,\
+         title=P0302 prefix-drift::`docs-writer`: section `docs-rules` changed%0A@@ -1 +1 @@%0A\
+         -Write docs in plain English.%0A+Write docs in plain English, in short sentences. ("
+    ));
+    // The new tool, on its entry of the allow list, its schema summarised.
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "::error file=.agent-presets/docs-writer.yaml,line=13,endLine=13,col=40,endColumn=43,\
+             title=P0302 prefix-drift::`docs-writer`: tool `glob` added: parameters `pattern`, `path` ("
+        )),
+        "{}",
+        run.stdout
+    );
+    // The child: on its `extends:` line, saying where the change came from.
+    let child: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains("file=.agent-presets/strict-docs.yaml,line=4,"))
+        .collect();
+    assert_eq!(child.len(), 3, "{}", run.stdout);
+    assert!(child[0].contains(
+        "::`strict-docs`: section `docs-rules` changed, inherited from `docs-writer` \
+         (.agent-presets/docs-writer.yaml:7:13)%0A@@ -1 +1 @@%0A-Write docs in plain English."
+    ));
+
+    // The human and JSON outputs keep the whole diff, tool schema included.
+    let json_run = project.run(&["validate", "--locked", "--format", "json"]);
+    let v = json(&json_run.stdout);
+    let message = v["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(message.contains("+++ now: tool `glob`\n"), "{message}");
+    assert!(
+        message.contains("\"additionalProperties\": false"),
+        "{message}"
+    );
+    let human = project.run(&["validate", "--locked"]);
+    assert!(
+        human.stdout.contains("+++ now: tool `glob`\n"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human
+            .stdout
+            .contains("re-lock them all with `agent-presets lock docs-writer strict-docs`"),
+        "{}",
+        human.stdout
+    );
+
+    // The one command re-locks both: nothing left failing.
+    let relock = project.run(&["lock", "docs-writer", "strict-docs"]);
+    assert_eq!(relock.code, 0, "{relock:?}");
+    let after = project.run(&["validate", "--locked", "--format", "github"]);
+    assert_eq!(after.code, 0, "{after:?}");
+}
+
+#[test]
+fn drift_after_a_parent_edit_github_snapshot() {
+    // Sections only: the snapshot holds no text of the built-in tools.
+    let project = Project::new();
+    project.write(".agent-presets/docs-writer.yaml", DOCS_WRITER);
+    project.write(".agent-presets/strict-docs.yaml", STRICT_DOCS);
+    assert_eq!(project.run(&["lock"]).code, 0);
+    project.write(
+        ".agent-presets/docs-writer.yaml",
+        &DOCS_WRITER.replace("Keep every page short.", "Keep every page under a screen."),
+    );
+    let run = project.run(&["validate", "--locked", "--format", "github"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    insta::assert_snapshot!(run.stdout);
+}
+
+/// A lock written by "another release": a section of the built-in `standard` and the
+/// schema of the built-in tool `read_file` differ from what this build renders.
+fn builtin_changed() -> Project {
+    let project = Project::new();
+    project.write(".agent-presets/docs-writer.yaml", DOCS_WRITER);
+    project.write(".agent-presets/strict-docs.yaml", STRICT_DOCS);
+    assert_eq!(project.run(&["lock"]).code, 0);
+    let path = project.path().join("presets.lock");
+    let mut lock = json(&fs::read_to_string(&path).unwrap());
+    for (_, entry) in lock["presets"].as_object_mut().unwrap().iter_mut() {
+        for section in entry["sections"].as_array_mut().unwrap() {
+            if section["name"] == "scope" {
+                let first = section["text"][0]
+                    .as_str()
+                    .unwrap()
+                    .replace("smallest", "tiniest");
+                section["text"][0] = Value::from(first);
+            }
+        }
+        for tool in entry["tools"].as_array_mut().unwrap() {
+            if tool["name"] == "read_file" {
+                let definition = &mut tool["definition"];
+                definition["description"] = Value::from("An older description.");
+                let properties = definition["parameters"]["properties"]
+                    .as_object_mut()
+                    .unwrap();
+                properties.insert("legacy".into(), serde_json::json!({ "type": "string" }));
+            }
+        }
+    }
+    fs::write(&path, serde_json::to_string_pretty(&lock).unwrap()).unwrap();
+    project
+}
+
+#[test]
+fn drift_from_a_builtin_is_pinned_on_the_extends_line_not_the_builtin_file() {
+    let project = builtin_changed();
+    let run = project.run(&["validate", "--locked", "--format", "github"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let lines = annotations(&run.stdout);
+    for line in &lines {
+        assert!(!line.contains("<builtin>"), "{line}");
+        assert!(line.len() < 1200, "{} characters: {line}", line.len());
+    }
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "::error file=.agent-presets/docs-writer.yaml,line=4,endLine=4,col=10,endColumn=17,\
+             title=P0302 prefix-drift::`docs-writer`: section `scope` changed, inherited from the \
+             built-in preset `standard` (the lock was written with another version of it, by \
+             another agent-presets release?)%0A@@ -1 +1 @@%0A-Make the tiniest change"
+        )),
+        "{}",
+        run.stdout
+    );
+    // The tool's schema change, summarised, on the preset's `tools:` entry.
+    assert!(
+        lines.iter().any(|l| l.contains(
+            "file=.agent-presets/docs-writer.yaml,line=13,endLine=13,col=3,endColumn=7,\
+             title=P0302 prefix-drift::`docs-writer`: tool `read_file` changed: `description` \
+             changed, parameter `legacy` removed (`read_file` is a built-in tool"
+        )),
+        "{}",
+        run.stdout
+    );
+    // The built-in itself drifted too: an annotation without a file.
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "::error title=P0302 prefix-drift::the built-in preset `standard` differs from presets.lock"
+        )),
+        "{}",
+        run.stdout
+    );
+    // Every drifted preset in the one command.
+    assert!(
+        run.stdout.contains(
+            "re-lock them all with `agent-presets lock docs-writer standard strict-docs`"
+        ),
+        "{}",
+        run.stdout
+    );
+
+    // SARIF: one result per change, none in a built-in file; the log is valid.
+    let (_, log) = sarif(&project, &["--locked"]);
+    assert_eq!(
+        sarif_schema::errors(&sarif_schema::validator(), &log),
+        Vec::<String>::new()
+    );
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert!(results.len() > 3, "{results:#?}");
+    for result in results {
+        assert_eq!(result["ruleId"], "P0302");
+        let base = &result["locations"][0]["physicalLocation"]["artifactLocation"]["uriBaseId"];
+        assert_ne!(base, "BUILTIN", "{result:#}");
+    }
+}
+
+#[test]
+fn a_section_a_parent_drops_is_grouped_with_the_parent_not_blamed_on_a_builtin() {
+    let project = Project::new();
+    project.write(".agent-presets/docs-writer.yaml", DOCS_WRITER);
+    project.write(".agent-presets/strict-docs.yaml", STRICT_DOCS);
+    assert_eq!(project.run(&["lock"]).code, 0);
+    let start = DOCS_WRITER.find("persona:").unwrap();
+    let end = DOCS_WRITER.find("tools:").unwrap();
+    project.write(
+        ".agent-presets/docs-writer.yaml",
+        &format!("{}{}", &DOCS_WRITER[..start], &DOCS_WRITER[end..]),
+    );
+    let run = project.run(&["validate", "--locked", "--format", "github"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let lines = annotations(&run.stdout);
+    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    assert!(lines[1].starts_with(
+        "::error file=.agent-presets/strict-docs.yaml,line=4,endLine=4,col=10,endColumn=20,\
+         title=P0302 prefix-drift::`strict-docs`: section `docs-rules` removed, declared by \
+         neither `strict-docs` nor the presets it extends (`docs-writer`, …) any more%0A"
+    ));
+    for line in lines {
+        assert!(
+            line.ends_with(
+                "(2 presets drifted through a change of `.agent-presets/docs-writer.yaml`: \
+                 `docs-writer`, `strict-docs`; if the change is intended, re-lock them all \
+                 with `agent-presets lock docs-writer strict-docs` and commit presets.lock)"
+            ),
+            "{line}"
+        );
+    }
+}

@@ -320,3 +320,29 @@ fn same_inputs_same_lock_on_every_machine() {
     ]);
     assert_eq!(json(&run.stdout)["fingerprint"], reviewer["fingerprint"]);
 }
+
+/// `lock docs-writer` after an edit of `docs-writer` names the presets extending it that
+/// now drift, so re-locking takes one more command, not several rounds of CI.
+#[test]
+fn locking_a_parent_names_the_children_that_drift_with_it() {
+    let p = project();
+    p.write(
+        ".agent-presets/strict-reviewer.yaml",
+        "version: 1\nname: strict-reviewer\nextends: reviewer\n",
+    );
+    assert_eq!(p.run(&["lock"]).code, 0);
+    edit(&p, "Keep reviews short.", "Keep reviews shorter.");
+    let run = p.run(&["lock", "reviewer"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "locked 1 preset in presets.lock (1 changed)\nnote: 1 preset extending what you \
+         locked now differs from presets.lock: `strict-reviewer`; run `agent-presets lock \
+         strict-reviewer` too\n"
+    );
+    assert_eq!(p.run(&["lock", "strict-reviewer"]).code, 0);
+    assert_eq!(p.run(&["validate", "--locked"]).code, 0);
+    // Nothing else drifted: no note.
+    let run = p.run(&["lock", "reviewer"]);
+    assert_eq!(run.stdout, "locked 1 preset in presets.lock (0 changed)\n");
+}

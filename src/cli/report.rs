@@ -14,7 +14,7 @@ use super::secrets::mask;
 use super::shown::{Shown, cap_per_file, more_text};
 use super::snippet::HumanRenderer;
 use super::style::Style;
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
 use crate::source_files::SourceFiles;
 
 /// An output format a program reads. Whatever goes wrong — a usage or I/O error
@@ -143,6 +143,9 @@ pub(crate) struct ValidationReport {
     positions: HashMap<u64, Vec<usize>>,
     hasher: RandomState,
     presets: Vec<PresetOutcome>,
+    /// Each `prefix-drift` diagnostic with its changes, one short diagnostic each: the
+    /// GitHub and SARIF renderings show these in its place (see [`super::lock::Drift`]).
+    drift_changes: Vec<(Diagnostic, Vec<Diagnostic>)>,
 }
 
 impl ValidationReport {
@@ -157,6 +160,36 @@ impl ValidationReport {
             same_hash.push(self.diagnostics.len());
             self.diagnostics.push(d);
         }
+    }
+
+    /// Show `changes` instead of the `prefix-drift` diagnostic `whole` (added with
+    /// [`Self::add_diagnostics`]) in the GitHub and SARIF renderings: one annotation per
+    /// change, on a line of the repository, with a bounded diff.
+    pub(crate) fn add_drift_changes(&mut self, whole: Diagnostic, changes: Vec<Diagnostic>) {
+        self.drift_changes.push((whole, changes));
+    }
+
+    /// The capped list with each drift replaced by its changes.
+    fn shown_for_annotations(&self) -> Vec<Shown<'_>> {
+        let by_drift: HashMap<&Diagnostic, &Vec<Diagnostic>> = self
+            .drift_changes
+            .iter()
+            .map(|(whole, changes)| (whole, changes))
+            .collect();
+        let mut out = Vec::new();
+        for item in cap_per_file(&self.diagnostics) {
+            let changes = match item {
+                Shown::Diagnostic(d) if d.kind == DiagnosticKind::PrefixDrift => {
+                    by_drift.get(d).copied()
+                }
+                _ => None,
+            };
+            match changes {
+                Some(changes) => out.extend(changes.iter().map(Shown::Diagnostic)),
+                None => out.push(item),
+            }
+        }
+        out
     }
 
     /// Record a preset's verdict.
@@ -269,7 +302,7 @@ impl ValidationReport {
     /// warnings are `::error`s: they fail the run like errors do.
     pub(crate) fn github(&self, deny_warnings: bool) -> String {
         let mut out = String::new();
-        for item in cap_per_file(&self.diagnostics) {
+        for item in self.shown_for_annotations() {
             let d = match item {
                 Shown::Diagnostic(d) => d,
                 Shown::More { file, count } => {
@@ -314,7 +347,7 @@ impl ValidationReport {
     /// A SARIF 2.1.0 log for code scanning (see [`sarif::log`]); a file's diagnostics
     /// beyond the cap are counted in a tool execution notification.
     pub(crate) fn sarif(&self, run: &SarifRun<'_>) -> String {
-        pretty(&sarif::log(&cap_per_file(&self.diagnostics), run))
+        pretty(&sarif::log(&self.shown_for_annotations(), run))
     }
 }
 
@@ -381,7 +414,7 @@ fn escape_property(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::cli::shown::unknown_keys;
-    use crate::diagnostic::{DiagnosticKind, Span};
+    use crate::diagnostic::Span;
 
     fn report() -> ValidationReport {
         let mut r = ValidationReport::default();

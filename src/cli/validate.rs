@@ -100,8 +100,22 @@ pub(crate) fn run(
             _ => Ok(None),
         }
     });
+    let mut outcomes: Vec<_> = outcomes
+        .into_iter()
+        .map(|(validation, drift)| drift.map(|drift| (validation, drift)))
+        .collect::<Result<_, _>>()?;
+    // Presets that drifted through one edit (of a parent, say) are re-locked together.
+    lock::relate(
+        &mut outcomes
+            .iter_mut()
+            .filter_map(|(_, d)| d.as_mut())
+            .collect::<Vec<_>>(),
+    );
     for (item, (mut validation, drift)) in plan.items.iter().zip(outcomes) {
-        validation.diagnostics.extend(drift?);
+        let drift = drift.map(|d| {
+            validation.diagnostics.push(d.diagnostic.clone());
+            (d.diagnostic, d.changes)
+        });
         let valid = workspace.judge(item, &validation.diagnostics, args.deny_warnings);
         let outcome = PresetOutcome::judged(
             item.name.clone(),
@@ -111,6 +125,9 @@ pub(crate) fn run(
             || workspace.ancestors(&item.selected),
         );
         report.add_diagnostics(validation.diagnostics);
+        if let Some((whole, changes)) = drift {
+            report.add_drift_changes(whole, changes);
+        }
         report.add_preset(outcome);
     }
 
