@@ -15,6 +15,7 @@ use super::shown::{Shown, cap_per_file, more_text};
 use super::snippet::HumanRenderer;
 use super::style::Style;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
+pub(crate) use crate::project::lock::{order_json, pretty};
 use crate::source_files::SourceFiles;
 
 /// An output format a program reads. Whatever goes wrong — a usage or I/O error
@@ -144,7 +145,7 @@ pub(crate) struct ValidationReport {
     hasher: RandomState,
     presets: Vec<PresetOutcome>,
     /// Each `prefix-drift` diagnostic with its changes, one short diagnostic each: the
-    /// GitHub and SARIF renderings show these in its place (see [`super::lock::Drift`]).
+    /// GitHub and SARIF renderings show these in its place (see [`crate::project::lock::Drift`]).
     drift_changes: Vec<(Diagnostic, Vec<Diagnostic>)>,
 }
 
@@ -371,23 +372,6 @@ pub(crate) fn diagnostic_json(d: &Diagnostic) -> Value {
         "column": d.span.as_ref().map(|s| s.column),
         "help": d.help.as_deref().map(mask),
     })
-}
-
-/// An order as JSON: an integer when it is one (`150`, not `150.0`).
-pub(crate) fn order_json(order: f64) -> Value {
-    if order.fract() == 0.0 && order.abs() < 9.0e15 {
-        Value::from(order as i64)
-    } else {
-        Value::from(order)
-    }
-}
-
-/// Pretty JSON with a final newline.
-pub(crate) fn pretty(value: &Value) -> String {
-    // Serialising a `Value` cannot fail.
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
-    text.push('\n');
-    text
 }
 
 fn plural(n: usize, word: &str) -> String {

@@ -3,7 +3,7 @@
 
 use clap::{Args, ValueEnum};
 
-use super::lock::{self, LockFile};
+use super::lock::lock_error;
 use super::report::{MachineFormat, PresetOutcome, ValidationReport};
 use super::sarif::SarifRun;
 use super::snippet::HumanRenderer;
@@ -11,6 +11,7 @@ use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::project::batch::stem_name;
+use crate::project::lock::{self, LockFile};
 
 /// Arguments of `validate`.
 #[derive(Debug, Args)]
@@ -68,7 +69,7 @@ pub(crate) fn run(
     let mut report = ValidationReport::default();
     let lock = if args.locked {
         let path = LockFile::path(&workspace);
-        let lock = LockFile::load(&path)?.ok_or_else(|| {
+        let lock = LockFile::load(&path).map_err(lock_error)?.ok_or_else(|| {
             CliError::usage_with(
                 format!("`--locked`, but there is no `{}`", path.display()),
                 Some("run `agent-presets lock` and commit the file it writes".into()),
@@ -103,7 +104,8 @@ pub(crate) fn run(
     let mut outcomes: Vec<_> = outcomes
         .into_iter()
         .map(|(validation, drift)| drift.map(|drift| (validation, drift)))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()
+        .map_err(lock_error)?;
     // Presets that drifted through one edit (of a parent, say) are re-locked together.
     lock::relate(
         &mut outcomes

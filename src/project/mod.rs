@@ -10,6 +10,8 @@
 //! - [`batch`]: validation of many presets ([`Project::plan`],
 //!   [`Project::validate_batch`], [`Project::judge`]), in family order, in parallel with
 //!   the `parallel` feature;
+//! - [`lock`]: `presets.lock` ([`lock::LockFile`]), its entries and the drift
+//!   diagnostics of `validate --locked`;
 //! - [`environment`]: the runtime values of the machine (os, shell, date);
 //! - [`endpoint`]: the endpoint a request goes to, with the provider lint run once.
 //!
@@ -18,6 +20,7 @@
 pub mod batch;
 pub mod endpoint;
 pub mod environment;
+pub mod lock;
 pub mod values;
 
 use std::path::{Path, PathBuf};
