@@ -1,5 +1,5 @@
 //! A host program: the journey of `agent-presets run` with library calls only —
-//! discover → select → validate → render → run — printing every diagnostic the
+//! discover → validate → select → lock check → render → run — printing every diagnostic the
 //! library returns (the same diagnostics the CLI reports; the CLI draws them with
 //! source snippets).
 //!
@@ -18,6 +18,7 @@ use std::process::ExitCode;
 
 use agent_presets::Diagnostic;
 use agent_presets::endpoint::Overrides;
+use agent_presets::project::lock::{self, LockFile};
 use agent_presets::project::values::{ValueInputs, ValuesError, runtime_values};
 use agent_presets::project::{Project, ProjectOptions, Refusal, endpoint};
 
@@ -109,6 +110,23 @@ fn host() -> Result<ExitCode, String> {
     };
     print_all(&chosen.warnings);
     let preset = chosen.preset;
+    // Lock check: the cacheable prefix against `presets.lock`, when the project has one.
+    let path = LockFile::path(&project);
+    match LockFile::load(&path) {
+        Ok(Some(locked)) => {
+            let now = lock::entry(&preset).map_err(|e| e.to_string())?;
+            let drift = match locked.get(preset.name()) {
+                Some(entry) => lock::drift(&preset, entry, &now),
+                None => Some(lock::not_locked(&preset)),
+            };
+            if let Some(drift) = drift {
+                print_all(&[drift.diagnostic]);
+                return Ok(ExitCode::from(1));
+            }
+        }
+        Ok(None) => {}
+        Err(e) => return Err(e.to_string()),
+    }
     // The endpoint, with the provider lint run once.
     let overrides = Overrides {
         base_url: args.base_url.clone(),

@@ -1260,6 +1260,31 @@ fn the_host_example_sends_what_run_sends() {
             .contains("error[P0009 io]: no preset named `agnet` (help: did you mean `agent`?)"),
         "{unknown:?}"
     );
+    // A lock, then an edit: the host's lock check finds the drift `validate --locked` finds.
+    assert_eq!(p.run(&["lock"]).code, 0);
+    let edited = fs::read_to_string(p.config.path().join("presets/agent.yaml")).unwrap()
+        + "persona:\n  sections:\n    - {name: extra, order: 900, text: Be brief.}\n";
+    p.write_config("presets/agent.yaml", &edited);
+    let drifted = Command::new(host_example())
+        .arg("agent")
+        .current_dir(p.dir.path())
+        .envs(envs.iter().cloned())
+        .output()
+        .unwrap();
+    let drifted_err = String::from_utf8_lossy(&drifted.stderr);
+    let cli = p.run(&["validate", "--locked", "agent", "--format", "json"]);
+    assert_eq!(cli.code, 1, "{cli:?}");
+    assert_eq!(drifted.status.code(), Some(1), "{drifted_err}");
+    let report: Value = serde_json::from_str(&cli.stdout).unwrap();
+    let message = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["kind"] == "prefix-drift")
+        .and_then(|d| d["message"].as_str())
+        .unwrap_or_else(|| panic!("{report}"))
+        .to_owned();
+    assert!(drifted_err.contains(&message), "{drifted_err}\n{message}");
 }
 
 // --- Containment that survives the agent's death (issue 22, finding 4) ---
