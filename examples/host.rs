@@ -143,6 +143,10 @@ fn host() -> Result<ExitCode, String> {
             return Ok(ExitCode::from(1));
         }
     }
+    // The run gate: no plain http off the loopback, nothing untrusted reaches out.
+    if let Some(settings) = &settings {
+        endpoint_gate(&project, &preset, settings)?;
+    }
     // Render step 1 with the machine's values.
     let cwd = std::env::current_dir()
         .map_err(|e| format!("cannot determine the current directory: {e}"))?
@@ -181,6 +185,33 @@ fn host() -> Result<ExitCode, String> {
         return Err(format!("preset `{}` names no model to run", preset.name()));
     };
     run(&preset, settings, &linted, step, values, &cwd, &prompt)
+}
+
+/// The checks `run` makes before anything is sent; a host that can ask its user would
+/// offer to trust the preset here (`TrustStore::trust`, `save`).
+fn endpoint_gate(
+    project: &Project,
+    preset: &agent_presets::ValidPreset,
+    settings: &agent_presets::endpoint::ModelSettings,
+) -> Result<(), String> {
+    use agent_presets::project::gate;
+    use agent_presets::trust::{TrustPolicy, TrustStatus, TrustStore};
+
+    gate::check_transport(preset, settings, false).map_err(|e| format!("{e} ({})", e.help()))?;
+    let policy = TrustPolicy::from_environment();
+    if let Some(reach) = gate::reach_to_trust(project, preset, settings, &policy) {
+        let store = TrustStore::open(policy.config_dir()).map_err(|e| e.to_string())?;
+        if !matches!(
+            store.status(&reach),
+            TrustStatus::NotNeeded | TrustStatus::Trusted
+        ) {
+            return Err(format!(
+                "preset `{}` is not trusted; nothing was sent or started (run `agent-presets trust`)",
+                reach.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(feature = "client")]

@@ -13,6 +13,7 @@
 //! - [`lock`]: `presets.lock` ([`lock::LockFile`]), its entries and the drift
 //!   diagnostics of `validate --locked`;
 //! - [`environment`]: the runtime values of the machine (os, shell, date);
+//! - [`gate`]: the run gate's policy (transport, what must be trusted);
 //! - [`endpoint`]: the endpoint a request goes to, with the provider lint run once.
 //!
 //! The library never prints: everything comes back as [`Diagnostic`]s.
@@ -20,6 +21,7 @@
 pub mod batch;
 pub mod endpoint;
 pub mod environment;
+pub mod gate;
 pub mod lock;
 pub mod values;
 
