@@ -38,3 +38,64 @@ pub fn problems(
 ) -> Vec<Diagnostic> {
     lint(preset, settings, catalog).diagnostics().to_vec()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::DiagnosticKind;
+    use crate::endpoint::Provider;
+
+    /// A host tool whose name OpenAI-dialect providers refuse (longer than 64).
+    struct LongName(String);
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+
+    impl crate::tools::Tool for LongName {
+        type Args = NoArgs;
+        fn name(&self) -> &str {
+            &self.0
+        }
+        fn description(&self) -> &str {
+            "A host tool."
+        }
+        #[allow(clippy::manual_async_fn)]
+        fn call(
+            &self,
+            _: NoArgs,
+            _: crate::tools::ToolContext,
+        ) -> impl Future<Output = Result<String, crate::tools::ToolError>> + Send + 'static
+        {
+            async { Ok(String::new()) }
+        }
+    }
+
+    /// `--provider openai` on a preset validated for Anthropic: the endpoint's own rules
+    /// apply, and the default endpoint (the preset's) has nothing to report.
+    #[test]
+    fn the_endpoint_in_use_is_linted() {
+        let long = format!("lookup_{}", "x".repeat(70));
+        let mut tools = crate::tools::ToolCatalog::builtin();
+        tools.register(LongName(long.clone())).unwrap();
+        let mut presets = crate::preset::PresetCatalog::builtin();
+        let yaml = format!(
+            "version: 1\nname: p\nmodel: {{provider: anthropic, name: m}}\ntools:\n  allow: [{long}, read_file]\n"
+        );
+        presets.add_text("p", "p.yaml", &yaml).unwrap();
+        let v = crate::preset::validate_in_catalog(&presets, "p", &tools);
+        let preset = v.preset.unwrap_or_else(|| panic!("{:?}", v.diagnostics));
+        let own = ModelSettings::from_spec(preset.model().unwrap());
+        assert_eq!(problems(&preset, &own, &presets), Vec::new());
+        for provider in [
+            Provider::Openai,
+            Provider::Deepseek,
+            Provider::OpenaiCompatible,
+        ] {
+            let other = ModelSettings::new(provider, "m").with_base_url("http://127.0.0.1:9");
+            let found = problems(&preset, &other, &presets);
+            let kinds: Vec<_> = found.iter().map(|d| d.kind).collect();
+            assert_eq!(kinds, [DiagnosticKind::ToolNameRejected], "{found:?}");
+            assert!(found[0].message.contains(&long), "{found:?}");
+        }
+    }
+}
