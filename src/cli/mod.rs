@@ -1,5 +1,6 @@
-//! The `agent-presets` command line: argument parsing, one module per subcommand, and the
-//! output formats. The library never prints; everything user-facing is rendered here.
+//! The `agent-presets` command line: argument parsing, one module per subcommand, and
+//! choosing where output goes. The library never prints: the output formats live in
+//! [`crate::report`], and the CLI writes what they return to stdout or stderr.
 //!
 //! Exit codes: `0` ok, `1` an invalid preset (or a failed render), `2` a usage or I/O
 //! problem (unknown preset name, missing path, unreadable file, bad `--var`).
