@@ -616,7 +616,10 @@ fn the_library_renders_what_the_cli_prints() {
         run.stdout
     };
     let human = report.human(Style::plain(), &sources);
-    assert!(human.contains("note: `child` is invalid because"), "{human}");
+    assert!(
+        human.contains("note: `child` is invalid because"),
+        "{human}"
+    );
     assert_eq!(cli("human"), human);
     assert_eq!(cli("json"), report.json());
     assert_eq!(cli("github"), report.github(false));

@@ -21,7 +21,7 @@ use crate::source_files::SourceFiles;
 const TAB: &str = "    ";
 
 /// The widest source line a snippet shows, in columns (a tab takes 4). A longer line is
-/// cut around the span, with [`CUT`] where text is left out.
+/// cut around the span, with `…` where text is left out.
 pub const MAX_SNIPPET_WIDTH: usize = 120;
 
 /// Columns kept before the span when a long line is cut on the left.

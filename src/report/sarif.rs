@@ -94,7 +94,7 @@ pub(crate) fn log(shown: &[Shown<'_>], run: &SarifRun<'_>) -> Value {
 }
 
 impl ValidationReport {
-    /// A SARIF 2.1.0 log for code scanning (see [`log`]); a file's diagnostics beyond
+    /// A SARIF 2.1.0 log for code scanning (see [the module](self)); a file's diagnostics beyond
     /// the cap are counted in a tool execution notification.
     pub fn sarif(&self, run: &SarifRun<'_>) -> String {
         pretty(&log(&self.shown_for_annotations(), run))
