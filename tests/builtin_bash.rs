@@ -302,3 +302,146 @@ async fn credentials_in_the_environment_are_hidden_from_commands() {
     );
     assert!(!out.content.contains("sk-test"), "{}", out.content);
 }
+
+/// Can this host carry a limit of `controller` (`pids`, `memory`) for a command: a
+/// cgroup v1 hierarchy of it we may write (as root), or a cgroup v2 one where our cgroup
+/// lets its children have the controller?
+fn host_can_limit(controller: &str) -> bool {
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    // SAFETY: geteuid(2) has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let v1 = own.lines().any(|l| {
+        l.split(':')
+            .nth(1)
+            .is_some_and(|c| c.split(',').any(|c| c == "pids"))
+    }) && mounts.lines().any(|l| {
+        l.split_once(" - ").is_some_and(|(_, fs)| {
+            fs.starts_with("cgroup ")
+                && fs
+                    .rsplit(' ')
+                    .next()
+                    .is_some_and(|o| o.split(',').any(|o| o == "pids"))
+        })
+    });
+    let v2_path = own.lines().find_map(|l| l.strip_prefix("0::"));
+    let v2 = v2_path.is_some_and(|path| {
+        mounts.lines().any(|l| {
+            let Some((mount, fs)) = l.split_once(" - ") else {
+                return false;
+            };
+            let fields: Vec<&str> = mount.split(' ').collect();
+            fs.starts_with("cgroup2 ")
+                && fields.len() > 4
+                && std::fs::read_to_string(
+                    Path::new(fields[4])
+                        .join(path.trim_start_matches('/'))
+                        .join("cgroup.subtree_control"),
+                )
+                .is_ok_and(|c| c.split_whitespace().any(|c| c == controller))
+        })
+    });
+    (v1 && root) || v2
+}
+
+#[tokio::test]
+async fn a_command_cannot_fork_past_the_process_limit_the_host_sets() {
+    use agent_presets::tools::builtin::{CommandLimits, Containment};
+    use std::num::NonZeroU64;
+    // The first command probes the cgroups (and may enable the v2 controllers).
+    let f = Fixture::new();
+    f.call(json!({"command": "true"})).await.unwrap();
+    if !host_can_limit("pids") {
+        eprintln!("skipping: no cgroup here can carry pids.max for a command");
+        return;
+    }
+    let mut all = vec![Containment::best_available()];
+    if !all.contains(&Containment::Subreaper) {
+        all.push(Containment::Subreaper);
+    }
+    for containment in all {
+        let ctx = f
+            .ctx
+            .clone()
+            .with_containment(containment)
+            .with_command_limits(CommandLimits::default().with_max_processes(NonZeroU64::new(12)));
+        let out = f
+            .registry
+            .call(
+                "bash",
+                json!({"command": "for i in $(seq 1 40); do sleep 1 & done; wait; echo survived", "timeout_secs": 60}),
+                &ctx,
+            )
+            .await
+            .unwrap()
+            .content;
+        assert!(
+            out.contains("Resource temporarily unavailable"),
+            "{containment}: {out}"
+        );
+        // Without the limit the same command forks freely (and the agent is still here to
+        // run it).
+        let ctx = f
+            .ctx
+            .clone()
+            .with_containment(containment)
+            .with_command_limits(CommandLimits::unlimited());
+        let out = f
+            .registry
+            .call(
+                "bash",
+                json!({"command": "for i in $(seq 1 40); do sleep 1 & done; wait; echo survived", "timeout_secs": 60}),
+                &ctx,
+            )
+            .await
+            .unwrap()
+            .content;
+        assert!(
+            !out.contains("Resource temporarily unavailable") && out.contains("survived"),
+            "{containment}: {out}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_command_that_allocates_past_the_memory_limit_is_killed_and_the_agent_is_not() {
+    use agent_presets::tools::builtin::{CommandLimits, Containment};
+    use std::num::NonZeroU64;
+    let f = Fixture::new();
+    f.call(json!({"command": "true"})).await.unwrap();
+    if !host_can_limit("memory") {
+        eprintln!("skipping: no cgroup here can carry a memory limit for a command");
+        return;
+    }
+    let ctx = f
+        .ctx
+        .clone()
+        .with_containment(Containment::best_available())
+        .with_command_limits(CommandLimits::default().with_max_memory(NonZeroU64::new(64 << 20)));
+    // `tail -n 1` keeps a whole line in memory: 512 MiB of zeros is one line.
+    let out = f
+        .registry
+        .call(
+            "bash",
+            json!({"command": "head -c 512M /dev/zero | tail -n 1 | wc -c; echo \"pipe: ${PIPESTATUS[*]}\"", "timeout_secs": 60}),
+            &ctx,
+        )
+        .await
+        .unwrap()
+        .content;
+    // SIGKILL from the OOM killer: 137 in the pipe status.
+    assert!(out.contains("137"), "{out}");
+    // The same command without the limit completes.
+    let ctx = ctx.with_command_limits(CommandLimits::unlimited());
+    let out = f
+        .registry
+        .call(
+            "bash",
+            json!({"command": "head -c 512M /dev/zero | tail -n 1 | wc -c; echo \"pipe: ${PIPESTATUS[*]}\"", "timeout_secs": 60}),
+            &ctx,
+        )
+        .await
+        .unwrap()
+        .content;
+    assert!(out.contains("pipe: 0 0 0"), "{out}");
+}

@@ -1208,6 +1208,311 @@ fn a_redirect_is_an_error_with_a_hint_to_fix_base_url() {
     assert!(target.requests().is_empty());
 }
 
+// --- Containment that survives the agent's death (issue 22, finding 4) ---
+
+/// A number no other test uses, to recognize a test's background `sleep` in `/proc`
+/// (`sleep 300.0<marker>` sleeps as long as `sleep 300`).
+fn marker() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!(
+        "300.0{}{}{nanos}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Pids of live (not zombie) processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let zombie = fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|s| {
+                s.rsplit_once(')')
+                    .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(true);
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Wait (at most 5 s) until no process holds `marker`; the pids left otherwise.
+fn gone(marker: &str) -> Vec<i32> {
+    for _ in 0..250 {
+        if processes_with(marker).is_empty() {
+            return Vec::new();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = processes_with(marker);
+    for &pid in &left {
+        // SAFETY: clean up after a failed test: kill the test's own leftover `sleep`.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    left
+}
+
+/// Cgroup directories the agent `pid` created (`agent-presets-<pid>-<n>`), anywhere
+/// below /sys/fs/cgroup.
+fn cgroups_of(pid: u32) -> Vec<PathBuf> {
+    fn walk(dir: &std::path::Path, prefix: &str, depth: usize, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if entry.file_name().to_string_lossy().starts_with(prefix) {
+                out.push(entry.path());
+            } else if depth > 0 {
+                walk(&entry.path(), prefix, depth - 1, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        std::path::Path::new("/sys/fs/cgroup"),
+        &format!("agent-presets-{pid}-"),
+        6,
+        &mut out,
+    );
+    out
+}
+
+/// The containments to test here: the cgroup one only where the host gives it.
+fn containments() -> Vec<&'static str> {
+    use agent_presets::tools::builtin::Containment;
+    let mut all = vec!["subreaper"];
+    if Containment::best_available() == Containment::Cgroup {
+        all.insert(0, "cgroup");
+    } else {
+        eprintln!(
+            "skipping the cgroup strategy: this host does not let the test create cgroup v2 groups with cgroup.kill"
+        );
+    }
+    all
+}
+
+fn bash_call(command: &str, timeout_secs: u32) -> Reply {
+    Reply::json(mock::openai_call(
+        "call_1",
+        "bash",
+        &json!({"command": command, "timeout_secs": timeout_secs}).to_string(),
+    ))
+}
+
+/// Start `run agent … --yes --json` with `containment` forced; the agent's pid.
+fn start_agent(p: &Project, containment: &str) -> std::process::Child {
+    p.command(&["run", "agent", "go", "--yes", "--json"])
+        .env("AGENT_PRESETS_CONTAINMENT", containment)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_for_file(path: &std::path::Path) {
+    for _ in 0..500 {
+        if path.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} never appeared", path.display());
+}
+
+fn done_event(stdout: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(stdout);
+    lines(&text)
+        .into_iter()
+        .find(|l| l["type"] == "done")
+        .unwrap_or_else(|| panic!("no done event: {text}"))
+}
+
+#[test]
+fn a_command_that_sends_sigterm_to_the_agent_leaves_nothing_running() {
+    // Under the cgroup strategy the command's parent is the agent; under the subreaper
+    // one it is the supervisor, which ignores SIGTERM: there the command stops it
+    // instead, and the agent is ended from outside below.
+    if !containments().contains(&"cgroup") {
+        return;
+    }
+    let mark = marker();
+    let server = MockProvider::start(vec![bash_call(
+        &format!("sleep {mark} & sleep 0.3; kill -TERM $PPID; sleep 30"),
+        60,
+    )]);
+    let p = Project::new("deepseek", &server, "");
+    let agent = start_agent(&p, "cgroup");
+    let pid = agent.id();
+    let output = agent.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(143), "{stderr}");
+    let done = done_event(&output.stdout);
+    assert_eq!(done["outcome"], "interrupted");
+    assert_eq!(done["signal"], "SIGTERM");
+    assert_eq!(
+        gone(&mark),
+        Vec::<i32>::new(),
+        "the background sleep survived"
+    );
+    assert_eq!(
+        cgroups_of(pid),
+        Vec::<PathBuf>::new(),
+        "a cgroup was left behind"
+    );
+}
+
+#[test]
+fn sigterm_and_sighup_to_the_agent_kill_every_running_command() {
+    for containment in containments() {
+        for (signal, code, name) in [
+            (libc::SIGTERM, 143, "SIGTERM"),
+            (libc::SIGHUP, 129, "SIGHUP"),
+        ] {
+            let mark = marker();
+            // Under the subreaper strategy the command also stops its supervisor and
+            // leaves its session: the agent must not count on either.
+            let fight = if containment == "subreaper" {
+                "kill -STOP $PPID; "
+            } else {
+                ""
+            };
+            let server = MockProvider::start(vec![bash_call(
+                &format!("{fight}setsid sleep {mark} & sleep {mark} & echo > started; wait"),
+                60,
+            )]);
+            let p = Project::new("deepseek", &server, "");
+            let agent = start_agent(&p, containment);
+            let pid = agent.id();
+            wait_for_file(&p.dir.path().join("started"));
+            std::thread::sleep(Duration::from_millis(100));
+            // SAFETY: sending a signal to our own child process.
+            unsafe { libc::kill(pid as i32, signal) };
+            let output = agent.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(
+                output.status.code(),
+                Some(code),
+                "{containment} {name}: {stderr}"
+            );
+            assert_eq!(done_event(&output.stdout)["signal"], name);
+            assert!(
+                stderr.contains(&format!("interrupted ({name})")),
+                "{stderr}"
+            );
+            assert_eq!(
+                gone(&mark),
+                Vec::<i32>::new(),
+                "{containment} {name}: a background sleep survived"
+            );
+            assert_eq!(
+                cgroups_of(pid),
+                Vec::<PathBuf>::new(),
+                "{containment} {name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_command_that_stops_its_subreaper_supervisor_is_still_killed_whole() {
+    let mark = marker();
+    let server = MockProvider::start(vec![
+        bash_call(
+            &format!("kill -STOP $PPID; setsid sleep {mark} & sleep 0.2; echo ok"),
+            1,
+        ),
+        Reply::json(mock::openai_text("done")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let agent = start_agent(&p, "subreaper");
+    let output = agent.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(gone(&mark), Vec::<i32>::new(), "the setsid sleep survived");
+    // What the model was told is what was verified.
+    let requests = server.requests();
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        result.contains("every process it started were killed"),
+        "{result}"
+    );
+}
+
+#[test]
+fn background_processes_of_an_agent_killed_with_sigkill_are_cleaned_by_the_next_agent() {
+    if !containments().contains(&"cgroup") {
+        return;
+    }
+    let mark = marker();
+    let server = MockProvider::start(vec![bash_call(
+        &format!("sleep {mark} & echo > started; wait"),
+        60,
+    )]);
+    let p = Project::new("deepseek", &server, "");
+    let mut agent = start_agent(&p, "cgroup");
+    let pid = agent.id();
+    wait_for_file(&p.dir.path().join("started"));
+    std::thread::sleep(Duration::from_millis(100));
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    // SIGKILL cannot be handled: the sleep lives on in the dead agent's cgroup...
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!processes_with(&mark).is_empty());
+    assert!(!cgroups_of(pid).is_empty());
+    // ...until the next agent starts a command.
+    let server = MockProvider::start(vec![
+        bash_call("true", 10),
+        Reply::json(mock::openai_text("done")),
+    ]);
+    let q = Project::new("deepseek", &server, "");
+    let run = q.run(&["run", "agent", "go", "--yes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        gone(&mark),
+        Vec::<i32>::new(),
+        "the dead agent's sleep survived"
+    );
+    assert_eq!(cgroups_of(pid), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn an_unknown_containment_is_a_usage_error() {
+    let server = MockProvider::start(vec![]);
+    let p = Project::new("deepseek", &server, "");
+    let output = p
+        .command(&["run", "agent", "go"])
+        .env("AGENT_PRESETS_CONTAINMENT", "chroot")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown containment `chroot`"));
+}
+
 /// Issue 20: a base URL missing `/v1` against a server that answers 404 at
 /// `/chat/completions`. The error names the URL that was requested and the help the root
 /// it probably should be; the transcript's `done` event names the URL too.

@@ -51,8 +51,12 @@ pub enum Exit {
     Invalid = 1,
     /// A usage or I/O problem (`2`).
     Usage = 2,
+    /// `run` was ended by SIGHUP (`129`, as shells report it).
+    HungUp = 129,
     /// `run` was interrupted (Ctrl-C) (`130`, as shells report SIGINT).
     Interrupted = 130,
+    /// `run` was ended by SIGTERM (`143`, as shells report it).
+    Terminated = 143,
 }
 
 impl Exit {

@@ -5,7 +5,9 @@
 //! stdout carries the answer (or, with `--json`, the transcript as JSON lines); stderr
 //! carries progress: tool calls, retries, and a summary per step (tokens in/out, cached
 //! tokens, time). Exit codes: 0 answered, 1 failed run (API error, missing key, step
-//! limit, invalid preset), 2 usage, 130 interrupted (Ctrl-C).
+//! limit, invalid preset), 2 usage, 130 interrupted (Ctrl-C, SIGINT), 143 SIGTERM,
+//! 129 SIGHUP. On any of those three signals every running command is killed (with
+//! everything it started) before `run` exits.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -145,6 +147,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         })?
         .with_passed_env(preset.pass_env())
         .with_hidden_env(settings.api_key_env.clone());
+    let tools = with_containment_from_env(tools)?;
     let mut approval: Box<dyn ToolApproval> = if args.yes {
         Box::new(ApproveAll)
     } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
@@ -185,6 +188,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         waiting.before(&event, &mut *io.err);
         printer.event(event, io);
     };
+    let mut stopped_by = None;
     let outcome = runtime.block_on(async {
         let run = agent.run(
             &args.prompt,
@@ -196,17 +200,28 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         );
         tokio::select! {
             result = run => Some(result),
-            _ = tokio::signal::ctrl_c() => None,
+            signal = stop_signal() => {
+                stopped_by = Some(signal);
+                None
+            }
             _ = waiting.tick() => None,
         }
+        // Dropping `run` here dropped every running tool call: their commands are killed
+        // and their cgroups removed before `run` returns.
     });
     waiting.clear(&mut *io.err);
     printer.end_text(io);
     let exit = match outcome {
         None => {
-            printer.done(io, "interrupted", None);
-            let _ = writeln!(io.err, "{}: interrupted", io.err_style.error("error"));
-            Exit::Interrupted
+            let signal = stopped_by.unwrap_or(StopSignal::Interrupt);
+            printer.interrupted(io, signal);
+            let _ = writeln!(
+                io.err,
+                "{}: interrupted ({})",
+                io.err_style.error("error"),
+                signal.name()
+            );
+            signal.exit()
         }
         Some(Ok(Outcome::Answered { steps, finish, .. })) => {
             if finish == FinishReason::Length {
@@ -258,6 +273,76 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         }
     };
     Ok(exit)
+}
+
+/// A signal that ends `run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StopSignal {
+    Interrupt,
+    Terminate,
+    HangUp,
+}
+
+impl StopSignal {
+    fn name(self) -> &'static str {
+        match self {
+            StopSignal::Interrupt => "SIGINT",
+            StopSignal::Terminate => "SIGTERM",
+            StopSignal::HangUp => "SIGHUP",
+        }
+    }
+
+    /// 128 + the signal's number, as shells report it.
+    fn exit(self) -> Exit {
+        match self {
+            StopSignal::Interrupt => Exit::Interrupted,
+            StopSignal::Terminate => Exit::Terminated,
+            StopSignal::HangUp => Exit::HungUp,
+        }
+    }
+}
+
+/// The first of SIGINT (Ctrl-C), SIGTERM and SIGHUP to arrive. Their handlers are
+/// installed when this is first polled (with the agent's first step), so from then on
+/// none of them ends the process before the running commands are killed.
+async fn stop_signal() -> StopSignal {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => StopSignal::Interrupt,
+                _ = term.recv() => StopSignal::Terminate,
+                _ = hup.recv() => StopSignal::HangUp,
+            };
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    StopSignal::Interrupt
+}
+
+/// `AGENT_PRESETS_CONTAINMENT=cgroup|subreaper|process-group` chooses how commands are
+/// contained instead of the best the host allows (for tests and debugging; a
+/// containment the host cannot provide falls back to the next weaker one).
+fn with_containment_from_env(tools: ToolContext) -> Result<ToolContext, CliError> {
+    match std::env::var("AGENT_PRESETS_CONTAINMENT") {
+        Ok(name) => {
+            let containment = name.parse().map_err(|e: String| {
+                CliError::usage_with(
+                    format!("AGENT_PRESETS_CONTAINMENT: {e}"),
+                    Some("unset it to use the best containment the host allows".into()),
+                )
+            })?;
+            Ok(tools.with_containment(containment))
+        }
+        Err(std::env::VarError::NotPresent) => Ok(tools),
+        Err(std::env::VarError::NotUnicode(_)) => Err(CliError::usage(
+            "AGENT_PRESETS_CONTAINMENT is not valid UTF-8; expected `cgroup`, `subreaper` or `process-group`",
+        )),
+    }
 }
 
 /// `--cwd` or the current directory, which must exist, made absolute (symlinks
@@ -875,6 +960,16 @@ impl Printer {
             self.json_line(
                 io,
                 &json!({"type": "done", "outcome": outcome, "steps": steps}),
+            );
+        }
+    }
+
+    /// The `done` event of a run ended by a signal.
+    fn interrupted(&mut self, io: &mut Io<'_>, signal: StopSignal) {
+        if self.json {
+            self.json_line(
+                io,
+                &json!({"type": "done", "outcome": "interrupted", "steps": null, "signal": signal.name()}),
             );
         }
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::builtin::beneath::WorkspaceRoot;
-use super::builtin::{Containment, OutputLimits, TodoItem};
+use super::builtin::{CommandLimits, Containment, OutputLimits, TodoItem};
 
 /// Per-session state shared by the tools of one agent session (e.g. the todo list).
 #[derive(Debug, Default)]
@@ -73,6 +73,7 @@ pub struct ToolContext {
     hidden_env: Arc<[String]>,
     passed_env: Arc<[String]>,
     containment: Option<Containment>,
+    command_limits: CommandLimits,
 }
 
 impl ToolContext {
@@ -92,6 +93,7 @@ impl ToolContext {
             hidden_env: Arc::from(Vec::new()),
             passed_env: Arc::from(Vec::new()),
             containment: None,
+            command_limits: CommandLimits::default(),
         })
     }
 
@@ -153,6 +155,19 @@ impl ToolContext {
     /// [`with_containment`](Self::with_containment), else the best the host allows.
     pub fn containment(&self) -> Containment {
         self.containment.unwrap_or_else(Containment::best_available)
+    }
+
+    /// The same context running commands with other resource limits (processes, memory)
+    /// than [`CommandLimits::default`]; [`CommandLimits::unlimited`] for none. They are
+    /// applied where a cgroup is writable (see [`Containment`]).
+    pub fn with_command_limits(mut self, limits: CommandLimits) -> Self {
+        self.command_limits = limits;
+        self
+    }
+
+    /// The resource limits of commands (see [`with_command_limits`](Self::with_command_limits)).
+    pub fn command_limits(&self) -> CommandLimits {
+        self.command_limits
     }
 
     /// The same context with other output limits (e.g. a smaller budget for a small model).

@@ -143,10 +143,16 @@ async fn handle(args: BashArgs, ctx: ToolContext) -> Result<String, ToolError> {
     }
     match run.status {
         Some(_) => Ok(report),
-        None => Err(ToolError::new(format!(
-            "the command did not finish within {seconds} s; it and every process it started were killed ({}). Output so far:\n{report}",
-            run.containment.killed_by()
-        ))
+        None => Err(ToolError::new(match &run.warning {
+            None => format!(
+                "the command did not finish within {seconds} s; it and every process it started were killed ({}). Output so far:\n{report}",
+                run.containment.killed_by()
+            ),
+            // Claim only what was verified.
+            Some(_) => format!(
+                "the command did not finish within {seconds} s and was killed, but not every process it started could be (see the warning). Output so far:\n{report}"
+            ),
+        })
         .hint(format!(
             "raise timeout_secs (at most {MAX_TIMEOUT_SECS}) if it needs longer, or split the work into smaller commands"
         ))),
@@ -205,10 +211,11 @@ async fn run(
             .stderr(Stdio::piped());
         builder
     };
-    let mut contained = containment::spawn(&build, ctx.containment()).map_err(|e| {
-        ToolError::new(format!("could not start `{shell}`: {e}"))
-            .hint("the host cannot run shell commands; use the file tools instead")
-    })?;
+    let mut contained = containment::spawn(&build, ctx.containment(), ctx.command_limits())
+        .map_err(|e| {
+            ToolError::new(format!("could not start `{shell}`: {e}"))
+                .hint("the host cannot run shell commands; use the file tools instead")
+        })?;
 
     let stdout = Arc::new(Mutex::new(StreamCapture::new(budget / 2 + budget % 2)));
     let stderr = Arc::new(Mutex::new(StreamCapture::new(budget / 2)));

@@ -17,9 +17,26 @@
 //!
 //! None of them stops a command from asking something outside its tree to run a process
 //! (`systemd-run`, `at`, `ssh localhost`, a container runtime); that needs an OS sandbox.
+//!
+//! When the agent itself dies:
+//! - by a signal it handles (the CLI handles SIGINT, SIGTERM and SIGHUP), the call's
+//!   future is dropped and [`Contained`]'s drop kills everything, as on a timeout, before
+//!   the process exits; the cgroup is removed then and there;
+//! - by SIGKILL (which nothing can handle): the command's own process gets
+//!   `PR_SET_PDEATHSIG` (SIGKILL) when it was spawned from the process's main thread (as
+//!   the CLI does); the subreaper supervisor sees its lifeline close (and gets SIGCONT as
+//!   its death signal, in case a command stopped it) and kills the whole tree; under the
+//!   cgroup strategy the background processes keep running in their cgroup until the
+//!   next agent on the host starts a command: it kills and removes the cgroups of agents
+//!   that are gone ([`Containment::best_available`] probes once per process).
+//!
+//! [`CommandLimits`] (process count, memory) are applied in the command's cgroup (v2)
+//! where the controllers are enabled, else in a cgroup v1 `pids` / `memory` hierarchy
+//! this process may write, else not at all.
 
 use std::fmt;
 use std::io;
+use std::num::NonZeroU64;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -113,6 +130,104 @@ impl fmt::Display for Containment {
     }
 }
 
+impl std::str::FromStr for Containment {
+    type Err = String;
+
+    /// `cgroup`, `subreaper` or `process-group`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "cgroup" => Ok(Containment::Cgroup),
+            "subreaper" => Ok(Containment::Subreaper),
+            "process-group" => Ok(Containment::ProcessGroup),
+            other => Err(format!(
+                "unknown containment `{other}`; expected `cgroup`, `subreaper` or `process-group`"
+            )),
+        }
+    }
+}
+
+/// Resource limits for every command `bash` runs (the command and all it starts,
+/// together), applied through a cgroup where this process may write one (see the
+/// module documentation); elsewhere they are not applied.
+///
+/// The defaults ([`CommandLimits::default`]) stop a fork bomb or a runaway allocation
+/// before it takes the machine down, and stay far above what building and testing a
+/// normal project needs:
+/// - at most [`DEFAULT_MAX_PROCESSES`](Self::DEFAULT_MAX_PROCESSES) (8192) tasks. The
+///   kernel counts threads as well as processes, so this leaves room for `cargo test`
+///   with one test thread and one `rustc` (each with its own threads) per core on a
+///   machine with a few hundred cores;
+/// - at most half the physical memory: `cargo test` or `python -m pytest` on a normal
+///   project stays well below, and the other half keeps the agent and the desktop alive
+///   when a command leaks. (Beyond the limit the kernel's OOM killer ends a process of
+///   the command, not the agent.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CommandLimits {
+    max_processes: Option<NonZeroU64>,
+    max_memory: Option<NonZeroU64>,
+}
+
+impl CommandLimits {
+    /// The default process (task) limit.
+    pub const DEFAULT_MAX_PROCESSES: u64 = 8192;
+
+    /// No limits at all.
+    pub fn unlimited() -> Self {
+        CommandLimits {
+            max_processes: None,
+            max_memory: None,
+        }
+    }
+
+    /// The same limits with at most `max` processes and threads (`pids.max`); `None`
+    /// for no limit.
+    pub fn with_max_processes(mut self, max: Option<NonZeroU64>) -> Self {
+        self.max_processes = max;
+        self
+    }
+
+    /// The same limits with at most `bytes` of memory (`memory.max`); `None` for no
+    /// limit.
+    pub fn with_max_memory(mut self, bytes: Option<NonZeroU64>) -> Self {
+        self.max_memory = bytes;
+        self
+    }
+
+    /// The process (task) limit.
+    pub fn max_processes(&self) -> Option<NonZeroU64> {
+        self.max_processes
+    }
+
+    /// The memory limit in bytes.
+    pub fn max_memory(&self) -> Option<NonZeroU64> {
+        self.max_memory
+    }
+}
+
+impl Default for CommandLimits {
+    fn default() -> Self {
+        CommandLimits {
+            max_processes: NonZeroU64::new(Self::DEFAULT_MAX_PROCESSES),
+            max_memory: half_of_physical_memory(),
+        }
+    }
+}
+
+/// Half the physical memory, if the host says how much there is.
+fn half_of_physical_memory() -> Option<NonZeroU64> {
+    // SAFETY: sysconf(3) reads no memory of ours.
+    let (pages, size) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let total = u64::try_from(pages)
+        .ok()?
+        .checked_mul(u64::try_from(size).ok()?)?;
+    NonZeroU64::new(total / 2)
+}
+
 /// A command running under a containment.
 pub(crate) struct Contained {
     /// The process spawned (the supervisor under [`Containment::Subreaper`]).
@@ -120,6 +235,10 @@ pub(crate) struct Contained {
     /// What contains it.
     pub(crate) containment: Containment,
     guard: Guard,
+    /// cgroup v1 groups that carry limits the command's cgroup could not; emptied and
+    /// removed after the guard (fields drop in order).
+    #[cfg(target_os = "linux")]
+    _limit_groups: Vec<v1::Group>,
 }
 
 /// What kills everything when the command is done; kills on drop too.
@@ -132,13 +251,18 @@ enum Guard {
 }
 
 /// Spawn the command `build` makes (a fresh one per attempt) under `wanted`, or the
-/// next weaker containment that works here. `build` sets everything but the
-/// containment: program, arguments, environment, working directory, stdio.
-pub(crate) fn spawn(build: &dyn Fn() -> Command, wanted: Containment) -> io::Result<Contained> {
+/// next weaker containment that works here, with `limits` where a cgroup can carry them.
+/// `build` sets everything but the containment: program, arguments, environment,
+/// working directory, stdio.
+pub(crate) fn spawn(
+    build: &dyn Fn() -> Command,
+    wanted: Containment,
+    limits: CommandLimits,
+) -> io::Result<Contained> {
     let mut containment = wanted;
     loop {
         if containment.possible() {
-            match try_spawn(build, containment) {
+            match try_spawn(build, containment, limits) {
                 Ok(contained) => return Ok(contained),
                 // The weakest one failed: the command itself cannot start.
                 Err(e) if containment.weaker().is_none() => return Err(e),
@@ -152,15 +276,73 @@ pub(crate) fn spawn(build: &dyn Fn() -> Command, wanted: Containment) -> io::Res
     }
 }
 
-fn try_spawn(build: &dyn Fn() -> Command, containment: Containment) -> io::Result<Contained> {
+/// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child ends, not the
+/// process: it is set only when spawning from the main thread, which lives as long as
+/// the process (the CLI runs its commands there). Returns the signal and the pid the
+/// child's parent must have (checked after setting it, as prctl(2) advises: the parent
+/// may have died before).
+#[cfg(target_os = "linux")]
+fn death_signal(signal: libc::c_int) -> Option<(libc::c_int, libc::pid_t)> {
+    // SAFETY: getpid(2) and gettid(2) have no preconditions.
+    let (pid, tid) = unsafe { (libc::getpid(), libc::syscall(libc::SYS_gettid)) };
+    (libc::c_long::from(pid) == tid).then_some((signal, pid))
+}
+
+/// In the forked child: set the death signal (see [`death_signal`]).
+#[cfg(target_os = "linux")]
+fn set_death_signal(signal: libc::c_int, parent: libc::pid_t) -> io::Result<()> {
+    // SAFETY: prctl(2) and getppid(2) are async-signal-safe and read no memory of ours.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if libc::getppid() != parent {
+            // The agent is already gone.
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+    }
+    Ok(())
+}
+
+/// Register the death signal and the joining of the limit groups with `command`.
+#[cfg(target_os = "linux")]
+fn prepare_child(command: &mut Command, death: libc::c_int, groups: &[v1::Group]) {
+    let mut fds: [libc::c_int; 2] = [-1; 2];
+    for (slot, group) in fds.iter_mut().zip(groups) {
+        *slot = group.procs_fd();
+    }
+    let death = death_signal(death);
+    // SAFETY: the closure runs in the forked child before exec; it calls only prctl,
+    // getppid and write(2) (async-signal-safe) on descriptors opened before the fork,
+    // and allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            for fd in fds.into_iter().filter(|&fd| fd >= 0) {
+                // Best effort: a limit that cannot be joined does not stop the command.
+                let _ = cgroup::join(fd);
+            }
+            match death {
+                Some((signal, parent)) => set_death_signal(signal, parent),
+                None => Ok(()),
+            }
+        });
+    }
+}
+
+fn try_spawn(
+    build: &dyn Fn() -> Command,
+    containment: Containment,
+    limits: CommandLimits,
+) -> io::Result<Contained> {
     let mut command = build();
     // Its own process group in every case: no terminal signal reaches it, and the group
     // is the last resort.
     command.process_group(0);
+    let _ = &limits;
     match containment {
         #[cfg(target_os = "linux")]
         Containment::Cgroup => {
-            let group = cgroup::Cgroup::create()?;
+            let (group, missing) = cgroup::Cgroup::create(limits)?;
             let procs = group.procs_fd();
             // SAFETY: the closure runs in the forked child before exec; it only calls
             // write(2), which is async-signal-safe, on a descriptor opened before the
@@ -168,12 +350,15 @@ fn try_spawn(build: &dyn Fn() -> Command, containment: Containment) -> io::Resul
             unsafe {
                 command.pre_exec(move || cgroup::join(procs));
             }
+            let limit_groups = v1::groups(missing);
+            prepare_child(&mut command, libc::SIGKILL, &limit_groups);
             command.kill_on_drop(true);
             match command.spawn() {
                 Ok(child) => Ok(Contained {
                     child,
                     containment,
                     guard: Guard::Cgroup(group),
+                    _limit_groups: limit_groups,
                 }),
                 Err(e) => {
                     // Most likely the host does not let us move a process there (no
@@ -186,6 +371,11 @@ fn try_spawn(build: &dyn Fn() -> Command, containment: Containment) -> io::Resul
         #[cfg(target_os = "linux")]
         Containment::Subreaper => {
             let (supervised, fds) = subreaper::Supervised::prepare()?;
+            // The supervisor joins the limit groups (everything below it inherits them),
+            // and gets SIGCONT when the agent dies: if a command stopped it, it wakes up,
+            // sees its lifeline closed and kills the tree.
+            let limit_groups = v1::groups(limits);
+            prepare_child(&mut command, libc::SIGCONT, &limit_groups);
             // SAFETY: the closure runs in the forked child before exec and uses only
             // async-signal-safe system calls (prctl, fork, close, dup2, open, sigaction,
             // sigprocmask, ppoll, waitpid, kill, getdents64, read, write, _exit) on
@@ -199,20 +389,25 @@ fn try_spawn(build: &dyn Fn() -> Command, containment: Containment) -> io::Resul
             command.kill_on_drop(false);
             let child = command.spawn()?;
             Ok(Contained {
-                guard: Guard::Subreaper(supervised.started(child.id())),
+                guard: Guard::Subreaper(supervised.started()),
                 child,
                 containment,
+                _limit_groups: limit_groups,
             })
         }
         #[cfg(not(target_os = "linux"))]
         Containment::Cgroup | Containment::Subreaper => Err(io::Error::other("Linux only")),
         Containment::ProcessGroup => {
+            #[cfg(target_os = "linux")]
+            prepare_child(&mut command, libc::SIGKILL, &[]);
             command.kill_on_drop(true);
             let child = command.spawn()?;
             Ok(Contained {
                 guard: Guard::ProcessGroup(ProcessGroup::new(child.id())),
                 child,
                 containment,
+                #[cfg(target_os = "linux")]
+                _limit_groups: Vec::new(),
             })
         }
     }
@@ -276,7 +471,20 @@ impl Contained {
                             .await
                             .is_err()
                         {
-                            supervised.kill_group();
+                            // The supervisor did not clean up (a command stopped it, or
+                            // it is stuck): kill its tree from here, then it.
+                            let left = match self.child.id() {
+                                Some(pid) => subreaper::kill_tree(pid),
+                                None => Vec::new(),
+                            };
+                            let _ = self.child.start_kill();
+                            let _ = tokio::time::timeout(grace, self.child.wait()).await;
+                            if !left.is_empty() {
+                                return Ok(Ending {
+                                    status: None,
+                                    warning: Some(subreaper::survivors(&left)),
+                                });
+                            }
                         }
                         None
                     }
@@ -295,6 +503,25 @@ impl Contained {
                     status: waited,
                     warning: None,
                 })
+            }
+        }
+    }
+}
+
+impl Drop for Contained {
+    fn drop(&mut self) {
+        // The call was dropped (cancelled, or the agent is exiting on a signal) while the
+        // supervisor still runs: do not count on it (a command may have stopped it).
+        // Kill its tree from here, then it. (Cgroup and process group kill in their own
+        // drop.)
+        #[cfg(target_os = "linux")]
+        if let Guard::Subreaper(supervised) = &mut self.guard {
+            supervised.release();
+            if matches!(self.child.try_wait(), Ok(None)) {
+                if let Some(pid) = self.child.id() {
+                    subreaper::kill_tree(pid);
+                }
+                let _ = self.child.start_kill();
             }
         }
     }
@@ -352,6 +579,49 @@ fn unique_suffix() -> String {
     )
 }
 
+/// Is the agent that made the cgroup `name` (`agent-presets-<pid>-<n>`) gone? Our own
+/// pid counts as gone while probing: nothing of ours exists yet, so such a cgroup was
+/// left by an earlier process that had our pid.
+#[cfg(target_os = "linux")]
+fn owner_gone(name: &str) -> bool {
+    let Some(pid) = name
+        .strip_prefix(CGROUP_PREFIX)
+        .and_then(|rest| rest.split('-').next())
+        .and_then(|p| p.parse::<libc::pid_t>().ok())
+    else {
+        return false;
+    };
+    if pid <= 1 {
+        return false;
+    }
+    if pid == std::process::id() as libc::pid_t {
+        return true;
+    }
+    // SAFETY: kill(2) with signal 0 only checks whether the process exists.
+    unsafe {
+        libc::kill(pid, 0) != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    }
+}
+
+/// The prefix of the cgroups we create (`agent-presets-<pid>-<n>`).
+#[cfg(target_os = "linux")]
+const CGROUP_PREFIX: &str = "agent-presets-";
+
+/// Remove `dir` once it is empty, waiting (blocking) for at most `wait`.
+#[cfg(target_os = "linux")]
+fn remove_dir_blocking(dir: &std::path::Path, wait: Duration) -> bool {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 #[cfg(target_os = "linux")]
 mod cgroup {
     //! A cgroup (v2) per command, below this process's own cgroup.
@@ -365,8 +635,8 @@ mod cgroup {
 
     use rustix::fs::{Mode, OFlags};
 
-    /// The prefix of the cgroups we create (`agent-presets-<pid>-<n>`).
-    const PREFIX: &str = "agent-presets-";
+    use super::CGROUP_PREFIX as PREFIX;
+    use super::CommandLimits;
 
     /// Set once a cgroup could not be used: from then on commands use the subreaper.
     static DISABLED: AtomicBool = AtomicBool::new(false);
@@ -405,6 +675,7 @@ mod cgroup {
             return None;
         }
         remove_stale(&dir);
+        enable_controllers(&dir);
         let probe = dir.join(format!("{PREFIX}{}", super::unique_suffix()));
         std::fs::create_dir(&probe).ok()?;
         let usable = probe.join("cgroup.kill").is_file() && probe.join("cgroup.procs").is_file();
@@ -432,25 +703,35 @@ mod cgroup {
         String::from_utf8_lossy(&out).into_owned()
     }
 
-    /// Remove the (empty) cgroups of agents that are gone.
+    /// Kill what is left in the cgroups of agents that are gone (an agent killed with
+    /// SIGKILL leaves its command's background processes there) and remove them.
     fn remove_stale(dir: &Path) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
+            if !name.to_str().is_some_and(super::owner_gone) {
                 continue;
-            };
-            let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
-                continue;
-            };
-            // SAFETY: kill(2) with signal 0 only checks whether the process exists.
-            let gone = pid > 1
-                && unsafe { libc::kill(pid, 0) } != 0
-                && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-            if gone {
-                let _ = std::fs::remove_dir(entry.path());
+            }
+            let path = entry.path();
+            let _ = std::fs::write(path.join("cgroup.kill"), "1");
+            super::remove_dir_blocking(&path, Duration::from_secs(1));
+        }
+    }
+
+    /// Let the cgroups below `dir` carry `pids.max` and `memory.max` where the host
+    /// offers those controllers (only adds; fails harmlessly where the cgroup holds
+    /// processes and is not the root, or the controller is bound to cgroup v1).
+    fn enable_controllers(dir: &Path) {
+        let offered = std::fs::read_to_string(dir.join("cgroup.controllers")).unwrap_or_default();
+        let enabled =
+            std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
+        for controller in ["pids", "memory"] {
+            let has = |list: &str| list.split_whitespace().any(|c| c == controller);
+            if has(&offered) && !has(&enabled) {
+                let _ =
+                    std::fs::write(dir.join("cgroup.subtree_control"), format!("+{controller}"));
             }
         }
     }
@@ -464,10 +745,27 @@ mod cgroup {
     }
 
     impl Cgroup {
-        pub(super) fn create() -> io::Result<Cgroup> {
+        /// A fresh cgroup carrying what it can of `limits`; also returns the limits it
+        /// could not carry (their controller is not enabled here).
+        pub(super) fn create(limits: CommandLimits) -> io::Result<(Cgroup, CommandLimits)> {
             let base = base().ok_or_else(|| io::Error::other("no usable cgroup"))?;
             let dir = base.join(format!("{PREFIX}{}", super::unique_suffix()));
             std::fs::create_dir(&dir)?;
+            let set = |file: &str, value: Option<std::num::NonZeroU64>| match value {
+                Some(v) => std::fs::write(dir.join(file), v.to_string()).is_err(),
+                None => false,
+            };
+            let missing = CommandLimits::unlimited()
+                .with_max_processes(
+                    limits
+                        .max_processes()
+                        .filter(|_| set("pids.max", limits.max_processes())),
+                )
+                .with_max_memory(
+                    limits
+                        .max_memory()
+                        .filter(|_| set("memory.max", limits.max_memory())),
+                );
             let open = |name: &str| {
                 rustix::fs::open(
                     dir.join(name),
@@ -476,12 +774,15 @@ mod cgroup {
                 )
             };
             match (open("cgroup.procs"), open("cgroup.kill")) {
-                (Ok(procs), Ok(kill)) => Ok(Cgroup {
-                    dir,
-                    procs,
-                    kill: Some(kill),
-                    removed: false,
-                }),
+                (Ok(procs), Ok(kill)) => Ok((
+                    Cgroup {
+                        dir,
+                        procs,
+                        kill: Some(kill),
+                        removed: false,
+                    },
+                    missing,
+                )),
                 (Err(e), _) | (_, Err(e)) => {
                     let _ = std::fs::remove_dir(&dir);
                     disable();
@@ -522,7 +823,10 @@ mod cgroup {
     impl Drop for Cgroup {
         fn drop(&mut self) {
             self.kill();
-            if self.removed || std::fs::remove_dir(&self.dir).is_ok() {
+            // Killed processes leave the cgroup within milliseconds (a zombie does not
+            // count): wait for that here, as the process may be about to exit (on a
+            // signal) and a thread would not outlive it.
+            if self.removed || super::remove_dir_blocking(&self.dir, Duration::from_secs(1)) {
                 return;
             }
             // Still emptying: remove it from a thread of its own, for at most 5 s.
@@ -548,6 +852,153 @@ mod cgroup {
             Ok(())
         } else {
             Err(io::Error::last_os_error())
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod v1 {
+    //! Limits through a cgroup v1 hierarchy (`pids`, `memory`) this process may write, on
+    //! hosts where those controllers are not available in cgroup v2 (hybrid setups).
+
+    use std::io;
+    use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+    use std::path::{Path, PathBuf};
+    use std::sync::OnceLock;
+    use std::time::Duration;
+
+    use rustix::fs::{Mode, OFlags};
+
+    use super::{CGROUP_PREFIX, CommandLimits};
+
+    /// One command's group in one v1 hierarchy: emptied and removed when dropped.
+    pub(crate) struct Group {
+        dir: PathBuf,
+        procs: OwnedFd,
+    }
+
+    impl Group {
+        pub(super) fn procs_fd(&self) -> RawFd {
+            self.procs.as_raw_fd()
+        }
+    }
+
+    impl Drop for Group {
+        fn drop(&mut self) {
+            // Whatever is still in it belongs to the command: kill it (a safety net
+            // behind the containment), then remove the group.
+            kill_members(&self.dir);
+            super::remove_dir_blocking(&self.dir, Duration::from_secs(1));
+        }
+    }
+
+    /// The groups carrying `limits` (those a v1 hierarchy here can carry).
+    pub(super) fn groups(limits: CommandLimits) -> Vec<Group> {
+        let mut groups = Vec::new();
+        if let Some(max) = limits.max_processes()
+            && let Some(group) = create(pids_base(), "pids.max", max.get())
+        {
+            groups.push(group);
+        }
+        if let Some(max) = limits.max_memory()
+            && let Some(group) = create(memory_base(), "memory.limit_in_bytes", max.get())
+        {
+            groups.push(group);
+        }
+        groups
+    }
+
+    fn pids_base() -> Option<&'static Path> {
+        static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
+        BASE.get_or_init(|| probe("pids")).as_deref()
+    }
+
+    fn memory_base() -> Option<&'static Path> {
+        static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
+        BASE.get_or_init(|| probe("memory")).as_deref()
+    }
+
+    fn create(base: Option<&Path>, file: &str, value: u64) -> Option<Group> {
+        let dir = base?.join(format!("{CGROUP_PREFIX}{}", super::unique_suffix()));
+        std::fs::create_dir(&dir).ok()?;
+        let opened = std::fs::write(dir.join(file), value.to_string()).and_then(|()| {
+            rustix::fs::open(
+                dir.join("cgroup.procs"),
+                OFlags::WRONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(io::Error::from)
+        });
+        match opened {
+            Ok(procs) => Some(Group { dir, procs }),
+            Err(_) => {
+                let _ = std::fs::remove_dir(&dir);
+                None
+            }
+        }
+    }
+
+    /// Our own group's directory in the v1 hierarchy of `controller`, if it is mounted;
+    /// cleans what agents that are gone left there.
+    fn probe(controller: &str) -> Option<PathBuf> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let path = own.lines().find_map(|line| {
+            let mut fields = line.splitn(3, ':');
+            let _id = fields.next()?;
+            let controllers = fields.next()?;
+            let path = fields.next()?;
+            controllers
+                .split(',')
+                .any(|c| c == controller)
+                .then(|| path.to_owned())
+        })?;
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let dir = mounts.lines().find_map(|line| {
+            let (mount, fs) = line.split_once(" - ")?;
+            let mut fs = fs.split(' ');
+            if fs.next()? != "cgroup" {
+                return None;
+            }
+            let _source = fs.next()?;
+            if !fs.next()?.split(',').any(|o| o == controller) {
+                return None;
+            }
+            let fields: Vec<&str> = mount.split(' ').collect();
+            let (root, point) = (*fields.get(3)?, *fields.get(4)?);
+            let below = Path::new(&path).strip_prefix(root).ok()?;
+            Some(Path::new(point).join(below))
+        })?;
+        if !dir.join("cgroup.procs").is_file() {
+            return None;
+        }
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for entry in entries.flatten() {
+                if entry.file_name().to_str().is_some_and(super::owner_gone) {
+                    kill_members(&entry.path());
+                    super::remove_dir_blocking(&entry.path(), Duration::from_secs(1));
+                }
+            }
+        }
+        Some(dir)
+    }
+
+    /// SIGKILL every process in the group at `dir`, until it is empty (for at most 1 s).
+    fn kill_members(dir: &Path) {
+        for _ in 0..1000 {
+            let Ok(procs) = std::fs::read_to_string(dir.join("cgroup.procs")) else {
+                return;
+            };
+            let pids: Vec<libc::pid_t> = procs.lines().filter_map(|l| l.parse().ok()).collect();
+            if pids.is_empty() {
+                return;
+            }
+            for pid in pids.into_iter().filter(|&p| p > 1) {
+                // SAFETY: kill(2) only sends a signal, to a process in the command's group.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 }
@@ -581,7 +1032,6 @@ mod subreaper {
         status: OwnedFd,
         // Kept open until the supervisor is spawned; then closed in this process.
         child_ends: Option<(OwnedFd, OwnedFd)>,
-        pgid: Option<libc::pid_t>,
     }
 
     impl Supervised {
@@ -600,18 +1050,14 @@ mod subreaper {
                     lifeline: Some(lifeline_w),
                     status: status_r,
                     child_ends: Some((lifeline_r, status_w)),
-                    pgid: None,
                 },
                 fds,
             ))
         }
 
         /// The supervisor runs (`pid`): drop our copies of its ends of the pipes.
-        pub(super) fn started(mut self, pid: Option<u32>) -> Supervised {
+        pub(super) fn started(mut self) -> Supervised {
             self.child_ends = None;
-            self.pgid = pid
-                .and_then(|p| libc::pid_t::try_from(p).ok())
-                .filter(|&p| p > 1);
             self
         }
 
@@ -628,16 +1074,6 @@ mod subreaper {
         /// Close the lifeline: the supervisor kills everything and exits.
         pub(super) fn release(&mut self) {
             self.lifeline = None;
-        }
-
-        /// Last resort when the supervisor does not exit: kill its process group.
-        pub(super) fn kill_group(&mut self) {
-            if let Some(pgid) = self.pgid.take() {
-                // SAFETY: kill(2) only sends a signal, to the group made for this command.
-                unsafe {
-                    libc::kill(-pgid, libc::SIGKILL);
-                }
-            }
         }
     }
 
@@ -678,8 +1114,8 @@ mod subreaper {
     /// The supervisor's signal handling is set up before the fork, so the command cannot
     /// signal it before it is ready; the command's process puts everything back as it was.
     pub(super) fn split(fds: SupervisorFds) -> io::Result<()> {
-        // SAFETY: prctl, sigprocmask, sigaction and fork are async-signal-safe; they read
-        // and write only the stack values passed to them.
+        // SAFETY: prctl, sigprocmask, sigaction, pipe2, fork, read and close are
+        // async-signal-safe; they read and write only the stack values passed to them.
         unsafe {
             if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
@@ -705,11 +1141,29 @@ mod subreaper {
             let mut saved_chld: libc::sigaction = std::mem::zeroed();
             libc::sigaction(libc::SIGCHLD, &on_chld, &mut saved_chld);
 
-            let pid = libc::fork();
-            if pid < 0 {
+            // The command's process waits (EOF on this pipe) until the supervisor has
+            // closed every descriptor it inherited, among them the channel on which the
+            // agent's `spawn` waits for the exec: a command that stops its supervisor
+            // (`kill -STOP $PPID`) before that would block the agent inside `spawn`.
+            let mut sync: [libc::c_int; 2] = [-1; 2];
+            if libc::pipe2(sync.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
                 return Err(io::Error::last_os_error());
             }
+            let pid = libc::fork();
+            if pid < 0 {
+                let error = io::Error::last_os_error();
+                libc::close(sync[0]);
+                libc::close(sync[1]);
+                return Err(error);
+            }
             if pid == 0 {
+                libc::close(sync[1]);
+                let mut byte = 0u8;
+                while libc::read(sync[0], (&raw mut byte).cast(), 1) < 0
+                    && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+                {
+                }
+                libc::close(sync[0]);
                 // The command's process: the signal handling it would have had, and death
                 // with the supervisor.
                 for (signal, old) in IGNORED.iter().zip(saved.iter()) {
@@ -952,5 +1406,123 @@ mod subreaper {
                 }
             }
         }
+    }
+
+    /// From the agent, without counting on the supervisor (a command may have stopped
+    /// it): SIGKILL every descendant of `root` (the supervisor, our unreaped child, so
+    /// its pid is ours), found by walking `/proc`, until a scan finds none alive; then
+    /// the caller kills `root` itself. A process that got SIGKILL cannot fork any more,
+    /// and an orphan of the tree is re-parented to `root` (a subreaper, stopped or not),
+    /// so the walk sees everything that is left. Returns the descendants still alive
+    /// after a bounded number of rounds (empty: verified none is left).
+    pub(super) fn kill_tree(root: u32) -> Vec<libc::pid_t> {
+        let Ok(root) = libc::pid_t::try_from(root) else {
+            return Vec::new();
+        };
+        for _ in 0..2000 {
+            let alive = live_descendants(root);
+            if alive.is_empty() {
+                return alive;
+            }
+            for &pid in &alive {
+                // SAFETY: kill(2) only sends a signal, to a descendant of our supervisor.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        live_descendants(root)
+    }
+
+    /// The descendants of `root` that are not zombies.
+    fn live_descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        // (pid, parent, alive)
+        let table: Vec<(libc::pid_t, libc::pid_t, bool)> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
+            .filter_map(|pid| {
+                let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+                let close = stat.iter().rposition(|&b| b == b')')?;
+                let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+                let mut fields = rest.split_whitespace();
+                let state = fields.next()?;
+                let parent = fields.next()?.parse().ok()?;
+                Some((pid, parent, !matches!(state, "Z" | "X")))
+            })
+            .collect();
+        let mut tree = vec![root];
+        let mut at = 0;
+        while at < tree.len() {
+            let parent = tree[at];
+            tree.extend(
+                table
+                    .iter()
+                    .filter(|&&(pid, ppid, _)| ppid == parent && !tree.contains(&pid))
+                    .map(|&(pid, _, _)| pid)
+                    .collect::<Vec<_>>(),
+            );
+            at += 1;
+        }
+        tree.into_iter()
+            .skip(1)
+            .filter(|pid| table.iter().any(|&(p, _, alive)| p == *pid && alive))
+            .collect()
+    }
+
+    /// What the result says when [`kill_tree`] could not verify the tree is gone.
+    pub(super) fn survivors(left: &[libc::pid_t]) -> String {
+        let pids: Vec<String> = left.iter().map(ToString::to_string).collect();
+        format!(
+            "{} process{} the command started could not be killed and may still be running (pid {})",
+            left.len(),
+            if left.len() == 1 { "" } else { "es" },
+            pids.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn containments_parse_from_their_names() {
+        for c in [
+            Containment::Cgroup,
+            Containment::Subreaper,
+            Containment::ProcessGroup,
+        ] {
+            assert_eq!(c.as_str().parse::<Containment>(), Ok(c));
+        }
+        let err = "chroot".parse::<Containment>().unwrap_err();
+        assert!(err.contains("unknown containment `chroot`"), "{err}");
+    }
+
+    #[test]
+    fn default_limits_are_generous_and_unlimited_is_none() {
+        let limits = CommandLimits::default();
+        assert_eq!(
+            limits.max_processes().map(NonZeroU64::get),
+            Some(CommandLimits::DEFAULT_MAX_PROCESSES)
+        );
+        // Half the memory of any machine that builds this crate: more than 256 MiB.
+        assert!(limits.max_memory().is_some_and(|m| m.get() > 256 << 20));
+        let none = CommandLimits::unlimited();
+        assert_eq!((none.max_processes(), none.max_memory()), (None, None));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_cgroup_of_our_own_pid_counts_as_left_over_while_probing() {
+        assert!(owner_gone(&format!(
+            "{CGROUP_PREFIX}{}-0",
+            std::process::id()
+        )));
+        assert!(!owner_gone(&format!("{CGROUP_PREFIX}1-0")));
+        assert!(!owner_gone("user.slice"));
     }
 }

@@ -28,7 +28,7 @@ mod write_file;
 
 pub use bash::{Bash, BashArgs};
 pub use command_env::BASE_COMMAND_ENV;
-pub use containment::Containment;
+pub use containment::{CommandLimits, Containment};
 pub use edit_file::{EditFile, EditFileArgs};
 pub use glob::{Glob, GlobArgs};
 pub use grep::{Grep, GrepArgs, GrepOutputMode};
