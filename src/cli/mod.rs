@@ -34,6 +34,7 @@ mod style;
 mod trust;
 mod validate;
 mod values;
+mod waiting;
 mod workspace;
 mod yaml;
 
