@@ -29,6 +29,7 @@ mod show;
 mod trust;
 mod validate;
 mod values;
+mod waiting;
 mod workspace;
 mod yaml;
 
