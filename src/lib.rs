@@ -52,6 +52,7 @@ pub mod preset;
 pub mod prompt;
 pub mod provider;
 pub mod redact;
+pub mod report;
 pub mod request;
 pub mod secrets;
 pub mod source_files;

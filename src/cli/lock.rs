@@ -19,7 +19,6 @@ use serde_json::{Map, Value, json};
 use similar::TextDiff;
 
 use super::project_file::write_confined;
-use super::report::{order_json, pretty};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
@@ -27,6 +26,7 @@ use crate::preset::{ParsedPreset, ProvenanceError, ValidPreset};
 use crate::prompt::{
     BUILTIN_VARIABLES, MODEL_VARIABLE, PROVIDER_VARIABLE, Values, is_derived_variable,
 };
+use crate::report::{order_json, pretty};
 use crate::tokens;
 
 /// The lock file's name, in the project directory.

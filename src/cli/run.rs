@@ -17,8 +17,6 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::environment;
-use super::secrets::mask;
-use super::style::Style;
 use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::waiting::Waiting;
 use super::workspace::Workspace;
@@ -33,6 +31,8 @@ use crate::provider::{FinishReason, StreamEvent, Usage};
 use crate::redact::{
     DisplayContext, DisplayPiece, Redactor, StreamRedactor, display_pieces, escaped,
 };
+use crate::report::Style;
+use crate::report::mask;
 use crate::request::{Message, Role, ToolCall};
 use crate::secrets::mask_secrets;
 use crate::tools::{ToolContext, ToolDefinition};

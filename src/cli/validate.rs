@@ -8,12 +8,12 @@ use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 
 use super::lock::{self, LockFile};
-use super::report::{MachineFormat, PresetOutcome, ValidationReport};
-use super::sarif::SarifRun;
-use super::snippet::HumanRenderer;
 use super::workspace::{Selected, Workspace, is_path};
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
+use crate::report::HumanRenderer;
+use crate::report::SarifRun;
+use crate::report::{MachineFormat, PresetOutcome, ValidationReport};
 
 /// From how many presets `validate` spreads the work over the cores (below it, starting
 /// the threads costs more than it saves).

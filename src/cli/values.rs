@@ -15,7 +15,6 @@ use std::sync::{Arc, OnceLock};
 use minijinja::Value;
 
 use super::environment;
-use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
 use super::{CliError, Exit, Io};
 use crate::bounded::{BoundedReadError, byte_size, read_bounded_or_pipe, read_stream_bounded};
@@ -31,6 +30,7 @@ use crate::prompt::{
 };
 use crate::provider::lint::LintMemo;
 use crate::provider::{ModelSettings, is_deepseek_beta};
+use crate::report::HumanRenderer;
 use crate::source_files::{SourceFiles, SourceText};
 use crate::suggest::help_did_you_mean;
 

@@ -227,7 +227,7 @@ impl Workspace {
         };
         if !all.is_empty() {
             let sources = self.presets.source_files();
-            let renderer = super::snippet::HumanRenderer::new(io.err_style, &sources, &all);
+            let renderer = crate::report::HumanRenderer::new(io.err_style, &sources, &all);
             io.err.write_all(renderer.render_all(&all).as_bytes())?;
         }
         Ok(preset)
