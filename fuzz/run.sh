@@ -3,7 +3,10 @@
 #
 #   bash fuzz/run.sh [-t SECONDS] [TARGET...]      (default: 600 s each, all targets)
 #
-# Targets: preset_validate, template_render, stream_parse (see fuzz/README.md).
+# Targets: preset_validate, template_render, stream_parse, tool_pattern, tool_call (see
+# fuzz/README.md). Every build is `-O -a`: optimised, with debug assertions and overflow
+# checks on (cargo-fuzz's `-O` alone turns them off, and an arithmetic overflow then
+# wraps silently instead of failing the run).
 # Needs cargo-fuzz (`cargo install cargo-fuzz`) and nightly compiler features: with a
 # stable toolchain they are unlocked with RUSTC_BOOTSTRAP=1 (the default here); set
 # FUZZ_TOOLCHAIN=nightly to use a nightly toolchain instead. FUZZ_SANITIZER picks the
@@ -12,7 +15,7 @@
 # The corpus (fuzz/corpus/TARGET) is seeded from fuzz/seeds and the test fixtures by
 # fuzz/seeds.py and grows between runs. A crash or timeout leaves its input in
 # fuzz/artifacts/TARGET/ and makes this script exit 1; reproduce it with
-#   RUSTC_BOOTSTRAP=1 cargo fuzz run TARGET fuzz/artifacts/TARGET/crash-…
+#   RUSTC_BOOTSTRAP=1 cargo fuzz run -O -a TARGET fuzz/artifacts/TARGET/crash-…
 # Logs with libFuzzer's final statistics go to fuzz/logs/TARGET.log.
 set -euo pipefail
 
@@ -23,11 +26,11 @@ targets=()
 while [ $# -gt 0 ]; do
   case $1 in
     -t) seconds=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(preset_validate template_render stream_parse)
+[ ${#targets[@]} -gt 0 ] || targets=(preset_validate template_render stream_parse tool_pattern tool_call)
 
 if [ -n "${FUZZ_TOOLCHAIN:-}" ]; then
   fuzz=(cargo "+$FUZZ_TOOLCHAIN" fuzz)
@@ -44,13 +47,14 @@ status=0
 for target in "${targets[@]}"; do
   case $target in
     preset_validate) max_len=32768 ;;
+    tool_pattern) max_len=256 ;;
     *) max_len=8192 ;;
   esac
   log=$here/logs/$target.log
   echo "== $target: $seconds s (log: fuzz/logs/$target.log)"
   # -timeout: an input that takes more than 10 s is a hang (reported as a crash);
   # -rss_limit_mb: one that needs more than 2 GB (ASan included) is a memory blow-up.
-  if "${fuzz[@]}" run -O --sanitizer "$sanitizer" "$target" "$here/corpus/$target" -- \
+  if "${fuzz[@]}" run -O -a --sanitizer "$sanitizer" "$target" "$here/corpus/$target" -- \
       -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
       -print_final_stats=1 >"$log" 2>&1; then
     result=ok

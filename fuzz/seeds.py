@@ -12,6 +12,11 @@ again over a corpus the fuzzer has grown only adds what is missing.
   `when` and context of tests/conformance/core/*.yaml and presets/**/*.yaml, as
   `TEXT \\0 WHEN \\0 CONTEXT`.
 - stream_parse: fuzz/seeds/stream_parse/* (recorded OpenAI-style and Anthropic events).
+- tool_pattern: fuzz/seeds/tool_pattern/* (`PATTERN \0 NAME`), and (with PyYAML) every
+  `allow` / `deny` entry of presets/**/*.yaml against every built-in tool name.
+- tool_call: fuzz/seeds/tool_call/* (a tool-selector byte, then JSON arguments).
+- every target: fuzz/regressions/<target>/*, the inputs that once failed (each is also a
+  test in tests/fuzz_regressions.rs).
 """
 
 from __future__ import annotations
@@ -99,15 +104,55 @@ def templates() -> int:
     return n
 
 
+BUILTIN_TOOLS = ("bash", "edit_file", "glob", "grep", "list_dir", "read_file", "todo_write", "write_file")
+
+
+def tool_patterns() -> int:
+    try:
+        import yaml
+    except ImportError:
+        print("seeds.py: PyYAML missing, tool patterns from presets skipped", file=sys.stderr)
+        return 0
+    patterns: set[str] = set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("allow", "deny") and isinstance(value, list):
+                    patterns.update(v for v in value if isinstance(v, str))
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for path in sorted((ROOT / "presets").rglob("*.yaml")):
+        try:
+            walk(yaml.safe_load(path.read_text(encoding="utf-8")))
+        except Exception:  # a fixture that is invalid on purpose
+            continue
+    n = 0
+    for pattern in sorted(patterns):
+        for name in BUILTIN_TOOLS:
+            put("tool_pattern", f"{pattern}\0{name}".encode())
+            n += 1
+    return n
+
+
+TARGETS = ("preset_validate", "template_render", "stream_parse", "tool_pattern", "tool_call")
+
+
 def main() -> int:
     counts = {}
-    for target in ("preset_validate", "template_render", "stream_parse"):
+    for target in TARGETS:
         seeds = sorted((HERE / "seeds" / target).glob("*"))
+        seeds += sorted((HERE / "regressions" / target).glob("*"))
         for s in seeds:
             put(target, s.read_bytes())
         counts[target] = len(seeds)
     counts["preset_validate"] += presets()
     counts["template_render"] += templates()
+    counts["tool_pattern"] += tool_patterns()
     for target, n in counts.items():
         total = len(list((CORPUS / target).iterdir()))
         print(f"seeds.py: {target}: {n} seeds, {total} inputs in fuzz/corpus/{target}")

@@ -62,6 +62,7 @@ pub mod project;
 pub mod prompt;
 pub mod provider;
 pub mod redact;
+pub mod report;
 pub mod request;
 pub mod secrets;
 pub mod source_files;

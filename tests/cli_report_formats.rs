@@ -571,3 +571,63 @@ fn a_section_a_parent_drops_is_grouped_with_the_parent_not_blamed_on_a_builtin()
         );
     }
 }
+
+/// A host that validates with library calls and renders with `agent_presets::report`
+/// gets the bytes the CLI prints, in every format.
+#[test]
+fn the_library_renders_what_the_cli_prints() {
+    use agent_presets::preset::{CatalogOptions, PresetCatalog, validate_in_catalog};
+    use agent_presets::report::{Exit, PresetOutcome, SarifRun, Style, ValidationReport};
+    use agent_presets::tools::ToolCatalog;
+
+    let project = Project::new();
+    project.write(
+        ".agent-presets/base.yaml",
+        "version: 1\nname: base\nextends: standard\ntools:\n  allow: [read_fiel, grep]\n",
+    );
+    project.write(
+        ".agent-presets/child.yaml",
+        "version: 1\nname: child\nextends: base\npersona:\n  sections:\n    - name: today\n      \
+         order: 150\n      text: Today is {{ date }}.\n",
+    );
+    let dir = project.path().canonicalize().unwrap();
+    let (catalog, problems) = PresetCatalog::discover(&CatalogOptions::isolated(&dir));
+    assert!(problems.is_empty(), "{problems:?}");
+    let tools = ToolCatalog::builtin();
+    let mut report = ValidationReport::default();
+    for name in ["base", "child"] {
+        let entry = catalog.get(name).unwrap();
+        let file = entry.display().to_string();
+        let validation = validate_in_catalog(&catalog, name, &tools);
+        let valid = validation.preset.is_some();
+        let outcome =
+            PresetOutcome::judged(name.into(), file, valid, &validation.diagnostics, || {
+                vec![("base".into(), ".agent-presets/base.yaml".into())]
+            });
+        report.add_diagnostics(validation.diagnostics);
+        report.add_preset(outcome);
+    }
+    report.sort_in_file_order();
+    let sources = catalog.source_files();
+
+    let cli = |format: &str| {
+        let run = project.run(&["validate", "base", "child", "--format", format]);
+        assert_eq!(run.code, 1, "{run:?}");
+        run.stdout
+    };
+    let human = report.human(Style::plain(), &sources);
+    assert!(
+        human.contains("note: `child` is invalid because"),
+        "{human}"
+    );
+    assert_eq!(cli("human"), human);
+    assert_eq!(cli("json"), report.json());
+    assert_eq!(cli("github"), report.github(false));
+    let sarif = report.sarif(&SarifRun {
+        exit: Exit::Invalid,
+        deny_warnings: false,
+        srcroot: Some(&dir),
+        sources: &sources,
+    });
+    assert_eq!(cli("sarif"), sarif);
+}

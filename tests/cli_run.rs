@@ -295,8 +295,10 @@ fn a_provider_error_names_provider_status_and_message_but_never_the_key() {
     let run = p.run(&["run", "agent", "hi"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        run.stderr
-            .contains("error: deepseek answered 401 Unauthorized: Authentication Fails"),
+        run.stderr.contains(&format!(
+            "error: deepseek answered 401 Unauthorized at `{}`: Authentication Fails",
+            server.url("/chat/completions")
+        )),
         "{run:?}"
     );
     assert!(!run.stderr.contains(KEY), "{run:?}");
@@ -316,7 +318,7 @@ fn a_provider_error_names_provider_status_and_message_but_never_the_key() {
     assert_eq!(done["outcome"], "error", "{run:?}");
     let error = done["error"].as_str().unwrap_or_default();
     assert!(
-        error.contains("deepseek answered 401 Unauthorized: Authentication Fails"),
+        error.contains("deepseek answered 401 Unauthorized at `http://127.0.0.1:"),
         "{run:?}"
     );
 }
@@ -1193,6 +1195,14 @@ fn a_redirect_is_an_error_with_a_hint_to_fix_base_url() {
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stderr.contains("308"), "{run:?}");
     assert!(run.stderr.contains(&location), "{run:?}");
+    // It names the URL that was requested, too.
+    assert!(
+        run.stderr.contains(&format!(
+            "deepseek answered 308 at `{}`",
+            server.url("/chat/completions")
+        )),
+        "{run:?}"
+    );
     assert!(run.stderr.contains("model.baseUrl"), "{run:?}");
     assert!(!run.stderr.contains(KEY) && !run.stdout.contains(KEY));
     assert!(target.requests().is_empty());
@@ -1617,4 +1627,254 @@ fn an_unknown_containment_is_a_usage_error() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown containment `chroot`"));
+}
+
+/// Issue 20: a base URL missing `/v1` against a server that answers 404 at
+/// `/chat/completions`. The error names the URL that was requested and the help the root
+/// it probably should be; the transcript's `done` event names the URL too.
+#[test]
+fn a_404_names_the_url_requested_and_hints_at_the_api_root() {
+    for json in [false, true] {
+        let server = MockProvider::start(vec![Reply::status(
+            404,
+            json!({"error": {"message": "Not Found"}}),
+        )]);
+        // The project's preset has `baseUrl: http://127.0.0.1:PORT`, no `/v1`.
+        let p = Project::new("openai-compatible", &server, "");
+        let mut args = vec!["run", "agent", "hi"];
+        if json {
+            args.push("--json");
+        }
+        let run = p.run(&args);
+        assert_eq!(run.code, 1, "{run:?}");
+        assert_eq!(server.requests()[0].path, "/chat/completions");
+        let url = server.url("/chat/completions");
+        let message = format!("openai-compatible answered 404 Not Found at `{url}`: Not Found");
+        assert!(
+            run.stderr.contains(&format!("error: {message}\n")),
+            "{run:?}"
+        );
+        assert!(
+            run.stderr.contains(&format!(
+                "help: check that `baseUrl` ends where the API root is, e.g. `{}/v1`",
+                server.url("")
+            )),
+            "{run:?}"
+        );
+        if json {
+            let done = lines(&run.stdout).pop().unwrap();
+            assert_eq!(done["error"], message, "{run:?}");
+        }
+    }
+}
+
+#[test]
+fn run_api_key_env_reads_the_key_from_the_variable_named() {
+    const OTHER: &str = "sk-other-variable-0123456789abcdef";
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_text("ok")),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let run_with_other = |args: &[&str]| {
+        let output = p
+            .command(args)
+            .env("OTHER_MODEL_KEY", OTHER)
+            .output()
+            .unwrap();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    };
+    let run = run_with_other(&["run", "agent", "hi", "--api-key-env", "OTHER_MODEL_KEY"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(&*format!("Bearer {OTHER}"))
+    );
+    // The run header names the variable, never its value.
+    assert!(run.stderr.contains("· key from OTHER_MODEL_KEY"), "{run:?}");
+    assert!(
+        !run.stderr.contains(OTHER) && !run.stdout.contains(OTHER),
+        "{run:?}"
+    );
+    // So does the transcript's request header.
+    let run = run_with_other(&[
+        "run",
+        "agent",
+        "hi",
+        "--json",
+        "--api-key-env",
+        "OTHER_MODEL_KEY",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let header = lines(&run.stdout)
+        .into_iter()
+        .find(|l| l["type"] == "request-header")
+        .unwrap();
+    assert_eq!(header["apiKeyEnv"], "OTHER_MODEL_KEY", "{run:?}");
+    assert!(!run.stdout.contains(OTHER), "{run:?}");
+    // Without the flag, the preset's variable.
+    let server = MockProvider::start(vec![Reply::json(mock::openai_text("ok"))]);
+    let p = Project::new("deepseek", &server, "");
+    let run = p.run(&["run", "agent", "hi", "--json"]);
+    let header = lines(&run.stdout)
+        .into_iter()
+        .find(|l| l["type"] == "request-header")
+        .unwrap();
+    assert_eq!(header["apiKeyEnv"], "TEST_MODEL_KEY", "{run:?}");
+    // A variable that is not set: the error names the flag's variable.
+    let run = p.run(&["run", "agent", "hi", "--api-key-env", "UNSET_MODEL_KEY"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "no API key for deepseek: the environment variable `UNSET_MODEL_KEY` is not set"
+        ),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("export UNSET_MODEL_KEY=<your key>"),
+        "{run:?}"
+    );
+    // Only the `--json` run above reached the server.
+    assert_eq!(server.requests().len(), 1);
+    let bad = p.run(&["run", "agent", "hi", "--api-key-env", "A=B"]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+}
+
+/// `--api-key-env` is the user's own choice: a project preset whose only reach is the
+/// variable it names runs without trust once the flag replaces that variable (and is
+/// refused without it).
+#[test]
+fn api_key_env_replaces_a_project_presets_variable_without_trust() {
+    const SECRET: &str = "aws-secret-0123456789abcdefghijklmnop";
+    let server = MockProvider::start(vec![Reply::json(mock::openai_text("ok"))]);
+    let p = Project::new("deepseek", &server, "");
+    p.write(
+        ".agent-presets/helper.yaml",
+        "version: 1\nname: helper\nextends: standard\nmodel:\n  provider: openai\n  name: m\n  apiKeyEnv: AWS_SECRET_ACCESS_KEY\n",
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "helper", "hi", "--base-url", ""];
+        let url = server.url("");
+        args[4] = &url;
+        args.extend_from_slice(extra);
+        let output = p
+            .command(&args)
+            .env("AWS_SECRET_ACCESS_KEY", SECRET)
+            .env("CI", "true")
+            .output()
+            .unwrap();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    };
+    let refused = run(&[]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(refused.stderr.contains("model.apiKeyEnv"), "{refused:?}");
+    assert!(server.requests().is_empty(), "{refused:?}");
+    let ran = run(&["--api-key-env", "TEST_MODEL_KEY"]);
+    assert_eq!(ran.code, 0, "{ran:?}");
+    let sent = server.requests();
+    assert_eq!(sent.len(), 1, "{ran:?}");
+    assert_eq!(
+        sent[0].header("authorization"),
+        Some(&*format!("Bearer {KEY}"))
+    );
+    assert!(!ran.stderr.contains("not trusted"), "{ran:?}");
+}
+
+/// The run header shows a 12-hex fingerprint; `--json` keeps the full one.
+#[test]
+fn the_run_header_shows_a_short_fingerprint_and_json_the_full_one() {
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_text("ok")),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let json = p.run(&["run", "agent", "hi", "--json"]);
+    let header = lines(&json.stdout)
+        .into_iter()
+        .find(|l| l["type"] == "request-header")
+        .unwrap();
+    let full = header["fingerprint"].as_str().unwrap().to_owned();
+    assert_eq!(full.len(), "sha256:".len() + 64, "{full}");
+    let human = p.run(&["run", "agent", "hi"]);
+    assert_eq!(human.code, 0, "{human:?}");
+    let short = &full[..("sha256:".len() + 12)];
+    assert!(
+        human.stderr.contains(&format!("· prefix {short} ")),
+        "{short}: {human:?}"
+    );
+    assert!(!human.stderr.contains(&full), "{human:?}");
+}
+
+/// While the first token is awaited, a terminal shows `waiting for MODEL… Ns`, updated
+/// in place and cleared when the answer begins; a pipe and `--json` get nothing.
+#[test]
+fn a_terminal_shows_the_request_in_flight_and_a_pipe_does_not() {
+    // The whole answer in one piece, after 1.3 s.
+    let slow = || Reply::Sse {
+        pieces: vec![mock::openai_text_stream(&["Hel", "lo"]).concat()],
+        delay: Duration::from_millis(1300),
+        complete: true,
+    };
+    let server = MockProvider::start(vec![slow()]);
+    let p = Project::new("deepseek", &server, "");
+    let run = run_on_pty(&p, &["run", "agent", "hi"], 24, 80, "n");
+    assert_eq!(run.code, Some(0), "{}", run.screen);
+    assert_eq!(run.stdout, "Hello\n");
+    assert!(
+        run.screen.contains("\r\x1b[2Kwaiting for test-model… 0s"),
+        "{:?}",
+        run.screen
+    );
+    assert!(
+        run.screen.contains("\r\x1b[2Kwaiting for test-model… 1s"),
+        "{:?}",
+        run.screen
+    );
+    // Cleared before anything else is written, and never drawn again once the answer
+    // began (the step summary comes after a cleared line).
+    let last = run.screen.rfind("waiting for").unwrap();
+    let rest = &run.screen[last..];
+    assert!(rest.contains("\r\x1b[2Kstep 1"), "{rest:?}");
+    // A pipe gets nothing of it.
+    let server = MockProvider::start(vec![slow()]);
+    let p = Project::new("deepseek", &server, "");
+    let piped = p.run(&["run", "agent", "hi"]);
+    assert_eq!(piped.code, 0, "{piped:?}");
+    assert!(!piped.stderr.contains("waiting for"), "{piped:?}");
+    assert!(!piped.stderr.contains('\x1b'), "{piped:?}");
+    // Nor does `--json`, even on a terminal.
+    let server = MockProvider::start(vec![slow()]);
+    let p = Project::new("deepseek", &server, "");
+    let run = run_on_pty(&p, &["run", "agent", "hi", "--json"], 24, 80, "n");
+    assert_eq!(run.code, Some(0), "{}", run.screen);
+    assert!(!run.screen.contains("waiting for"), "{:?}", run.screen);
+}
+
+/// An error while waiting clears the line before the error is written: a keep-alive
+/// comment after 0.5 s (no token yet), then the connection breaks.
+#[test]
+fn the_waiting_line_is_cleared_before_an_error() {
+    let server = MockProvider::start(vec![Reply::Sse {
+        pieces: vec![": keep-alive\n\n".into()],
+        delay: Duration::from_millis(500),
+        complete: false,
+    }]);
+    let p = Project::new("deepseek", &server, "");
+    let run = run_on_pty(&p, &["run", "agent", "hi"], 24, 80, "n");
+    assert_eq!(run.code, Some(1), "{}", run.screen);
+    assert!(
+        run.screen.contains(
+            "waiting for test-model… 0s\r\x1b[2Kerror: the answer from deepseek broke off"
+        ),
+        "{:?}",
+        run.screen
+    );
 }

@@ -926,6 +926,11 @@ fn redirects_are_not_followed_and_the_target_receives_nothing() {
                     let text = e.to_string();
                     assert!(text.contains(&status.to_string()), "{label}: {text}");
                     assert!(text.contains(&location), "{label}: {text}");
+                    // It names the URL that was requested, too.
+                    assert!(
+                        text.contains(&format!("at `{}`", server.url(d.endpoint))),
+                        "{label}: {text}"
+                    );
                     assert!(!text.contains(KEY), "{label}: {text}");
                     assert!(e.help().unwrap().contains("baseUrl"), "{label}");
                     assert!(!e.is_retryable(), "{label}");
@@ -1233,4 +1238,103 @@ fn tools_linted_for_another_endpoint_are_linted_again() {
         "{result:?}"
     );
     assert!(server.requests().is_empty());
+}
+
+/// Issue 20: a base URL without `/v1` against a server that answers 404 at
+/// `/chat/completions`: the error names the URL that was requested, and the help names
+/// the root it probably should be.
+#[test]
+fn http_errors_name_the_requested_url_and_a_404_hints_at_the_api_root() {
+    let server = MockProvider::start(vec![Reply::status(
+        404,
+        json!({"error": {"message": "Not Found"}}),
+    )]);
+    let client = client(OPENAI, &server, options());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let error = runtime
+        .block_on(client.send(&json!({"model": "test-model"}), &mut |_| {}))
+        .unwrap_err();
+    let url = server.url("/chat/completions");
+    assert_eq!(server.requests()[0].path, "/chat/completions");
+    assert_eq!(
+        error.to_string(),
+        format!("deepseek answered 404 Not Found at `{url}`: Not Found")
+    );
+    let help = error.help().unwrap();
+    assert!(
+        help.starts_with(&format!(
+            "check that `baseUrl` ends where the API root is, e.g. `{}/v1`",
+            server.url("")
+        )),
+        "{help}"
+    );
+    // Any status names it; a root that has its version segment gets the plain help.
+    let server = MockProvider::start(vec![Reply::status(
+        404,
+        json!({"error": {"message": "model not found"}}),
+    )]);
+    let settings = ModelSettings::new(Provider::Deepseek, "m").with_base_url(server.url("/v1"));
+    let client = ModelClient::new(settings, Some(ApiKey::new(KEY)), options()).unwrap();
+    let error = runtime
+        .block_on(client.send(&json!({"model": "m"}), &mut |_| {}))
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("at `{}`", server.url("/v1/chat/completions"))),
+        "{error}"
+    );
+    assert!(!error.help().unwrap().contains("ends where"), "{error:?}");
+    // An Anthropic root ending in `/v1` asks for `/v1/v1/messages`.
+    let server = MockProvider::start(vec![Reply::status(404, json!({}))]);
+    let settings = ModelSettings::new(Provider::Anthropic, "m").with_base_url(server.url("/v1"));
+    let client = ModelClient::new(settings, Some(ApiKey::new(KEY)), options()).unwrap();
+    let error = runtime
+        .block_on(client.send(&json!({"model": "m"}), &mut |_| {}))
+        .unwrap_err();
+    assert!(
+        error
+            .help()
+            .unwrap()
+            .contains(&format!("e.g. `{}`", server.url(""))),
+        "{:?}",
+        error.help()
+    );
+}
+
+/// A web page where the API should be (a 200 with `text/html`) names the URL and the
+/// content type instead of a JSON parse error.
+#[test]
+fn a_page_that_is_not_the_api_names_the_url_and_its_content_type() {
+    for stream in [true, false] {
+        let server = MockProvider::start(vec![Reply::raw(
+            200,
+            &[("Content-Type", "text/html; charset=utf-8")],
+            "<!doctype html><title>My app</title>",
+        )]);
+        let client = client(
+            OPENAI,
+            &server,
+            ClientOptions {
+                stream,
+                ..options()
+            },
+        );
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let error = runtime
+            .block_on(client.send(&json!({"model": "test-model"}), &mut |_| {}))
+            .unwrap_err();
+        assert!(
+            matches!(error, ClientError::ContentType { .. }),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "deepseek answered at `{}` with `text/html; charset=utf-8`, not the API's JSON or event stream",
+                server.url("/chat/completions")
+            )
+        );
+        assert!(error.help().unwrap().contains("ends where the API root is"));
+    }
 }

@@ -2,6 +2,9 @@
 
 use agent_presets::DiagnosticKind;
 use agent_presets::preset::parse_preset;
+use agent_presets::provider::{
+    Dialect, ModelTurn, ResponseError, StreamAccumulator, error_message, parse_response,
+};
 
 /// (kind, line, column) of the single error `bytes` parse to.
 fn error_at(bytes: &[u8]) -> (DiagnosticKind, u32, u32) {
@@ -66,4 +69,54 @@ fn a_huge_tool_call_index_then_none_is_a_protocol_error() {
         ),
         "{err}"
     );
+}
+
+/// An input of the `stream_parse` target, through the target's path: the first byte picks
+/// the dialect (even: OpenAI-compatible, odd: Anthropic), the rest is the whole body for
+/// `parse_response` / `error_message`, then one `data:` payload a line into a
+/// `StreamAccumulator` until its first error. The finished turn, if the stream finishes.
+fn stream_parse(input: &[u8]) -> Option<Result<ModelTurn, ResponseError>> {
+    let (&selector, rest) = input.split_first()?;
+    let dialect = if selector % 2 == 0 {
+        Dialect::OpenAi
+    } else {
+        Dialect::Anthropic
+    };
+    let text = String::from_utf8_lossy(rest);
+    let _ = parse_response(dialect, &text);
+    let _ = error_message(dialect, &text);
+    let mut acc = StreamAccumulator::new(dialect);
+    for event in text.split('\n') {
+        if let Err(e) = acc.push(event) {
+            return Some(Err(e));
+        }
+    }
+    Some(acc.finish())
+}
+
+/// stream_parse (with overflow checks on, `fuzz/run.sh -a`): an OpenAI tool-call delta
+/// with `"index":4294967295` and then one without an index (a new id) panicked in
+/// `ChunkAccumulator::push_call` (`last + 1` overflowed); in a release build the index
+/// wrapped to 0 and the second call was filed before the first. Input kept in
+/// `fuzz/regressions/stream_parse/`.
+#[test]
+fn a_tool_call_index_of_u32_max_then_none_does_not_overflow() {
+    let input =
+        include_bytes!("../fuzz/regressions/stream_parse/openai-index-u32-max-then-no-index");
+    // The two lines alone: no panic (the stream is unfinished, or refused).
+    assert!(!matches!(stream_parse(input), Some(Ok(_))));
+    // Finished properly: either refused as a protocol error, or both calls in the order
+    // they were streamed.
+    let mut finished = input.to_vec();
+    finished.extend_from_slice(
+        b"{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n[DONE]",
+    );
+    if let Some(Ok(turn)) = stream_parse(&finished) {
+        let calls: Vec<(&str, &str)> = turn
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str()))
+            .collect();
+        assert_eq!(calls, [("call_a", "read_file"), ("call_b", "grep")]);
+    }
 }

@@ -364,7 +364,7 @@ fn ninety_thousand_unknown_keys_are_reported_capped() {
     );
     assert!(run.stdout.len() < 200_000, "{} bytes", run.stdout.len());
 
-    // (GitHub and SARIF output are cut the same way: see `cli::report`'s tests.)
+    // (GitHub and SARIF output are cut the same way: see `report`'s tests.)
 }
 
 /// 300 unknown keys after a 500,000-character string, all on one line: each of the 200

@@ -265,3 +265,106 @@ fn extends_depth_limit_is_reported_at_the_preset_validated() {
         v.diagnostics[0].message
     );
 }
+
+/// A small report built by library calls only, as a host (an editor plugin, a bot)
+/// builds it: a preset with an error, one invalid only because it extends it, and one
+/// with a warning and a key-like string (masked in every format). The CLI prints the same
+/// bytes for the same report (`tests/cli_report_formats.rs`).
+mod report_formats {
+    use agent_presets::preset::{PresetCatalog, validate_in_catalog};
+    use agent_presets::report::{Exit, PresetOutcome, SarifRun, Style, ValidationReport};
+    use agent_presets::tools::ToolCatalog;
+    use agent_presets::{Severity, SourceFiles};
+
+    fn report() -> (ValidationReport, SourceFiles) {
+        let mut catalog = PresetCatalog::builtin();
+        let files = [
+            (
+                "base",
+                "version: 1\nname: base\nextends: standard\ntools:\n  allow: [read_fiel, grep]\n",
+            ),
+            (
+                "child",
+                "version: 1\nname: child\nextends: base\npersona:\n  sections:\n    - name: today\n      order: 150\n      text: Today is {{ date }}.\n",
+            ),
+            (
+                "dated",
+                "version: 1\nname: dated\nextends: standard\npersona:\n  sections:\n    - name: today\n      order: 150\n      text: \"Today is {{ date }}, key sk-test0000000000000000000000000000\"\n",
+            ),
+        ];
+        for (name, text) in files {
+            catalog
+                .add_text(name, format!("{name}.yaml"), text)
+                .expect("a new name");
+        }
+        let tools = ToolCatalog::builtin();
+        let mut report = ValidationReport::default();
+        for name in ["base", "child", "dated"] {
+            let validation = validate_in_catalog(&catalog, name, &tools);
+            let valid = !validation
+                .diagnostics
+                .iter()
+                .any(|d| d.severity == Severity::Error);
+            let ancestors = || {
+                if name == "child" {
+                    vec![("base".to_owned(), "base.yaml".to_owned())]
+                } else {
+                    Vec::new()
+                }
+            };
+            let outcome = PresetOutcome::judged(
+                name.to_owned(),
+                format!("{name}.yaml"),
+                valid,
+                &validation.diagnostics,
+                ancestors,
+            );
+            report.add_diagnostics(validation.diagnostics);
+            report.add_preset(outcome);
+        }
+        report.sort_in_file_order();
+        (report, catalog.source_files())
+    }
+
+    #[test]
+    fn human() {
+        let (report, sources) = report();
+        insta::assert_snapshot!(report.human(Style::plain(), &sources));
+    }
+
+    #[test]
+    fn human_in_colour() {
+        let (report, sources) = report();
+        let text = report.human(Style::new(true), &sources);
+        assert!(text.contains("\u{1b}[1;31merror[P0103]\u{1b}[0m"), "{text}");
+        // The same text once the escapes are gone.
+        let plain = report.human(Style::plain(), &sources);
+        let stripped = regex::Regex::new("\u{1b}\\[[0-9;]*m")
+            .expect("a regex")
+            .replace_all(&text, "");
+        assert_eq!(stripped, plain);
+    }
+
+    #[test]
+    fn json() {
+        let (report, _) = report();
+        insta::assert_snapshot!(report.json());
+    }
+
+    #[test]
+    fn github() {
+        let (report, _) = report();
+        insta::assert_snapshot!(report.github(false));
+    }
+
+    #[test]
+    fn sarif() {
+        let (report, sources) = report();
+        insta::assert_snapshot!(report.sarif(&SarifRun {
+            exit: Exit::Invalid,
+            deny_warnings: false,
+            srcroot: None,
+            sources: &sources,
+        }));
+    }
+}

@@ -4,9 +4,9 @@
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use super::report::pretty;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::codes::CodePage;
+use crate::report::pretty;
 use crate::suggest::help_did_you_mean;
 
 /// Arguments of `explain`.

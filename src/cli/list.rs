@@ -3,10 +3,10 @@
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use super::report::{MachineFormat, pretty};
-use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
+use crate::report::HumanRenderer;
+use crate::report::{MachineFormat, pretty};
 
 /// Arguments of `list`.
 #[derive(Debug, Args)]
@@ -53,9 +53,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ListArgs, io: &mut Io<'_>) -> Resu
             name: e.name().to_owned(),
             source: e.source().as_str(),
             file: e.display().to_string(),
-            description: e
-                .description()
-                .map(|d| super::secrets::mask(d).into_owned()),
+            description: e.description().map(|d| crate::report::mask(d).into_owned()),
             parses: e.parsed().is_ok(),
             shadows: e
                 .shadows()

@@ -1,5 +1,6 @@
-//! The `agent-presets` command line: argument parsing, one module per subcommand, and the
-//! output formats. The library never prints; everything user-facing is rendered here.
+//! The `agent-presets` command line: argument parsing, one module per subcommand, and
+//! choosing where output goes. The library never prints: the output formats live in
+//! [`crate::report`], and the CLI writes what they return to stdout or stderr.
 //!
 //! Exit codes: `0` ok, `1` an invalid preset (or a failed render), `2` a usage or I/O
 //! problem (unknown preset name, missing path, unreadable file, bad `--var`).
@@ -21,48 +22,20 @@ mod lock;
 mod project_file;
 mod provenance;
 mod render;
-mod report;
 mod run;
-mod sarif;
 mod schema;
-mod secrets;
 mod show;
-mod shown;
-mod snippet;
-mod style;
 mod trust;
 mod validate;
 mod values;
+mod waiting;
 mod workspace;
 mod yaml;
 
-use report::MachineFormat;
-use snippet::HumanRenderer;
-use style::Style;
+use crate::report::{HumanRenderer, MachineFormat, Style};
 
-/// How a command ended; the process exit code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Exit {
-    /// Everything is fine (`0`).
-    Ok = 0,
-    /// A preset is invalid or a render failed (`1`).
-    Invalid = 1,
-    /// A usage or I/O problem (`2`).
-    Usage = 2,
-    /// `run` was ended by SIGHUP (`129`, as shells report it).
-    HungUp = 129,
-    /// `run` was interrupted (Ctrl-C) (`130`, as shells report SIGINT).
-    Interrupted = 130,
-    /// `run` was ended by SIGTERM (`143`, as shells report it).
-    Terminated = 143,
-}
-
-impl Exit {
-    /// The numeric exit code.
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-}
+// How a command ended; defined beside the reports, whose SARIF log records it.
+pub use crate::report::Exit;
 
 /// Turn declarative YAML presets into the exact request an LLM agent sends.
 #[derive(Debug, Parser)]
@@ -221,7 +194,11 @@ where
                 let d = Diagnostic::new(DiagnosticKind::Io, clap_message(&text)).help(format!(
                     "run `agent-presets {command} --help` for the usage"
                 ));
-                let _ = io.out.write_all(format.error_report(vec![d]).as_bytes());
+                let _ = io.out.write_all(
+                    format
+                        .error_report(vec![d], current_dir().as_deref())
+                        .as_bytes(),
+                );
             }
             return exit;
         }
@@ -303,6 +280,11 @@ fn clap_message(rendered: &str) -> String {
         .to_owned()
 }
 
+/// The directory SARIF paths are relative to: the one the command ran in.
+fn current_dir() -> Option<PathBuf> {
+    std::env::current_dir().ok()
+}
+
 fn report_error(error: CliError, format: Option<MachineFormat>, io: &mut Io<'_>) -> Exit {
     let style = io.err_style;
     if let Some(format) = format {
@@ -314,7 +296,11 @@ fn report_error(error: CliError, format: Option<MachineFormat>, io: &mut Io<'_>)
             CliError::Output(_) => Vec::new(),
         };
         if !list.is_empty() {
-            let _ = io.out.write_all(format.error_report(list).as_bytes());
+            let _ = io.out.write_all(
+                format
+                    .error_report(list, current_dir().as_deref())
+                    .as_bytes(),
+            );
             let _ = io.out.flush();
         }
     }

@@ -2,10 +2,10 @@
 
 use serde_json::{Value, json};
 
-use super::report::{order_json, pretty};
-use super::secrets::mask;
 use crate::diagnostic::Span;
 use crate::preset::{PieceProvenance, Provenance, ToolAdmission};
+use crate::report::mask;
+use crate::report::{order_json, pretty};
 use crate::tokens;
 
 /// Right-aligned numeric columns, left-aligned text columns.

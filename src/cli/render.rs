@@ -10,7 +10,6 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use super::provenance as explain;
-use super::report::{MachineFormat, pretty};
 use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
@@ -18,6 +17,7 @@ use crate::endpoint::Provider;
 use crate::preset::ProvenanceError;
 use crate::prompt::{Assembly, ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
 use crate::provider::{self, Dialect, ModelSettings};
+use crate::report::{MachineFormat, pretty};
 use crate::request::{Message, RequestEnvelope};
 use crate::tokens;
 

@@ -16,9 +16,8 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::secrets::mask;
-use super::style::Style;
 use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
+use super::waiting::Waiting;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::agent::{
@@ -32,6 +31,8 @@ use crate::provider::{FinishReason, StreamEvent, Usage};
 use crate::redact::{
     DisplayContext, DisplayPiece, Redactor, StreamRedactor, display_pieces, escaped,
 };
+use crate::report::Style;
+use crate::report::mask;
 use crate::request::{Message, Role, ToolCall};
 use crate::secrets::mask_secrets;
 use crate::tools::{ToolContext, ToolDefinition};
@@ -47,6 +48,10 @@ pub(crate) struct RunArgs {
     values: ValueArgs,
     #[command(flatten)]
     model: ModelArgs,
+    /// Read the API key from this environment variable instead of the preset's
+    /// `model.apiKeyEnv` (or the provider's default).
+    #[arg(long, value_name = "NAME", value_parser = parse_env_name)]
+    api_key_env: Option<String>,
     /// Stop after this many model requests.
     #[arg(long, value_name = "N", default_value_t = crate::agent::DEFAULT_MAX_STEPS as u64, value_parser = clap::value_parser!(u64).range(1..))]
     max_steps: u64,
@@ -78,7 +83,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
     args.values.refuse_model_vars()?;
-    let Some(settings) = args.values.model_settings(&preset, &args.model)? else {
+    let Some(mut settings) = args.values.model_settings(&preset, &args.model)? else {
         return Err(CliError::usage_with(
             format!("preset `{}` names no model to run", preset.name()),
             Some(
@@ -86,6 +91,10 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             ),
         ));
     };
+    // The user's own choice on the command line: it needs no trust.
+    if let Some(name) = &args.api_key_env {
+        settings.api_key_env = Some(name.clone());
+    }
     // The endpoint may not be the one the preset was validated against.
     let linted = lint_endpoint(&preset, &settings, &workspace, io)?;
     // Nothing is sent or started for a preset the user has not trusted (see `trust`).
@@ -117,10 +126,14 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         options.request_timeout = Duration::from_secs(seconds);
     }
     let mut printer = Printer::new(args.json, io.out_style, io.err_style);
+    printer.key_env = settings.api_key_env.clone();
     let client = match ModelClient::from_env(settings.clone(), options) {
         Ok(c) => c,
         Err(e) => {
             printer.failed(io, &e.to_string());
+            if args.api_key_env.is_some() {
+                return Ok(report_flag_key_error(&e, io));
+            }
             return Ok(report_client_error(&e, io));
         }
     };
@@ -166,7 +179,17 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         }
         v
     };
-    let mut on_event = |event: AgentEvent<'_>| printer.event(event, io);
+    let waiting = Waiting::new(
+        format!(
+            "waiting for {}…",
+            shown_line(client.redactor(), &settings.name, 80, io.err_style)
+        ),
+        !args.json && std::io::stderr().is_terminal(),
+    );
+    let mut on_event = |event: AgentEvent<'_>| {
+        waiting.before(&event, &mut *io.err);
+        printer.event(event, io);
+    };
     let mut stopped_by = None;
     let outcome = runtime.block_on(async {
         let run = agent.run(
@@ -183,10 +206,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
                 stopped_by = Some(signal);
                 None
             }
+            _ = waiting.tick() => None,
         }
         // Dropping `run` here dropped every running tool call: their commands are killed
         // and their cgroups removed before `run` returns.
     });
+    waiting.clear(&mut *io.err);
     printer.end_text(io);
     let exit = match outcome {
         None => {
@@ -346,6 +371,34 @@ fn working_directory(dir: Option<&str>) -> Result<PathBuf, CliError> {
         )));
     }
     Ok(absolute)
+}
+
+/// `--api-key-env NAME`: a name a variable can have (not empty, no `=`, no NUL).
+fn parse_env_name(name: &str) -> Result<String, String> {
+    if name.is_empty() || name.contains(['=', '\0']) {
+        return Err("an environment variable's name: not empty, without `=`".into());
+    }
+    Ok(name.to_owned())
+}
+
+/// A client error when the key's variable came from `--api-key-env`: a missing key is
+/// the flag's variable, not the preset's.
+fn report_flag_key_error(e: &ClientError, io: &mut Io<'_>) -> Exit {
+    let ClientError::MissingApiKey { var, .. } = e else {
+        return report_client_error(e, io);
+    };
+    let _ = writeln!(
+        io.err,
+        "{}: {}",
+        io.err_style.error("error"),
+        mask(&e.to_string())
+    );
+    let _ = writeln!(
+        io.err,
+        "  = {}: export {var}=<your key>, or pass the variable that holds it with `--api-key-env NAME`",
+        io.err_style.bold("help")
+    );
+    Exit::Invalid
 }
 
 fn report_client_error(e: &ClientError, io: &mut Io<'_>) -> Exit {
@@ -673,6 +726,8 @@ struct Printer {
     redactor: Redactor,
     text: StreamRedactor,
     reasoning: StreamRedactor,
+    /// The variable the key is read from (its name only), for the run header.
+    key_env: Option<String>,
 }
 
 impl Printer {
@@ -688,6 +743,7 @@ impl Printer {
             redactor: Redactor::none(),
             text: Redactor::none().stream(),
             reasoning: Redactor::none().stream(),
+            key_env: None,
         }
     }
 
@@ -762,7 +818,11 @@ impl Printer {
 
     fn json_event(&mut self, event: AgentEvent<'_>, io: &mut Io<'_>) {
         let line = match event {
-            AgentEvent::RequestHeader { step, header } => header_json(step, header),
+            AgentEvent::RequestHeader { step, header } => {
+                let mut line = header_json(step, header);
+                line["apiKeyEnv"] = json!(self.key_env);
+                line
+            }
             AgentEvent::Message { step, message } => message_json(step, message),
             AgentEvent::StepFinished {
                 step,
@@ -822,12 +882,13 @@ impl Printer {
                 };
                 let _ = writeln!(
                     io.err,
-                    "{} {} · {} · {} tools · prefix {}",
+                    "{} {} · {} · {} tools · prefix {}{}",
                     style.dim(format!("{what}:")),
                     header.provider,
                     shown_line(&self.redactor, &header.model, 200, style),
                     header.tools.len(),
-                    header.fingerprint
+                    short_fingerprint(&header.fingerprint),
+                    key_note(self.key_env.as_deref(), &self.redactor, style)
                 );
             }
             AgentEvent::ToolCall { call, .. } => {
@@ -936,6 +997,22 @@ fn call_line(call: &ToolCall, redactor: &Redactor, style: Style, io: &mut Io<'_>
         style.bold(shown_line(redactor, &call.name, 64, style)),
         style.dim(shown_line(redactor, &call.arguments, 200, style))
     );
+}
+
+/// `sha256:` and the first 12 hex digits: enough to tell prefixes apart at a glance (the
+/// full one is in `--json`).
+fn short_fingerprint(fingerprint: &crate::request::Fingerprint) -> String {
+    let mut out = String::from("sha256:");
+    for b in &fingerprint.as_bytes()[..6] {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// ` · key from NAME`: which variable the key is read from (never its value).
+fn key_note(var: Option<&str>, redactor: &Redactor, style: Style) -> String {
+    var.map(|v| format!(" · key from {}", shown_line(redactor, v, 64, style)))
+        .unwrap_or_default()
 }
 
 fn step_summary(step: usize, usage: Option<&Usage>, elapsed: Duration) -> String {

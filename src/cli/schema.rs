@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::project_file::{remove_confined, write_confined};
-use super::report::pretty;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::bounded::{BoundedReadError, read_bounded};
 use crate::preset::catalog::PROJECT_PRESET_DIR;
 use crate::preset::spec::preset_json_schema;
+use crate::report::pretty;
 use crate::tools::schema::builtin_schema_files;
 
 /// The preset schema's path under the project, where a repository commits it.

@@ -79,7 +79,7 @@ pub(crate) fn run(
         let Some(preset) = validation.preset else {
             let sources = workspace.presets.source_files();
             let renderer =
-                super::snippet::HumanRenderer::new(io.err_style, &sources, &validation.diagnostics);
+                crate::report::HumanRenderer::new(io.err_style, &sources, &validation.diagnostics);
             io.err
                 .write_all(renderer.render_all(&validation.diagnostics).as_bytes())?;
             exit = Exit::Invalid;
@@ -249,7 +249,7 @@ fn refuse(
     json: bool,
     io: &mut Io<'_>,
 ) -> Result<Option<Exit>, CliError> {
-    let message = &*super::secrets::mask(message);
+    let message = &*crate::report::mask(message);
     writeln!(io.err, "{}: {message}", io.err_style.error("error"))?;
     if !help.is_empty() {
         writeln!(io.err, "  = {}: {help}", io.err_style.bold("help"))?;
@@ -414,7 +414,7 @@ fn write_items(items: &[ReachItem], io: &mut Io<'_>) -> Result<(), CliError> {
 /// `  field  value  file:line`, aligned.
 fn write_items_to(
     items: &[ReachItem],
-    style: super::style::Style,
+    style: crate::report::Style,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let field_width = items

@@ -4,14 +4,14 @@
 use clap::{Args, ValueEnum};
 
 use super::lock::lock_error;
-use super::report::{MachineFormat, PresetOutcome, ValidationReport};
-use super::sarif::SarifRun;
-use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::project::batch::stem_name;
 use crate::project::lock::{self, LockFile};
+use crate::report::HumanRenderer;
+use crate::report::SarifRun;
+use crate::report::{MachineFormat, PresetOutcome, ValidationReport};
 
 /// Arguments of `validate`.
 #[derive(Debug, Args)]

@@ -12,7 +12,6 @@ use clap::Args;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use super::snippet::HumanRenderer;
 use super::workspace::Workspace;
 use super::{CliError, Exit, Io};
 use crate::diagnostic::Diagnostics;
@@ -24,6 +23,7 @@ use crate::project::values::{
 };
 use crate::prompt::{MODEL_VARIABLE, PROVIDER_VARIABLE, Values};
 use crate::provider::lint::LintedTools;
+use crate::report::HumanRenderer;
 
 /// The options that set template values.
 #[derive(Clone, Debug, Args)]

@@ -91,7 +91,7 @@ impl Workspace {
         if !chosen.warnings.is_empty() {
             let sources = self.presets.source_files();
             let renderer =
-                super::snippet::HumanRenderer::new(io.err_style, &sources, &chosen.warnings);
+                crate::report::HumanRenderer::new(io.err_style, &sources, &chosen.warnings);
             io.err
                 .write_all(renderer.render_all(&chosen.warnings).as_bytes())?;
         }

@@ -101,6 +101,8 @@ pub struct ModelClient {
     http: reqwest::Client,
     settings: ModelSettings,
     endpoint: String,
+    /// The endpoint as errors name it (through the redactor, though it holds no key).
+    shown_endpoint: String,
     key: Option<ApiKey>,
     /// Masks the key in everything a server sends back that ends up in an error.
     redactor: Redactor,
@@ -114,7 +116,8 @@ enum Opened {
         first: bytes::Bytes,
         rest: ByteStream,
     },
-    Whole(bytes::Bytes),
+    /// A whole answer, with its `Content-Type` (escaped and shortened), if any.
+    Whole(bytes::Bytes, Option<String>),
 }
 
 impl ModelClient {
@@ -152,11 +155,13 @@ impl ModelClient {
                 detail: format!("`{endpoint}` is not a valid URL"),
             });
         }
+        let redactor: Redactor = key.as_ref().map(ApiKey::redactor).unwrap_or_default();
         Ok(ModelClient {
             http,
             settings,
+            shown_endpoint: redactor.redact(&endpoint).into_owned(),
             endpoint,
-            redactor: key.as_ref().map(ApiKey::redactor).unwrap_or_default(),
+            redactor,
             key,
             options,
         })
@@ -233,7 +238,7 @@ impl ModelClient {
             e
         })?;
         match opened {
-            Opened::Whole(body) => self.whole(&body, on_event),
+            Opened::Whole(body, content_type) => self.whole(&body, content_type, on_event),
             Opened::Stream { first, rest } => self.stream(first, rest, on_event).await,
         }
     }
@@ -297,7 +302,7 @@ impl ModelClient {
         }
         ClientError::Connect {
             provider: self.settings.provider,
-            endpoint: self.endpoint.clone(),
+            endpoint: self.shown_endpoint.clone(),
             detail: self.redact(&root_cause(e)),
             attempts: 1,
         }
@@ -335,6 +340,7 @@ impl ModelClient {
                 .map(|v| safe_location(&self.redact(&String::from_utf8_lossy(v.as_bytes()))));
             return Err(ClientError::Redirect {
                 provider: self.settings.provider,
+                url: self.shown_endpoint.clone(),
                 status: status.as_u16(),
                 location,
             });
@@ -353,6 +359,7 @@ impl ModelClient {
                 .map(|m| self.redact(&m));
             return Err(ClientError::Status {
                 provider: self.settings.provider,
+                url: self.shown_endpoint.clone(),
                 status: status.as_u16(),
                 reason: status.canonical_reason().map(str::to_owned),
                 message,
@@ -360,15 +367,18 @@ impl ModelClient {
                 attempts: 1,
             });
         }
-        let is_stream = response
+        let content_type = response
             .headers()
             .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let is_stream = content_type
+            .as_deref()
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if !is_stream {
             let limit = self.options.max_response_bytes;
             let text = self.read_limited(response, limit).await?;
-            return Ok(Opened::Whole(bytes::Bytes::from(text)));
+            let shown = content_type.map(|t| safe_location(&self.redact(&t)));
+            return Ok(Opened::Whole(bytes::Bytes::from(text), shown));
         }
         let mut rest: ByteStream = Box::pin(response.bytes_stream());
         loop {
@@ -377,7 +387,7 @@ impl ModelClient {
                 Ok(None) => {
                     return Err(ClientError::Connect {
                         provider: self.settings.provider,
-                        endpoint: self.endpoint.clone(),
+                        endpoint: self.shown_endpoint.clone(),
                         detail: "the connection closed before any answer arrived".into(),
                         attempts: 1,
                     });
@@ -421,16 +431,29 @@ impl ModelClient {
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
-    fn whole<F>(&self, body: &[u8], on_event: &mut F) -> Result<ModelTurn, ClientError>
+    fn whole<F>(
+        &self,
+        body: &[u8],
+        content_type: Option<String>,
+        on_event: &mut F,
+    ) -> Result<ModelTurn, ClientError>
     where
         F: FnMut(ClientEvent<'_>),
     {
         let text = String::from_utf8_lossy(body);
         let turn =
             crate::provider::parse_response(self.settings.dialect(), &text).map_err(|error| {
-                ClientError::Response {
-                    provider: self.settings.provider,
-                    error: redact_response(error, &|t| self.redact(t)),
+                // Not JSON by its own account: most likely not the API at all.
+                match content_type.filter(|t| !t.to_ascii_lowercase().contains("json")) {
+                    Some(content_type) => ClientError::ContentType {
+                        provider: self.settings.provider,
+                        url: self.shown_endpoint.clone(),
+                        content_type,
+                    },
+                    None => ClientError::Response {
+                        provider: self.settings.provider,
+                        error: redact_response(error, &|t| self.redact(t)),
+                    },
                 }
             })?;
         if let Some(r) = &turn.reasoning {
@@ -482,7 +505,7 @@ impl ModelClient {
     }
 }
 
-/// A `Location` header fit to quote: control and bidi characters escaped, at most 200
+/// A header value (`Location`, `Content-Type`) fit to quote: control and bidi characters escaped, at most 200
 /// characters.
 fn safe_location(location: &str) -> String {
     let escaped: String = location

@@ -23,6 +23,7 @@ use crate::preset::{ParsedPreset, ProvenanceError, ValidPreset};
 use crate::prompt::{
     BUILTIN_VARIABLES, MODEL_VARIABLE, PROVIDER_VARIABLE, Values, is_derived_variable,
 };
+use crate::report::{order_json, pretty};
 use crate::tokens;
 
 /// The lock file's name, in the project directory.
@@ -147,23 +148,6 @@ impl LockFile {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.presets.keys().map(String::as_str)
     }
-}
-
-/// An order as JSON: an integer when it is one (`150`, not `150.0`).
-pub(crate) fn order_json(order: f64) -> Value {
-    if order.fract() == 0.0 && order.abs() < 9.0e15 {
-        Value::from(order as i64)
-    } else {
-        Value::from(order)
-    }
-}
-
-/// Pretty JSON with a final newline.
-pub(crate) fn pretty(value: &Value) -> String {
-    // Serialising a `Value` cannot fail.
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
-    text.push('\n');
-    text
 }
 
 /// A lock is JSON text a few KiB per preset; anything past this is not one.

@@ -190,8 +190,9 @@ impl PresetReach {
     /// provider's default key variable on the provider's default host (a project preset
     /// with `provider: openai` and no `baseUrl`); a model block the user replaced with
     /// `--provider`; a `baseUrl` the user replaced with `--base-url` (unless the file also
-    /// names a key variable other than the provider's default); a `passEnv` name an own
-    /// file lists too.
+    /// names a key variable other than the provider's default); a key variable the user
+    /// replaced with `run --api-key-env` (only a variable the file names *and* `endpoint`
+    /// uses counts); a `passEnv` name an own file lists too.
     pub fn of(
         preset: &ValidPreset,
         catalog: &PresetCatalog,

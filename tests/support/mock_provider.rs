@@ -50,6 +50,18 @@ impl Reply {
         }
     }
 
+    /// A reply with any body (a web page, say) and headers.
+    pub fn raw(status: u16, headers: &[(&str, &str)], body: &str) -> Self {
+        Reply::Json {
+            status,
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            body: body.to_owned(),
+        }
+    }
+
     pub fn status_with(status: u16, headers: &[(&str, &str)], body: Value) -> Self {
         Reply::Json {
             status,
@@ -182,8 +194,17 @@ fn serve(
             headers,
             body,
         } => {
+            // A reply's own `Content-Type` replaces the JSON one.
+            let content_type = if headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            {
+                ""
+            } else {
+                "Content-Type: application/json\r\n"
+            };
             let mut head = format!(
-                "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+                "HTTP/1.1 {status} {}\r\n{content_type}Content-Length: {}\r\nConnection: close\r\n",
                 reason(status),
                 body.len()
             );

@@ -1,4 +1,4 @@
-//! rustc-style rendering of diagnostics: header, location, the source line with a caret
+//! The human rendering: rustc-style diagnostics, header, location, the source line with a caret
 //! under the span, and help. The line comes from the text read when the file was loaded
 //! ([`SourceFiles`]); no file is read again. Secrets are masked: any span a
 //! `literal-secret` diagnostic points at is printed as `*`, in every snippet that shows
@@ -10,9 +10,10 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::secrets::mask;
+use super::mask::mask;
 use super::shown::{Shown, cap_per_file, more_text};
 use super::style::Style;
+use super::validation::{PresetOutcome, ValidationReport};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity, Span};
 use crate::source_files::SourceFiles;
 
@@ -20,8 +21,8 @@ use crate::source_files::SourceFiles;
 const TAB: &str = "    ";
 
 /// The widest source line a snippet shows, in columns (a tab takes 4). A longer line is
-/// cut around the span, with [`CUT`] where text is left out.
-pub(crate) const MAX_SNIPPET_WIDTH: usize = 120;
+/// cut around the span, with `…` where text is left out.
+pub const MAX_SNIPPET_WIDTH: usize = 120;
 
 /// Columns kept before the span when a long line is cut on the left.
 const CONTEXT_BEFORE: usize = 40;
@@ -34,7 +35,7 @@ type LineKey = (Arc<str>, u32);
 
 /// Renders diagnostics for humans.
 #[derive(Debug)]
-pub(crate) struct HumanRenderer<'a> {
+pub struct HumanRenderer<'a> {
     style: Style,
     /// The text of the files the diagnostics point into.
     sources: &'a SourceFiles,
@@ -47,7 +48,7 @@ pub(crate) struct HumanRenderer<'a> {
 
 impl<'a> HumanRenderer<'a> {
     /// A renderer for `list`, whose spans point into `sources` (its secrets collected).
-    pub(crate) fn new(style: Style, sources: &'a SourceFiles, list: &[Diagnostic]) -> Self {
+    pub fn new(style: Style, sources: &'a SourceFiles, list: &[Diagnostic]) -> Self {
         let mut secrets: HashMap<LineKey, Vec<(u32, u32)>> = HashMap::new();
         for span in list
             .iter()
@@ -73,7 +74,7 @@ impl<'a> HumanRenderer<'a> {
     /// Every diagnostic, each followed by a blank line; at most
     /// [`MAX_SHOWN_PER_FILE`](super::shown::MAX_SHOWN_PER_FILE) per file, then a note
     /// saying how many more there are.
-    pub(crate) fn render_all(&self, list: &[Diagnostic]) -> String {
+    pub fn render_all(&self, list: &[Diagnostic]) -> String {
         let mut out = String::new();
         for item in cap_per_file(list) {
             match item {
@@ -99,7 +100,7 @@ impl<'a> HumanRenderer<'a> {
     ///   |
     ///   = help: did you mean `read_file`?
     /// ```
-    pub(crate) fn render(&self, d: &Diagnostic) -> String {
+    pub fn render(&self, d: &Diagnostic) -> String {
         let style = self.style;
         let mut out = String::new();
         let severity = match d.severity {
@@ -220,6 +221,21 @@ impl<'a> HumanRenderer<'a> {
         let line: Rc<str> = mask(text).into();
         self.masked.borrow_mut().insert(key, Rc::clone(&line));
         line
+    }
+}
+
+impl ValidationReport {
+    /// rustc-style diagnostics (with snippets from `sources`; a note for each file's
+    /// diagnostics beyond the cap), then the summary line.
+    pub fn human(&self, style: Style, sources: &SourceFiles) -> String {
+        let renderer = HumanRenderer::new(style, sources, self.diagnostics());
+        let mut out = renderer.render_all(self.diagnostics());
+        for note in self.presets().iter().filter_map(PresetOutcome::parent_note) {
+            out.push_str(&format!("{}: {}\n\n", style.bold("note"), mask(&note)));
+        }
+        out.push_str(&self.summary());
+        out.push('\n');
+        out
     }
 }
 
@@ -469,7 +485,7 @@ mod tests {
 
     #[test]
     fn at_most_200_per_file_then_a_note() {
-        let list = crate::cli::shown::unknown_keys("f.yaml", 1..=250);
+        let list = crate::report::shown::unknown_keys("f.yaml", 1..=250);
         let files = sources(&[]);
         let text = renderer(&files, &list).render_all(&list);
         assert_eq!(text.matches("error[P0003]").count(), 200);

@@ -10,11 +10,11 @@ use crate::diagnostic::Diagnostic;
 
 /// Most diagnostics shown for one file (diagnostics without a file count as one more
 /// "file").
-pub(crate) const MAX_SHOWN_PER_FILE: usize = 200;
+pub const MAX_SHOWN_PER_FILE: usize = 200;
 
 /// One item of a capped report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Shown<'a> {
+pub enum Shown<'a> {
     /// A diagnostic to show.
     Diagnostic(&'a Diagnostic),
     /// `count` more diagnostics of `file` (`None`: without a file) are left out. Comes
@@ -29,7 +29,7 @@ pub(crate) enum Shown<'a> {
 
 /// The "N more" sentence, e.g. ``3 more diagnostics in `a.yaml` are not shown (at most
 /// 200 are shown per file)``.
-pub(crate) fn more_text(file: Option<&str>, count: usize) -> String {
+pub fn more_text(file: Option<&str>, count: usize) -> String {
     let what = if count == 1 {
         "1 more diagnostic".to_owned()
     } else {
@@ -45,7 +45,7 @@ pub(crate) fn more_text(file: Option<&str>, count: usize) -> String {
 
 /// `list` in order, with at most [`MAX_SHOWN_PER_FILE`] diagnostics per file, each
 /// file's overflow counted in one [`Shown::More`] after its last shown diagnostic.
-pub(crate) fn cap_per_file(list: &[Diagnostic]) -> Vec<Shown<'_>> {
+pub fn cap_per_file(list: &[Diagnostic]) -> Vec<Shown<'_>> {
     cap(list, MAX_SHOWN_PER_FILE)
 }
 

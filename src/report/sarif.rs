@@ -1,4 +1,4 @@
-//! The SARIF 2.1.0 rendering of a validation, complete for code scanning: every rule with
+//! The SARIF 2.1.0 rendering of a validation report, complete for code scanning: every rule with
 //! its descriptions, help and help URI (from the diagnostic pages), results with stable
 //! `partialFingerprints`, the invocation with its exit code, and paths relative to
 //! `%SRCROOT%`. `tests/fixtures/sarif-schema-2.1.0.json` checks the shape in a test.
@@ -9,16 +9,17 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::Exit;
-use super::report::message_with_help;
-use super::secrets::mask;
+use super::exit::Exit;
+use super::json::pretty;
+use super::mask::mask;
 use super::shown::{Shown, more_text};
+use super::validation::{ValidationReport, message_with_help};
 use crate::codes::CodePage;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity, Span};
 use crate::source_files::SourceFiles;
 
 /// The base id of paths relative to the directory `validate` ran in.
-pub(crate) const SRCROOT: &str = "%SRCROOT%";
+pub const SRCROOT: &str = "%SRCROOT%";
 
 /// The base id of the presets compiled into the binary (`<builtin>/standard.yaml`).
 const BUILTIN: &str = "BUILTIN";
@@ -27,7 +28,7 @@ const BUILTIN: &str = "BUILTIN";
 const FINGERPRINT_KEY: &str = "agentPresets/v1";
 
 /// What the log says besides the diagnostics.
-pub(crate) struct SarifRun<'a> {
+pub struct SarifRun<'a> {
     /// The exit code `validate` ends with.
     pub exit: Exit,
     /// `--deny-warnings`: warnings are errors (results and rule configuration say so).
@@ -90,6 +91,14 @@ pub(crate) fn log(shown: &[Shown<'_>], run: &SarifRun<'_>) -> Value {
             "results": results,
         }]
     })
+}
+
+impl ValidationReport {
+    /// A SARIF 2.1.0 log for code scanning (see [the module](self)); a file's diagnostics beyond
+    /// the cap are counted in a tool execution notification.
+    pub fn sarif(&self, run: &SarifRun<'_>) -> String {
+        pretty(&log(&self.shown_for_annotations(), run))
+    }
 }
 
 /// A rule per diagnostic kind, described by its page.

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 /// one for one so carets stay aligned, so a hostile file can neither drive the terminal
 /// nor reorder what it shows. Tabs and newlines stay. (What the model sends goes through
 /// [`crate::redact`] instead: the API key masked, those characters shown escaped.)
-pub(crate) fn mask(text: &str) -> Cow<'_, str> {
+pub fn mask(text: &str) -> Cow<'_, str> {
     let masked = crate::secrets::mask_secrets(text);
     let hostile = |c: char| crate::redact::needs_escape(c, crate::redact::DisplayContext::Text);
     if !masked.chars().any(hostile) {

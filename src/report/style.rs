@@ -1,24 +1,31 @@
-//! Colour for human output: on only when the stream is a terminal and `NO_COLOR` is unset.
+//! Colour for human output. The library never looks at a stream: the host says whether
+//! to colour ([`Style::new`]), or lets [`Style::detect`] apply the usual rule (a terminal,
+//! and `NO_COLOR` unset) to what it found out about its stream.
 
 use std::fmt::Display;
 
 /// Whether (and how) to colour one output stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Style {
+pub struct Style {
     enabled: bool,
 }
 
 impl Style {
-    /// Colour iff `is_terminal` and `NO_COLOR` is not set.
-    pub(crate) fn detect(is_terminal: bool) -> Self {
+    /// Colour (ANSI escapes) when `enabled`.
+    pub fn new(enabled: bool) -> Self {
+        Style { enabled }
+    }
+
+    /// Colour iff `is_terminal` (the host's finding about its stream) and `NO_COLOR`
+    /// is not set.
+    pub fn detect(is_terminal: bool) -> Self {
         Style {
             enabled: is_terminal && std::env::var_os("NO_COLOR").is_none(),
         }
     }
 
     /// No colour.
-    #[cfg(test)]
-    pub(crate) fn plain() -> Self {
+    pub fn plain() -> Self {
         Style { enabled: false }
     }
 
@@ -31,27 +38,27 @@ impl Style {
     }
 
     /// Bold red, for `error`.
-    pub(crate) fn error(self, text: impl Display) -> String {
+    pub fn error(self, text: impl Display) -> String {
         self.paint("1;31", text)
     }
 
     /// Bold yellow, for `warning`.
-    pub(crate) fn warning(self, text: impl Display) -> String {
+    pub fn warning(self, text: impl Display) -> String {
         self.paint("1;33", text)
     }
 
     /// Bold blue, for gutters and carets' frame.
-    pub(crate) fn gutter(self, text: impl Display) -> String {
+    pub fn gutter(self, text: impl Display) -> String {
         self.paint("1;34", text)
     }
 
     /// Bold.
-    pub(crate) fn bold(self, text: impl Display) -> String {
+    pub fn bold(self, text: impl Display) -> String {
         self.paint("1", text)
     }
 
     /// Dim, for secondary columns.
-    pub(crate) fn dim(self, text: impl Display) -> String {
+    pub fn dim(self, text: impl Display) -> String {
         self.paint("2", text)
     }
 }

@@ -1,0 +1,236 @@
+//! The outcome of validating presets: every diagnostic (each kept once), every preset's
+//! verdict and the summary line. The renderings live one file each beside it:
+//! [`human`](super::human), [`json`](super::json), [`github`](super::github) and
+//! [`sarif`](super::sarif).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+
+use serde::Serialize;
+
+use super::shown::{Shown, cap_per_file};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
+
+/// One validated preset.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PresetOutcome {
+    /// Its name.
+    pub name: String,
+    /// Its file as shown to users.
+    pub file: String,
+    /// No errors (and, with `--deny-warnings`, no warnings)?
+    pub valid: bool,
+    /// Invalid only because of presets it extends: their names and files, nearest
+    /// first (for the human output's note; JSON consumers see the errors' files).
+    #[serde(skip)]
+    pub blamed_parents: Vec<(String, String)>,
+}
+
+impl PresetOutcome {
+    /// The verdict on a preset: `diagnostics` are what validating it found, `ancestors`
+    /// the presets it extends (name and file, nearest first). An invalid preset whose
+    /// errors are all in the files of presets it extends is invalid because of them.
+    pub fn judged(
+        name: String,
+        file: String,
+        valid: bool,
+        diagnostics: &[Diagnostic],
+        ancestors: impl FnOnce() -> Vec<(String, String)>,
+    ) -> PresetOutcome {
+        let mut outcome = PresetOutcome {
+            name,
+            file,
+            valid,
+            blamed_parents: Vec::new(),
+        };
+        let error_files: Vec<&str> = diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .filter_map(|d| d.span.as_ref().map(|s| &*s.file))
+            .collect();
+        if valid || error_files.is_empty() || error_files.contains(&outcome.file.as_str()) {
+            return outcome;
+        }
+        let ancestors = ancestors();
+        if error_files
+            .iter()
+            .all(|f| ancestors.iter().any(|(_, file)| file == f))
+        {
+            outcome.blamed_parents = ancestors
+                .into_iter()
+                .filter(|(_, file)| error_files.contains(&file.as_str()))
+                .collect();
+        }
+        outcome
+    }
+
+    /// `note: `child` is invalid because the preset it extends, `base`
+    /// (`.agent-presets/base.yaml`), is invalid`, for a preset invalid only because of
+    /// its parents.
+    pub fn parent_note(&self) -> Option<String> {
+        if self.blamed_parents.is_empty() {
+            return None;
+        }
+        let parents: Vec<String> = self
+            .blamed_parents
+            .iter()
+            .map(|(name, file)| format!("`{name}` (`{file}`)"))
+            .collect();
+        let (what, verb) = if parents.len() == 1 {
+            ("the preset it extends", "is")
+        } else {
+            ("presets it extends", "are")
+        };
+        Some(format!(
+            "`{}` is invalid because {what}, {}, {verb} invalid: fix the errors above there",
+            self.name,
+            parents.join(", ")
+        ))
+    }
+}
+
+/// Every diagnostic (each printed once) and every preset's verdict.
+#[derive(Debug, Default)]
+pub struct ValidationReport {
+    diagnostics: Vec<Diagnostic>,
+    /// Where each diagnostic is in `diagnostics`, by its hash: finding a duplicate costs
+    /// a hash, not a scan of everything found so far.
+    positions: HashMap<u64, Vec<usize>>,
+    hasher: RandomState,
+    presets: Vec<PresetOutcome>,
+    /// Each `prefix-drift` diagnostic with its changes, one short diagnostic each: the
+    /// GitHub and SARIF renderings show these in its place (a lock drift split per changed section or tool).
+    drift_changes: Vec<(Diagnostic, Vec<Diagnostic>)>,
+}
+
+impl ValidationReport {
+    /// Add diagnostics; one identical to an earlier one (a parent's error found again
+    /// while validating a child) is kept once.
+    pub fn add_diagnostics(&mut self, list: impl IntoIterator<Item = Diagnostic>) {
+        for d in list {
+            let same_hash = self.positions.entry(self.hasher.hash_one(&d)).or_default();
+            if same_hash.iter().any(|&i| self.diagnostics[i] == d) {
+                continue;
+            }
+            same_hash.push(self.diagnostics.len());
+            self.diagnostics.push(d);
+        }
+    }
+
+    /// Show `changes` instead of the `prefix-drift` diagnostic `whole` (added with
+    /// [`Self::add_diagnostics`]) in the GitHub and SARIF renderings: one annotation per
+    /// change, on a line of the repository, with a bounded diff.
+    pub fn add_drift_changes(&mut self, whole: Diagnostic, changes: Vec<Diagnostic>) {
+        self.drift_changes.push((whole, changes));
+    }
+
+    /// The capped list with each drift replaced by its changes.
+    pub(crate) fn shown_for_annotations(&self) -> Vec<Shown<'_>> {
+        let by_drift: HashMap<&Diagnostic, &Vec<Diagnostic>> = self
+            .drift_changes
+            .iter()
+            .map(|(whole, changes)| (whole, changes))
+            .collect();
+        let mut out = Vec::new();
+        for item in cap_per_file(&self.diagnostics) {
+            let changes = match item {
+                Shown::Diagnostic(d) if d.kind == DiagnosticKind::PrefixDrift => {
+                    by_drift.get(d).copied()
+                }
+                _ => None,
+            };
+            match changes {
+                Some(changes) => out.extend(changes.iter().map(Shown::Diagnostic)),
+                None => out.push(item),
+            }
+        }
+        out
+    }
+
+    /// Record a preset's verdict.
+    pub fn add_preset(&mut self, outcome: PresetOutcome) {
+        self.presets.push(outcome);
+    }
+
+    /// The diagnostics, deduplicated, in the order found (in file order once
+    /// [`sort_in_file_order`](Self::sort_in_file_order) ran).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Order the diagnostics for reading: the files in the order they were first
+    /// reported, each file's diagnostics by line and column (a preset's checks run in
+    /// several passes, each finding problems in its own order). Diagnostics without a
+    /// file keep their place among the files.
+    pub fn sort_in_file_order(&mut self) {
+        let mut rank: HashMap<&str, usize> = HashMap::new();
+        let mut keys = Vec::with_capacity(self.diagnostics.len());
+        for (i, d) in self.diagnostics.iter().enumerate() {
+            let key = match &d.span {
+                Some(span) => (
+                    *rank.entry(&*span.file).or_insert(i),
+                    span.line,
+                    span.column,
+                ),
+                None => (i, 0, 0),
+            };
+            keys.push(key);
+        }
+        drop(rank);
+        let mut order: Vec<usize> = (0..self.diagnostics.len()).collect();
+        // Stable: diagnostics at one position keep the order they were found in.
+        order.sort_by_key(|&i| keys[i]);
+        let mut slots: Vec<Option<Diagnostic>> = std::mem::take(&mut self.diagnostics)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.diagnostics = order.iter().filter_map(|&i| slots[i].take()).collect();
+        self.positions.clear();
+        for (i, d) in self.diagnostics.iter().enumerate() {
+            self.positions
+                .entry(self.hasher.hash_one(d))
+                .or_default()
+                .push(i);
+        }
+    }
+
+    /// The verdicts.
+    pub fn presets(&self) -> &[PresetOutcome] {
+        &self.presets
+    }
+
+    fn count(&self, severity: Severity) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == severity)
+            .count()
+    }
+
+    /// `2 presets valid, 1 invalid (3 errors, 1 warning)`.
+    pub fn summary(&self) -> String {
+        let valid = self.presets.iter().filter(|p| p.valid).count();
+        let invalid = self.presets.len() - valid;
+        format!(
+            "{} valid, {invalid} invalid ({}, {})",
+            plural(valid, "preset"),
+            plural(self.count(Severity::Error), "error"),
+            plural(self.count(Severity::Warning), "warning"),
+        )
+    }
+}
+
+/// The message with its help appended: `message (help)`.
+pub fn message_with_help(d: &Diagnostic, label: &str) -> String {
+    match &d.help {
+        Some(help) => format!("{} ({label}{help})", d.message),
+        None => d.message.clone(),
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
