@@ -67,9 +67,10 @@ use serde::Serialize;
 
 use crate::client::{ClientError, ClientEvent, ModelClient};
 use crate::diagnostic::{Diagnostic, Diagnostics};
-use crate::preset::spec::Provider;
-use crate::prompt::{ContextSnapshot, PromptAssembler, PromptText, Values};
+use crate::endpoint::Provider;
+use crate::prompt::{Assembly, ContextSnapshot, PromptAssembler, PromptText, Values};
 pub use crate::provider::MAX_TOOL_NAME_CHARS;
+use crate::provider::lint::LintedTools;
 use crate::provider::{self, FinishReason, StreamEvent, Usage, excerpt};
 use crate::request::{Fingerprint, Message, RequestEnvelope, ToolCall};
 use crate::tools::{ToolContext, ToolDefinition, ToolOutput, WireTool};
@@ -238,6 +239,10 @@ pub struct Agent<'a> {
     max_steps: usize,
     max_tool_calls: usize,
     last_header: Option<RequestHeader>,
+    /// The tools were linted for this client's endpoint already.
+    linted: bool,
+    /// Step 1, already assembled by the caller.
+    first_step: Option<Assembly>,
 }
 
 /// The default step limit.
@@ -266,7 +271,27 @@ impl<'a> Agent<'a> {
             max_steps: DEFAULT_MAX_STEPS,
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             last_header: None,
+            linted: false,
+            first_step: None,
         }
+    }
+
+    /// Use tools already projected and linted for this client's endpoint (see
+    /// [`LintedTools`]): [`Agent::run`] then does not lint them again. Tools linted for
+    /// another endpoint are ignored (the agent lints its own).
+    pub fn with_linted_tools(mut self, linted: &LintedTools) -> Self {
+        if linted.settings() == self.client.settings() {
+            self.wire_tools = Arc::clone(linted.tools());
+            self.linted = true;
+        }
+        self
+    }
+
+    /// Send `assembly` as step 1 instead of assembling it again: the caller rendered it
+    /// (with the values step 1 would get) to fail early, before anything was sent.
+    pub fn with_first_step(mut self, assembly: Assembly) -> Self {
+        self.first_step = Some(assembly);
+        self
     }
 
     /// Stop after `n` model requests (at least 1).
@@ -303,9 +328,11 @@ impl<'a> Agent<'a> {
         // The preset was validated against its own provider; the client may talk to
         // another (`--provider`, `--base-url`): what that one would refuse stops the
         // run before a token is spent.
-        let refused = provider::lint::lint_tools(self.client.settings(), &self.wire_tools);
-        if refused.iter().any(Diagnostic::is_error) {
-            return Err(AgentError::ToolsRefused(Diagnostics::from_vec(refused)));
+        if !self.linted {
+            let refused = provider::lint::lint_tools(self.client.settings(), &self.wire_tools);
+            if refused.iter().any(Diagnostic::is_error) {
+                return Err(AgentError::ToolsRefused(Diagnostics::from_vec(refused)));
+            }
         }
         history.push(Message::user(prompt));
         if let Some(m) = history.last() {
@@ -315,10 +342,13 @@ impl<'a> Agent<'a> {
             });
         }
         for step in 1..=self.max_steps {
-            let assembly = self
-                .assembler
-                .assemble(&values(step))
-                .map_err(AgentError::Assemble)?;
+            let assembly = match self.first_step.take() {
+                Some(first) if step == 1 => first,
+                _ => self
+                    .assembler
+                    .assemble(&values(step))
+                    .map_err(AgentError::Assemble)?,
+            };
             let before = history.len();
             let request = RequestEnvelope::build(&assembly, history, snapshot);
             for message in &history[before..] {

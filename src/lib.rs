@@ -37,6 +37,14 @@
 //! assert_eq!(names, ["grep", "read_file"]);
 //! assert!(step.context.as_deref().is_some_and(|c| c.contains("2030-01-01")));
 //! ```
+//!
+//! A host that works with a project directory rather than a catalog it builds itself
+//! uses [`project`]: discovery and source precedence, selection with the refusal of a
+//! name two files offer ([`project::Project::choose`]), batch validation, the lock and
+//! its drift diagnostics, runtime values, the endpoint (linted once) and the run gate —
+//! what the CLI does, without printing (`examples/host.rs` goes from discovery to a run
+//! with these calls). Which provider, model and API root a request goes to lives in
+//! [`endpoint`], a leaf below both [`preset`] and [`provider`].
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
 #[cfg(feature = "client")]
@@ -48,7 +56,9 @@ pub mod cli;
 pub mod client;
 pub mod codes;
 pub mod diagnostic;
+pub mod endpoint;
 pub mod preset;
+pub mod project;
 pub mod prompt;
 pub mod provider;
 pub mod redact;

@@ -14,8 +14,7 @@ use std::sync::OnceLock;
 
 use tiktoken_rs::CoreBPE;
 
-use crate::request::Fingerprint;
-use crate::tools::WireTool;
+use crate::tools::{WireTool, wire_json};
 
 /// The name of the encoding every count uses.
 pub const ENCODING: &str = "o200k_base";
@@ -45,7 +44,7 @@ pub fn count_tools(tools: &[WireTool]) -> Result<usize, TokenizerError> {
     if tools.is_empty() {
         return Ok(0);
     }
-    count(&Fingerprint::tools_json(tools))
+    count(&wire_json(tools))
 }
 
 /// The tokens of `text` split between consecutive parts: `ends` holds each part's end
@@ -79,12 +78,12 @@ pub fn count_each_tool(tools: &[WireTool]) -> Result<Vec<usize>, TokenizerError>
     if tools.is_empty() {
         return Ok(Vec::new());
     }
-    let json = Fingerprint::tools_json(tools);
+    let json = wire_json(tools);
     let mut ends = Vec::with_capacity(tools.len());
     // `[` + each tool's JSON, joined with `,`, + `]`: as serde_json writes a list.
     let mut end = 1;
     for (i, tool) in tools.iter().enumerate() {
-        end += Fingerprint::tools_json(std::slice::from_ref(tool)).len() - 2;
+        end += wire_json(std::slice::from_ref(tool)).len() - 2;
         if i + 1 < tools.len() {
             ends.push(end);
             end += 1;

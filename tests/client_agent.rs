@@ -6,6 +6,8 @@
 //! shape.
 #![cfg(feature = "client")]
 
+#[path = "support/host_tool.rs"]
+mod host_tool;
 mod support;
 
 use std::path::Path;
@@ -15,6 +17,7 @@ use agent_presets::agent::{Agent, AgentError, AgentEvent, ApproveAll, Outcome, R
 use agent_presets::client::{ApiKey, ClientError, ClientOptions, ModelClient};
 use agent_presets::preset::spec::Provider;
 use agent_presets::prompt::{ContextSnapshot, Values};
+use agent_presets::provider::lint::LintedTools;
 use agent_presets::provider::{ModelSettings, StreamEvent};
 use agent_presets::request::{Message, Role};
 use agent_presets::tools::ToolContext;
@@ -1131,6 +1134,110 @@ fn huge_tool_arguments_are_refused_and_not_kept() {
         assert_eq!(sent_calls(d, &bodies[1])[0].2, "{}", "{}", d.name);
         assert!(bodies[1].to_string().len() < 100_000);
     }
+}
+
+/// A caller that rendered step 1 already (to fail before anything is sent, as `run`
+/// does) hands it over: the agent sends it without rendering step 1 again, and tools
+/// linted for the client's endpoint are used as they are.
+#[test]
+fn a_first_step_rendered_by_the_caller_is_not_rendered_again() {
+    let d = OPENAI;
+    let dir = tempfile::tempdir().unwrap();
+    let server = MockProvider::start(vec![d.text("Done.")]);
+    let client = client(d, &server, options());
+    let preset = preset();
+    let first = preset
+        .assembler()
+        .assemble(&values(d, dir.path(), "2030-01-01"))
+        .unwrap();
+    let linted = LintedTools::new(client.settings(), preset.assembler().registry());
+    assert!(!linted.refused(), "{:?}", linted.diagnostics());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut rendered = Vec::new();
+    let result = runtime.block_on(async {
+        Agent::new(
+            preset.assembler(),
+            &client,
+            ToolContext::new(dir.path()).unwrap(),
+        )
+        .with_linted_tools(&linted)
+        .with_first_step(first.clone())
+        .run(
+            "Fix the failing test.",
+            &mut Vec::new(),
+            &mut ContextSnapshot::new(),
+            &mut |step| {
+                rendered.push(step);
+                values(d, dir.path(), "2030-01-01")
+            },
+            &mut ApproveAll,
+            &mut |_| {},
+        )
+        .await
+    });
+    assert!(matches!(result, Ok(Outcome::Answered { .. })), "{result:?}");
+    assert_eq!(rendered, Vec::<usize>::new(), "step 1 was rendered again");
+    let sent = check_requests(d, &server);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0]["messages"][0]["content"].as_str(),
+        Some(first.system.as_str())
+    );
+}
+
+/// Tools linted for another endpoint than the client's do not stand in for the client's
+/// own lint: what the client's provider refuses still stops the run before a request.
+#[test]
+fn tools_linted_for_another_endpoint_are_linted_again() {
+    let long = format!("lookup_{}", "x".repeat(70));
+    let mut tools = ToolCatalog::builtin();
+    host_tool::register(
+        &mut tools,
+        &long,
+        json!({"type": "object", "properties": {}}),
+    );
+    let mut presets = PresetCatalog::builtin();
+    let yaml = format!(
+        "version: 1\nname: p\nmodel: {{provider: anthropic, name: m}}\ntools:\n  allow: [{long}, read_file]\n"
+    );
+    presets.add_text("p", "p.yaml", &yaml).unwrap();
+    let v = validate_in_catalog(&presets, "p", &tools);
+    let preset = v.preset.unwrap_or_else(|| panic!("{:?}", v.diagnostics));
+    let server = MockProvider::start(vec![OPENAI.text("never")]);
+    let client = client(OPENAI, &server, options());
+    let anthropic = ModelSettings::new(Provider::Anthropic, "m");
+    let linted = LintedTools::new(&anthropic, preset.assembler().registry());
+    assert!(!linted.refused(), "{:?}", linted.diagnostics());
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let result = runtime.block_on(async {
+        Agent::new(
+            preset.assembler(),
+            &client,
+            ToolContext::new(dir.path()).unwrap(),
+        )
+        .with_linted_tools(&linted)
+        .run(
+            "hi",
+            &mut Vec::new(),
+            &mut ContextSnapshot::new(),
+            &mut |_| values(OPENAI, dir.path(), "2030-01-01"),
+            &mut ApproveAll,
+            &mut |_| {},
+        )
+        .await
+    });
+    assert!(
+        matches!(&result, Err(AgentError::ToolsRefused(ds)) if ds.iter().any(|d| d.message.contains(&long))),
+        "{result:?}"
+    );
+    assert!(server.requests().is_empty());
 }
 
 /// Issue 20: a base URL without `/v1` against a server that answers 404 at

@@ -15,7 +15,6 @@ use clap::{Args, Parser, Subcommand};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::source_files::SourceFiles;
 
-mod environment;
 mod explain;
 mod init;
 mod list;

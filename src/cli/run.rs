@@ -16,7 +16,6 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::environment;
 use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::waiting::Waiting;
 use super::workspace::Workspace;
@@ -26,6 +25,7 @@ use crate::agent::{
     ToolApproval,
 };
 use crate::client::{ClientError, ClientOptions, ModelClient};
+use crate::project::environment;
 use crate::prompt::{ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
 use crate::provider::{FinishReason, StreamEvent, Usage};
 use crate::redact::{
@@ -96,7 +96,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         settings.api_key_env = Some(name.clone());
     }
     // The endpoint may not be the one the preset was validated against.
-    lint_endpoint(&preset, &settings, &workspace, io)?;
+    let linted = lint_endpoint(&preset, &settings, &workspace, io)?;
     // Nothing is sent or started for a preset the user has not trusted (see `trust`).
     let gate = super::trust::RunGate {
         arg: &args.name,
@@ -112,7 +112,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     values.set(PROVIDER_VARIABLE, settings.provider.as_str());
     values.set(MODEL_VARIABLE, settings.name.clone());
     // Everything that can fail without the network fails now: the first step renders.
-    preset
+    let first_step = preset
         .assembler()
         .assemble(&values)
         .map_err(|ds| render_failed(ds, &workspace))?;
@@ -165,7 +165,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     let max_steps = usize::try_from(args.max_steps).unwrap_or(usize::MAX);
     let mut agent = Agent::new(preset.assembler(), &client, tools)
         .with_max_steps(max_steps)
-        .with_max_tool_calls(usize::try_from(args.max_tool_calls).unwrap_or(usize::MAX));
+        .with_max_tool_calls(usize::try_from(args.max_tool_calls).unwrap_or(usize::MAX))
+        .with_linted_tools(&linted)
+        .with_first_step(first_step);
     let mut history = Vec::new();
     let mut snapshot = ContextSnapshot::new();
     let mut step_values = |_step: usize| {

@@ -12,9 +12,10 @@ use serde_json::json;
 use super::workspace::{Selected, Workspace};
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::DiagnosticKind;
+use crate::endpoint::{EndpointError, ModelSettings, Transport};
 use crate::preset::catalog::PROJECT_PRESET_DIR;
 use crate::preset::validate::ValidPreset;
-use crate::provider::{EndpointError, ModelSettings, Transport, check_base_url};
+use crate::project::gate;
 use crate::trust::{PresetReach, ReachChange, ReachItem, TrustPolicy, TrustStatus, TrustStore};
 
 /// Arguments of `trust`.
@@ -142,12 +143,7 @@ pub(crate) fn admit_run(
         allow_insecure,
         json,
     } = run;
-    let allowed = allow_insecure
-        || preset.model().is_some_and(|m| {
-            m.provider.value == settings.provider
-                && m.allow_insecure.as_ref().is_some_and(|a| a.value)
-        });
-    match check_base_url(&settings.base_url, allowed) {
+    match gate::check_transport(preset, settings, allow_insecure) {
         Ok(Transport::Cleartext) => writeln!(
             io.err,
             "{}: `{}` is plain http:// to another host: the API key and the conversation travel unencrypted",
@@ -168,14 +164,9 @@ pub(crate) fn admit_run(
     }
 
     let policy = TrustPolicy::from_environment();
-    let at_run = PresetReach::of(preset, &workspace.presets, &policy, Some(settings));
-    if !at_run.needs_trust() {
+    let Some(reach) = gate::reach_to_trust(workspace, preset, settings, &policy) else {
         return Ok(None);
-    }
-    let mut reach = PresetReach::of(preset, &workspace.presets, &policy, None);
-    if !reach.needs_trust() {
-        reach = at_run;
-    }
+    };
     let command = trust_command(global, arg);
     let mut store = match open_store(&policy) {
         Ok(store) => store,

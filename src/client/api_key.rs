@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::{ClientError, KeyProblem};
-use crate::preset::spec::Provider;
+use crate::endpoint::Provider;
 use crate::redact::Redactor;
 
 /// An API key, read only from the environment variable a preset names. It has no

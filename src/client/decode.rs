@@ -6,7 +6,7 @@
 
 use super::ClientError;
 use super::sse::{SseDecoder, SseEvent};
-use crate::preset::spec::Provider;
+use crate::endpoint::Provider;
 use crate::provider::{Dialect, ModelTurn, ResponseError, StreamAccumulator, StreamEvent};
 
 /// Decode a streamed answer given as byte chunks (split anywhere), exactly as the client

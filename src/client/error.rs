@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::preset::spec::Provider;
+use crate::endpoint::Provider;
 use crate::provider::ResponseError;
 
 /// Which limit a request ran into.

@@ -17,6 +17,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_saphyr::Location;
 pub use serde_saphyr::Spanned;
 
+pub use crate::endpoint::Provider;
+use crate::endpoint::{ModelSettings, PresetModel};
 pub use crate::prompt::VariableType;
 
 /// The only format version this build understands.
@@ -124,44 +126,34 @@ pub struct BudgetSpec {
     pub max_tool_tokens: Option<Spanned<u32>>,
 }
 
-/// Which wire dialect and endpoint a model speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Provider {
-    /// DeepSeek (OpenAI-style wire format).
-    Deepseek,
-    /// OpenAI.
-    Openai,
-    /// Anthropic.
-    Anthropic,
-    /// Any OpenAI-compatible endpoint; needs `baseUrl`.
-    OpenaiCompatible,
-}
-
-impl Provider {
-    /// Every provider, in declaration order.
-    pub const ALL: &'static [Provider] = &[
-        Provider::Deepseek,
-        Provider::Openai,
-        Provider::Anthropic,
-        Provider::OpenaiCompatible,
-    ];
-
-    /// The spelling used in preset files: `deepseek`, `openai`, `anthropic`,
-    /// `openai-compatible`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::Deepseek => "deepseek",
-            Provider::Openai => "openai",
-            Provider::Anthropic => "anthropic",
-            Provider::OpenaiCompatible => "openai-compatible",
+impl ModelSettings {
+    /// The settings a preset's `model` block gives (missing fields take the provider's
+    /// defaults).
+    pub fn from_spec(spec: &ModelSpec) -> Self {
+        let mut settings = ModelSettings::new(spec.provider.value, spec.name.value.clone());
+        if let Some(url) = &spec.base_url {
+            settings = settings.with_base_url(url.value.clone());
         }
+        if let Some(env) = &spec.api_key_env {
+            settings.api_key_env = Some(env.value.clone());
+        }
+        if let Some(max) = &spec.max_tokens {
+            settings.max_tokens = Some(max.value);
+        }
+        if let Some(strict) = &spec.strict_tools {
+            settings.strict_tools = strict.value;
+        }
+        settings
     }
 }
 
-impl fmt::Display for Provider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+impl ModelSpec {
+    /// The endpoint this block describes, for [`Overrides::apply`](crate::endpoint::Overrides::apply).
+    pub fn endpoint(&self) -> PresetModel {
+        PresetModel {
+            settings: ModelSettings::from_spec(self),
+            strict_tools: self.strict_tools.as_ref().map(|s| s.value),
+        }
     }
 }
 

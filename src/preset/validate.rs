@@ -11,12 +11,15 @@ use super::resolve::{Lookup, PresetChain, resolve_chain};
 use super::source::ParsedPreset;
 use super::spec::{ModelSpec, PresetFile, Provider, VariableEntry, is_valid_env_name};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::endpoint::{
+    EndpointError, ModelSettings, Transport, check_base_url, strict_tools_allowed,
+};
 use crate::prompt::{
     AssemblerBuilder, BUILTIN_VARIABLES, Layer, LayerTemplates, PromptAssembler, PromptContext,
     PromptSection, RemoveEntry, SectionOrigin, TokenBudget, TokenLimit, Values, VariableDecl,
 };
 use crate::provider::lint::{LintMemo, ToolRules, lint_tool};
-use crate::provider::{EndpointError, ModelSettings, Transport, check_base_url, wire_tools};
+use crate::provider::wire_tools;
 use crate::tools::{OrderEntry, ToolCatalog, ToolPattern, ToolRestriction};
 
 /// The outcome of validating one preset: every diagnostic, and the valid preset when
@@ -818,11 +821,10 @@ fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnosti
     }
     if let Some(strict) = &model.strict_tools
         && strict.value
-        && model.provider.value == Provider::Deepseek
-        && !model
-            .base_url
-            .as_ref()
-            .is_some_and(|u| crate::provider::is_deepseek_beta(&u.value))
+        && !strict_tools_allowed(
+            model.provider.value,
+            model.base_url.as_ref().map(|u| u.value.as_str()),
+        )
     {
         out.push(
             Diagnostic::new(

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use minijinja::Value;
 
+use super::fingerprint::{Fingerprint, PrefixHasher};
 use super::layer::{Layer, TokenBudget, TokenLimit};
 use super::prompt_text::PromptText;
 use super::section::{Order, PromptContext, PromptSection, SectionName};
@@ -29,7 +30,6 @@ use super::variables::{
 };
 use super::warnings;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, DiagnosticSink, Diagnostics, Span};
-use crate::request::{Fingerprint, PrefixHasher};
 use crate::suggest::help_did_you_mean;
 use crate::tools::{ToolCatalog, ToolRegistry, WireTool};
 

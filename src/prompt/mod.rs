@@ -1,6 +1,7 @@
 //! The prompt assembler: sections, runtime contexts, templates and the context snapshot.
 
 mod assembler;
+mod fingerprint;
 mod layer;
 pub mod origin;
 mod prompt_text;
@@ -15,6 +16,7 @@ mod warnings;
 
 pub(crate) use assembler::LayerTemplates;
 pub use assembler::{AssemblerBuilder, Assembly, PromptAssembler, RenderedPiece};
+pub use fingerprint::Fingerprint;
 pub use layer::{Layer, RemoveEntry, TokenBudget, TokenLimit};
 pub use origin::TextOrigin;
 pub use prompt_text::PromptText;

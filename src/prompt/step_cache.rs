@@ -22,8 +22,8 @@ use minijinja::Value;
 use minijinja::value::ValueKind;
 
 use super::assembler::Assembly;
+use super::fingerprint::Fingerprint;
 use super::prompt_text::PromptText;
-use crate::request::Fingerprint;
 
 /// How deep [`same_value`] follows nested lists and maps before it gives up (and the
 /// step re-renders).

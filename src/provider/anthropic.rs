@@ -12,8 +12,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::MAX_STREAM_TOOL_CALLS;
-use super::settings::{ANTHROPIC_DEFAULT_MAX_TOKENS, ModelSettings};
 use super::turn::{FinishReason, ModelTurn, ResponseError, StreamEvent, Usage, excerpt};
+use crate::endpoint::{ANTHROPIC_DEFAULT_MAX_TOKENS, ModelSettings};
 use crate::request::{Message, RequestEnvelope, Role, ToolCall};
 use crate::tools::WireTool;
 

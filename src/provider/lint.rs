@@ -20,8 +20,8 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value};
 
-use super::settings::{Dialect, ModelSettings};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::endpoint::{Dialect, ModelSettings};
 use crate::tools::WireTool;
 
 /// The keywords a schema may use in strict mode: what OpenAI's, DeepSeek's (beta) and
@@ -176,6 +176,60 @@ impl LintMemo {
     ) -> Vec<Diagnostic> {
         let rules = ToolRules::for_settings(settings);
         tools.iter().flat_map(|t| self.lint(&rules, t)).collect()
+    }
+}
+
+/// The tools one endpoint gets, linted once: what [`wire_tools`](super::wire_tools)
+/// gives for `settings` and what the endpoint would refuse in them. Build it before the
+/// first request (the project layer does, answering from the catalog's memo what
+/// validation already linted) and hand it to `agent::Agent::with_linted_tools`, so the
+/// agent neither projects nor lints the tools again.
+#[derive(Clone, Debug)]
+pub struct LintedTools {
+    settings: ModelSettings,
+    tools: std::sync::Arc<[WireTool]>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl LintedTools {
+    /// Project `registry` for `settings` and lint the result.
+    pub fn new(settings: &ModelSettings, registry: &crate::tools::ToolRegistry) -> Self {
+        Self::with_memo(settings, registry, &LintMemo::default())
+    }
+
+    /// [`LintedTools::new`], answering from `memo` what it already knows.
+    pub(crate) fn with_memo(
+        settings: &ModelSettings,
+        registry: &crate::tools::ToolRegistry,
+        memo: &LintMemo,
+    ) -> Self {
+        let tools = super::wire_tools(settings, registry);
+        let diagnostics = memo.lint_tools(settings, &tools);
+        LintedTools {
+            settings: settings.clone(),
+            tools: tools.into(),
+            diagnostics,
+        }
+    }
+
+    /// The endpoint linted for.
+    pub fn settings(&self) -> &ModelSettings {
+        &self.settings
+    }
+
+    /// The tools in wire order, in the endpoint's schema dialect.
+    pub fn tools(&self) -> &std::sync::Arc<[WireTool]> {
+        &self.tools
+    }
+
+    /// What the endpoint would refuse (errors) or warn about, tool by tool.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Would the endpoint refuse a request with these tools?
+    pub fn refused(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
     }
 }
 
@@ -534,7 +588,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::preset::spec::Provider;
+    use crate::endpoint::Provider;
     use crate::tools::{SchemaDialect, ToolCatalog, ToolRegistry};
 
     fn tool(name: &str, parameters: Value) -> WireTool {

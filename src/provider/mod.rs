@@ -18,12 +18,11 @@
 pub mod anthropic;
 pub mod lint;
 pub mod openai;
-mod settings;
 mod turn;
 
 use serde_json::Value;
 
-pub use settings::{
+pub use crate::endpoint::{
     ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Dialect, EndpointError, ModelSettings,
     Transport, check_base_url, default_api_key_env, default_base_url, is_deepseek_beta,
     is_default_host,

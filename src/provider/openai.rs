@@ -12,9 +12,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::MAX_STREAM_TOOL_CALLS;
-use super::settings::ModelSettings;
 use super::turn::{FinishReason, ModelTurn, ResponseError, StreamEvent, Usage, excerpt};
-use crate::preset::spec::Provider;
+use crate::endpoint::ModelSettings;
+use crate::endpoint::Provider;
 use crate::request::{Message, RequestEnvelope, Role, ToolCall};
 use crate::tools::WireTool;
 

@@ -13,6 +13,7 @@ mod tool;
 pub use catalog::ToolCatalog;
 pub use context::{SessionState, ToolContext, WorkspaceError};
 pub use name::{MAX_TOOL_NAME_LEN, ToolName};
+pub(crate) use registry::wire_json;
 pub use registry::{SchemaDialect, ToolCallError, ToolRegistry, WireTool};
 pub use restriction::{OrderEntry, REST, ToolPattern, ToolRestriction, visible_tools};
 pub use schema::ToolSchemas;

@@ -51,6 +51,12 @@ fn shorten(text: &str) -> String {
     }
 }
 
+/// The compact JSON of a tool list in wire order: what the prefix fingerprint hashes and
+/// the tool token count measures.
+pub(crate) fn wire_json(tools: &[WireTool]) -> String {
+    serde_json::to_string(tools).unwrap_or_default()
+}
+
 /// A tool as a model sees it: exactly `name`, `description`, `parameters`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WireTool {

@@ -51,8 +51,8 @@ mod tests {
     use std::fs;
 
     use super::*;
+    use crate::endpoint::Provider;
     use crate::preset::catalog::{CatalogOptions, PresetCatalog};
-    use crate::preset::spec::Provider;
     use crate::provider::ModelSettings;
     use crate::tools::ToolCatalog;
     use crate::validate_in_catalog;

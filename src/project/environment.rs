@@ -5,12 +5,12 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `std::env::consts::OS` (`linux`, `macos`, `windows`, ...).
-pub(crate) fn os() -> &'static str {
+pub fn os() -> &'static str {
     std::env::consts::OS
 }
 
 /// The basename of `$SHELL`, or `sh` when it is unset or empty.
-pub(crate) fn shell() -> String {
+pub fn shell() -> String {
     std::env::var_os("SHELL")
         .filter(|s| !s.is_empty())
         .and_then(|s| {
@@ -22,7 +22,7 @@ pub(crate) fn shell() -> String {
 }
 
 /// Today's date in UTC, `YYYY-MM-DD`.
-pub(crate) fn today_utc() -> String {
+pub fn today_utc() -> String {
     let seconds = match SystemTime::now().duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
         // A clock before 1970: count backwards.

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::preset::spec::{ModelSpec, Provider};
+use super::Provider;
 use crate::tools::SchemaDialect;
 
 /// The two wire formats.
@@ -17,7 +17,8 @@ pub enum Dialect {
 }
 
 /// Where a request goes and how it is shaped. Build it with [`ModelSettings::new`] (the
-/// provider's defaults) or [`ModelSettings::from_spec`] (a preset's `model` block).
+/// provider's defaults) or `ModelSettings::from_spec` (a preset's `model` block, in
+/// `preset::spec`), then [`Overrides::apply`](super::Overrides::apply).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelSettings {
@@ -58,25 +59,6 @@ impl ModelSettings {
             strict_tools: false,
         };
         settings.strict_tools = settings.default_strict_tools();
-        settings
-    }
-
-    /// The settings a preset's `model` block gives (missing fields take the provider's
-    /// defaults).
-    pub fn from_spec(spec: &ModelSpec) -> Self {
-        let mut settings = ModelSettings::new(spec.provider.value, spec.name.value.clone());
-        if let Some(url) = &spec.base_url {
-            settings = settings.with_base_url(url.value.clone());
-        }
-        if let Some(env) = &spec.api_key_env {
-            settings.api_key_env = Some(env.value.clone());
-        }
-        if let Some(max) = &spec.max_tokens {
-            settings.max_tokens = Some(max.value);
-        }
-        if let Some(strict) = &spec.strict_tools {
-            settings.strict_tools = strict.value;
-        }
         settings
     }
 
@@ -278,6 +260,16 @@ pub fn is_default_host(provider: Provider, url: &str) -> bool {
 /// Is `url` DeepSeek's beta API root, the only one where its strict mode works?
 pub fn is_deepseek_beta(url: &str) -> bool {
     url.trim_end_matches('/').ends_with("/beta")
+}
+
+/// The strict rule: may `strictTools: true` be asked of `provider` at the API root
+/// `base_url` (`None`: the provider's default root)? DeepSeek supports strict mode only at
+/// its beta root (`…/beta`); every other provider accepts the request (OpenAI always
+/// uses it, the others ignore or support it). `validate` (a preset's `model` block) and
+/// [`Overrides::apply`](super::Overrides::apply) (`--base-url`) both decide with this
+/// function.
+pub fn strict_tools_allowed(provider: Provider, base_url: Option<&str>) -> bool {
+    provider != Provider::Deepseek || base_url.is_some_and(is_deepseek_beta)
 }
 
 /// The API root a provider uses when the preset sets no `baseUrl`.

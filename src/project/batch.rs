@@ -1,0 +1,222 @@
+//! Batch validation: which presets a list of arguments (or none: every preset on offer)
+//! names, each file once, validated in family order over every core (with the `parallel`
+//! feature) and judged with the ambiguity policy.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+#[cfg(feature = "parallel")]
+use rayon::prelude::*;
+
+use super::{Project, Selected, is_path};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::preset::validate::Validation;
+
+/// From how many presets the work is spread over the cores (below it, starting the
+/// threads costs more than it saves).
+pub const PARALLEL_FROM: usize = 8;
+
+/// One preset of a batch: what was selected, its name and its file as shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchItem {
+    /// What the argument selected.
+    pub selected: Selected,
+    /// The preset's name.
+    pub name: String,
+    /// Its file as shown (or `<builtin>`, `<stdin>`).
+    pub file: String,
+}
+
+/// What a list of arguments asks to validate.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// The presets to validate, each file once, in the order asked.
+    pub items: Vec<BatchItem>,
+    /// Problems found while selecting: discovery problems (all of them, or those about
+    /// the names asked for), unknown names, unreadable files.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Files that could not be offered or read at all (a built-in's name, a duplicate,
+    /// an unreadable path): each is an invalid preset of its own.
+    pub refused_files: Vec<String>,
+}
+
+impl Project {
+    /// The presets `targets` name (names, files, `-`); with none, every preset on
+    /// offer, and every file discovery refused.
+    pub fn plan(&mut self, targets: &[String]) -> Plan {
+        let mut plan = Plan::default();
+        let mut selected: Vec<Selected> = Vec::new();
+        if targets.is_empty() {
+            selected.extend(self.presets.names().map(|n| Selected::Name(n.to_owned())));
+            // Files that could not be offered at all (a built-in's name, a duplicate).
+            let offered: BTreeSet<&str> = self.presets.entries().map(|e| &**e.display()).collect();
+            for d in &self.problems {
+                if let Some(span) = &d.span
+                    && !offered.contains(&*span.file)
+                    && !plan.refused_files.iter().any(|f| **f == *span.file)
+                {
+                    plan.refused_files.push(span.file.to_string());
+                }
+            }
+            plan.diagnostics.extend(self.problems.iter().cloned());
+        } else {
+            for target in targets {
+                match self.select(target) {
+                    Ok(Selected::Name(name)) => {
+                        plan.diagnostics.extend(self.problems_about(&name));
+                        selected.push(Selected::Name(name));
+                    }
+                    Ok(chosen) => selected.push(chosen),
+                    Err(d) => {
+                        plan.diagnostics.push(d);
+                        if target == "-" || is_path(target) {
+                            plan.refused_files.push(target.clone());
+                        }
+                    }
+                }
+            }
+        }
+        // One file named twice (by name and by path, say) is validated once.
+        let mut seen = BTreeSet::new();
+        plan.items = selected
+            .into_iter()
+            .filter_map(|chosen| {
+                let e = self.entry(&chosen)?;
+                let (name, file) = (e.name().to_owned(), e.display().to_string());
+                seen.insert(file.clone()).then_some(BatchItem {
+                    selected: chosen,
+                    name,
+                    file,
+                })
+            })
+            .collect();
+        plan
+    }
+
+    /// Validate every item, and run `check` on each validation (a lock check, say: it
+    /// may take the preset out), on every core from [`PARALLEL_FROM`] items on, in
+    /// family order; the results come back in the items' order.
+    pub fn validate_batch<T, F>(&self, items: &[BatchItem], check: F) -> Vec<(Validation, T)>
+    where
+        T: Send,
+        F: Fn(&BatchItem, &mut Validation) -> T + Sync,
+    {
+        let validate = |item: &BatchItem| {
+            let mut validation = self.validate_selected(&item.selected);
+            let checked = check(item, &mut validation);
+            (validation, checked)
+        };
+        #[cfg(feature = "parallel")]
+        if items.len() >= PARALLEL_FROM {
+            // Families together: presets that extend the same files are validated one
+            // after another (each thread takes a run of the order), so the files they
+            // share are compiled once while they are still in the template cache.
+            let order = self.family_order(items);
+            let mut done: Vec<(usize, _)> = order
+                .par_iter()
+                .map(|&i| (i, validate(&items[i])))
+                .collect();
+            done.sort_by_key(|(i, _)| *i);
+            return done.into_iter().map(|(_, outcome)| outcome).collect();
+        }
+        items.iter().map(validate).collect()
+    }
+
+    /// Is `item` valid with `diagnostics`: no error (no warning either with
+    /// `deny_warnings`), and not a name two files offer?
+    pub fn judge(&self, item: &BatchItem, diagnostics: &[Diagnostic], deny_warnings: bool) -> bool {
+        let refused = matches!(&item.selected, Selected::Name(n) if self.is_ambiguous(n));
+        !refused
+            && !diagnostics.iter().any(|d| {
+                d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)
+            })
+    }
+
+    /// The presets `selected` extends, nearest first: name and file as shown (for the
+    /// note on a preset invalid because of them).
+    pub fn ancestors(&self, selected: &Selected) -> Vec<(String, String)> {
+        const MOST: usize = 16;
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut next = self
+            .entry(selected)
+            .and_then(|e| e.parsed().ok())
+            .and_then(|p| p.file.extends.as_ref())
+            .map(|e| e.value.clone());
+        while let Some(parent) = next {
+            if out.len() >= MOST || out.iter().any(|(n, _)| *n == parent) {
+                break;
+            }
+            let Some(entry) = self.presets.get(&parent) else {
+                break;
+            };
+            next = entry
+                .parsed()
+                .ok()
+                .and_then(|p| p.file.extends.as_ref())
+                .map(|e| e.value.clone());
+            out.push((parent, entry.display().to_string()));
+        }
+        out
+    }
+
+    /// The items' indices ordered by family: by the names along each preset's `extends`
+    /// chain from its root to itself, so presets that share ancestors are adjacent.
+    /// Reading the files is work validation does anyway (each file is parsed once); an
+    /// unknown parent or a cycle only ends the path here, validation reports it.
+    pub fn family_order(&self, items: &[BatchItem]) -> Vec<usize> {
+        const MOST: usize = 16;
+        fn path_of<'a>(project: &'a Project, item: &'a BatchItem) -> Vec<&'a str> {
+            let mut path = vec![item.name.as_str()];
+            let mut next = project
+                .entry(&item.selected)
+                .and_then(|e| e.parsed().ok())
+                .and_then(|p| p.file.extends.as_ref())
+                .map(|e| e.value.as_str());
+            while let Some(parent) = next {
+                if path.len() >= MOST || path.contains(&parent) {
+                    break;
+                }
+                path.push(parent);
+                next = project
+                    .presets
+                    .parsed(parent)
+                    .and_then(Result::ok)
+                    .and_then(|p| p.file.extends.as_ref())
+                    .map(|e| e.value.as_str());
+            }
+            path.reverse();
+            path
+        }
+        #[cfg(feature = "parallel")]
+        let paths: Vec<Vec<&str>> = items.par_iter().map(|i| path_of(self, i)).collect();
+        #[cfg(not(feature = "parallel"))]
+        let paths: Vec<Vec<&str>> = items.iter().map(|i| path_of(self, i)).collect();
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(|&a, &b| paths[a].cmp(&paths[b]));
+        order
+    }
+}
+
+/// The preset name a refused file would have had (its stem).
+pub fn stem_name(file: &str) -> String {
+    Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_names() {
+        assert!(is_path("presets/examples/reviewer.yaml"));
+        assert!(is_path("reviewer.yaml"));
+        assert!(is_path("x.yml"));
+        assert!(is_path("./reviewer"));
+        assert!(!is_path("reviewer"));
+        assert!(!is_path("my-preset-2"));
+        assert_eq!(stem_name("a/b/p.yml"), "p");
+    }
+}
