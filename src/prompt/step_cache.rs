@@ -181,4 +181,48 @@ mod tests {
         }
         assert!(!same(v.clone(), v));
     }
+
+    #[test]
+    fn different_bytes_are_different_keys() {
+        let bytes = |b: &[u8]| Value::from_bytes(b.to_vec());
+        assert!(same(bytes(b"one"), bytes(b"one")));
+        assert!(same(bytes(b""), bytes(b"")));
+        assert!(!same(bytes(b"one"), bytes(b"two")));
+        assert!(!same(bytes(b"one"), bytes(b"on")));
+        assert!(!same(bytes(b"one"), Value::from("one")));
+    }
+
+    /// Maps nest like lists: past the depth limit, even identical maps never match.
+    #[test]
+    fn deep_map_nesting_never_matches() {
+        let nest = |levels: usize| {
+            let mut v = Value::from(1);
+            for _ in 0..levels {
+                v = Value::from(std::collections::BTreeMap::from([("k", v)]));
+            }
+            v
+        };
+        // Within the limit, identical nested maps are the same key …
+        let shallow = nest(MAX_KEY_DEPTH);
+        assert!(same(shallow.clone(), shallow));
+        // … one level past it they never are.
+        let deep = nest(MAX_KEY_DEPTH + 1);
+        assert!(!same(deep.clone(), deep));
+    }
+
+    /// The same at the depth limit for lists: the limit is exact.
+    #[test]
+    fn list_nesting_up_to_the_limit_matches() {
+        let nest = |levels: usize| {
+            let mut v = Value::from(1);
+            for _ in 0..levels {
+                v = Value::from(vec![v]);
+            }
+            v
+        };
+        let at_limit = nest(MAX_KEY_DEPTH);
+        assert!(same(at_limit.clone(), at_limit));
+        let past = nest(MAX_KEY_DEPTH + 1);
+        assert!(!same(past.clone(), past));
+    }
 }
