@@ -47,6 +47,7 @@ for entry in "${files[@]}"; do
     fi
     name=$(basename "$file" .rs)
     echo "== $file (cargo test $args)"
+    mkdir -p "$out_root/$name"
     # shellcheck disable=SC2086 # the test arguments are words on purpose
     cargo mutants --file "$file" --jobs "$jobs" --output "$out_root/$name" \
         --timeout 120 --build-timeout 1200 --baseline "${MUTANTS_BASELINE:-run}" --no-shuffle \
