@@ -28,29 +28,35 @@ jobs=${MUTANTS_JOBS:-1}
 export CARGO_TARGET_DIR=${MUTANTS_TARGET_DIR:-$PWD/target/mutants-build}
 out_root=${MUTANTS_OUT:-target/mutants-out}
 
-# file | arguments for `cargo test` (which test binaries; a filter after `--`)
+# file | cargo arguments for the build and the run (which test targets) | test filter
 files=(
-    "src/tools/restriction.rs|--lib"
-    "src/prompt/step_cache.rs|--lib"
-    "src/secrets.rs|--lib -- secrets"
-    "src/redact.rs|--lib --test security_tools"
-    "src/tools/builtin/beneath.rs|--lib --test builtin_files --test security_tools"
-    "src/tools/builtin/containment.rs|--test builtin_bash --test builtin_hardening"
+    "src/tools/restriction.rs|--lib|"
+    "src/prompt/step_cache.rs|--lib|"
+    "src/secrets.rs|--lib|secrets"
+    "src/redact.rs|--lib --test security_tools|"
+    "src/tools/builtin/beneath.rs|--lib --test builtin_files --test security_tools|"
+    "src/tools/builtin/containment.rs|--test builtin_bash --test builtin_hardening|"
 )
 
 status=0
 for entry in "${files[@]}"; do
-    file=${entry%%|*}
-    args=${entry#*|}
+    IFS='|' read -r file targets filter <<<"$entry"
     if [[ $# -gt 0 && $file != *"$1"* ]]; then
         continue
     fi
     name=$(basename "$file" .rs)
-    echo "== $file (cargo test $args)"
+    echo "== $file (cargo test $targets -- $filter)"
     mkdir -p "$out_root/$name"
-    # shellcheck disable=SC2086 # the test arguments are words on purpose
+    cargo_args=()
+    for arg in $targets; do
+        cargo_args+=("--cargo-arg=$arg")
+    done
+    test_args=()
+    if [[ -n $filter ]]; then
+        test_args=(-- -- "$filter")
+    fi
     cargo mutants --file "$file" --jobs "$jobs" --output "$out_root/$name" \
         --timeout 120 --build-timeout 1200 --baseline "${MUTANTS_BASELINE:-run}" --no-shuffle \
-        -- $args || status=$?
+        "${cargo_args[@]}" "${test_args[@]}" || status=$?
 done
 exit "$status"
