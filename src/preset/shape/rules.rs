@@ -18,9 +18,14 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use super::super::source::list_names;
-use super::super::spec::key_set_owner;
-use super::schema;
+use super::super::spec::{key_set_owner, preset_json_schema};
+use crate::suggest::list_names;
+
+/// The preset schema, generated once (and compiled once into [`rules`]).
+fn schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(preset_json_schema)
+}
 
 pub(super) type RuleId = usize;
 
