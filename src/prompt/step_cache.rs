@@ -164,6 +164,10 @@ mod tests {
         assert!(same(Value::from(-0.0), Value::from(-0.0)));
         assert!(same(Value::from(f64::NAN), Value::from(f64::NAN)));
         assert!(same(Value::from("x"), Value::from("x".to_owned())));
+        assert!(same(Value::from(()), Value::from(())));
+        assert!(same(Value::UNDEFINED, Value::UNDEFINED));
+        assert!(same(Value::from(true), Value::from(true)));
+        assert!(!same(Value::from(true), Value::from(false)));
         assert!(same(
             Value::from(vec![Value::from("a"), Value::from(2)]),
             Value::from(vec![Value::from("a"), Value::from(2)])
