@@ -48,6 +48,7 @@ pub mod cli;
 pub mod client;
 pub mod codes;
 pub mod diagnostic;
+mod json_schema;
 pub mod preset;
 pub mod prompt;
 pub mod provider;

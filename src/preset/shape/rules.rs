@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use super::super::spec::{key_set_owner, preset_json_schema};
+use crate::json_schema::local_def_name;
 use crate::suggest::list_names;
 
 /// The preset schema, generated once (and compiled once into [`rules`]).
@@ -218,7 +219,7 @@ impl Compiler {
             let Some(name) = schema
                 .get("$ref")
                 .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(local_def_name)
             else {
                 break;
             };
