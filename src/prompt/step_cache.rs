@@ -214,6 +214,32 @@ mod tests {
         assert!(!same(deep.clone(), deep));
     }
 
+    /// A host map that cannot say how many entries it has is not compared at all (its
+    /// entries may come out differently the next time it is asked): never the same key.
+    #[test]
+    fn a_map_without_a_length_never_matches() {
+        use minijinja::value::{Enumerator, Object, ObjectRepr};
+        use std::sync::Arc;
+
+        #[derive(Debug)]
+        struct Uncounted;
+        impl Object for Uncounted {
+            fn repr(self: &Arc<Self>) -> ObjectRepr {
+                ObjectRepr::Map
+            }
+            fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+                (key.as_str() == Some("k")).then(|| Value::from(1))
+            }
+            fn enumerate(self: &Arc<Self>) -> Enumerator {
+                // An inexact size hint: no length.
+                Enumerator::Iter(Box::new(std::iter::once(Value::from("k")).filter(|_| true)))
+            }
+        }
+        let v = Value::from_object(Uncounted);
+        assert_eq!(v.len(), None);
+        assert!(!same(v.clone(), v));
+    }
+
     /// The same at the depth limit for lists: the limit is exact.
     #[test]
     fn list_nesting_up_to_the_limit_matches() {
