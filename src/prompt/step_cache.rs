@@ -214,6 +214,21 @@ mod tests {
         assert!(!same(deep.clone(), deep));
     }
 
+    /// Map keys count one level deeper than their map, like its values: a key nested
+    /// to the limit inside a map is past it.
+    #[test]
+    fn map_keys_are_one_level_deeper() {
+        let mut key = Value::from(1);
+        for _ in 0..MAX_KEY_DEPTH {
+            key = Value::from(vec![key]);
+        }
+        // The key on its own is within the limit …
+        assert!(same(key.clone(), key.clone()));
+        // … as a key of a map, one level past it.
+        let map = Value::from(std::collections::BTreeMap::from([(key, Value::from(1))]));
+        assert!(!same(map.clone(), map));
+    }
+
     /// A host map that cannot say how many entries it has is not compared at all (its
     /// entries may come out differently the next time it is asked): never the same key.
     #[test]
