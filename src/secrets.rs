@@ -289,6 +289,25 @@ mod tests {
         ));
     }
 
+    /// Several secrets in one text are all found, in order; a match inside another (an
+    /// API key in a bearer token) is one secret, the outer one.
+    #[test]
+    fn several_and_nested_secrets() {
+        let key = "sk-abcdefghijklmnopqrstuvwxyz0123";
+        let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let text = format!("first {key} then {token} end");
+        let found: Vec<&str> = find_secrets(&text)
+            .iter()
+            .map(|m| &text[m.range.clone()])
+            .collect();
+        assert_eq!(found, [key, token]);
+        let bearer = format!("Authorization: Bearer {key}");
+        let found = find_secrets(&bearer);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].what, "a bearer token");
+        assert_eq!(&bearer[found[0].range.clone()], &bearer[15..]);
+    }
+
     #[test]
     fn leaves_ordinary_text_alone() {
         for text in [
