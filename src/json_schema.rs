@@ -47,7 +47,7 @@ pub const STRICT_KEYWORDS: &[&str] = &[
 ];
 
 /// Keywords some provider's strict function calling rejects (or silently misapplies);
-/// [`StrictMode`] removes them. DeepSeek's strict mode is documented as supporting none
+/// [`StrictMode`](crate::tools::schema::StrictMode) removes them. DeepSeek's strict mode is documented as supporting none
 /// of `minimum`, `maximum`, `pattern`, `format`, `minLength`, `maxLength`, `multipleOf`,
 /// `minItems` and `maxItems`; Anthropic's none of the numeric and length bounds; OpenAI's
 /// none of the composition keywords. What is left is accepted by all of them.

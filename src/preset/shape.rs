@@ -2,7 +2,7 @@
 //! reported together, each at its own line and column.
 //!
 //! It walks the file's positioned tree (`super::tree`, read once under the parsing
-//! limits) against the preset's JSON Schema ([`preset_json_schema`], one
+//! limits) against the preset's JSON Schema ([`preset_json_schema`](super::spec::preset_json_schema), one
 //! source of truth with `schemas/preset.schema.json`): `$ref`, `type` (arrays with `"null"`
 //! included), `properties`, `additionalProperties`, `required`, `items`, `enum`, `const`,
 //! `anyOf`/`oneOf`, `minimum` and `format: uint32`. Patterns are left to the validator,

@@ -3,6 +3,12 @@
 //! Building checks everything that can be checked without values (names, duplicates,
 //! removals, template syntax, variable references, tool restrictions, statically
 //! conflicting `complete` sections). Assembling renders with one step's values.
+//!
+//! One concern a file: the shared types and the accessors here; [`AssemblerBuilder`] in
+//! `builder`; what compiling a template finds on its own and per chain in `analysis`;
+//! rendering a step and the step cache's use in `step`; the checks only `validate` runs
+//! (hidden tool mentions, unguarded optional variables) in `checks`; token budgets in
+//! `budget`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -1,6 +1,6 @@
 //! The preset schema compiled once into rules for the shape check's walk.
 //!
-//! The schema ([`preset_json_schema`](super::super::spec::preset_json_schema), generated
+//! The schema ([`preset_json_schema`], generated
 //! from the Rust types) stays the one source of truth: every rule is read from it, once,
 //! the first time a file is checked. What the walk asks at every node — the `$ref`
 //! followed, the types allowed, the property a key names, `additionalProperties`,

@@ -124,7 +124,7 @@ pub(super) enum WhenAnalysis {
 
 /// The sections and contexts of one layer, compiled once into one template set: a
 /// preset file that many presets extend is compiled once however many chains it is in
-/// (see [`AssemblerBuilder::compiled_layer`]).
+/// (see [`AssemblerBuilder::compiled_layer`](super::AssemblerBuilder::compiled_layer)).
 #[derive(Debug)]
 pub(crate) struct LayerTemplates {
     pub(super) env: Arc<minijinja::Environment<'static>>,
