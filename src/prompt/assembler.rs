@@ -22,7 +22,8 @@ use super::step_cache::StepCache;
 use super::substitution::Substitution;
 use super::template::{FrozenTemplate, TemplateSet, find_reference};
 use super::variables::VariableDecl;
-use crate::diagnostic::{Diagnostic, Span};
+use super::warnings;
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::request::{Fingerprint, PrefixHasher};
 use crate::tools::{ToolRegistry, WireTool};
 
@@ -245,4 +246,14 @@ impl PromptAssembler {
     pub fn section_names(&self) -> impl Iterator<Item = &str> {
         self.sections.iter().map(|p| p.name.as_str())
     }
+}
+
+fn multiple_complete(names: &[&str], span: Option<Span>) -> Diagnostic {
+    let list = warnings::sorted_names(names.iter().copied());
+    Diagnostic::new(
+        DiagnosticKind::MultipleComplete,
+        format!("more than one effective `complete` section: {list}"),
+    )
+    .at(span)
+    .help("at most one section may be the complete system prompt: drop `complete` from the others, `remove` them, or give them exclusive `when` conditions")
 }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::step::limit_exceeded;
+use super::budget::limit_exceeded;
 use super::{Body, CompiledPiece, Condition, Engine};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, DiagnosticSink, Span};
 use crate::prompt::layer::Layer;

@@ -1,8 +1,11 @@
 //! Token budgets: `maxSystemTokens` and friends, measured with the tokenizer.
 
 use super::PromptAssembler;
+use crate::diagnostic::Span;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
 use crate::prompt::layer::{TokenBudget, TokenLimit};
+use crate::prompt::section::SectionName;
+use crate::prompt::template::{TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES, TemplateError};
 
 impl PromptAssembler {
     /// The system prompt within `maxSystemTokens`? (A cached one was checked when it was
@@ -54,4 +57,22 @@ pub(super) fn tokenizer_failed(
     Diagnostic::new(DiagnosticKind::BudgetExceeded, e.to_string())
         .at(limit.span.clone())
         .help("this build's tokenizer data is broken; reinstall agent-presets")
+}
+
+pub(super) fn limit_exceeded(
+    kind: &str,
+    name: &SectionName,
+    e: &TemplateError,
+    span: Option<Span>,
+) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::LimitExceeded,
+        format!("{kind} `{name}` exceeds a template limit: {}", e.message),
+    )
+    .at(span)
+    .help(format!(
+        "the templates of one assembly share {TEMPLATE_FUEL} fuel (instructions, and one per 64 bytes they build) and {} MiB of output, and nest at most {} levels; simplify the loops or build less text",
+        TEMPLATE_OUTPUT_BYTES / (1024 * 1024),
+        crate::prompt::template::TEMPLATE_RECURSION_LIMIT,
+    ))
 }

@@ -11,7 +11,7 @@ use super::analysis::{
     referenced_variables,
 };
 use super::budget::{budget_exceeded, tokenizer_failed};
-use super::{Body, CompiledPiece, KnownVariable, PromptAssembler};
+use super::{Body, CompiledPiece, KnownVariable, PromptAssembler, multiple_complete};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, DiagnosticSink, Diagnostics, Span};
 use crate::prompt::layer::{Layer, TokenBudget};
 use crate::prompt::section::{Order, PromptContext, PromptSection, SectionName};
@@ -513,16 +513,6 @@ pub(super) fn duplicate(
     .help(format!(
         "rename one of them or merge their text; a {kind} name may appear once per preset"
     ))
-}
-
-pub(super) fn multiple_complete(names: &[&str], span: Option<Span>) -> Diagnostic {
-    let list = warnings::sorted_names(names.iter().copied());
-    Diagnostic::new(
-        DiagnosticKind::MultipleComplete,
-        format!("more than one effective `complete` section: {list}"),
-    )
-    .at(span)
-    .help("at most one section may be the complete system prompt: drop `complete` from the others, `remove` them, or give them exclusive `when` conditions")
 }
 
 pub(super) fn apply_removals<V>(

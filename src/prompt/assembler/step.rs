@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use minijinja::Value;
 
-use super::builder::multiple_complete;
+use super::budget::limit_exceeded;
+use super::multiple_complete;
 use super::{Assembly, Body, CompiledPiece, Engine, PromptAssembler, RenderedPiece};
-use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
 use crate::prompt::prompt_text::PromptText;
-use crate::prompt::section::SectionName;
 use crate::prompt::step_cache::{ContextPart, RenderCost, StepKey, SystemPart, same_value};
 use crate::prompt::substitution::{Substitution, SubstitutionError};
 use crate::prompt::template::{
@@ -540,24 +540,6 @@ pub(super) fn text_value(value: Option<&Value>) -> Option<Cow<'_, str>> {
 pub(super) fn fits_together(a: RenderCost, b: RenderCost) -> bool {
     a.0.saturating_add(b.0).saturating_add(2) < TEMPLATE_FUEL
         && a.1.saturating_add(b.1) <= TEMPLATE_OUTPUT_BYTES
-}
-
-pub(super) fn limit_exceeded(
-    kind: &str,
-    name: &SectionName,
-    e: &TemplateError,
-    span: Option<Span>,
-) -> Diagnostic {
-    Diagnostic::new(
-        DiagnosticKind::LimitExceeded,
-        format!("{kind} `{name}` exceeds a template limit: {}", e.message),
-    )
-    .at(span)
-    .help(format!(
-        "the templates of one assembly share {TEMPLATE_FUEL} fuel (instructions, and one per 64 bytes they build) and {} MiB of output, and nest at most {} levels; simplify the loops or build less text",
-        TEMPLATE_OUTPUT_BYTES / (1024 * 1024),
-        crate::prompt::template::TEMPLATE_RECURSION_LIMIT,
-    ))
 }
 
 pub(super) fn render_error(kind: &str, piece: &CompiledPiece, e: &TemplateError) -> Diagnostics {
