@@ -57,6 +57,7 @@ pub mod client;
 pub mod codes;
 pub mod diagnostic;
 pub mod endpoint;
+mod json_schema;
 pub mod preset;
 pub mod project;
 pub mod prompt;

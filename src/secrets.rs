@@ -289,6 +289,25 @@ mod tests {
         ));
     }
 
+    /// Several secrets in one text are all found, in order; a match inside another (an
+    /// API key in a bearer token) is one secret, the outer one.
+    #[test]
+    fn several_and_nested_secrets() {
+        let key = "sk-abcdefghijklmnopqrstuvwxyz0123";
+        let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let text = format!("first {key} then {token} end");
+        let found: Vec<&str> = find_secrets(&text)
+            .iter()
+            .map(|m| &text[m.range.clone()])
+            .collect();
+        assert_eq!(found, [key, token]);
+        let bearer = format!("Authorization: Bearer {key}");
+        let found = find_secrets(&bearer);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].what, "a bearer token");
+        assert_eq!(&bearer[found[0].range.clone()], &bearer[15..]);
+    }
+
     #[test]
     fn leaves_ordinary_text_alone() {
         for text in [
@@ -391,6 +410,47 @@ mod tests {
             "en_US.UTF-8",
             "http://localhost:8080/",
             "https://alice@example.com/",
+        ] {
+            assert!(!is_credential_value(value), "{value} should pass");
+        }
+    }
+
+    /// A URL whose user part is a long opaque key (16 or more letters, digits, `-` or
+    /// `_`, with both a letter and a digit) is a credential even without a password.
+    #[test]
+    fn an_opaque_url_user_is_a_credential() {
+        for value in [
+            // Exactly 16 characters.
+            "https://abcdef0123456789@o1.ingest.sentry.io/2",
+            "https://0123456789abcdeF@host/",
+            // `-` and `_` belong to a key.
+            "https://abc-def_0123456789@host/",
+            "https://a-b-c-d-e-f-g-h1@host/",
+            "https://a_b_c_d_e_f_g_h1@host/",
+            // Only the user part counts, wherever the URL is.
+            "see DSN=https://9f8e7d6c5b4a39281706@sentry.example.com/12 here",
+        ] {
+            assert!(is_credential_value(value), "{value} should be withheld");
+        }
+    }
+
+    /// A URL user that is a name, not a key, passes: too short, no digit, no letter, or
+    /// with characters a key does not have.
+    #[test]
+    fn a_url_user_that_is_a_name_passes() {
+        for value in [
+            // 15 characters: one short of a key.
+            "https://abcdef012345678@host/",
+            // Long, but no digit.
+            "https://averyveryverylongusername@example.com/",
+            // Long, but no letter.
+            "https://12345678901234567890@example.com/",
+            // Long, with a letter and a digit, but a `.` or `~`: an address, not a key.
+            "https://first.last.1234567890@example.com/",
+            "https://first~last~1234567890@example.com/",
+            // Short user names.
+            "ssh://git1@github.com/org/repo.git",
+            "https://a1@example.com/",
         ] {
             assert!(!is_credential_value(value), "{value} should pass");
         }

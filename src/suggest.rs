@@ -69,6 +69,15 @@ where
     did_you_mean(name, candidates).map(|c| format!("did you mean `{c}`?"))
 }
 
+/// `` `a`, `b`, `c` `` for messages.
+pub(crate) fn list_names<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names
+        .into_iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -216,3 +216,27 @@ fn a_host_object_that_changes_is_rendered_again() {
     let second = long_lived.assemble(&values).expect("renders");
     assert!(second.system.contains("a=n1"), "{}", second.system);
 }
+
+/// Two different byte strings are two keys: a step after a change of bytes renders
+/// the new bytes, never the prompt of the old ones.
+#[test]
+fn different_bytes_are_different_keys() {
+    let catalog = ToolCatalog::new();
+    let long_lived = assembler(&catalog);
+    let sequence = [
+        Value::from_bytes(b"one".to_vec()),
+        Value::from_bytes(b"two".to_vec()),
+        Value::from_bytes(b"two".to_vec()),
+        Value::from_bytes(Vec::new()),
+        Value::from_bytes(b"one".to_vec()),
+    ];
+    for v in sequence {
+        let values = Values::new()
+            .with("a", v.clone())
+            .with("c", v.clone())
+            .with("model", "m");
+        let reused = long_lived.assemble(&values).expect("renders");
+        let fresh = assembler(&catalog).assemble(&values).expect("renders");
+        assert_eq!(reused, fresh, "{v:?}");
+    }
+}

@@ -36,9 +36,9 @@ use serde::Deserialize;
 use serde::de::value::StrDeserializer;
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 
-use super::shape::{CoreTag, Entry, Kind, Loc, NodeId, Style, Tree};
-use super::source::{MAX_RECORDED_ANCHOR_BYTES, MAX_RECORDED_ANCHOR_EVENTS};
+use super::source_file::{MAX_RECORDED_ANCHOR_BYTES, MAX_RECORDED_ANCHOR_EVENTS};
 use super::spec::PresetFile;
+use super::tree::{CoreTag, Entry, Kind, Loc, NodeId, Style, Tree};
 use crate::yaml_scalar::{yaml_trim, yaml12_bool};
 
 /// The key serde-saphyr's `Spanned` looks for first, to know its own representation.

@@ -164,6 +164,10 @@ mod tests {
         assert!(same(Value::from(-0.0), Value::from(-0.0)));
         assert!(same(Value::from(f64::NAN), Value::from(f64::NAN)));
         assert!(same(Value::from("x"), Value::from("x".to_owned())));
+        assert!(same(Value::from(()), Value::from(())));
+        assert!(same(Value::UNDEFINED, Value::UNDEFINED));
+        assert!(same(Value::from(true), Value::from(true)));
+        assert!(!same(Value::from(true), Value::from(false)));
         assert!(same(
             Value::from(vec![Value::from("a"), Value::from(2)]),
             Value::from(vec![Value::from("a"), Value::from(2)])
@@ -180,5 +184,90 @@ mod tests {
             v = Value::from(vec![v]);
         }
         assert!(!same(v.clone(), v));
+    }
+
+    #[test]
+    fn different_bytes_are_different_keys() {
+        let bytes = |b: &[u8]| Value::from_bytes(b.to_vec());
+        assert!(same(bytes(b"one"), bytes(b"one")));
+        assert!(same(bytes(b""), bytes(b"")));
+        assert!(!same(bytes(b"one"), bytes(b"two")));
+        assert!(!same(bytes(b"one"), bytes(b"on")));
+        assert!(!same(bytes(b"one"), Value::from("one")));
+    }
+
+    /// Maps nest like lists: past the depth limit, even identical maps never match.
+    #[test]
+    fn deep_map_nesting_never_matches() {
+        let nest = |levels: usize| {
+            let mut v = Value::from(1);
+            for _ in 0..levels {
+                v = Value::from(std::collections::BTreeMap::from([("k", v)]));
+            }
+            v
+        };
+        // Within the limit, identical nested maps are the same key …
+        let shallow = nest(MAX_KEY_DEPTH);
+        assert!(same(shallow.clone(), shallow));
+        // … one level past it they never are.
+        let deep = nest(MAX_KEY_DEPTH + 1);
+        assert!(!same(deep.clone(), deep));
+    }
+
+    /// Map keys count one level deeper than their map, like its values: a key nested
+    /// to the limit inside a map is past it.
+    #[test]
+    fn map_keys_are_one_level_deeper() {
+        let mut key = Value::from(1);
+        for _ in 0..MAX_KEY_DEPTH {
+            key = Value::from(vec![key]);
+        }
+        // The key on its own is within the limit …
+        assert!(same(key.clone(), key.clone()));
+        // … as a key of a map, one level past it.
+        let map = Value::from(std::collections::BTreeMap::from([(key, Value::from(1))]));
+        assert!(!same(map.clone(), map));
+    }
+
+    /// A host map that cannot say how many entries it has is not compared at all (its
+    /// entries may come out differently the next time it is asked): never the same key.
+    #[test]
+    fn a_map_without_a_length_never_matches() {
+        use minijinja::value::{Enumerator, Object, ObjectRepr};
+        use std::sync::Arc;
+
+        #[derive(Debug)]
+        struct Uncounted;
+        impl Object for Uncounted {
+            fn repr(self: &Arc<Self>) -> ObjectRepr {
+                ObjectRepr::Map
+            }
+            fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+                (key.as_str() == Some("k")).then(|| Value::from(1))
+            }
+            fn enumerate(self: &Arc<Self>) -> Enumerator {
+                // An inexact size hint: no length.
+                Enumerator::Iter(Box::new(std::iter::once(Value::from("k")).filter(|_| true)))
+            }
+        }
+        let v = Value::from_object(Uncounted);
+        assert_eq!(v.len(), None);
+        assert!(!same(v.clone(), v));
+    }
+
+    /// The same at the depth limit for lists: the limit is exact.
+    #[test]
+    fn list_nesting_up_to_the_limit_matches() {
+        let nest = |levels: usize| {
+            let mut v = Value::from(1);
+            for _ in 0..levels {
+                v = Value::from(vec![v]);
+            }
+            v
+        };
+        let at_limit = nest(MAX_KEY_DEPTH);
+        assert!(same(at_limit.clone(), at_limit));
+        let past = nest(MAX_KEY_DEPTH + 1);
+        assert!(!same(past.clone(), past));
     }
 }

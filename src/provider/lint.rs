@@ -22,24 +22,10 @@ use serde_json::{Map, Value};
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::endpoint::{Dialect, ModelSettings};
+use crate::json_schema::has_type;
 use crate::tools::WireTool;
 
-/// The keywords a schema may use in strict mode: what OpenAI's, DeepSeek's (beta) and
-/// Anthropic's strict tool use all support. Anything else is refused by one of them (or
-/// silently ignored, which is worse: the model is never told about the constraint).
-pub const STRICT_KEYWORDS: &[&str] = &[
-    "$defs",
-    "$ref",
-    "additionalProperties",
-    "anyOf",
-    "definitions",
-    "description",
-    "enum",
-    "items",
-    "properties",
-    "required",
-    "type",
-];
+pub use crate::json_schema::STRICT_KEYWORDS;
 
 /// Keywords that make the root of a parameter schema something other than one plain
 /// object: Anthropic refuses them in `input_schema`, OpenAI's strict mode at the root.
@@ -540,11 +526,7 @@ impl StrictWalk<'_> {
 fn is_object_schema(map: &Map<String, Value>) -> bool {
     map.contains_key("properties")
         || map.contains_key("additionalProperties")
-        || match map.get("type") {
-            Some(Value::String(t)) => t == "object",
-            Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
-            _ => false,
-        }
+        || has_type(map, "object")
 }
 
 /// A JSON pointer token: `~` and `/` escaped (RFC 6901).

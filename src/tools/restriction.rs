@@ -397,6 +397,13 @@ mod tests {
         assert!(p.matches("abba"));
         assert!(p.matches("ab/x.ba"));
         assert!(!p.matches("abb"));
+        // The name must hold the prefix and the suffix side by side: `a*a` needs two
+        // `a`s, and `*` may match nothing.
+        let p = ToolPattern::new("a*a", None).expect("a valid pattern");
+        assert!(!p.matches("a"));
+        assert!(p.matches("aa"));
+        assert!(p.matches("aXa"));
+        assert!(!p.matches(""));
     }
 
     proptest! {

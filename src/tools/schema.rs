@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::ToolCatalog;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::json_schema::has_type;
 
 /// Both renderings of one tool's parameter schema.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,54 +71,7 @@ pub fn strict_schema<T: JsonSchema>() -> Value {
     strip_meta(schema.to_value())
 }
 
-/// Keywords some provider's strict function calling rejects (or silently misapplies);
-/// [`StrictMode`] removes them. DeepSeek's strict mode is documented as supporting none
-/// of `minimum`, `maximum`, `pattern`, `format`, `minLength`, `maxLength`, `multipleOf`,
-/// `minItems` and `maxItems`; Anthropic's none of the numeric and length bounds; OpenAI's
-/// none of the composition keywords. What is left is accepted by all of them.
-pub const STRICT_FORBIDDEN_KEYWORDS: &[&str] = &[
-    "$comment",
-    "allOf",
-    "const",
-    "contains",
-    "contentEncoding",
-    "contentMediaType",
-    "contentSchema",
-    "default",
-    "dependentRequired",
-    "dependentSchemas",
-    "deprecated",
-    "else",
-    "examples",
-    "exclusiveMaximum",
-    "exclusiveMinimum",
-    "format",
-    "if",
-    "maxContains",
-    "maxItems",
-    "maxLength",
-    "maxProperties",
-    "maximum",
-    "minContains",
-    "minItems",
-    "minLength",
-    "minProperties",
-    "minimum",
-    "multipleOf",
-    "not",
-    "oneOf",
-    "pattern",
-    "patternProperties",
-    "prefixItems",
-    "propertyNames",
-    "readOnly",
-    "then",
-    "title",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "uniqueItems",
-    "writeOnly",
-];
+pub use crate::json_schema::STRICT_FORBIDDEN_KEYWORDS;
 
 /// A schemars [`Transform`] producing the strict-mode dialect every provider accepts:
 ///
@@ -197,12 +151,7 @@ fn split_nullable_container(schema: &mut Schema) {
 }
 
 fn is_object_schema(obj: &Map<String, Value>) -> bool {
-    obj.contains_key("properties")
-        || match obj.get("type") {
-            Some(Value::String(t)) => t == "object",
-            Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
-            _ => false,
-        }
+    obj.contains_key("properties") || has_type(obj, "object")
 }
 
 /// `additionalProperties: false`, every property required, the optional ones nullable.

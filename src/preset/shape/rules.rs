@@ -1,6 +1,6 @@
 //! The preset schema compiled once into rules for the shape check's walk.
 //!
-//! The schema ([`preset_json_schema`](super::super::spec::preset_json_schema), generated
+//! The schema ([`preset_json_schema`], generated
 //! from the Rust types) stays the one source of truth: every rule is read from it, once,
 //! the first time a file is checked. What the walk asks at every node — the `$ref`
 //! followed, the types allowed, the property a key names, `additionalProperties`,
@@ -18,9 +18,15 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use super::super::source::list_names;
-use super::super::spec::key_set_owner;
-use super::schema;
+use super::super::spec::{key_set_owner, preset_json_schema};
+use crate::json_schema::local_def_name;
+use crate::suggest::list_names;
+
+/// The preset schema, generated once (and compiled once into [`rules`]).
+fn schema() -> &'static Value {
+    static SCHEMA: OnceLock<Value> = OnceLock::new();
+    SCHEMA.get_or_init(preset_json_schema)
+}
 
 pub(super) type RuleId = usize;
 
@@ -213,7 +219,7 @@ impl Compiler {
             let Some(name) = schema
                 .get("$ref")
                 .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(local_def_name)
             else {
                 break;
             };

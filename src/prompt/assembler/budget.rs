@@ -1,0 +1,78 @@
+//! Token budgets: `maxSystemTokens` and friends, measured with the tokenizer.
+
+use super::PromptAssembler;
+use crate::diagnostic::Span;
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
+use crate::prompt::layer::{TokenBudget, TokenLimit};
+use crate::prompt::section::SectionName;
+use crate::prompt::template::{TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES, TemplateError};
+
+impl PromptAssembler {
+    /// The system prompt within `maxSystemTokens`? (A cached one was checked when it was
+    /// rendered.)
+    pub(super) fn check_system_tokens(&self, system: &str) -> Result<(), Diagnostics> {
+        let Some(limit) = &self.budget.max_system_tokens else {
+            return Ok(());
+        };
+        match crate::tokens::count(system) {
+            Ok(n) if n > limit.tokens as usize => {
+                Err(budget_exceeded("the system prompt takes", n, "maxSystemTokens", limit).into())
+            }
+            Ok(_) => Ok(()),
+            Err(e) => Err(tokenizer_failed(&e, limit).into()),
+        }
+    }
+
+    /// The token budgets in force (per key, the nearest layer's).
+    pub fn token_budget(&self) -> &TokenBudget {
+        &self.budget
+    }
+}
+
+pub(super) fn budget_exceeded(
+    what: &str,
+    measured: usize,
+    key: &str,
+    limit: &TokenLimit,
+) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::BudgetExceeded,
+        format!(
+            "{what} {measured} tokens ({}), over `{key}: {}` by {}",
+            crate::tokens::ENCODING,
+            limit.tokens,
+            measured - limit.tokens as usize
+        ),
+    )
+    .at(limit.span.clone())
+    .help(format!(
+        "shorten or `remove` sections, hide tools you do not need, or raise `{key}` to at least {measured}"
+    ))
+}
+
+pub(super) fn tokenizer_failed(
+    e: &crate::tokens::TokenizerError,
+    limit: &TokenLimit,
+) -> Diagnostic {
+    Diagnostic::new(DiagnosticKind::BudgetExceeded, e.to_string())
+        .at(limit.span.clone())
+        .help("this build's tokenizer data is broken; reinstall agent-presets")
+}
+
+pub(super) fn limit_exceeded(
+    kind: &str,
+    name: &SectionName,
+    e: &TemplateError,
+    span: Option<Span>,
+) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::LimitExceeded,
+        format!("{kind} `{name}` exceeds a template limit: {}", e.message),
+    )
+    .at(span)
+    .help(format!(
+        "the templates of one assembly share {TEMPLATE_FUEL} fuel (instructions, and one per 64 bytes they build) and {} MiB of output, and nest at most {} levels; simplify the loops or build less text",
+        TEMPLATE_OUTPUT_BYTES / (1024 * 1024),
+        crate::prompt::template::TEMPLATE_RECURSION_LIMIT,
+    ))
+}
