@@ -937,7 +937,12 @@ mod sandbox {
     async fn read_only_means_the_workspace_too() {
         let (f, _, ctx) = sandboxed(SandboxMode::ReadOnly);
         f.write("inside.txt", "INSIDE\n");
-        let out = sh(&f, &ctx, "cat inside.txt; echo changed > inside.txt; touch new.txt").await;
+        let out = sh(
+            &f,
+            &ctx,
+            "cat inside.txt; echo changed > inside.txt; touch new.txt",
+        )
+        .await;
         assert!(out.contains("INSIDE"), "{out}");
         assert_eq!(f.read("inside.txt"), "INSIDE\n", "{out}");
         assert!(!f.ws.join("new.txt").exists(), "{out}");
@@ -980,11 +985,18 @@ mod sandbox {
                 "unshare -r true && echo unshare-ok; unshare -n true && echo unshare-net-ok; \
                  nsenter -t {pid} -m true && echo setns-ok; \
                  python3 -c 'import ctypes; l = ctypes.CDLL(None); print(\"ptrace\", l.ptrace(0x4206, {pid}, 0, 0))'; \
+                 kill -0 {pid} && echo signal-ok; \
                  grep NoNewPrivs /proc/self/status; grep CapEff /proc/self/status"
             ),
         )
         .await;
-        for bad in ["unshare-ok", "unshare-net-ok", "setns-ok", "ptrace 0"] {
+        for bad in [
+            "unshare-ok",
+            "unshare-net-ok",
+            "setns-ok",
+            "ptrace 0",
+            "signal-ok",
+        ] {
             assert!(!out.contains(bad), "{bad}: {out}");
         }
         assert!(out.contains("ptrace -1"), "{out}");

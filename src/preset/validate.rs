@@ -115,7 +115,7 @@ impl ValidPreset {
     }
 
     /// The values the preset itself supplies: `model` and `provider` from its nearest
-    /// `model` block. Add the runtime facts (`cwd`, `os`, `shell`, `date`, declared
+    /// `model` block, and `sandbox` ([`sandbox_mode`](Self::sandbox_mode)). Add the runtime facts (`cwd`, `os`, `shell`, `date`, declared
     /// variables) before assembling.
     pub fn default_values(&self) -> Values {
         let mut values = Values::new();
@@ -123,6 +123,7 @@ impl ValidPreset {
             values.set("model", model.name.value.clone());
             values.set("provider", model.provider.value.as_str());
         }
+        values.set("sandbox", self.sandbox_mode().as_str());
         values
     }
 
@@ -957,9 +958,10 @@ fn check_allow_read(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) {
                 "`allowRead` path contains a NUL character".to_owned(),
                 "remove it".to_owned(),
             ))
-        } else if std::path::Path::new(v).components().all(|c| {
-            matches!(c, std::path::Component::RootDir)
-        }) && v.starts_with('/')
+        } else if std::path::Path::new(v)
+            .components()
+            .all(|c| matches!(c, std::path::Component::RootDir))
+            && v.starts_with('/')
         {
             Some((
                 format!("`allowRead` path `{v}` opens the whole filesystem"),

@@ -312,7 +312,10 @@ fn sandbox_items(
     use crate::tools::sandbox::SandboxMode;
     if let Some(file) = chain.iter().rev().find(|p| p.file.sandbox.is_some())
         && let Some(setting) = &file.file.sandbox
-        && !setting.value.mode().at_least_as_strict_as(SandboxMode::WorkspaceWrite)
+        && !setting
+            .value
+            .mode()
+            .at_least_as_strict_as(SandboxMode::WorkspaceWrite)
     {
         let (authorship, path) = origin(file);
         if authorship == Authorship::Foreign {

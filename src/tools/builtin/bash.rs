@@ -27,7 +27,7 @@ use tokio::task::JoinHandle;
 use super::command_env::command_env;
 use super::containment::{self, Containment, describe};
 use super::limits::StreamCapture;
-use crate::tools::sandbox::denial_note;
+use crate::tools::sandbox::{SandboxMode, denial_note};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// `timeout_secs` when the model sends none.
@@ -89,7 +89,9 @@ impl Tool for Bash {
              background jobs are killed when the command ends, so do not start servers you \
              expect to keep running, and do not detach processes with setsid or \
              nohup-style daemonizing. Redirect very long output to a file and read it in \
-             parts.",
+             parts."
+                .to_owned()
+                + &sandbox_guidance(),
         ))
     }
 
@@ -106,6 +108,19 @@ impl Tool for Bash {
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         handle(args, ctx)
     }
+}
+
+/// The guidance's sentence on the sandbox, one per mode, chosen by the `sandbox` variable
+/// (the mode the host runs commands in; nothing when it is not set). Generated from
+/// [`SandboxMode::summary`], the text the tool's own refusal notes use.
+fn sandbox_guidance() -> String {
+    let mut text = String::from("{% if sandbox is defined %}");
+    for (i, mode) in SandboxMode::ALL.into_iter().enumerate() {
+        text.push_str(if i == 0 { "{% if" } else { "{% elif" });
+        text.push_str(&format!(" sandbox == '{mode}' %}} {}", mode.summary()));
+    }
+    text.push_str("{% endif %}{% endif %}");
+    text
 }
 
 /// The work of `bash` (a free function, so the future borrows nothing from the tool).
@@ -193,9 +208,10 @@ async fn run(
     budget: usize,
 ) -> Result<Run, ToolError> {
     let shell = shell();
-    let sandbox = ctx.sandbox().prepare(ctx.workspace()).map_err(|e| {
-        ToolError::new(format!("{e}")).hint(e.hint())
-    })?;
+    let sandbox = ctx
+        .sandbox()
+        .prepare(ctx.workspace())
+        .map_err(|e| ToolError::new(format!("{e}")).hint(e.hint()))?;
     let mut env = command_env(ctx, std::env::vars_os());
     if let Some(temp) = sandbox.temp_dir() {
         // The only place outside the workspace a sandboxed command may write.
@@ -228,11 +244,13 @@ async fn run(
             .stderr(Stdio::piped());
         builder
     };
-    let mut contained = containment::spawn(&build, ctx.containment(), ctx.command_limits(), &sandbox)
-        .map_err(|e| {
-            ToolError::new(format!("could not start `{shell}`: {e}"))
-                .hint("the host cannot run shell commands; use the file tools instead")
-        })?;
+    let mut contained =
+        containment::spawn(&build, ctx.containment(), ctx.command_limits(), &sandbox).map_err(
+            |e| {
+                ToolError::new(format!("could not start `{shell}`: {e}"))
+                    .hint("the host cannot run shell commands; use the file tools instead")
+            },
+        )?;
 
     let stdout = Arc::new(Mutex::new(StreamCapture::new(budget / 2 + budget % 2)));
     let stderr = Arc::new(Mutex::new(StreamCapture::new(budget / 2)));

@@ -70,7 +70,10 @@ unsafe impl Send for Prepared {}
 unsafe impl Sync for Prepared {}
 
 impl Prepared {
-    pub(super) fn new(profile: &SandboxProfile, workspace: &Path) -> Result<Prepared, SandboxError> {
+    pub(super) fn new(
+        profile: &SandboxProfile,
+        workspace: &Path,
+    ) -> Result<Prepared, SandboxError> {
         let mode = profile.mode();
         let version = kernel_abi();
         if version < MIN_ABI {
@@ -167,8 +170,12 @@ unsafe fn enter(ruleset: RawFd, progs: *const libc::sock_fprog, count: usize) ->
         }
         for i in 0..count {
             let prog = progs.add(i);
-            if libc::syscall(libc::SYS_seccomp, 1u32 /* SECCOMP_SET_MODE_FILTER */, 0u32, prog)
-                != 0
+            if libc::syscall(
+                libc::SYS_seccomp,
+                1u32, /* SECCOMP_SET_MODE_FILTER */
+                0u32,
+                prog,
+            ) != 0
             {
                 return Err(io::Error::last_os_error());
             }
@@ -220,7 +227,13 @@ fn ruleset(
     }
     rules.push((temp.to_path_buf(), all));
     let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
-    for dev in ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx"] {
+    for dev in [
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/tty",
+        "/dev/ptmx",
+    ] {
         rules.push((PathBuf::from(dev), dev_rw));
     }
     for dev in ["/dev/random", "/dev/urandom"] {
@@ -295,11 +308,7 @@ fn filters(arch: TargetArch) -> Result<Vec<Box<[libc::sock_filter]>>, seccompile
         libc::SYS_syslog,
     ];
     #[cfg(target_arch = "x86_64")]
-    denied.extend([
-        libc::SYS_kexec_file_load,
-        libc::SYS_iopl,
-        libc::SYS_ioperm,
-    ]);
+    denied.extend([libc::SYS_kexec_file_load, libc::SYS_iopl, libc::SYS_ioperm]);
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     #[cfg(target_arch = "x86_64")]
     {

@@ -418,7 +418,10 @@ pub(crate) fn system_read_paths() -> Vec<PathBuf> {
 
 /// `/etc/<denied>` as paths.
 pub(crate) fn etc_denied() -> Vec<PathBuf> {
-    ETC_DENIED.iter().map(|d| Path::new("/etc").join(d)).collect()
+    ETC_DENIED
+        .iter()
+        .map(|d| Path::new("/etc").join(d))
+        .collect()
 }
 
 /// The secret paths for `home`, plus the agent-presets configuration directory.
@@ -610,10 +613,8 @@ mod tests {
             home.join(".config/gh"),
         ])
         .unwrap();
-        let vars: Vec<(OsString, OsString)> = vec![
-            ("HOME".into(), home.clone().into()),
-            ("PATH".into(), path),
-        ];
+        let vars: Vec<(OsString, OsString)> =
+            vec![("HOME".into(), home.clone().into()), ("PATH".into(), path)];
         let home = home.canonicalize().unwrap();
         let got = toolchain_paths(&vars);
         assert!(got.contains(&home.join("bin")), "{got:?}");
@@ -644,11 +645,8 @@ mod tests {
 
     #[test]
     fn a_denial_gets_a_note_naming_the_sandbox() {
-        let note = denial_note(
-            SandboxMode::WorkspaceWrite,
-            b"cat: /x: Permission denied\n",
-        )
-        .unwrap();
+        let note =
+            denial_note(SandboxMode::WorkspaceWrite, b"cat: /x: Permission denied\n").unwrap();
         assert!(note.contains("`workspace-write` sandbox"), "{note}");
         assert!(denial_note(SandboxMode::FullAccess, b"Permission denied").is_none());
         assert!(denial_note(SandboxMode::ReadOnly, b"all good").is_none());
