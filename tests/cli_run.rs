@@ -1590,3 +1590,66 @@ fn the_default_sandbox_builds_and_tests_rust_and_python_projects() {
     let body = server.requests()[0].body.to_string();
     assert!(body.contains("Commands run in a sandbox"), "{body}");
 }
+
+/// `--sandbox` only makes the preset's sandbox stricter, unless it is an explicit
+/// `full-access`; the mode reaches the model's runtime context and the commands.
+#[test]
+fn run_sandbox_goes_only_stricter_except_an_explicit_full_access() {
+    let server = MockProvider::start(vec![]);
+    let p = Project::new("deepseek", &server, "sandbox: read-only\n");
+    let run = p.run(&[
+        "run",
+        "agent",
+        "go",
+        "--yes",
+        "--sandbox",
+        "workspace-write",
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("--sandbox workspace-write is weaker than the preset's `read-only` sandbox"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("--sandbox full-access"), "{run:?}");
+    let run = p.run(&["run", "agent", "go", "--sandbox", "nonsense"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("unknown sandbox mode `nonsense`"),
+        "{run:?}"
+    );
+    assert!(server.requests().is_empty());
+
+    // The default preset's workspace-write, made read-only on the command line: the
+    // command cannot write the workspace, and the model hears which sandbox it is in.
+    let server = MockProvider::start(vec![
+        bash_call("echo hi > written.txt", 10),
+        Reply::json(mock::openai_text("done")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let run = p.run(&["run", "agent", "go", "--yes", "--sandbox", "read-only"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!p.path().join("written.txt").exists());
+    let requests = server.requests();
+    let first = requests[0].body.to_string();
+    assert!(first.contains("Command sandbox: read-only"), "{first}");
+    assert!(
+        first.contains("Commands run in a read-only sandbox"),
+        "{first}"
+    );
+    let second = requests[1].body.to_string();
+    assert!(second.contains("`read-only` sandbox"), "{second}");
+
+    // An explicit full-access runs unconfined.
+    let server = MockProvider::start(vec![
+        bash_call("echo hi > ../$(basename $PWD).full", 10),
+        Reply::json(mock::openai_text("done")),
+    ]);
+    let p = Project::new("deepseek", &server, "sandbox: read-only\n");
+    let run = p.run(&["run", "agent", "go", "--yes", "--sandbox", "full-access"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let outside = p.path().with_extension("full");
+    let wrote = outside.exists();
+    let _ = fs::remove_file(&outside);
+    assert!(wrote, "{run:?}");
+}
