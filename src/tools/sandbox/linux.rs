@@ -351,11 +351,14 @@ fn filters(arch: TargetArch) -> Result<Vec<Box<[libc::sock_filter]>>, seccompile
     let ioctl_rules = [libc::TIOCSTI, libc::TIOCLINUX]
         .iter()
         .map(|&request| {
+            // The request's type is `c_ulong` on glibc, `c_int` on musl.
+            #[allow(clippy::unnecessary_cast)]
+            let request = request as u64;
             SeccompRule::new(vec![SeccompCondition::new(
                 1,
                 SeccompCmpArgLen::Dword,
                 SeccompCmpOp::Eq,
-                request as u64,
+                request,
             )?])
         })
         .collect::<Result<Vec<_>, _>>()?;
