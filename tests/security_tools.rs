@@ -1017,6 +1017,27 @@ mod sandbox {
         }
     }
 
+    /// A sandbox nobody can work in gets turned off: git works in the workspace with the
+    /// user's own configuration (the real home directory).
+    #[tokio::test]
+    async fn git_works_in_the_sandbox() {
+        let f = Fixture::new();
+        let ctx = f
+            .ctx
+            .clone()
+            .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite));
+        f.write("a.txt", "a\n");
+        let out = sh(
+            &f,
+            &ctx,
+            "git init -q && git add . && git -c user.name=a -c user.email=a@b commit -qm x \
+             && echo b >> a.txt && git status --short && git diff --stat && git log --oneline | wc -l",
+        )
+        .await;
+        assert!(out.starts_with("exit code: 0"), "{out}");
+        assert!(out.contains(" M a.txt"), "{out}");
+    }
+
     #[tokio::test]
     async fn without_landlock_the_command_is_refused_not_run() {
         let (f, _, _) = sandboxed(SandboxMode::WorkspaceWrite);

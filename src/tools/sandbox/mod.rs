@@ -492,10 +492,15 @@ const TOOLCHAIN_VARS: &[&str] = &[
     "JAVA_HOME",
 ];
 
+/// Home-directory paths commands read to work at all (relative to `$HOME`): the Rust
+/// toolchains and git's configuration (without `git/credentials`, a secret path).
+const HOME_CONFIG: &[&str] = &[".cargo", ".rustup", ".gitconfig", ".config/git"];
+
 /// The toolchain directories to read, derived from the agent's environment `vars`:
 /// each `PATH` entry (its parent when it ends in `bin`, `sbin` or `shims`, so
 /// `~/.cargo/bin` gives `~/.cargo`), the directories [`TOOLCHAIN_VARS`] name, and
-/// `~/.cargo` and `~/.rustup` when they exist. Never `/`, the home directory or a
+/// [`HOME_CONFIG`] (`~/.cargo`, `~/.rustup`, `~/.gitconfig`, `~/.config/git`) when they
+/// exist. Never `/`, the home directory or a
 /// directory above it (a `PATH` entry that is one is skipped), and never a secret path
 /// (a toolchain directory holding one is allowed minus it, e.g. `~/.cargo` without its
 /// `credentials.toml`).
@@ -528,8 +533,9 @@ pub(crate) fn toolchain_paths(vars: &[(std::ffi::OsString, std::ffi::OsString)])
         }
     }
     if let Some(home) = &home {
-        candidates.push(home.join(".cargo"));
-        candidates.push(home.join(".rustup"));
+        for dir in HOME_CONFIG {
+            candidates.push(home.join(dir));
+        }
     }
     let denied = secret_paths(home.as_deref());
     let mut out: Vec<PathBuf> = Vec::new();
