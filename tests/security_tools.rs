@@ -975,6 +975,27 @@ mod sandbox {
     }
 
     #[tokio::test]
+    async fn a_profile_with_network_reaches_it_and_stays_confined_on_disk() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (f, _, _) = sandboxed(SandboxMode::WorkspaceWrite);
+        let ctx = f
+            .ctx
+            .clone()
+            .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite).with_network(true));
+        let out = sh(
+            &f,
+            &ctx,
+            &format!(
+                "(exec 3<>/dev/tcp/127.0.0.1/{port} && echo bash-connected); cat ../outside/secret.txt"
+            ),
+        )
+        .await;
+        assert!(out.contains("bash-connected"), "{out}");
+        assert!(!out.contains(SECRET), "{out}");
+    }
+
+    #[tokio::test]
     async fn namespaces_ptrace_and_setuid_gain_nothing_in_a_sandbox() {
         let (f, _, ctx) = sandboxed(SandboxMode::WorkspaceWrite);
         let pid = std::process::id();

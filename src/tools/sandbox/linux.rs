@@ -104,7 +104,8 @@ impl Prepared {
         let temp = TempDir::create().map_err(|e| setup("a private temporary directory", &e))?;
         let ruleset = ruleset(profile, workspace, temp.path(), abi_of(version))
             .map_err(|e| setup("the Landlock ruleset", &e))?;
-        let filters = filters(arch).map_err(|e| setup("the seccomp filter", &e))?;
+        let filters =
+            filters(arch, profile.network()).map_err(|e| setup("the seccomp filter", &e))?;
         let progs = filters
             .iter()
             .map(|f| libc::sock_fprog {
@@ -196,7 +197,7 @@ fn ruleset(
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(all)?;
-    if abi >= ABI::V4 {
+    if abi >= ABI::V4 && !profile.network() {
         // No TCP either way (seccomp refuses the sockets already).
         ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
     }
@@ -262,11 +263,13 @@ fn ruleset(
     fd.ok_or_else(|| "the kernel gave no ruleset".into())
 }
 
-/// The seccomp programs: refusals with EPERM, and `clone3` with ENOSYS (so libc falls
+/// The seccomp programs (`socket` refused unless `network`): refusals with EPERM, and `clone3` with ENOSYS (so libc falls
 /// back to `clone`, whose flags a filter can read).
-fn filters(arch: TargetArch) -> Result<Vec<Box<[libc::sock_filter]>>, seccompiler::Error> {
+fn filters(
+    arch: TargetArch,
+    network: bool,
+) -> Result<Vec<Box<[libc::sock_filter]>>, seccompiler::Error> {
     let mut denied: Vec<i64> = vec![
-        libc::SYS_socket,
         libc::SYS_ptrace,
         libc::SYS_process_vm_readv,
         libc::SYS_process_vm_writev,
@@ -307,6 +310,9 @@ fn filters(arch: TargetArch) -> Result<Vec<Box<[libc::sock_filter]>>, seccompile
         libc::SYS_fanotify_init,
         libc::SYS_syslog,
     ];
+    if !network {
+        denied.push(libc::SYS_socket);
+    }
     #[cfg(target_arch = "x86_64")]
     denied.extend([libc::SYS_kexec_file_load, libc::SYS_iopl, libc::SYS_ioperm]);
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();

@@ -170,6 +170,8 @@ pub struct SandboxProfile {
     /// The home directory whose secrets are denied and toolchains derived; `$HOME` when
     /// `None`.
     home: Option<PathBuf>,
+    /// May commands open sockets (an MCP server that declares `network: true`)?
+    network: bool,
     /// Tests: act as if the kernel had no Landlock.
     simulate_no_landlock: bool,
 }
@@ -181,6 +183,7 @@ impl SandboxProfile {
             mode,
             allow_read: Vec::new(),
             home: None,
+            network: false,
             simulate_no_landlock: false,
         }
     }
@@ -200,6 +203,20 @@ impl SandboxProfile {
     {
         self.allow_read = paths.into_iter().map(Into::into).collect();
         self
+    }
+
+    /// The same profile letting commands open sockets (TCP, UDP, Unix) when `allowed`:
+    /// for a process that needs the network (an MCP server that declares
+    /// `network: true`), with the filesystem still confined. `bash` never gets it from the
+    /// CLI: its guidance says commands cannot reach the network.
+    pub fn with_network(mut self, allowed: bool) -> Self {
+        self.network = allowed;
+        self
+    }
+
+    /// May commands open sockets?
+    pub fn network(&self) -> bool {
+        self.network || !self.is_sandboxed()
     }
 
     /// The same profile taking `home` as the user's home directory (whose secrets are
