@@ -61,12 +61,6 @@ pub const BUILTIN_VARIABLES: &[BuiltinVariable] = &[
         example: "bash",
     },
     BuiltinVariable {
-        name: "sandbox",
-        description: "The sandbox commands run in: read-only, workspace-write or full-access",
-        volatile: false,
-        example: "workspace-write",
-    },
-    BuiltinVariable {
         name: "date",
         description: "Today's date, YYYY-MM-DD",
         volatile: true,

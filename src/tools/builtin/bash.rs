@@ -27,7 +27,7 @@ use tokio::task::JoinHandle;
 use super::command_env::command_env;
 use super::containment::{self, Containment, describe};
 use super::limits::StreamCapture;
-use crate::tools::sandbox::{SandboxMode, denial_note};
+use crate::tools::sandbox::denial_note;
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// `timeout_secs` when the model sends none.
@@ -89,9 +89,7 @@ impl Tool for Bash {
              background jobs are killed when the command ends, so do not start servers you \
              expect to keep running, and do not detach processes with setsid or \
              nohup-style daemonizing. Redirect very long output to a file and read it in \
-             parts."
-                .to_owned()
-                + &sandbox_guidance(),
+             parts.",
         ))
     }
 
@@ -108,19 +106,6 @@ impl Tool for Bash {
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static {
         handle(args, ctx)
     }
-}
-
-/// The guidance's sentence on the sandbox, one per mode, chosen by the `sandbox` variable
-/// (the mode the host runs commands in; nothing when it is not set). Generated from
-/// [`SandboxMode::summary`], the text the tool's own refusal notes use.
-fn sandbox_guidance() -> String {
-    let mut text = String::from("{% if sandbox is defined %}");
-    for (i, mode) in SandboxMode::ALL.into_iter().enumerate() {
-        text.push_str(if i == 0 { "{% if" } else { "{% elif" });
-        text.push_str(&format!(" sandbox == '{mode}' %}} {}", mode.summary()));
-    }
-    text.push_str("{% endif %}{% endif %}");
-    text
 }
 
 /// The work of `bash` (a free function, so the future borrows nothing from the tool).
