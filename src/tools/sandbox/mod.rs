@@ -69,8 +69,8 @@ impl SandboxMode {
         self <= other
     }
 
-    /// One sentence for the model (the bash guidance and the runtime context) and for
-    /// people: what a command may do in this mode.
+    /// One sentence for the model (`standard`'s `sandbox` section, kept equal by a test;
+    /// the note on a refused command) and for people: what a command may do in this mode.
     pub fn summary(self) -> &'static str {
         match self {
             SandboxMode::ReadOnly => {
