@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use agent_presets::tools::sandbox::{SandboxMode, SandboxProfile};
 use agent_presets::tools::{ToolCatalog, ToolContext, ToolRegistry};
 use serde_json::{Value, json};
 
@@ -125,4 +126,46 @@ fn grep_project(bencher: divan::Bencher) {
 #[divan::bench]
 fn glob_project(bencher: divan::Bencher) {
     bench(bencher, "glob", json!({"pattern": "**/*.rs"}));
+}
+
+/// A small workspace for running commands, with the sandbox `mode`.
+fn command_workspace(mode: SandboxMode) -> (tempfile::TempDir, ToolContext) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let ctx = ToolContext::new(tmp.path())
+        .expect("workspace")
+        .with_sandbox(SandboxProfile::new(mode));
+    (tmp, ctx)
+}
+
+/// `bash` running `true`, without a sandbox and in each sandbox: the difference is what
+/// setting the sandbox up costs per command (building the Landlock ruleset and the
+/// seccomp programs in the agent, the private temporary directory, applying them in the
+/// child).
+#[divan::bench(args = ["full-access", "workspace-write", "read-only"], sample_count = 200)]
+fn bash_true(bencher: divan::Bencher, mode: &str) {
+    let mode: SandboxMode = mode.parse().expect("mode");
+    let (_tmp, ctx) = command_workspace(mode);
+    let registry = ToolRegistry::unrestricted(&ToolCatalog::builtin());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let args = json!({"command": "true"});
+    bencher.bench_local(|| {
+        runtime.block_on(async {
+            match registry.call("bash", args.clone(), &ctx).await {
+                Ok(out) => out.content,
+                Err(e) => e.to_output().content,
+            }
+        })
+    });
+}
+
+/// The agent's share alone: [`SandboxProfile::prepare`] (ruleset, seccomp programs,
+/// temporary directory, dropped again).
+#[divan::bench(sample_count = 200)]
+fn sandbox_prepare(bencher: divan::Bencher) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let profile = SandboxProfile::new(SandboxMode::WorkspaceWrite);
+    bencher.bench_local(|| profile.prepare(tmp.path()).map(|p| p.mode()));
 }

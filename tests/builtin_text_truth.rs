@@ -118,3 +118,48 @@ fn a_section_naming_a_hidden_tool_is_a_warning() {
     let span = d.span.as_ref().expect("located");
     assert_eq!((span.line, span.column), (8, 23));
 }
+
+/// `standard` tells the model the sandbox `run` enforces, in the words of
+/// `SandboxMode::summary` (the same text the refusal notes use), and its runtime context
+/// names the mode; without a value it assumes the default, `workspace-write`.
+#[test]
+fn standard_states_the_sandbox_mode_in_the_profiles_own_words() {
+    use agent_presets::tools::sandbox::SandboxMode;
+    let catalog = PresetCatalog::builtin();
+    let preset = validate_in_catalog(&catalog, "standard", &ToolCatalog::builtin())
+        .preset
+        .expect("valid");
+    let base = || {
+        Values::new()
+            .with("cwd", "/w")
+            .with("os", "linux")
+            .with("shell", "bash")
+            .with("date", "2030-01-01")
+            .with("model", "m")
+            .with("provider", "deepseek")
+    };
+    for mode in SandboxMode::ALL {
+        let assembly = preset
+            .assembler()
+            .assemble(&base().with("sandbox", mode.as_str()))
+            .expect("renders");
+        assert!(assembly.system.contains(mode.summary()), "{mode}");
+        for other in SandboxMode::ALL.into_iter().filter(|m| *m != mode) {
+            assert!(
+                !assembly.system.contains(other.summary()),
+                "{mode}: {other}"
+            );
+        }
+        let context = format!("{:?}", assembly);
+        assert!(
+            context.contains(&format!("Command sandbox: {mode}")),
+            "{mode}"
+        );
+    }
+    let default = preset.assembler().assemble(&base()).expect("renders");
+    assert!(
+        default
+            .system
+            .contains(SandboxMode::WorkspaceWrite.summary())
+    );
+}

@@ -1474,7 +1474,23 @@ fn a_command_that_sends_sigterm_to_the_agent_leaves_nothing_running() {
         60,
     )]);
     let p = Project::new("deepseek", &server, "");
-    let agent = start_agent(&p, "cgroup");
+    // Unconfined: in a sandbox the command could not signal the agent at all (Landlock
+    // scopes signals to the sandbox; see security_tools).
+    let agent = p
+        .command(&[
+            "run",
+            "agent",
+            "go",
+            "--yes",
+            "--json",
+            "--sandbox",
+            "full-access",
+        ])
+        .env("AGENT_PRESETS_CONTAINMENT", "cgroup")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = agent.id();
     let output = agent.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -1877,4 +1893,139 @@ fn the_waiting_line_is_cleared_before_an_error() {
         "{:?}",
         run.screen
     );
+}
+
+/// A sandbox nobody can work in gets turned off: under `standard`'s default
+/// (`workspace-write`), `run` builds and tests a Rust project (`cargo test --offline`,
+/// no dependencies) and a Python one (`python3 -m pytest`) inside the workspace, with the
+/// toolchains found on PATH.
+#[test]
+fn the_default_sandbox_builds_and_tests_rust_and_python_projects() {
+    let have_pytest = Command::new("python3")
+        .args(["-c", "import pytest"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let cargo = "touch ../$(basename $PWD).escaped; cd rust && cargo test --offline > ../cargo.log 2>&1; echo $? > ../cargo.status";
+    let pytest = "cd python && python3 -m pytest -q -p no:cacheprovider > ../pytest.log 2>&1; echo $? > ../pytest.status";
+    let mut replies = vec![bash_call(cargo, 600)];
+    if have_pytest {
+        replies.push(bash_call(pytest, 300));
+    } else {
+        eprintln!(
+            "skipping the Python half: pytest is not installed (`pip install pytest`; .ci/run installs it)"
+        );
+    }
+    replies.push(Reply::json(mock::openai_text("Both pass.")));
+    let server = MockProvider::start(replies);
+    let p = Project::new("deepseek", &server, "");
+    p.write(
+        "rust/Cargo.toml",
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    );
+    p.write(
+        "rust/src/lib.rs",
+        "pub fn add(a: u32, b: u32) -> u32 { a + b }\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() { assert_eq!(super::add(2, 2), 4); }\n}\n",
+    );
+    p.write(
+        "python/test_tiny.py",
+        "import tempfile\n\ndef add(a, b):\n    return a + b\n\ndef test_add(tmp_path):\n    (tmp_path / 'x').write_text('y')\n    assert add(2, 2) == 4\n",
+    );
+    let run = p.run(&["run", "agent", "build and test", "--yes", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let ws = p.path();
+    let log = |name: &str| fs::read_to_string(ws.join(name)).unwrap_or_default();
+    assert_eq!(
+        log("cargo.status").trim(),
+        "0",
+        "cargo test failed in the sandbox:\n{}",
+        log("cargo.log")
+    );
+    assert!(
+        log("cargo.log").contains("test tests::adds ... ok"),
+        "{}",
+        log("cargo.log")
+    );
+    if have_pytest {
+        assert_eq!(
+            log("pytest.status").trim(),
+            "0",
+            "pytest failed in the sandbox:\n{}",
+            log("pytest.log")
+        );
+        assert!(
+            log("pytest.log").contains("1 passed"),
+            "{}",
+            log("pytest.log")
+        );
+    }
+    // It was the sandbox they ran in: the model was told, and outside stays closed.
+    let escaped = ws.with_extension("escaped");
+    let wrote_outside = escaped.exists();
+    let _ = fs::remove_file(&escaped);
+    assert!(!wrote_outside, "a command wrote outside the workspace");
+    let body = server.requests()[0].body.to_string();
+    assert!(body.contains("Commands run in a sandbox"), "{body}");
+}
+
+/// `--sandbox` only makes the preset's sandbox stricter, unless it is an explicit
+/// `full-access`; the mode reaches the model's runtime context and the commands.
+#[test]
+fn run_sandbox_goes_only_stricter_except_an_explicit_full_access() {
+    let server = MockProvider::start(vec![]);
+    let p = Project::new("deepseek", &server, "sandbox: read-only\n");
+    let run = p.run(&[
+        "run",
+        "agent",
+        "go",
+        "--yes",
+        "--sandbox",
+        "workspace-write",
+    ]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("--sandbox workspace-write is weaker than the preset's `read-only` sandbox"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("--sandbox full-access"), "{run:?}");
+    let run = p.run(&["run", "agent", "go", "--sandbox", "nonsense"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("unknown sandbox mode `nonsense`"),
+        "{run:?}"
+    );
+    assert!(server.requests().is_empty());
+
+    // The default preset's workspace-write, made read-only on the command line: the
+    // command cannot write the workspace, and the model hears which sandbox it is in.
+    let server = MockProvider::start(vec![
+        bash_call("echo hi > written.txt", 10),
+        Reply::json(mock::openai_text("done")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let run = p.run(&["run", "agent", "go", "--yes", "--sandbox", "read-only"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!p.path().join("written.txt").exists());
+    let requests = server.requests();
+    let first = requests[0].body.to_string();
+    assert!(first.contains("Command sandbox: read-only"), "{first}");
+    assert!(
+        first.contains("Commands run in a read-only sandbox"),
+        "{first}"
+    );
+    let second = requests[1].body.to_string();
+    assert!(second.contains("`read-only` sandbox"), "{second}");
+
+    // An explicit full-access runs unconfined.
+    let server = MockProvider::start(vec![
+        bash_call("echo hi > ../$(basename $PWD).full", 10),
+        Reply::json(mock::openai_text("done")),
+    ]);
+    let p = Project::new("deepseek", &server, "sandbox: read-only\n");
+    let run = p.run(&["run", "agent", "go", "--yes", "--sandbox", "full-access"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let outside = p.path().with_extension("full");
+    let wrote = outside.exists();
+    let _ = fs::remove_file(&outside);
+    assert!(wrote, "{run:?}");
 }

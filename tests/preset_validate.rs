@@ -368,3 +368,51 @@ mod report_formats {
         }));
     }
 }
+
+#[test]
+fn sandbox_and_allow_read_resolve_along_extends_and_bad_paths_are_errors() {
+    use agent_presets::tools::sandbox::SandboxMode;
+    let files = [
+        (
+            "base",
+            "version: 1\nname: base\nextends: minimal\nsandbox: read-only\nallowRead: [/opt/sdk, docs]\n",
+        ),
+        (
+            "child",
+            "version: 1\nname: child\nextends: base\nallowRead: [/srv/data, docs]\n",
+        ),
+        ("plain", "version: 1\nname: plain\nextends: minimal\n"),
+        (
+            "bad",
+            "version: 1\nname: bad\nextends: minimal\nallowRead: ['~/.config', /, '']\n",
+        ),
+        (
+            "typo",
+            "version: 1\nname: typo\nextends: minimal\nsandbox: danger-full-access\n",
+        ),
+    ];
+    let child = validate_with(&files, "child").preset.expect("valid");
+    assert_eq!(child.sandbox_mode(), SandboxMode::ReadOnly);
+    assert_eq!(child.allow_read(), ["/opt/sdk", "docs", "/srv/data"]);
+    let plain = validate_with(&files, "plain").preset.expect("valid");
+    assert_eq!(plain.sandbox_mode(), SandboxMode::WorkspaceWrite);
+    let messages = |v: &Validation| -> Vec<String> {
+        v.diagnostics
+            .iter()
+            .map(|d| format!("{}: {}", d.kind.name(), d.message))
+            .collect()
+    };
+    let bad = messages(&validate_with(&files, "bad"));
+    assert_eq!(bad.len(), 3, "{bad:?}");
+    assert!(bad.iter().any(|d| d.contains("starts with `~`")), "{bad:?}");
+    assert!(
+        bad.iter().any(|d| d.contains("whole filesystem")),
+        "{bad:?}"
+    );
+    assert!(bad.iter().any(|d| d.contains("empty path")), "{bad:?}");
+    let typo = messages(&validate_with(&files, "typo"));
+    assert!(
+        typo.iter().any(|d| d.contains("danger-full-access")),
+        "{typo:?}"
+    );
+}

@@ -801,3 +801,284 @@ async fn todo_items_refuse_bidi_and_control_characters() {
         .await;
     assert!(out.starts_with("Task list updated"), "{out}");
 }
+
+// ---------------------------------------------------------------------------------------
+// The command sandbox (issue 21): what a command run under `workspace-write` or
+// `read-only` cannot read, write or reach. Each of these ran unconfined before.
+
+mod sandbox {
+    use super::*;
+    use agent_presets::tools::sandbox::{SandboxMode, SandboxProfile};
+
+    /// A fixture whose home directory (a temporary one) holds `.ssh/id_rsa`, and a context
+    /// in `mode` that takes it as the home.
+    fn sandboxed(mode: SandboxMode) -> (Fixture, PathBuf, ToolContext) {
+        let f = Fixture::new();
+        let home = f.outside.parent().unwrap().join("home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE-KEY\n").unwrap();
+        std::fs::write(home.join("notes.txt"), "HOME-NOTES\n").unwrap();
+        let ctx = f
+            .ctx
+            .clone()
+            .with_sandbox(SandboxProfile::new(mode).with_home(&home));
+        (f, home, ctx)
+    }
+
+    async fn sh(f: &Fixture, ctx: &ToolContext, command: &str) -> String {
+        f.text_in(ctx, "bash", json!({"command": command, "timeout_secs": 30}))
+            .await
+    }
+
+    /// Every containment this host has, the sandbox on top of each.
+    fn all_ctx(ctx: &ToolContext) -> Vec<ToolContext> {
+        containments()
+            .into_iter()
+            .map(|c| ctx.clone().with_containment(c))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_sandboxed_command_cannot_read_outside_the_workspace() {
+        let (f, home, ctx) = sandboxed(SandboxMode::WorkspaceWrite);
+        f.write("inside.txt", "INSIDE\n");
+        for ctx in all_ctx(&ctx) {
+            let out = sh(&f, &ctx, "cat inside.txt; cat ../outside/secret.txt").await;
+            assert!(out.contains("INSIDE"), "{out}");
+            assert!(!out.contains(SECRET), "{out}");
+            assert!(out.contains("Permission denied"), "{out}");
+            // The model is told it was the sandbox.
+            assert!(out.contains("`workspace-write` sandbox"), "{out}");
+            let out = sh(&f, &ctx, &format!("cat {}/.ssh/id_rsa", home.display())).await;
+            assert!(!out.contains("PRIVATE-KEY"), "{out}");
+        }
+    }
+
+    #[tokio::test]
+    async fn secrets_stay_unreadable_even_where_allow_read_opens_the_home_directory() {
+        let (f, home, _) = sandboxed(SandboxMode::ReadOnly);
+        let ctx = f.ctx.clone().with_sandbox(
+            SandboxProfile::new(SandboxMode::ReadOnly)
+                .with_home(&home)
+                .with_allow_read([&home]),
+        );
+        let out = sh(
+            &f,
+            &ctx,
+            &format!(
+                "cat {h}/notes.txt; cat {h}/.ssh/id_rsa; ls {h}/.ssh",
+                h = home.display()
+            ),
+        )
+        .await;
+        assert!(out.contains("HOME-NOTES"), "{out}");
+        assert!(!out.contains("PRIVATE-KEY"), "{out}");
+        assert!(!out.contains("id_rsa\n"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn a_sandboxed_command_cannot_read_the_agents_environment_or_root_through_proc() {
+        let (f, _, ctx) = sandboxed(SandboxMode::WorkspaceWrite);
+        // The agent's (this test process's) environment holds a marker.
+        let marker = format!("SANDBOX_MARKER_{}", std::process::id());
+        let pid = std::process::id();
+        let probe = format!(
+            "cat /proc/$PPID/environ | tr '\\0' '\\n' | grep -c PATH; \
+             cat /proc/{pid}/environ | tr '\\0' '\\n' | grep -c PATH; \
+             cat /proc/{pid}/root{out}/secret.txt; cat /proc/$PPID/root{out}/secret.txt; \
+             ls /proc/{pid}/cwd/; cat /proc/{pid}/cmdline >/dev/null && echo cmdline-ok",
+            out = f.outside.display()
+        );
+        let _ = marker;
+        for ctx in all_ctx(&ctx) {
+            let out = sh(&f, &ctx, &probe).await;
+            assert!(!out.contains(SECRET), "{out}");
+            // `grep -c` prints 0 when it read nothing: never a count of variables.
+            let counts: Vec<&str> = out
+                .lines()
+                .filter(|l| l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty())
+                .collect();
+            assert!(counts.iter().all(|c| *c == "0"), "{out}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_sandboxed_command_cannot_write_outside_by_link_shm_or_tmp() {
+        let (f, _, ctx) = sandboxed(SandboxMode::WorkspaceWrite);
+        let outside = f.outside.display().to_string();
+        let shm = format!("/dev/shm/agent-presets-test-{}", std::process::id());
+        let tmp = format!("/tmp/agent-presets-test-{}", std::process::id());
+        for ctx in all_ctx(&ctx) {
+            let out = sh(
+                &f,
+                &ctx,
+                &format!(
+                    "rm -f link hard.txt; ln -sfn {outside} link; echo pwned > link/new.txt; \
+                     ln {outside}/secret.txt hard.txt; echo pwned >> hard.txt; \
+                     mv link/secret.txt moved.txt; \
+                     echo pwned > {shm}; echo pwned > {tmp}; \
+                     echo ok > inside.txt; echo ok > $TMPDIR/scratch && cat $TMPDIR/scratch"
+                ),
+            )
+            .await;
+            f.assert_outside_untouched();
+            assert!(!Path::new(&shm).exists(), "{out}");
+            assert!(!Path::new(&tmp).exists(), "{out}");
+            let _ = std::fs::remove_file(&shm);
+            let _ = std::fs::remove_file(&tmp);
+            // The workspace and the private temporary directory are writable.
+            assert_eq!(f.read("inside.txt"), "ok\n", "{out}");
+            assert!(out.contains("hard link"), "{out}");
+            assert!(out.contains("--- stdout ---\nok"), "{out}");
+        }
+    }
+
+    #[tokio::test]
+    async fn read_only_means_the_workspace_too() {
+        let (f, _, ctx) = sandboxed(SandboxMode::ReadOnly);
+        f.write("inside.txt", "INSIDE\n");
+        let out = sh(
+            &f,
+            &ctx,
+            "cat inside.txt; echo changed > inside.txt; touch new.txt",
+        )
+        .await;
+        assert!(out.contains("INSIDE"), "{out}");
+        assert_eq!(f.read("inside.txt"), "INSIDE\n", "{out}");
+        assert!(!f.ws.join("new.txt").exists(), "{out}");
+        assert!(out.contains("`read-only` sandbox"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn a_sandboxed_command_cannot_reach_the_network() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let (f, _, ctx) = sandboxed(SandboxMode::WorkspaceWrite);
+        let python = "import socket; s = socket.create_connection(('127.0.0.1', PORT), timeout=5); print('connected')"
+            .replace("PORT", &port.to_string());
+        let out = sh(
+            &f,
+            &ctx,
+            &format!(
+                "python3 -c \"{python}\"; curl -sS -m 5 http://127.0.0.1:{port}/ ; \
+                 (exec 3<>/dev/tcp/127.0.0.1/{port} && echo bash-connected)"
+            ),
+        )
+        .await;
+        assert!(!out.contains("connected"), "{out}");
+        assert!(
+            matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "a connection reached the listener: {out}"
+        );
+        assert!(out.contains("sandbox"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn a_profile_with_network_reaches_it_and_stays_confined_on_disk() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (f, _, _) = sandboxed(SandboxMode::WorkspaceWrite);
+        let ctx = f
+            .ctx
+            .clone()
+            .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite).with_network(true));
+        let out = sh(
+            &f,
+            &ctx,
+            &format!(
+                "(exec 3<>/dev/tcp/127.0.0.1/{port} && echo bash-connected); cat ../outside/secret.txt"
+            ),
+        )
+        .await;
+        assert!(out.contains("bash-connected"), "{out}");
+        assert!(!out.contains(SECRET), "{out}");
+    }
+
+    #[tokio::test]
+    async fn namespaces_ptrace_and_setuid_gain_nothing_in_a_sandbox() {
+        let (f, _, ctx) = sandboxed(SandboxMode::WorkspaceWrite);
+        let pid = std::process::id();
+        let out = sh(
+            &f,
+            &ctx,
+            &format!(
+                "unshare -r true && echo unshare-ok; unshare -n true && echo unshare-net-ok; \
+                 nsenter -t {pid} -m true && echo setns-ok; \
+                 python3 -c 'import ctypes; l = ctypes.CDLL(None); print(\"ptrace\", l.ptrace(0x4206, {pid}, 0, 0))'; \
+                 kill -0 {pid} && echo signal-ok; \
+                 grep NoNewPrivs /proc/self/status; grep CapEff /proc/self/status"
+            ),
+        )
+        .await;
+        for bad in [
+            "unshare-ok",
+            "unshare-net-ok",
+            "setns-ok",
+            "ptrace 0",
+            "signal-ok",
+        ] {
+            assert!(!out.contains(bad), "{bad}: {out}");
+        }
+        assert!(out.contains("ptrace -1"), "{out}");
+        // A setuid binary gains no privilege: no_new_privs is set, and no capability is
+        // left (the agent may run as root).
+        assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+        assert!(out.contains("CapEff:\t0000000000000000"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn background_jobs_are_still_killed_in_a_sandbox() {
+        let (f, _, ctx) = sandboxed(SandboxMode::WorkspaceWrite);
+        for ctx in all_ctx(&ctx) {
+            let containment = ctx.containment();
+            let out = sh(&f, &ctx, ESCAPES).await;
+            assert_escapes_dead(&f.ws, containment, "the sandboxed command", &out).await;
+            assert!(out.starts_with("exit code: 0"), "{containment}: {out}");
+        }
+    }
+
+    /// A sandbox nobody can work in gets turned off: git works in the workspace with the
+    /// user's own configuration (the real home directory).
+    #[tokio::test]
+    async fn git_works_in_the_sandbox() {
+        let f = Fixture::new();
+        let ctx = f
+            .ctx
+            .clone()
+            .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite));
+        f.write("a.txt", "a\n");
+        let out = sh(
+            &f,
+            &ctx,
+            "git init -q && git add . && git -c user.name=a -c user.email=a@b commit -qm x \
+             && echo b >> a.txt && git status --short && git diff --stat && git log --oneline | wc -l",
+        )
+        .await;
+        assert!(out.starts_with("exit code: 0"), "{out}");
+        assert!(out.contains(" M a.txt"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn without_landlock_the_command_is_refused_not_run() {
+        let (f, _, _) = sandboxed(SandboxMode::WorkspaceWrite);
+        let ctx = f.ctx.clone().with_sandbox(
+            SandboxProfile::new(SandboxMode::WorkspaceWrite).simulating_no_landlock(),
+        );
+        let out = sh(&f, &ctx, "touch ran.txt").await;
+        assert!(!f.ws.join("ran.txt").exists(), "{out}");
+        assert!(out.contains("cannot be enforced"), "{out}");
+        assert!(out.contains("--sandbox full-access"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn full_access_is_todays_behaviour() {
+        let (f, _, _) = sandboxed(SandboxMode::FullAccess);
+        let ctx = f
+            .ctx
+            .clone()
+            .with_sandbox(SandboxProfile::new(SandboxMode::FullAccess));
+        let out = sh(&f, &ctx, "cat ../outside/secret.txt").await;
+        assert!(out.contains(SECRET), "{out}");
+    }
+}

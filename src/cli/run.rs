@@ -76,6 +76,11 @@ pub(crate) struct RunArgs {
     /// Allow a plain `http://` base URL for a host other than this machine's loopback.
     #[arg(long)]
     allow_insecure: bool,
+    /// The sandbox commands run in: `read-only`, `workspace-write` or `full-access`. Only
+    /// stricter than the preset's (default `workspace-write`), except an explicit
+    /// `full-access`, which runs commands without a sandbox.
+    #[arg(long, value_name = "MODE")]
+    sandbox: Option<String>,
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
@@ -111,6 +116,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     let mut values = args.values.values(&preset, cwd_text.clone())?;
     values.set(PROVIDER_VARIABLE, settings.provider.as_str());
     values.set(MODEL_VARIABLE, settings.name.clone());
+    let sandbox = sandbox_profile(&preset, args.sandbox.as_deref(), &cwd)?;
+    values.set("sandbox", sandbox.mode().as_str());
     // Everything that can fail without the network fails now: the first step renders.
     let first_step = preset
         .assembler()
@@ -146,7 +153,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             )
         })?
         .with_passed_env(preset.pass_env())
-        .with_hidden_env(settings.api_key_env.clone());
+        .with_hidden_env(settings.api_key_env.clone())
+        .with_sandbox(sandbox);
     let tools = with_containment_from_env(tools)?;
     let mut approval: Box<dyn ToolApproval> = if args.yes {
         Box::new(ApproveAll)
@@ -324,6 +332,43 @@ async fn stop_signal() -> StopSignal {
     }
     let _ = tokio::signal::ctrl_c().await;
     StopSignal::Interrupt
+}
+
+/// The sandbox commands run in: the preset's mode (`sandbox`, default `workspace-write`)
+/// or `--sandbox MODE` when that is stricter, or `--sandbox full-access` (an explicit
+/// choice to run unconfined); the preset's `allowRead`, relative paths resolved against
+/// the working directory `cwd`.
+fn sandbox_profile(
+    preset: &crate::preset::ValidPreset,
+    flag: Option<&str>,
+    cwd: &std::path::Path,
+) -> Result<crate::tools::sandbox::SandboxProfile, CliError> {
+    use crate::tools::sandbox::{SandboxMode, SandboxProfile};
+    let own = preset.sandbox_mode();
+    let mode = match flag {
+        None => own,
+        Some(text) => {
+            let asked: SandboxMode = text.parse().map_err(|e: String| {
+                CliError::usage_with(
+                    format!("--sandbox: {e}"),
+                    Some("e.g. `--sandbox read-only`".into()),
+                )
+            })?;
+            if asked != SandboxMode::FullAccess && !asked.at_least_as_strict_as(own) {
+                return Err(CliError::usage_with(
+                    format!(
+                        "--sandbox {asked} is weaker than the preset's `{own}` sandbox; --sandbox can only make it stricter"
+                    ),
+                    Some(format!(
+                        "choose `{own}` or stricter, or run commands without a sandbox explicitly with `--sandbox full-access`"
+                    )),
+                ));
+            }
+            asked
+        }
+    };
+    let allow_read: Vec<PathBuf> = preset.allow_read().iter().map(|p| cwd.join(p)).collect();
+    Ok(SandboxProfile::new(mode).with_allow_read(allow_read))
 }
 
 /// `AGENT_PRESETS_CONTAINMENT=cgroup|subreaper|process-group` chooses how commands are

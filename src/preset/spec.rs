@@ -109,6 +109,45 @@ pub struct PresetFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<String>>", inner(pattern(ENV_NAME_PATTERN)))]
     pub pass_env: Option<Vec<Spanned<String>>>,
+    /// The sandbox commands (`bash`) run in: `read-only`, `workspace-write` or
+    /// `full-access` (no sandbox). Along `extends`, the nearest preset that sets it wins;
+    /// when none does, `workspace-write`. `run --sandbox` can only make it stricter,
+    /// except `--sandbox full-access`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<SandboxSetting>")]
+    pub sandbox: Option<Spanned<SandboxSetting>>,
+    /// Paths commands may read in a sandbox besides the workspace, the system directories
+    /// and the toolchains on `PATH`: absolute, or relative to the workspace. A path that
+    /// does not exist when a command runs is skipped. Home-directory secrets (`~/.ssh`,
+    /// `~/.aws`, …) stay unreadable. Along `extends` the lists add up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>", inner(length(min = 1)))]
+    pub allow_read: Option<Vec<Spanned<String>>>,
+}
+
+/// `sandbox`: what commands run by tools may read, write and reach.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxSetting {
+    /// Reads limited to the workspace, system directories and toolchains; writes only in a
+    /// private temporary directory; no network.
+    ReadOnly,
+    /// As `read-only`, plus writes in the workspace.
+    WorkspaceWrite,
+    /// No sandbox: commands can do whatever the user can.
+    FullAccess,
+}
+
+impl SandboxSetting {
+    /// The mode it names.
+    pub fn mode(self) -> crate::tools::sandbox::SandboxMode {
+        use crate::tools::sandbox::SandboxMode;
+        match self {
+            SandboxSetting::ReadOnly => SandboxMode::ReadOnly,
+            SandboxSetting::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+            SandboxSetting::FullAccess => SandboxMode::FullAccess,
+        }
+    }
 }
 
 /// `budget`: the most tokens (counted with o200k_base) the system prompt and the tool
@@ -512,6 +551,8 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "tools",
             "budget",
             "passEnv",
+            "sandbox",
+            "allowRead",
         ],
     ),
     (

@@ -89,8 +89,36 @@ impl ValidPreset {
         names
     }
 
+    /// The sandbox commands run in: the nearest `sandbox` in the chain, else
+    /// `workspace-write`.
+    pub fn sandbox_mode(&self) -> crate::tools::sandbox::SandboxMode {
+        self.chain
+            .iter()
+            .rev()
+            .find_map(|p| p.file.sandbox.as_ref())
+            .map_or(crate::tools::sandbox::SandboxMode::WorkspaceWrite, |s| {
+                s.value.mode()
+            })
+    }
+
+    /// The chain's `allowRead` paths (root first, each once), as written: resolve relative
+    /// ones against the workspace ([`crate::tools::sandbox::SandboxProfile::with_allow_read`]).
+    pub fn allow_read(&self) -> Vec<&str> {
+        let mut paths: Vec<&str> = Vec::new();
+        for path in self
+            .chain
+            .iter()
+            .flat_map(|p| p.file.allow_read.iter().flatten())
+        {
+            if !paths.contains(&path.value.as_str()) {
+                paths.push(&path.value);
+            }
+        }
+        paths
+    }
+
     /// The values the preset itself supplies: `model` and `provider` from its nearest
-    /// `model` block. Add the runtime facts (`cwd`, `os`, `shell`, `date`, declared
+    /// `model` block, and `sandbox` ([`sandbox_mode`](Self::sandbox_mode)). Add the runtime facts (`cwd`, `os`, `shell`, `date`, declared
     /// variables) before assembling.
     pub fn default_values(&self) -> Values {
         let mut values = Values::new();
@@ -98,6 +126,7 @@ impl ValidPreset {
             values.set("model", model.name.value.clone());
             values.set("provider", model.provider.value.as_str());
         }
+        values.set("sandbox", self.sandbox_mode().as_str());
         values
     }
 
@@ -502,6 +531,7 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
         check_model(preset, model, out);
     }
     check_pass_env(preset, out);
+    check_allow_read(preset, out);
 
     if let Some(persona) = &file.persona {
         if let Some(flag) = &persona.include_runtime_context {
@@ -904,6 +934,49 @@ fn check_pass_env(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) {
                 )
                 .at(preset.span_of(name))
                 .help("remove it: whatever a command sees, the model can read and repeat. A command that needs a credential needs a sandbox that injects it (a credential helper, a proxy), not the agent's environment"),
+            );
+        }
+    }
+}
+
+/// `allowRead` entries must be absolute or workspace-relative paths. They need not exist
+/// (a preset is validated on other machines than it runs on; a missing path is skipped
+/// when a command runs), but `~` is not expanded and `/` would open everything.
+fn check_allow_read(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) {
+    for path in preset.file.allow_read.iter().flatten() {
+        let v = path.value.as_str();
+        let problem = if v.trim().is_empty() {
+            Some((
+                "`allowRead` has an empty path".to_owned(),
+                "write an absolute path or one relative to the workspace".to_owned(),
+            ))
+        } else if v.starts_with('~') {
+            Some((
+                format!("`allowRead` path `{v}` starts with `~`, which is not expanded"),
+                "write the absolute path (`/home/me/...`); the home directory's secrets stay unreadable either way".to_owned(),
+            ))
+        } else if v.contains('\0') {
+            Some((
+                "`allowRead` path contains a NUL character".to_owned(),
+                "remove it".to_owned(),
+            ))
+        } else if std::path::Path::new(v)
+            .components()
+            .all(|c| matches!(c, std::path::Component::RootDir))
+            && v.starts_with('/')
+        {
+            Some((
+                format!("`allowRead` path `{v}` opens the whole filesystem"),
+                "name the directories commands need; for no sandbox at all, set `sandbox: full-access`".to_owned(),
+            ))
+        } else {
+            None
+        };
+        if let Some((message, help)) = problem {
+            out.push(
+                Diagnostic::new(DiagnosticKind::InvalidValue, message)
+                    .at(preset.span_of(path))
+                    .help(help),
             );
         }
     }

@@ -78,6 +78,7 @@ pub fn runtime_values(
     values.set("cwd", inputs.cwd.to_owned());
     values.set("os", environment::os());
     values.set("shell", environment::shell());
+    values.set("sandbox", preset.sandbox_mode().as_str());
     values.set("date", environment::today_utc());
     if let Some(model) = preset.model() {
         values.set("model", model.name.value.clone());

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use super::builtin::beneath::WorkspaceRoot;
 use super::builtin::{CommandLimits, Containment, OutputLimits, TodoItem};
+use super::sandbox::{SandboxProfile, SharedProfile};
 
 /// Per-session state shared by the tools of one agent session (e.g. the todo list).
 #[derive(Debug, Default)]
@@ -74,6 +75,7 @@ pub struct ToolContext {
     passed_env: Arc<[String]>,
     containment: Option<Containment>,
     command_limits: CommandLimits,
+    sandbox: SharedProfile,
 }
 
 impl ToolContext {
@@ -94,6 +96,7 @@ impl ToolContext {
             passed_env: Arc::from(Vec::new()),
             containment: None,
             command_limits: CommandLimits::default(),
+            sandbox: Arc::new(SandboxProfile::full_access()),
         })
     }
 
@@ -168,6 +171,20 @@ impl ToolContext {
     /// The resource limits of commands (see [`with_command_limits`](Self::with_command_limits)).
     pub fn command_limits(&self) -> CommandLimits {
         self.command_limits
+    }
+
+    /// The same context running commands (`bash`) in `profile`'s sandbox. The default is
+    /// [`SandboxProfile::full_access`] (no sandbox, as before sandboxes existed); the CLI
+    /// takes the preset's mode (`workspace-write` unless it says otherwise). When the
+    /// kernel cannot enforce the profile, commands are refused, never run unconfined.
+    pub fn with_sandbox(mut self, profile: SandboxProfile) -> Self {
+        self.sandbox = Arc::new(profile);
+        self
+    }
+
+    /// The sandbox commands run in (see [`with_sandbox`](Self::with_sandbox)).
+    pub fn sandbox(&self) -> &SandboxProfile {
+        &self.sandbox
     }
 
     /// The same context with other output limits (e.g. a smaller budget for a small model).

@@ -7,6 +7,7 @@ mod context;
 mod name;
 mod registry;
 mod restriction;
+pub mod sandbox;
 pub mod schema;
 mod tool;
 

@@ -309,6 +309,47 @@ mod tests {
     }
 
     #[test]
+    fn a_weaker_sandbox_or_allow_read_from_a_project_needs_trust() {
+        let s = Setup::new(
+            &[
+                ("open", &preset("open", "sandbox: full-access\n")),
+                ("strict", &preset("strict", "sandbox: read-only\n")),
+                (
+                    "reads",
+                    &preset("reads", "allowRead: [/opt/sdk, docs, /usr/share/dict]\n"),
+                ),
+                (
+                    "child",
+                    "version: 1\nname: child\nextends: mine\nallowRead: [/opt/sdk, /srv/data]\n",
+                ),
+            ],
+            &[(
+                "mine",
+                &preset("mine", "sandbox: full-access\nallowRead: [/opt/sdk]\n"),
+            )],
+        );
+        assert_eq!(
+            s.reach("open", None),
+            [("sandbox", "full-access".into(), false)]
+        );
+        // Stricter than the default: nothing to trust.
+        assert_eq!(s.reach("strict", None), []);
+        assert_eq!(
+            s.reach("reads", None),
+            [
+                ("allowRead", "/opt/sdk".into(), false),
+                ("allowRead", "docs".into(), false),
+                ("allowRead", "/usr/share/dict".into(), false),
+            ]
+        );
+        // The user's own preset chose full-access and /opt/sdk: only the new path asks.
+        assert_eq!(
+            s.reach("child", None),
+            [("allowRead", "/srv/data".into(), false)]
+        );
+    }
+
+    #[test]
     fn a_corrupt_store_is_an_error_naming_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(TRUST_STORE_FILE);

@@ -90,6 +90,10 @@ pub enum ReachField {
     AllowInsecure,
     /// `passEnv`: an environment variable commands get.
     PassEnv,
+    /// `sandbox`: a weaker sandbox for commands than the default (`full-access`).
+    Sandbox,
+    /// `allowRead`: a path commands may read in their sandbox.
+    AllowRead,
 }
 
 impl ReachField {
@@ -99,6 +103,8 @@ impl ReachField {
         ReachField::ApiKeyEnv,
         ReachField::AllowInsecure,
         ReachField::PassEnv,
+        ReachField::Sandbox,
+        ReachField::AllowRead,
     ];
 
     /// The field named `name` ([`ReachField::as_str`]).
@@ -108,7 +114,7 @@ impl ReachField {
 
     /// Does the field hold a set of values (one item each) rather than one value?
     pub fn is_set(self) -> bool {
-        matches!(self, ReachField::PassEnv)
+        matches!(self, ReachField::PassEnv | ReachField::AllowRead)
     }
 
     /// The key as written in a preset (`model.baseUrl`, `passEnv`).
@@ -118,6 +124,8 @@ impl ReachField {
             ReachField::ApiKeyEnv => "model.apiKeyEnv",
             ReachField::AllowInsecure => "model.allowInsecure",
             ReachField::PassEnv => "passEnv",
+            ReachField::Sandbox => "sandbox",
+            ReachField::AllowRead => "allowRead",
         }
     }
 }
@@ -250,6 +258,7 @@ impl PresetReach {
                 }
             }
         }
+        sandbox_items(chain, &origin, &mut items);
         PresetReach {
             name: preset.name().to_owned(),
             key,
@@ -292,6 +301,61 @@ pub fn hash_items(items: &[RecordedItem]) -> String {
         hex.push_str(&format!("{byte:02x}"));
     }
     hex
+}
+
+/// A weaker sandbox than the default from the nearest foreign file that sets one, and
+/// the `allowRead` paths of foreign files (a path an own file lists too needs no trust).
+fn sandbox_items(
+    chain: &[ParsedPreset],
+    origin: &dyn Fn(&ParsedPreset) -> (Authorship, String),
+    items: &mut Vec<ReachItem>,
+) {
+    use crate::tools::sandbox::SandboxMode;
+    if let Some(file) = chain.iter().rev().find(|p| p.file.sandbox.is_some())
+        && let Some(setting) = &file.file.sandbox
+        && !setting
+            .value
+            .mode()
+            .at_least_as_strict_as(SandboxMode::WorkspaceWrite)
+    {
+        let (authorship, path) = origin(file);
+        if authorship == Authorship::Foreign {
+            items.push(ReachItem {
+                field: ReachField::Sandbox,
+                value: setting.value.mode().as_str().to_owned(),
+                file: path,
+                span: file.span_of(setting),
+                implied: false,
+            });
+        }
+    }
+    let own_paths: Vec<&str> = chain
+        .iter()
+        .filter(|p| origin(p).0 == Authorship::Own)
+        .flat_map(|p| p.file.allow_read.iter().flatten())
+        .map(|n| n.value.as_str())
+        .collect();
+    for file in chain {
+        let (authorship, path) = origin(file);
+        if authorship == Authorship::Own {
+            continue;
+        }
+        for entry in file.file.allow_read.iter().flatten() {
+            let taken = own_paths.contains(&entry.value.as_str())
+                || items
+                    .iter()
+                    .any(|i| i.field == ReachField::AllowRead && i.value == entry.value);
+            if !taken {
+                items.push(ReachItem {
+                    field: ReachField::AllowRead,
+                    value: entry.value.clone(),
+                    file: path.clone(),
+                    span: file.span_of(entry),
+                    implied: false,
+                });
+            }
+        }
+    }
 }
 
 /// The model block's reaching settings from a foreign `file`, as they apply at

@@ -2,11 +2,13 @@
 //! [`Containment`] that kills every process the command started when it ends, times out
 //! or the call is dropped, and with an allowlisted environment ([`command_env`]).
 //!
-//! What this does **not** do: it is not a sandbox. A command runs as the agent's user: it
-//! can read and write whatever that user can (outside the workspace too), reach the
-//! network, read the agent process's own environment (`/proc/$PPID/environ` and the like)
-//! and ask services outside its process tree to run programs. Containing that needs an
-//! OS sandbox (another user, a container, seccomp/landlock).
+//! What a command may read, write and reach is the context's [`SandboxProfile`]
+//! ([`ToolContext::sandbox`]): under `full-access` (the library's default) it runs as the
+//! agent's user and can do whatever that user can; under `read-only` and
+//! `workspace-write` it is confined by Landlock and seccomp (see [`crate::tools::sandbox`]),
+//! and when the kernel cannot enforce that, the command is refused, not run.
+//!
+//! [`SandboxProfile`]: crate::tools::sandbox::SandboxProfile
 //!
 //! [`command_env`]: super::command_env
 
@@ -25,6 +27,7 @@ use tokio::task::JoinHandle;
 use super::command_env::command_env;
 use super::containment::{self, Containment, describe};
 use super::limits::StreamCapture;
+use crate::tools::sandbox::denial_note;
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// `timeout_secs` when the model sends none.
@@ -133,6 +136,10 @@ async fn handle(args: BashArgs, ctx: ToolContext) -> Result<String, ToolError> {
         section(&run.stdout, half_lines, "stdout"),
         section(&run.stderr, half_lines, "stderr"),
     );
+    if let Some(note) = &run.sandbox_note {
+        report.push('\n');
+        report.push_str(note);
+    }
     if let Some(warning) = &run.warning {
         report.push_str(&format!("\n[warning: {warning}]"));
     }
@@ -167,6 +174,8 @@ struct Run {
     stderr: StreamCapture,
     containment: Containment,
     warning: Option<String>,
+    /// Said when the output shows a refusal under a sandbox.
+    sandbox_note: Option<String>,
 }
 
 /// The shell commands run with: bash if the host has it.
@@ -184,7 +193,16 @@ async fn run(
     budget: usize,
 ) -> Result<Run, ToolError> {
     let shell = shell();
-    let env = command_env(ctx, std::env::vars_os());
+    let sandbox = ctx
+        .sandbox()
+        .prepare(ctx.workspace())
+        .map_err(|e| ToolError::new(format!("{e}")).hint(e.hint()))?;
+    let mut env = command_env(ctx, std::env::vars_os());
+    if let Some(temp) = sandbox.temp_dir() {
+        // The only place outside the workspace a sandboxed command may write.
+        env.retain(|(name, _)| name != "TMPDIR");
+        env.push(("TMPDIR".into(), temp.as_os_str().to_owned()));
+    }
     // The command starts in the directory the workspace root's descriptor holds, not in
     // whatever its path names now.
     let root = ctx.root().fd().as_raw_fd();
@@ -211,11 +229,13 @@ async fn run(
             .stderr(Stdio::piped());
         builder
     };
-    let mut contained = containment::spawn(&build, ctx.containment(), ctx.command_limits())
-        .map_err(|e| {
-            ToolError::new(format!("could not start `{shell}`: {e}"))
-                .hint("the host cannot run shell commands; use the file tools instead")
-        })?;
+    let mut contained =
+        containment::spawn(&build, ctx.containment(), ctx.command_limits(), &sandbox).map_err(
+            |e| {
+                ToolError::new(format!("could not start `{shell}`: {e}"))
+                    .hint("the host cannot run shell commands; use the file tools instead")
+            },
+        )?;
 
     let stdout = Arc::new(Mutex::new(StreamCapture::new(budget / 2 + budget % 2)));
     let stderr = Arc::new(Mutex::new(StreamCapture::new(budget / 2)));
@@ -240,12 +260,19 @@ async fn run(
             ToolError::new(format!("could not wait for the command: {e}")).hint("run it again")
         })?;
     readers.finish(DRAIN_GRACE).await;
+    let stdout = take(&stdout);
+    let stderr = take(&stderr);
+    let sandbox_note = denial_note(sandbox.mode(), &stderr.bytes())
+        .or_else(|| denial_note(sandbox.mode(), &stdout.bytes()));
+    // The temporary directory goes with the sandbox, after the command's tree is gone.
+    drop(sandbox);
     Ok(Run {
         status: ending.status,
-        stdout: take(&stdout),
-        stderr: take(&stderr),
+        stdout,
+        stderr,
         containment: contained.containment,
         warning: ending.warning,
+        sandbox_note,
     })
 }
 

@@ -43,6 +43,8 @@ use std::time::Duration;
 
 use tokio::process::{Child, Command};
 
+use crate::tools::sandbox::PreparedSandbox;
+
 /// How `bash` keeps the processes a command starts from outliving its call (see the
 /// documentation of this module).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -254,15 +256,20 @@ enum Guard {
 /// next weaker containment that works here, with `limits` where a cgroup can carry them.
 /// `build` sets everything but the containment: program, arguments, environment,
 /// working directory, stdio.
+///
+/// `sandbox` (prepared by the caller, who keeps it alive until this returns) confines the
+/// command: its `pre_exec` closure runs after the containment's own and, under the
+/// subreaper, before the supervisor splits off, so the supervisor is confined too.
 pub(crate) fn spawn(
     build: &dyn Fn() -> Command,
     wanted: Containment,
     limits: CommandLimits,
+    sandbox: &PreparedSandbox,
 ) -> io::Result<Contained> {
     let mut containment = wanted;
     loop {
         if containment.possible() {
-            match try_spawn(build, containment, limits) {
+            match try_spawn(build, containment, limits, sandbox) {
                 Ok(contained) => return Ok(contained),
                 // The weakest one failed: the command itself cannot start.
                 Err(e) if containment.weaker().is_none() => return Err(e),
@@ -333,6 +340,7 @@ fn try_spawn(
     build: &dyn Fn() -> Command,
     containment: Containment,
     limits: CommandLimits,
+    sandbox: &PreparedSandbox,
 ) -> io::Result<Contained> {
     let mut command = build();
     // Its own process group in every case: no terminal signal reaches it, and the group
@@ -352,6 +360,7 @@ fn try_spawn(
             }
             let limit_groups = v1::groups(missing);
             prepare_child(&mut command, libc::SIGKILL, &limit_groups);
+            sandbox.register(&mut command);
             command.kill_on_drop(true);
             match command.spawn() {
                 Ok(child) => Ok(Contained {
@@ -376,6 +385,9 @@ fn try_spawn(
             // sees its lifeline closed and kills the tree.
             let limit_groups = v1::groups(limits);
             prepare_child(&mut command, libc::SIGCONT, &limit_groups);
+            // Before `split`: the supervisor is confined too (and not dumpable, so the
+            // command cannot read its copy of the agent's memory through /proc).
+            sandbox.register(&mut command);
             // SAFETY: the closure runs in the forked child before exec and uses only
             // async-signal-safe system calls (prctl, fork, close, dup2, open, sigaction,
             // sigprocmask, ppoll, waitpid, kill, getdents64, read, write, _exit) on
@@ -400,6 +412,7 @@ fn try_spawn(
         Containment::ProcessGroup => {
             #[cfg(target_os = "linux")]
             prepare_child(&mut command, libc::SIGKILL, &[]);
+            sandbox.register(&mut command);
             command.kill_on_drop(true);
             let child = command.spawn()?;
             Ok(Contained {

@@ -187,6 +187,13 @@ impl StreamCapture {
 
     /// The kept text, at most `max_lines` lines, with a marker in the middle naming what
     /// was left out of stream `name` and how to see all of it.
+    /// The bytes kept (beginning and end), for looking for a sign in them.
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        let mut out = self.head.clone();
+        out.extend(self.tail.iter().copied());
+        out
+    }
+
     pub(crate) fn render(&self, max_lines: usize, name: &str) -> String {
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         let gap = self.total_bytes - (self.head.len() + tail.len()) as u64;

@@ -1,0 +1,442 @@
+//! The Linux enforcement: a Landlock ruleset and seccomp programs built in the agent,
+//! applied in the forked child with plain system calls.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+use super::{SandboxError, SandboxMode, SandboxProfile, secret_paths, system_read_paths};
+
+/// The lowest Landlock ABI that can enforce the modes: 3 (Linux 6.2) controls
+/// `truncate(2)`; before it a command could truncate any file it may read.
+const MIN_ABI: i32 = 3;
+
+/// The Landlock ABI of the running kernel (0: none), probed once.
+fn kernel_abi() -> i32 {
+    static ABI_VERSION: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+    *ABI_VERSION.get_or_init(|| {
+        // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) reads
+        // no memory and returns the ABI version or -1.
+        let v = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                1u32,
+            )
+        };
+        i32::try_from(v).unwrap_or(0).max(0)
+    })
+}
+
+fn abi_of(version: i32) -> ABI {
+    match version {
+        ..=0 => ABI::Unsupported,
+        1 => ABI::V1,
+        2 => ABI::V2,
+        3 => ABI::V3,
+        4 => ABI::V4,
+        5 => ABI::V5,
+        6 => ABI::V6,
+        _ => ABI::V7,
+    }
+}
+
+/// Everything the child needs, prepared in the agent.
+pub(super) struct Prepared {
+    ruleset: OwnedFd,
+    /// The seccomp programs, installed in order.
+    filters: Vec<Box<[libc::sock_filter]>>,
+    /// Their `sock_fprog` headers (pointing into `filters`, which never move: boxed).
+    progs: Box<[libc::sock_fprog]>,
+    temp: TempDir,
+}
+
+// SAFETY: `progs` holds pointers into `filters`, owned by the same value and never
+// mutated after construction; sharing them across threads is sharing read-only data.
+unsafe impl Send for Prepared {}
+// SAFETY: as above.
+unsafe impl Sync for Prepared {}
+
+impl Prepared {
+    pub(super) fn new(
+        profile: &SandboxProfile,
+        workspace: &Path,
+    ) -> Result<Prepared, SandboxError> {
+        let mode = profile.mode();
+        let version = kernel_abi();
+        if version < MIN_ABI {
+            return Err(SandboxError::Unsupported {
+                mode,
+                reason: if version == 0 {
+                    "this kernel does not enable Landlock".to_owned()
+                } else {
+                    format!(
+                        "this kernel's Landlock (ABI {version}) is older than ABI {MIN_ABI} (Linux 6.2), which cannot stop a command from truncating files"
+                    )
+                },
+            });
+        }
+        let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|_| {
+            SandboxError::Unsupported {
+                mode,
+                reason: format!(
+                    "seccomp filters are not built for the {} architecture",
+                    std::env::consts::ARCH
+                ),
+            }
+        })?;
+        let setup = |what: &str, e: &dyn std::fmt::Display| SandboxError::Setup {
+            mode,
+            reason: format!("{what}: {e}"),
+        };
+        let temp = TempDir::create().map_err(|e| setup("a private temporary directory", &e))?;
+        let ruleset = ruleset(profile, workspace, temp.path(), abi_of(version))
+            .map_err(|e| setup("the Landlock ruleset", &e))?;
+        let filters =
+            filters(arch, profile.network()).map_err(|e| setup("the seccomp filter", &e))?;
+        let progs = filters
+            .iter()
+            .map(|f| libc::sock_fprog {
+                len: u16::try_from(f.len()).unwrap_or(u16::MAX),
+                filter: f.as_ptr().cast_mut(),
+            })
+            .collect();
+        Ok(Prepared {
+            ruleset,
+            filters,
+            progs,
+            temp,
+        })
+    }
+
+    pub(super) fn temp_dir(&self) -> &Path {
+        self.temp.path()
+    }
+
+    pub(super) fn register(&self, command: &mut tokio::process::Command) {
+        let ruleset = self.ruleset.as_raw_fd();
+        let progs = self.progs.as_ptr() as usize;
+        let count = self.progs.len();
+        debug_assert_eq!(count, self.filters.len());
+        // SAFETY: the closure runs in the forked child before exec; `enter` only makes
+        // system calls (prctl, landlock_restrict_self, seccomp) on a descriptor and
+        // programs that `self` owns, which outlives the spawn (the caller holds it while
+        // spawning); it allocates nothing and takes no lock.
+        unsafe {
+            command.pre_exec(move || enter(ruleset, progs as *const libc::sock_fprog, count));
+        }
+    }
+}
+
+/// In the forked child: confine this process (and everything it starts).
+///
+/// SAFETY (for callers): `progs` points to `count` valid `sock_fprog`s.
+unsafe fn enter(ruleset: RawFd, progs: *const libc::sock_fprog, count: usize) -> io::Result<()> {
+    // SAFETY: prctl(2), syscall(2) are async-signal-safe and read only the memory given.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // Not dumpable: the subreaper supervisor (a copy of the agent's memory, with its
+        // environment) cannot be read through /proc by the command it supervises. A
+        // command's own process becomes dumpable again on exec.
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        // No capability survives exec (a command run as root).
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        for cap in 0..64 {
+            // Fails without CAP_SETPCAP (not root) or past the last capability: nothing
+            // to drop then.
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        for i in 0..count {
+            let prog = progs.add(i);
+            if libc::syscall(
+                libc::SYS_seccomp,
+                1u32, /* SECCOMP_SET_MODE_FILTER */
+                0u32,
+                prog,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The Landlock ruleset of `profile`.
+fn ruleset(
+    profile: &SandboxProfile,
+    workspace: &Path,
+    temp: &Path,
+    abi: ABI,
+) -> Result<OwnedFd, Box<dyn std::error::Error>> {
+    let all = AccessFs::from_all(abi);
+    let read: BitFlags<AccessFs> = AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute;
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(all)?;
+    if abi >= ABI::V4 && !profile.network() {
+        // No TCP either way (seccomp refuses the sockets already).
+        ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
+    }
+    if abi >= ABI::V6 {
+        // No signals to, and no abstract Unix sockets of, processes outside the sandbox.
+        ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal)?;
+    }
+    let mut created = ruleset.create()?;
+    let denied = secret_paths(profile.home().as_deref());
+    let mut rules: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
+    for p in system_read_paths() {
+        rules.push((p, read));
+    }
+    for p in super::toolchain_paths(&profile.vars()) {
+        rules.push((p, read));
+    }
+    for p in profile.allow_read() {
+        for p in super::tree_minus(p, &denied) {
+            rules.push((p, read));
+        }
+    }
+    let workspace_access = match profile.mode() {
+        SandboxMode::ReadOnly => read,
+        _ => all,
+    };
+    for p in super::tree_minus(workspace, &denied) {
+        rules.push((p, workspace_access));
+    }
+    rules.push((temp.to_path_buf(), all));
+    let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
+    for dev in [
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/tty",
+        "/dev/ptmx",
+    ] {
+        rules.push((PathBuf::from(dev), dev_rw));
+    }
+    for dev in ["/dev/random", "/dev/urandom"] {
+        rules.push((PathBuf::from(dev), read));
+    }
+    rules.push((PathBuf::from("/dev/pts"), read | dev_rw));
+    // `/dev/fd`, `/dev/stdin`… are links into /proc/self, which is readable; descriptors
+    // already open (the pipes) need no rule.
+    for (path, access) in rules {
+        let Ok(fd) = PathFd::new(&path) else {
+            // Gone since it was listed: nothing to allow.
+            continue;
+        };
+        let is_dir = path.is_dir();
+        let access = if is_dir {
+            access & all
+        } else {
+            access & AccessFs::from_file(abi)
+        };
+        if access.is_empty() {
+            continue;
+        }
+        created = created.add_rule(PathBeneath::new(fd, access))?;
+    }
+    let fd: Option<OwnedFd> = created.into();
+    fd.ok_or_else(|| "the kernel gave no ruleset".into())
+}
+
+/// The seccomp programs (`socket` refused unless `network`): refusals with EPERM, and `clone3` with ENOSYS (so libc falls
+/// back to `clone`, whose flags a filter can read).
+fn filters(
+    arch: TargetArch,
+    network: bool,
+) -> Result<Vec<Box<[libc::sock_filter]>>, seccompiler::Error> {
+    let mut denied: Vec<i64> = vec![
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_unshare,
+        libc::SYS_setns,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_chroot,
+        libc::SYS_move_mount,
+        libc::SYS_open_tree,
+        libc::SYS_fsopen,
+        libc::SYS_fsmount,
+        libc::SYS_fsconfig,
+        libc::SYS_fspick,
+        libc::SYS_mount_setattr,
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_userfaultfd,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_kexec_load,
+        libc::SYS_open_by_handle_at,
+        libc::SYS_name_to_handle_at,
+        libc::SYS_pidfd_getfd,
+        libc::SYS_quotactl,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_reboot,
+        libc::SYS_acct,
+        libc::SYS_fanotify_init,
+        libc::SYS_syslog,
+    ];
+    if !network {
+        denied.push(libc::SYS_socket);
+    }
+    #[cfg(target_arch = "x86_64")]
+    denied.extend([libc::SYS_kexec_file_load, libc::SYS_iopl, libc::SYS_ioperm]);
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        // The x32 ABI reaches the same calls with bit 30 set (and a few with their own
+        // numbers): refuse those too.
+        const X32: i64 = 0x4000_0000;
+        let x32: Vec<i64> = denied
+            .iter()
+            .map(|n| n | X32)
+            .chain([521, 539, 540].map(|n| n | X32))
+            .collect();
+        denied.extend(x32);
+    }
+    for nr in denied {
+        rules.insert(nr, Vec::new());
+    }
+    // clone(2) with a namespace flag.
+    let namespaces: [u64; 7] = [
+        libc::CLONE_NEWNS as u64,
+        libc::CLONE_NEWUSER as u64,
+        libc::CLONE_NEWPID as u64,
+        libc::CLONE_NEWNET as u64,
+        libc::CLONE_NEWUTS as u64,
+        libc::CLONE_NEWIPC as u64,
+        libc::CLONE_NEWCGROUP as u64,
+    ];
+    let clone_rules = namespaces
+        .iter()
+        .map(|&flag| {
+            SeccompRule::new(vec![SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(flag),
+                flag,
+            )?])
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    rules.insert(libc::SYS_clone, clone_rules);
+    // Injecting keystrokes into a terminal.
+    let ioctl_rules = [libc::TIOCSTI, libc::TIOCLINUX]
+        .iter()
+        .map(|&request| {
+            // The request's type is `c_ulong` on glibc, `c_int` on musl.
+            #[allow(clippy::unnecessary_cast)]
+            let request = request as u64;
+            SeccompRule::new(vec![SeccompCondition::new(
+                1,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Eq,
+                request,
+            )?])
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    rules.insert(libc::SYS_ioctl, ioctl_rules);
+    let main: BpfProgram = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )?
+    .try_into()?;
+    let mut clone3 = BTreeMap::new();
+    clone3.insert(libc::SYS_clone3, Vec::new());
+    let clone3: BpfProgram = SeccompFilter::new(
+        clone3,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )?
+    .try_into()?;
+    Ok([main, clone3]
+        .into_iter()
+        .map(|p| {
+            p.into_iter()
+                .map(|f| libc::sock_filter {
+                    code: f.code,
+                    jt: f.jt,
+                    jf: f.jf,
+                    k: f.k,
+                })
+                .collect::<Box<[_]>>()
+        })
+        .collect())
+}
+
+/// A command's private temporary directory, removed when dropped.
+struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    fn create() -> io::Result<TempDir> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let base = std::env::temp_dir();
+        for _ in 0..100 {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            let path = base.join(format!(
+                "agent-presets-sandbox-{}-{n}-{nanos:08x}",
+                std::process::id()
+            ));
+            let mut builder = std::fs::DirBuilder::new();
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            match builder.create(&path) {
+                Ok(()) => return Ok(TempDir { path }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::other("no free name"))
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
