@@ -115,7 +115,10 @@ fuzz_target!(|data: &[u8]| {
     }
     streamed.push_str(&stream.finish());
     assert_eq!(stream.pending_len(), 0);
-    assert_eq!(streamed, batch, "the streamed output differs from the batch output");
+    assert_eq!(
+        streamed, batch,
+        "the streamed output differs from the batch output"
+    );
 });
 
 fn push_text(text: &mut String, pushes: &mut Vec<(usize, usize)>, chars: &mut usize, s: &str) {
@@ -126,7 +129,13 @@ fn push_text(text: &mut String, pushes: &mut Vec<(usize, usize)>, chars: &mut us
 }
 
 /// `form` appended, pushed in two parts cut at a character boundary chosen by `op`.
-fn plant(text: &mut String, pushes: &mut Vec<(usize, usize)>, chars: &mut usize, form: &str, op: u8) {
+fn plant(
+    text: &mut String,
+    pushes: &mut Vec<(usize, usize)>,
+    chars: &mut usize,
+    form: &str,
+    op: u8,
+) {
     let mut cut = usize::from((op >> 4) & 7) * form.len() / 7;
     while !form.is_char_boundary(cut) {
         cut += 1;

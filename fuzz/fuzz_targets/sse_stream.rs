@@ -78,9 +78,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(capped, whole, "a body within the cap decodes differently");
     }
     let capped_parts = outcome(decode_stream(dialect, chunks.iter().copied(), cap));
-    let is_cap_error = capped_parts
-        .as_ref()
-        .is_err_and(|e| e.contains(&too_large));
+    let is_cap_error = capped_parts.as_ref().is_err_and(|e| e.contains(&too_large));
     assert!(
         capped_parts == whole || is_cap_error,
         "split under a cap: {capped_parts:?}, uncapped: {whole:?}"
@@ -89,13 +87,28 @@ fuzz_target!(|data: &[u8]| {
     // The framing alone, default limit: same events for every split, and the events of
     // the reference parser.
     let one = sse(SseDecoder::new(), &[body]);
-    assert_eq!(one, sse(SseDecoder::new(), &chunks), "SSE events differ when split");
+    assert_eq!(
+        one,
+        sse(SseDecoder::new(), &chunks),
+        "SSE events differ when split"
+    );
     if bytewise {
         let singles: Vec<&[u8]> = body.chunks(1).collect();
-        assert_eq!(one, sse(SseDecoder::new(), &singles), "SSE events differ byte by byte");
+        assert_eq!(
+            one,
+            sse(SseDecoder::new(), &singles),
+            "SSE events differ byte by byte"
+        );
     }
-    assert_eq!(one.1, None, "an input of at most 64 KiB hit the 8 MiB limit");
-    assert_eq!(one.0, reference(body), "SSE events differ from the reference parser");
+    assert_eq!(
+        one.1, None,
+        "an input of at most 64 KiB hit the 8 MiB limit"
+    );
+    assert_eq!(
+        one.0,
+        reference(body),
+        "SSE events differ from the reference parser"
+    );
 
     // A small limit: the same for every split, and it fails exactly on a long line.
     let small = sse(SseDecoder::with_line_limit(small_limit), &[body]);
@@ -138,7 +151,9 @@ fn split<'a>(body: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
     chunks
 }
 
-fn outcome(result: Result<ModelTurn, agent_presets::client::ClientError>) -> Result<ModelTurn, String> {
+fn outcome(
+    result: Result<ModelTurn, agent_presets::client::ClientError>,
+) -> Result<ModelTurn, String> {
     result.map_err(|e| e.to_string())
 }
 
