@@ -15,6 +15,14 @@ again over a corpus the fuzzer has grown only adds what is missing.
 - tool_pattern: fuzz/seeds/tool_pattern/* (`PATTERN \0 NAME`), and (with PyYAML) every
   `allow` / `deny` entry of presets/**/*.yaml against every built-in tool name.
 - tool_call: fuzz/seeds/tool_call/* (a tool-selector byte, then JSON arguments).
+- sse_stream: every event-stream body in fuzz/seeds/sse_stream/* (the name's `anthropic`
+  picks the dialect) and every fuzz/seeds/stream_parse/* stream framed as SSE, each
+  with LF, CRLF and CR line ends, with and without a BOM, comments and `id:` lines,
+  behind headers that split it at no point, inside every CRLF, inside UTF-8 sequences
+  and byte by byte, under several small line limits.
+- redact: keys (long and short, with `+/=`, `%`-worthy and non-ASCII characters) and
+  users from REDACT_CASES, each form of the key planted once in ordinary text, split
+  across pushes at several points, and all forms planted together.
 - every target: fuzz/regressions/<target>/*, the inputs that once failed (each is also a
   test in tests/fuzz_regressions.rs).
 """
@@ -139,13 +147,111 @@ def tool_patterns() -> int:
     return n
 
 
-TARGETS = ("preset_validate", "template_render", "stream_parse", "tool_pattern", "tool_call")
+def sse_header(config: int, cuts: list[int]) -> bytes:
+    """sse_stream's header: the config byte, the split count, the split points."""
+    cuts = cuts[:15]
+    return bytes([config, len(cuts)]) + b"".join(c.to_bytes(2, "little") for c in cuts)
+
+
+def sse_bodies() -> list[tuple[bool, str, bytes]]:
+    """(anthropic?, name, body) for every SSE seed, the stream_parse seeds framed."""
+    out = []
+    for f in sorted((HERE / "seeds" / "sse_stream").glob("*")):
+        out.append(("anthropic" in f.name, f.name, f.read_bytes()))
+    for f in sorted((HERE / "seeds" / "stream_parse").glob("*")):
+        data = f.read_bytes()
+        if not data or "whole" in f.name:
+            continue
+        anthropic = data[0] % 2 == 1
+        body = b""
+        for line in data[1:].split(b"\n"):
+            if not line:
+                continue
+            if anthropic and line.startswith(b'{"type":"'):
+                kind = line[9:].split(b'"', 1)[0]
+                body += b"event: " + kind + b"\n"
+            body += b"data: " + line + b"\n\n"
+        out.append((anthropic, f.name, body))
+    return out
+
+
+def sse_streams() -> int:
+    n = 0
+    for anthropic, _name, body in sse_bodies():
+        dialect = 1 if anthropic else 0
+        variants = [
+            body,
+            body.replace(b"\n", b"\r\n"),
+            body.replace(b"\n", b"\r"),
+            b"\xef\xbb\xbf: comment\nid: 7\n" + body,
+        ]
+        for i, v in enumerate(variants):
+            # Split inside every CRLF, after every CR, inside UTF-8 sequences.
+            inside = [j + 1 for j in range(len(v) - 1) if v[j : j + 2] == b"\r\n" or v[j] >= 0xC0]
+            evenly = [len(v) * k // 8 for k in range(1, 8)]
+            for config, cuts in (
+                (dialect, []),
+                (dialect | (i * 16 + 60) << 2 & 0xFC, inside),
+                (dialect | 2 | (i * 8 + 4) << 2 & 0xFC, evenly),
+                (dialect | 2 | 0xFC, inside[::3]),
+            ):
+                put("sse_stream", sse_header(config, cuts) + v)
+                n += 1
+    return n
+
+
+# (key, user) pairs for the redact seeds.
+REDACT_CASES = (
+    ("sk-live-0123456789abcdefXYZ", "user"),
+    ("sk-ant-api03-AbCdEf+/gh=ij~kl.mn_op", "api"),
+    ("abc+def/ghi=jkl", ""),
+    ("p\u00e4ssw\u00f6rd-\u6f22\u5b57-42", "me"),
+    ("hunter2", "x"),
+    ("k3y", "u:v"),
+    ("aaaaaaaa", "a"),
+    ("x", ""),
+)
+
+
+def redact_seed(key: str, user: str, ops: list[int], filler: list[str]) -> bytes:
+    k = key.encode()
+    u = user.encode()
+    data = bytes([(len(k) - 1) % 48]) + k + bytes([len(u)]) + u
+    pieces = [bytes([op]) + text.encode() for op, text in zip(ops, filler)]
+    return data + b"\0".join(pieces)
+
+
+def redacts() -> int:
+    n = 0
+    filler = ["The key is ", " and again: ", "\u00e9\u6f22 tail ", " Authorization: Basic ", "", "?q="]
+    for key, user in REDACT_CASES:
+        for form in range(8):
+            for split in (0, 3, 7):
+                op = 8 | form | split << 4 | (0x80 if form == 3 else 0)
+                put("redact", redact_seed(key, user, [op, 0], [filler[form % 6], " end"]))
+                n += 1
+        ops = [8 | f | (f % 8) << 4 for f in range(8)] + [0]
+        put("redact", redact_seed(key, user, ops, filler + ["a", "b", "c"]))
+        n += 1
+    return n
+
+
+TARGETS = (
+    "preset_validate",
+    "template_render",
+    "stream_parse",
+    "tool_pattern",
+    "tool_call",
+    "sse_stream",
+    "redact",
+)
 
 
 def main() -> int:
     counts = {}
     for target in TARGETS:
-        seeds = sorted((HERE / "seeds" / target).glob("*"))
+        # sse_stream's seeds are bodies without a header: sse_streams() frames them.
+        seeds = [] if target == "sse_stream" else sorted((HERE / "seeds" / target).glob("*"))
         seeds += sorted((HERE / "regressions" / target).glob("*"))
         for s in seeds:
             put(target, s.read_bytes())
@@ -153,6 +259,8 @@ def main() -> int:
     counts["preset_validate"] += presets()
     counts["template_render"] += templates()
     counts["tool_pattern"] += tool_patterns()
+    counts["sse_stream"] += sse_streams()
+    counts["redact"] += redacts()
     for target, n in counts.items():
         total = len(list((CORPUS / target).iterdir()))
         print(f"seeds.py: {target}: {n} seeds, {total} inputs in fuzz/corpus/{target}")
