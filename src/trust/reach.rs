@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::diagnostic::Span;
 use crate::preset::catalog::{PresetCatalog, PresetEntry, PresetSource, default_config_dir};
 use crate::preset::source::ParsedPreset;
+use crate::preset::spec::{PresetFile, Spanned};
 use crate::preset::validate::ValidPreset;
 use crate::provider::{ModelSettings, default_api_key_env, is_default_host};
 
@@ -231,33 +232,13 @@ impl PresetReach {
                 model_items(file, &path, endpoint, &mut items);
             }
         }
-        let own_names: Vec<&str> = chain
-            .iter()
-            .filter(|p| origin(p).0 == Authorship::Own)
-            .flat_map(|p| p.file.pass_env.iter().flatten())
-            .map(|n| n.value.as_str())
-            .collect();
-        for file in chain {
-            let (authorship, path) = origin(file);
-            if authorship == Authorship::Own {
-                continue;
-            }
-            for name in file.file.pass_env.iter().flatten() {
-                let taken = own_names.contains(&name.value.as_str())
-                    || items
-                        .iter()
-                        .any(|i| i.field == ReachField::PassEnv && i.value == name.value);
-                if !taken {
-                    items.push(ReachItem {
-                        field: ReachField::PassEnv,
-                        value: name.value.clone(),
-                        file: path.clone(),
-                        span: file.span_of(name),
-                        implied: false,
-                    });
-                }
-            }
-        }
+        list_items(
+            chain,
+            &origin,
+            ReachField::PassEnv,
+            |f| &f.pass_env,
+            &mut items,
+        );
         sandbox_items(chain, &origin, &mut items);
         PresetReach {
             name: preset.name().to_owned(),
@@ -329,10 +310,28 @@ fn sandbox_items(
             });
         }
     }
-    let own_paths: Vec<&str> = chain
+    list_items(
+        chain,
+        origin,
+        ReachField::AllowRead,
+        |f| &f.allow_read,
+        items,
+    );
+}
+
+/// The entries of a list field (`passEnv`, `allowRead`) that foreign files add: each
+/// once, and none an own file of the chain lists too.
+fn list_items(
+    chain: &[ParsedPreset],
+    origin: &dyn Fn(&ParsedPreset) -> (Authorship, String),
+    field: ReachField,
+    list: fn(&PresetFile) -> &Option<Vec<Spanned<String>>>,
+    items: &mut Vec<ReachItem>,
+) {
+    let own: Vec<&str> = chain
         .iter()
         .filter(|p| origin(p).0 == Authorship::Own)
-        .flat_map(|p| p.file.allow_read.iter().flatten())
+        .flat_map(|p| list(&p.file).iter().flatten())
         .map(|n| n.value.as_str())
         .collect();
     for file in chain {
@@ -340,14 +339,14 @@ fn sandbox_items(
         if authorship == Authorship::Own {
             continue;
         }
-        for entry in file.file.allow_read.iter().flatten() {
-            let taken = own_paths.contains(&entry.value.as_str())
+        for entry in list(&file.file).iter().flatten() {
+            let taken = own.contains(&entry.value.as_str())
                 || items
                     .iter()
-                    .any(|i| i.field == ReachField::AllowRead && i.value == entry.value);
+                    .any(|i| i.field == field && i.value == entry.value);
             if !taken {
                 items.push(ReachItem {
-                    field: ReachField::AllowRead,
+                    field,
                     value: entry.value.clone(),
                     file: path.clone(),
                     span: file.span_of(entry),
