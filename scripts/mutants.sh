@@ -30,7 +30,7 @@ out_root=${MUTANTS_OUT:-target/mutants-out}
 
 # file | cargo arguments for the build and the run (which test targets) | test filter
 files=(
-    "src/tools/restriction.rs|--lib|"
+    "src/tools/restriction.rs|--lib --test core_registry --test conformance_core --test properties --test preset_validate|"
     "src/prompt/step_cache.rs|--lib|"
     "src/secrets.rs|--lib|secrets"
     "src/redact.rs|--lib --test security_tools|"
