@@ -370,6 +370,14 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn a_pattern_keeps_where_it_was_written() {
+        let span = Span::new("p.yaml".into(), 3, 7);
+        let pattern = ToolPattern::new("read_*", Some(span.clone())).unwrap();
+        assert_eq!(pattern.span(), Some(&span));
+        assert_eq!(ToolPattern::new("grep", None).unwrap().span(), None);
+    }
+
     /// What globset alone says (the matcher every pattern used before `Glob::Star`).
     fn globset_matches(pattern: &str, name: &str) -> bool {
         globset::GlobBuilder::new(pattern)
