@@ -269,14 +269,7 @@ fn refuse(
 
 /// Is this a CI run (`CI` set to anything but empty, `0`, `false` or `no`)?
 fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| {
-        let v = v.to_string_lossy();
-        let v = v.trim();
-        !(v.is_empty()
-            || v == "0"
-            || v.eq_ignore_ascii_case("false")
-            || v.eq_ignore_ascii_case("no"))
-    })
+    crate::preset::catalog::env_flag("CI")
 }
 
 /// `agent-presets [the global flags given] trust ARG`: the command that trusts what `run

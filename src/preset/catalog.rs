@@ -47,7 +47,12 @@ pub const NO_USER_ENV: &str = "AGENT_PRESETS_NO_USER";
 
 /// Does [`NO_USER_ENV`] say to leave the user directory out?
 pub fn user_presets_disabled() -> bool {
-    std::env::var_os(NO_USER_ENV).is_some_and(|v| {
+    env_flag(NO_USER_ENV)
+}
+
+/// Is the environment variable `name` set to anything but empty, `0`, `false` or `no`?
+pub(crate) fn env_flag(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| {
         let v = v.to_string_lossy();
         let v = v.trim();
         !(v.is_empty()
