@@ -9,12 +9,17 @@
 //! text as a list of lines, so the lock diffs well in review) and every tool (name,
 //! tokens, the definition sent). Runtime contexts are not in the prefix, so editing one
 //! never changes the lock.
+//!
+//! The file is typed data ([`LockFile`], one [`PresetLock`] per preset): reading it checks
+//! every field (a lock with a field this build does not write is refused, not carried
+//! along), and the drift diagnostics compare entries field by field.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use similar::TextDiff;
 
 use super::Project;
@@ -25,6 +30,7 @@ use crate::prompt::{
 };
 use crate::report::{order_json, pretty};
 use crate::tokens;
+use crate::tools::WireTool;
 
 /// The lock file's name, in the project directory.
 pub const LOCK_FILE: &str = "presets.lock";
@@ -74,7 +80,110 @@ impl LockError {
 /// `presets.lock`: one entry per preset, by name.
 #[derive(Debug, Default)]
 pub struct LockFile {
-    presets: BTreeMap<String, Value>,
+    presets: BTreeMap<String, PresetLock>,
+}
+
+/// The lock file as it is written: its format version, the token encoding, the pinned
+/// runtime values every entry is rendered with, and the entries.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LockText {
+    version: u64,
+    encoding: String,
+    values: Map<String, Value>,
+    presets: BTreeMap<String, PresetLock>,
+}
+
+/// One preset's entry: its cacheable prefix rendered with the pinned values.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PresetLock {
+    /// The provider (`null` when the preset names none and no example applies).
+    pub provider: Option<String>,
+    /// The model.
+    pub model: Option<String>,
+    /// sha256 of the cacheable prefix, `sha256:<hex>`.
+    pub fingerprint: String,
+    /// Token counts of the prefix.
+    pub tokens: PrefixTokens,
+    /// The system prompt's sections, in order.
+    pub sections: Vec<LockedSection>,
+    /// The visible tools, in wire order.
+    pub tools: Vec<LockedTool>,
+}
+
+/// Token counts of a locked prefix ([`tokens::ENCODING`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrefixTokens {
+    /// The system prompt.
+    pub system: u64,
+    /// The tool definitions.
+    pub tools: u64,
+    /// Both.
+    pub prefix: u64,
+}
+
+/// A section of the system prompt, its text as lines (so the lock diffs well in review).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedSection {
+    /// The section's name (`tool:<name>` for a tool's guidance).
+    pub name: String,
+    /// Its order (written as an integer when it is one).
+    #[serde(serialize_with = "serialize_order")]
+    pub order: f64,
+    /// Its tokens.
+    pub tokens: u64,
+    /// Its text, line by line.
+    pub text: Vec<String>,
+}
+
+/// A tool as the model sees it, and its tokens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedTool {
+    /// The wire name.
+    pub name: String,
+    /// Its tokens.
+    pub tokens: u64,
+    /// The definition sent.
+    pub definition: LockedDefinition,
+}
+
+/// A tool definition as sent: exactly `name`, `description`, `parameters`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedDefinition {
+    /// The wire name.
+    pub name: String,
+    /// The description.
+    pub description: String,
+    /// The parameter schema.
+    pub parameters: Value,
+}
+
+impl From<&WireTool> for LockedDefinition {
+    fn from(tool: &WireTool) -> Self {
+        LockedDefinition {
+            name: tool.name.clone(),
+            description: tool.description.clone(),
+            parameters: tool.parameters.clone(),
+        }
+    }
+}
+
+fn serialize_order<S: serde::Serializer>(order: &f64, s: S) -> Result<S::Ok, S::Error> {
+    order_json(*order).serialize(s)
+}
+
+impl LockedSection {
+    /// The text as the prompt has it (the lines joined, a final newline).
+    pub fn text(&self) -> String {
+        let mut text = self.text.join("\n");
+        text.push('\n');
+        text
+    }
 }
 
 impl LockFile {
@@ -95,52 +204,54 @@ impl LockFile {
                 });
             }
         };
-        let corrupt = |what: String| LockError::Corrupt {
-            path: path.to_path_buf(),
-            what,
-        };
-        let value: Value = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        LockFile::parse(&bytes)
+            .map(Some)
+            .map_err(|what| LockError::Corrupt {
+                path: path.to_path_buf(),
+                what,
+            })
+    }
+
+    /// A lock from its text; what is wrong with it otherwise.
+    fn parse(bytes: &[u8]) -> Result<LockFile, String> {
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        // The version first: a lock of another format says so rather than which field
+        // this build misses.
         if value["version"] != LOCK_VERSION {
-            return Err(corrupt(format!(
+            return Err(format!(
                 "its `version` is {}, this build writes {LOCK_VERSION}",
                 value["version"]
-            )));
+            ));
         }
-        let presets = value["presets"]
-            .as_object()
-            .ok_or_else(|| corrupt("no `presets` object".into()))?
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        Ok(Some(LockFile { presets }))
+        let text: LockText = serde_json::from_value(value).map_err(|e| e.to_string())?;
+        Ok(LockFile {
+            presets: text.presets,
+        })
     }
 
     /// The file's text: pretty JSON, presets by name, a final newline.
     pub fn to_text(&self) -> String {
-        let values: Map<String, Value> = pinned_runtime_values()
+        let values = pinned_runtime_values()
             .into_iter()
             .map(|(k, v)| (k.to_owned(), Value::from(v)))
             .collect();
-        let presets: Map<String, Value> = self
-            .presets
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        pretty(&json!({
-            "version": LOCK_VERSION,
-            "encoding": tokens::ENCODING,
-            "values": values,
-            "presets": presets,
-        }))
+        let text = LockText {
+            version: LOCK_VERSION,
+            encoding: tokens::ENCODING.to_owned(),
+            values,
+            presets: self.presets.clone(),
+        };
+        // Serialising plain data cannot fail.
+        pretty(&serde_json::to_value(&text).unwrap_or_default())
     }
 
     /// The locked entry of `name`.
-    pub fn get(&self, name: &str) -> Option<&Value> {
+    pub fn get(&self, name: &str) -> Option<&PresetLock> {
         self.presets.get(name)
     }
 
     /// Lock `name` with `entry` (from [`entry`]), replacing what was locked.
-    pub fn insert(&mut self, name: String, entry: Value) {
+    pub fn insert(&mut self, name: String, entry: PresetLock) {
         self.presets.insert(name, entry);
     }
 
@@ -183,7 +294,7 @@ fn lock_values(preset: &ValidPreset) -> Values {
 }
 
 /// The lock entry of a valid preset.
-pub fn entry(preset: &ValidPreset) -> Result<Value, LockError> {
+pub fn entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
     let values = lock_values(preset);
     let failed = |what: String| LockError::Render {
         preset: preset.name().to_owned(),
@@ -198,36 +309,38 @@ pub fn entry(preset: &ValidPreset) -> Result<Value, LockError> {
         ProvenanceError::Tokenizer(e) => failed(e.to_string()),
     })?;
     let text_value = |name: &str| values.get(name).and_then(|v| v.as_str()).map(str::to_owned);
-    let sections: Vec<Value> = provenance
+    let sections = provenance
         .sections
         .iter()
-        .map(|s| {
-            json!({
-                "name": s.piece.name,
-                "order": order_json(s.piece.order),
-                "tokens": s.size.tokens,
-                "text": s.piece.text.lines().collect::<Vec<_>>(),
-            })
+        .map(|s| LockedSection {
+            name: s.piece.name.to_string(),
+            order: s.piece.order,
+            tokens: s.size.tokens as u64,
+            text: s.piece.text.lines().map(str::to_owned).collect(),
         })
         .collect();
-    let tools: Vec<Value> = assembly
+    let tools = assembly
         .tools
         .iter()
         .zip(&provenance.tools)
-        .map(|(tool, p)| json!({ "name": tool.name, "tokens": p.tokens, "definition": tool }))
+        .map(|(tool, p)| LockedTool {
+            name: tool.name.clone(),
+            tokens: p.tokens as u64,
+            definition: LockedDefinition::from(tool),
+        })
         .collect();
-    Ok(json!({
-        "provider": text_value(PROVIDER_VARIABLE),
-        "model": text_value(MODEL_VARIABLE),
-        "fingerprint": assembly.fingerprint.to_string(),
-        "tokens": {
-            "system": provenance.system.tokens,
-            "tools": provenance.tool_tokens,
-            "prefix": provenance.system.tokens + provenance.tool_tokens,
+    Ok(PresetLock {
+        provider: text_value(PROVIDER_VARIABLE),
+        model: text_value(MODEL_VARIABLE),
+        fingerprint: assembly.fingerprint.to_string(),
+        tokens: PrefixTokens {
+            system: provenance.system.tokens as u64,
+            tools: provenance.tool_tokens as u64,
+            prefix: (provenance.system.tokens + provenance.tool_tokens) as u64,
         },
-        "sections": sections,
-        "tools": tools,
-    }))
+        sections,
+        tools,
+    })
 }
 
 /// A preset whose cacheable prefix differs from the lock: the whole story for people
@@ -415,7 +528,7 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
 /// The drift of `preset` when `now` (its entry as it renders today) differs from
 /// `locked`: what changed, a unified diff of each changed section and tool, and one
 /// short finding per change.
-pub fn drift(preset: &ValidPreset, locked: &Value, now: &Value) -> Option<Drift> {
+pub fn drift(preset: &ValidPreset, locked: &PresetLock, now: &PresetLock) -> Option<Drift> {
     if locked == now {
         return None;
     }
@@ -423,21 +536,25 @@ pub fn drift(preset: &ValidPreset, locked: &Value, now: &Value) -> Option<Drift>
     let mut changes: Vec<String> = Vec::new();
     let mut parts: Vec<(Origin, String)> = Vec::new();
     let mut diff = String::new();
-    for key in [PROVIDER_VARIABLE, MODEL_VARIABLE] {
-        if locked[key] != now[key] {
-            let what = format!("{key} {} → {}", shown(&locked[key]), shown(&now[key]));
+    for (key, old, new) in [
+        (PROVIDER_VARIABLE, &locked.provider, &now.provider),
+        (MODEL_VARIABLE, &locked.model, &now.model),
+    ] {
+        if old != new {
+            let what = format!("{key} {} → {}", shown(old), shown(new));
             parts.push((origin(preset, Item::Model), what.clone()));
             changes.push(what);
         }
     }
-    let (old_sections, new_sections) = (items(locked, "sections"), items(now, "sections"));
-    for (section, old, new) in paired(&old_sections, &new_sections) {
+    let section_name = |s: &LockedSection| s.name.clone();
+    for (section, old, new) in paired(&locked.sections, &now.sections, section_name) {
         let (what, changed_text) = match (old, new) {
             (Some(o), Some(n)) if o == n => continue,
-            (Some(o), Some(n)) if o["text"] == n["text"] => (
+            (Some(o), Some(n)) if o.text == n.text => (
                 format!(
                     "section `{section}` moved (order {} → {})",
-                    o["order"], n["order"]
+                    order_json(o.order),
+                    order_json(n.order)
                 ),
                 false,
             ),
@@ -446,8 +563,8 @@ pub fn drift(preset: &ValidPreset, locked: &Value, now: &Value) -> Option<Drift>
             (None, _) => (format!("section `{section}` added"), true),
         };
         let (old_text, new_text) = (
-            old.map(section_text).unwrap_or_default(),
-            new.map(section_text).unwrap_or_default(),
+            old.map(LockedSection::text).unwrap_or_default(),
+            new.map(LockedSection::text).unwrap_or_default(),
         );
         diff.push_str(&unified(
             &format!("section `{section}`"),
@@ -467,14 +584,14 @@ pub fn drift(preset: &ValidPreset, locked: &Value, now: &Value) -> Option<Drift>
         parts.push((origin(preset, item), text));
         changes.push(what);
     }
-    let (old_tools, new_tools) = (items(locked, "tools"), items(now, "tools"));
-    for (tool, old, new) in paired(&old_tools, &new_tools) {
+    let tool_name = |t: &LockedTool| t.name.clone();
+    for (tool, old, new) in paired(&locked.tools, &now.tools, tool_name) {
         let (what, item, summary) = match (old, new) {
-            (Some(o), Some(n)) if o["definition"] == n["definition"] => continue,
+            (Some(o), Some(n)) if o.definition == n.definition => continue,
             (Some(o), Some(n)) => (
                 format!("tool `{tool}` changed"),
                 Item::Definition(&tool),
-                tool_summary(&o["definition"], &n["definition"]),
+                tool_summary(&o.definition, &n.definition),
             ),
             (Some(_), None) => (
                 format!("tool `{tool}` removed"),
@@ -484,16 +601,17 @@ pub fn drift(preset: &ValidPreset, locked: &Value, now: &Value) -> Option<Drift>
             (None, n) => (
                 format!("tool `{tool}` added"),
                 Item::Listed(&tool),
-                n.map(|n| parameter_list(&n["definition"]))
+                n.and_then(|n| parameter_list(&n.definition.parameters))
                     .into_iter()
-                    .flatten()
                     .collect(),
             ),
         };
         diff.push_str(&unified(
             &format!("tool `{tool}`"),
-            &old.map(|t| pretty(&t["definition"])).unwrap_or_default(),
-            &new.map(|t| pretty(&t["definition"])).unwrap_or_default(),
+            &old.map(|t| definition_text(&t.definition))
+                .unwrap_or_default(),
+            &new.map(|t| definition_text(&t.definition))
+                .unwrap_or_default(),
         ));
         let text = if summary.is_empty() {
             what.clone()
@@ -503,18 +621,23 @@ pub fn drift(preset: &ValidPreset, locked: &Value, now: &Value) -> Option<Drift>
         parts.push((origin(preset, item), text));
         changes.push(what);
     }
-    let order = |v: &[&Value]| v.iter().map(|s| s["name"].clone()).collect::<Vec<_>>();
     let mut whole = |what: &str, changes: &mut Vec<String>| {
         parts.push((origin(preset, Item::Whole), what.to_owned()));
         changes.push(what.to_owned());
     };
-    if changes.is_empty() && order(&old_sections) != order(&new_sections) {
+    let same_order = |a: &[LockedSection], b: &[LockedSection]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.name == y.name)
+    };
+    if changes.is_empty() && !same_order(&locked.sections, &now.sections) {
         whole("the order of the sections changed", &mut changes);
     }
-    if changes.is_empty() && order(&old_tools) != order(&new_tools) {
+    let same_tools = |a: &[LockedTool], b: &[LockedTool]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.name == y.name)
+    };
+    if changes.is_empty() && !same_tools(&locked.tools, &now.tools) {
         whole("the wire order of the tools changed", &mut changes);
     }
-    if changes.is_empty() && locked["fingerprint"] != now["fingerprint"] {
+    if changes.is_empty() && locked.fingerprint != now.fingerprint {
         // Same prefix, another fingerprint: the lock predates the fingerprint's encoding.
         whole(
             "its fingerprint changed (the lock was written by a build that encoded fingerprints differently)",
@@ -711,9 +834,9 @@ fn cut(line: &str, max: usize) -> String {
     }
 }
 
-/// The parameters of a tool definition: "parameters `a`, `b`".
-fn parameter_list(definition: &Value) -> Option<String> {
-    let props = definition["parameters"]["properties"].as_object()?;
+/// The parameters of a tool's schema: "parameters `a`, `b`".
+fn parameter_list(parameters: &Value) -> Option<String> {
+    let props = parameters["properties"].as_object()?;
     if props.is_empty() {
         return None;
     }
@@ -721,12 +844,23 @@ fn parameter_list(definition: &Value) -> Option<String> {
     Some(format!("parameters {}", names.join(", ")))
 }
 
+/// A definition as the lock writes it, for a diff.
+fn definition_text(definition: &LockedDefinition) -> String {
+    // Serialising plain data cannot fail.
+    pretty(&serde_json::to_value(definition).unwrap_or_default())
+}
+
 /// What differs between two definitions of a tool, in a few words each: "`description`
 /// changed", "parameter `x` added", "parameter `y`: `type` changed", "`x` now required".
-fn tool_summary(old: &Value, new: &Value) -> Vec<String> {
+fn tool_summary(old: &LockedDefinition, new: &LockedDefinition) -> Vec<String> {
     let mut out = Vec::new();
-    keys_changed(old, new, &["parameters"], "", &mut out);
-    let (op, np) = (&old["parameters"], &new["parameters"]);
+    if old.name != new.name {
+        out.push("`name` changed".to_owned());
+    }
+    if old.description != new.description {
+        out.push("`description` changed".to_owned());
+    }
+    let (op, np) = (&old.parameters, &new.parameters);
     keys_changed(op, np, &["properties", "required"], "parameters ", &mut out);
     let empty = Map::new();
     let (oprops, nprops) = (
@@ -840,52 +974,33 @@ pub fn gone(name: &str) -> Diagnostic {
     ))
 }
 
-fn shown(value: &Value) -> String {
-    value
-        .as_str()
-        .map_or_else(|| value.to_string(), str::to_owned)
+/// A provider or model as a change names it (`null` when there is none).
+fn shown(value: &Option<String>) -> String {
+    value.clone().unwrap_or_else(|| "null".to_owned())
 }
 
-fn items<'a>(entry: &'a Value, key: &str) -> Vec<&'a Value> {
-    entry[key]
-        .as_array()
-        .map(|a| a.iter().collect())
-        .unwrap_or_default()
-}
-
-/// Items of two lists matched by `name`: those of `new` in its order, then the ones only
+/// Items of two lists matched by name: those of `new` in its order, then the ones only
 /// `old` has.
-fn paired<'a>(
-    old: &[&'a Value],
-    new: &[&'a Value],
-) -> Vec<(String, Option<&'a Value>, Option<&'a Value>)> {
-    let name = |v: &Value| v["name"].as_str().unwrap_or_default().to_owned();
-    let mut out: Vec<(String, Option<&Value>, Option<&Value>)> = new
+fn paired<'a, T>(
+    old: &'a [T],
+    new: &'a [T],
+    name: impl Fn(&T) -> String,
+) -> Vec<(String, Option<&'a T>, Option<&'a T>)> {
+    let mut out: Vec<(String, Option<&T>, Option<&T>)> = new
         .iter()
         .map(|n| {
             let key = name(n);
-            let o = old.iter().copied().find(|o| name(o) == key);
-            (key, o, Some(*n))
+            let o = old.iter().find(|o| name(o) == key);
+            (key, o, Some(n))
         })
         .collect();
     for o in old {
         let key = name(o);
         if !new.iter().any(|n| name(n) == key) {
-            out.push((key, Some(*o), None));
+            out.push((key, Some(o), None));
         }
     }
     out
-}
-
-/// A section's text as the lock stores it (lines), joined back.
-fn section_text(section: &Value) -> String {
-    let lines: Vec<&str> = section["text"]
-        .as_array()
-        .map(|l| l.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let mut text = lines.join("\n");
-    text.push('\n');
-    text
 }
 
 /// A unified diff of one item, headed by what it is.
@@ -932,6 +1047,35 @@ pub fn stale_descendants(project: &Project, lock: &LockFile, locked: &[String]) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn definition(value: Value) -> LockedDefinition {
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// The typed entries read and write the repository's own lock byte for byte.
+    #[test]
+    fn the_repository_lock_round_trips_byte_for_byte() {
+        let text = include_str!("../../presets.lock");
+        let lock = LockFile::parse(text.as_bytes()).unwrap();
+        assert_eq!(lock.names().count(), 5);
+        assert_eq!(lock.to_text(), text);
+    }
+
+    #[test]
+    fn a_lock_with_a_field_this_build_does_not_write_is_refused() {
+        let text = include_str!("../../presets.lock");
+        let mut value: Value = serde_json::from_str(text).unwrap();
+        value["presets"]["minimal"]["extra"] = json!(1);
+        let bytes = serde_json::to_vec(&value).unwrap();
+        let what = LockFile::parse(&bytes).err().unwrap();
+        assert!(what.contains("unknown field `extra`"), "{what}");
+        let bytes = br#"{"version": 7}"#;
+        let what = LockFile::parse(bytes).err().unwrap();
+        assert_eq!(what, "its `version` is 7, this build writes 1");
+        let bytes = br#"{"version": 1, "encoding": "o200k_base", "values": {}, "presets": {"a": {"model": 3}}}"#;
+        assert!(LockFile::parse(bytes).is_err());
+    }
 
     #[test]
     fn an_annotation_diff_is_bounded_in_lines_and_characters() {
@@ -956,7 +1100,7 @@ mod tests {
 
     #[test]
     fn a_tool_schema_change_is_summarised() {
-        let old = json!({
+        let old = definition(json!({
             "name": "t",
             "description": "Old.",
             "parameters": {
@@ -967,8 +1111,8 @@ mod tests {
                 },
                 "required": ["path"]
             }
-        });
-        let new = json!({
+        }));
+        let new = definition(json!({
             "name": "t",
             "description": "New.",
             "parameters": {
@@ -980,7 +1124,7 @@ mod tests {
                 },
                 "required": ["path", "limit"]
             }
-        });
+        }));
         assert_eq!(
             tool_summary(&old, &new),
             [
@@ -994,7 +1138,7 @@ mod tests {
         );
         assert_eq!(tool_summary(&old, &old), ["its definition changed"]);
         assert_eq!(
-            parameter_list(&new).as_deref(),
+            parameter_list(&new.parameters).as_deref(),
             Some("parameters `path`, `limit`")
         );
     }
