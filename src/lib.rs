@@ -58,6 +58,7 @@ pub mod codes;
 pub mod diagnostic;
 pub mod endpoint;
 mod json_schema;
+pub mod mcp;
 pub mod preset;
 pub mod project;
 pub mod prompt;

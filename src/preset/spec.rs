@@ -123,6 +123,286 @@ pub struct PresetFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<String>>", inner(length(min = 1)))]
     pub allow_read: Option<Vec<Spanned<String>>>,
+    /// MCP servers whose tools the preset brings, by name (`^[a-z][a-z0-9_-]*$`). Their
+    /// tools join as `mcp__<server>__<tool>`, with the definitions pinned by the tool lock
+    /// (`agent-presets lock --connect`). Along `extends`, a child adds servers and replaces
+    /// one by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<NamedMap<McpServerSpec>>,
+    /// Command tools the preset brings, by tool name: a program run with the call's
+    /// arguments as JSON on stdin. Along `extends`, a child adds commands and replaces one
+    /// by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands: Option<NamedMap<CommandSpec>>,
+}
+
+/// The pattern an MCP server name must match.
+pub const SERVER_NAME_PATTERN: &str = "^[a-z][a-z0-9_-]*$";
+
+/// Does `name` match [`SERVER_NAME_PATTERN`] (`^[a-z][a-z0-9_-]*$`)?
+pub fn is_valid_server_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b'a'..=b'z'))
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'))
+}
+
+/// The pattern a duration is written in (`500ms`, `10s`, `2m`, `1h`).
+pub const DURATION_PATTERN: &str = "^[0-9]+(ms|s|m|h)$";
+
+/// A duration as a preset writes it: digits, then `ms`, `s`, `m` or `h`. `None` when it
+/// is not written so, is zero, or is longer than a day.
+pub fn parse_duration(text: &str) -> Option<std::time::Duration> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, unit) = text.split_at(digits);
+    let n: u64 = number.parse().ok()?;
+    let millis = match unit {
+        "ms" => n,
+        "s" => n.checked_mul(1000)?,
+        "m" => n.checked_mul(60_000)?,
+        "h" => n.checked_mul(3_600_000)?,
+        _ => return None,
+    };
+    (1..=86_400_000)
+        .contains(&millis)
+        .then(|| std::time::Duration::from_millis(millis))
+}
+
+/// One MCP server: a program to start (`command`) or an endpoint to reach (`url`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct McpServerSpec {
+    /// The server's program and arguments, as a list (`[uvx, mcp-server-time]`), never a
+    /// shell string. Started over stdio, in the workspace, with a minimal environment.
+    /// Give `command` or `url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub command: Option<Spanned<Vec<Spanned<String>>>>,
+    /// The server's Streamable HTTP endpoint: `https://`, or `http://` on this machine's
+    /// loopback only. Give `command` or `url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub url: Option<Spanned<String>>,
+    /// Names of environment variables the server's process gets besides the base
+    /// allowlist. Never the model's API key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>", inner(pattern(ENV_NAME_PATTERN)))]
+    pub pass_env: Option<Vec<Spanned<String>>>,
+    /// Literal environment values for the server's process. No secrets: a value that
+    /// looks like a credential is an error (pass it with `passEnv` instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<NamedMap<Spanned<String>>>,
+    /// HTTP headers sent to a `url` server, each from an environment variable
+    /// (`{fromEnv: TOKEN, prefix: "Bearer "}`) or a literal `{value: ...}` (no secrets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<NamedMap<HeaderSpec>>,
+    /// How long the server may take to start and list its tools (default `10s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", pattern(DURATION_PATTERN))]
+    pub startup_timeout: Option<Spanned<String>>,
+    /// How long one tool call may take (default `60s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", pattern(DURATION_PATTERN))]
+    pub tool_timeout: Option<Spanned<String>>,
+    /// `true`: the server's tools only read, and run without asking for approval. A
+    /// server's own `readOnlyHint` is a hint, not trust. Default `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<bool>")]
+    pub read_only: Option<Spanned<bool>>,
+    /// Per-tool settings, by the tool's name as the server spells it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<NamedMap<McpToolSpec>>,
+}
+
+/// Settings of one tool of an MCP server.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct McpToolSpec {
+    /// Overrides the server's `readOnly` for this tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<bool>")]
+    pub read_only: Option<Spanned<bool>>,
+}
+
+/// One HTTP header of a `url` server: from an environment variable, or literal.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HeaderSpec {
+    /// The NAME of the environment variable holding the value (read when the server is
+    /// contacted; never printed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", pattern(ENV_NAME_PATTERN))]
+    pub from_env: Option<Spanned<String>>,
+    /// Text put before the variable's value (`"Bearer "`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// A literal value (no secrets). Give `fromEnv` or `value`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub value: Option<Spanned<String>>,
+}
+
+/// One command tool: a program run with the call's arguments as JSON on stdin.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CommandSpec {
+    /// What the tool does, for the model.
+    #[schemars(with = "String")]
+    pub description: Spanned<String>,
+    /// The JSON Schema of the arguments (draft 2020-12 or draft-07; an object schema).
+    /// Default: no arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub parameters: Option<Spanned<serde_json::Value>>,
+    /// The program and its arguments, as a list (`[wc, -w]`), never a shell string. It
+    /// runs in the workspace with a minimal environment; its stdout is the result, a
+    /// non-zero exit a tool error with its stderr.
+    #[schemars(with = "Vec<String>")]
+    pub run: Spanned<Vec<Spanned<String>>>,
+    /// `true`: the command only reads, and runs without asking for approval. Default
+    /// `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<bool>")]
+    pub read_only: Option<Spanned<bool>>,
+    /// How long one call may run before it is killed (default `60s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", pattern(DURATION_PATTERN))]
+    pub timeout: Option<Spanned<String>>,
+    /// Names of environment variables the command gets besides the base allowlist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>", inner(pattern(ENV_NAME_PATTERN)))]
+    pub pass_env: Option<Vec<Spanned<String>>>,
+    /// Literal environment values for the command (no secrets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<NamedMap<Spanned<String>>>,
+}
+
+/// A mapping from names to values that keeps file order and the position of every name
+/// (`mcpServers`, `commands`, `env`, `headers`). Duplicate names are rejected by the
+/// parser.
+#[derive(Clone, Debug)]
+pub struct NamedMap<T> {
+    entries: Vec<(Spanned<String>, T)>,
+}
+
+impl<T> Default for NamedMap<T> {
+    fn default() -> Self {
+        NamedMap {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<T> NamedMap<T> {
+    /// The entries, in file order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Spanned<String>, &T)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// The value of `name`, if any.
+    pub fn get(&self, name: &str) -> Option<&T> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k.value == name)
+            .map(|(_, v)| v)
+    }
+
+    /// How many entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No entries?
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for NamedMap<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MapVisitor<T>(std::marker::PhantomData<T>);
+
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for MapVisitor<T> {
+            type Value = NamedMap<T>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping from names to values")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NamedMap<T>, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(name) = map.next_key::<Spanned<String>>()? {
+                    let value = map.next_value::<T>()?;
+                    entries.push((name, value));
+                }
+                Ok(NamedMap { entries })
+            }
+        }
+
+        deserializer.deserialize_map(MapVisitor(std::marker::PhantomData))
+    }
+}
+
+impl<T: Serialize> Serialize for NamedMap<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
+        for (name, value) in &self.entries {
+            map.serialize_entry(&name.value, value)?;
+        }
+        map.end()
+    }
+}
+
+/// The value type of a [`NamedMap`] as its schema shows it.
+pub trait NamedValue {
+    /// The schema of one value.
+    fn value_schema(generator: &mut SchemaGenerator) -> Schema;
+}
+
+impl NamedValue for Spanned<String> {
+    fn value_schema(generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<String>()
+    }
+}
+
+impl NamedValue for McpServerSpec {
+    fn value_schema(generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<McpServerSpec>()
+    }
+}
+
+impl NamedValue for McpToolSpec {
+    fn value_schema(generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<McpToolSpec>()
+    }
+}
+
+impl NamedValue for HeaderSpec {
+    fn value_schema(generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<HeaderSpec>()
+    }
+}
+
+impl NamedValue for CommandSpec {
+    fn value_schema(generator: &mut SchemaGenerator) -> Schema {
+        generator.subschema_for::<CommandSpec>()
+    }
+}
+
+impl<T: NamedValue> JsonSchema for NamedMap<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NamedMap".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "object",
+            "additionalProperties": T::value_schema(generator),
+        })
+    }
 }
 
 /// `sandbox`: what commands run by tools may read, write and reach.
@@ -553,6 +833,8 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "passEnv",
             "sandbox",
             "allowRead",
+            "mcpServers",
+            "commands",
         ],
     ),
     (
@@ -594,6 +876,34 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
     ),
     ("`tools`", &["allow", "deny", "order"]),
     ("`budget`", &["maxSystemTokens", "maxToolTokens"]),
+    (
+        "an MCP server",
+        &[
+            "command",
+            "url",
+            "passEnv",
+            "env",
+            "headers",
+            "startupTimeout",
+            "toolTimeout",
+            "readOnly",
+            "tools",
+        ],
+    ),
+    ("an MCP tool's settings", &["readOnly"]),
+    ("a header", &["fromEnv", "prefix", "value"]),
+    (
+        "a command tool",
+        &[
+            "description",
+            "parameters",
+            "run",
+            "readOnly",
+            "timeout",
+            "passEnv",
+            "env",
+        ],
+    ),
 ];
 
 /// Where a set of allowed keys belongs ("`persona`", "a section", ...), if known.
@@ -707,6 +1017,10 @@ mod tests {
             expected_keys::<VariableSpec>("zzz: 1"),
             expected_keys::<ToolsSpec>("zzz: 1"),
             expected_keys::<BudgetSpec>("zzz: 1"),
+            expected_keys::<McpServerSpec>("zzz: 1"),
+            expected_keys::<McpToolSpec>("zzz: 1"),
+            expected_keys::<HeaderSpec>("zzz: 1"),
+            expected_keys::<CommandSpec>("zzz: 1"),
         ];
         assert_eq!(sets.len(), KEY_SETS.len());
         for (got, (owner, keys)) in sets.iter().zip(KEY_SETS) {

@@ -6,14 +6,27 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::external::{NoListings, ServerListings};
 use super::name::ToolName;
 use super::tool::{Tool, ToolDefinition};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 
 /// Every known tool, by name.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ToolCatalog {
     tools: BTreeMap<ToolName, Arc<ToolDefinition>>,
+    /// Where the tools of the MCP servers presets declare come from (the tool lock);
+    /// none: every declared server is reported as not locked.
+    listings: Option<Arc<dyn ServerListings>>,
+}
+
+impl std::fmt::Debug for ToolCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCatalog")
+            .field("tools", &self.tools)
+            .field("listings", &self.listings.is_some())
+            .finish()
+    }
 }
 
 impl ToolCatalog {
@@ -27,6 +40,21 @@ impl ToolCatalog {
         let mut catalog = ToolCatalog::new();
         super::builtin::register_all(&mut catalog);
         catalog
+    }
+
+    /// The same catalog, taking the tools of the MCP servers a preset declares from
+    /// `listings` (the tool lock, or a live connection) when a preset is validated.
+    pub fn with_listings(mut self, listings: Arc<dyn ServerListings>) -> Self {
+        self.listings = Some(listings);
+        self
+    }
+
+    /// Where MCP tool definitions come from ([`NoListings`] when none was given).
+    pub fn listings(&self) -> &dyn ServerListings {
+        match &self.listings {
+            Some(l) => l.as_ref(),
+            None => &NoListings,
+        }
     }
 
     /// Register a typed tool. A duplicate or invalid name is an error.

@@ -4,6 +4,7 @@
 pub mod builtin;
 mod catalog;
 mod context;
+pub mod external;
 mod name;
 mod registry;
 mod restriction;
@@ -13,9 +14,13 @@ mod tool;
 
 pub use catalog::ToolCatalog;
 pub use context::{SessionState, ToolContext, WorkspaceError};
-pub use name::{MAX_TOOL_NAME_LEN, ToolName};
+pub use external::{ServerListings, ToolOrigin};
+pub use name::{MAX_TOOL_NAME_LEN, PORTABLE_TOOL_NAME_LEN, ToolName, mcp_server_of, mcp_tool_name};
 pub(crate) use registry::wire_json;
 pub use registry::{SchemaDialect, ToolCallError, ToolRegistry, WireTool};
 pub use restriction::{OrderEntry, REST, ToolPattern, ToolRestriction, visible_tools};
 pub use schema::ToolSchemas;
-pub use tool::{Tool, ToolDefinition, ToolError, ToolFuture, ToolGuidance, ToolOutput};
+pub use tool::{
+    ExternalHandler, ExternalTool, Tool, ToolDefinition, ToolError, ToolFuture, ToolGuidance,
+    ToolOutput,
+};

@@ -39,6 +39,33 @@ impl ToolSchemas {
     }
 }
 
+impl ToolSchemas {
+    /// Both renderings of a schema given as JSON (a tool defined at run time): `portable`
+    /// as given, `strict` derived with [`StrictMode`]. The root must be an object schema.
+    pub fn from_portable(portable: Value) -> Result<Self, Diagnostic> {
+        if portable.get("type") != Some(&Value::from("object")) {
+            return Err(Diagnostic::new(
+                DiagnosticKind::WrongType,
+                "a tool's parameter schema must describe a JSON object (`\"type\": \"object\"` at the root)",
+            ));
+        }
+        let strict = strict_from_portable(&portable);
+        Ok(ToolSchemas { portable, strict })
+    }
+}
+
+/// The strict rendering of a schema given as JSON: [`StrictMode`] applied throughout
+/// (`$ref`s are kept; strict mode accepts local `$defs` references).
+pub fn strict_from_portable(portable: &Value) -> Value {
+    match Schema::try_from(portable.clone()) {
+        Ok(mut schema) => {
+            StrictMode.transform(&mut schema);
+            schema.to_value()
+        }
+        Err(_) => portable.clone(),
+    }
+}
+
 fn settings() -> schemars::generate::SchemaSettings {
     schemars::generate::SchemaSettings::draft2020_12()
 }

@@ -156,6 +156,43 @@ pub trait Tool: Send + Sync + 'static {
     ) -> impl Future<Output = Result<String, ToolError>> + Send + 'static;
 }
 
+/// The handler of an [`ExternalTool`]: takes the arguments (already validated against
+/// the tool's schema) and the context.
+pub type ExternalHandler = Arc<dyn Fn(Value, ToolContext) -> ToolFuture + Send + Sync>;
+
+/// A tool defined at run time rather than by a Rust type: a preset's command tool, an
+/// MCP server's tool, or a host's dynamic tool. Turn it into a catalog entry with
+/// [`ToolDefinition::external`].
+#[derive(Clone)]
+pub struct ExternalTool {
+    /// The wire name.
+    pub name: ToolName,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The parameter schema, already normalised (draft 2020-12, an object schema; see
+    /// [`normalize_schema`](crate::tools::external::normalize_schema)). It is the
+    /// portable rendering; the strict one is derived from it.
+    pub schema: Value,
+    /// Does a call only read (see [`Tool::read_only`])?
+    pub read_only: bool,
+    /// How long one call may run before the registry gives up on it.
+    pub timeout: Option<Duration>,
+    /// Does the work.
+    pub handler: ExternalHandler,
+}
+
+impl fmt::Debug for ExternalTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExternalTool")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("schema", &self.schema)
+            .field("read_only", &self.read_only)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A call whose arguments were deserialized into the tool's argument type: run it with a
 /// context to get the handler's future.
 pub(crate) type PreparedCall = Box<dyn FnOnce(ToolContext) -> ToolFuture + Send>;
@@ -176,6 +213,8 @@ pub struct ToolDefinition {
     pub(crate) guidance: Option<ToolGuidance>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) read_only: bool,
+    /// Where the tool came from (a Rust tool, a preset's command, an MCP server).
+    pub(crate) origin: super::external::ToolOrigin,
     /// Deserializes the arguments (after schema validation) into a ready call.
     pub(crate) prepare: Arc<ErasedPrepare>,
     /// Compiled on first use: most runs (`validate`, `render`) never call a tool, and
@@ -207,9 +246,60 @@ impl ToolDefinition {
             guidance,
             timeout,
             read_only,
+            origin: super::external::ToolOrigin::Host,
             prepare,
             validator: Arc::new(OnceLock::new()),
         })
+    }
+
+    /// Erase a tool defined at run time. Its schema is the portable rendering as given
+    /// (it must be an object schema: `"type": "object"`); the strict rendering is derived
+    /// from it the way built-in schemas are ([`StrictMode`](super::schema::StrictMode)).
+    /// Arguments are validated against the portable schema before the handler runs, as
+    /// for every tool.
+    pub fn external(tool: ExternalTool) -> Result<Self, crate::Diagnostic> {
+        let schemas = Arc::new(ToolSchemas::from_portable(tool.schema)?);
+        let handler = tool.handler;
+        let prepare: Arc<ErasedPrepare> = Arc::new(move |args| {
+            let handler = Arc::clone(&handler);
+            Ok(Box::new(move |ctx| handler(args, ctx)) as PreparedCall)
+        });
+        Ok(ToolDefinition {
+            name: tool.name,
+            description: tool.description,
+            schemas,
+            guidance: None,
+            timeout: tool.timeout,
+            read_only: tool.read_only,
+            origin: super::external::ToolOrigin::Host,
+            prepare,
+            validator: Arc::new(OnceLock::new()),
+        })
+    }
+
+    /// The same tool, marked as coming from `origin`.
+    pub fn with_origin(mut self, origin: super::external::ToolOrigin) -> Self {
+        self.origin = origin;
+        self
+    }
+
+    /// The same tool (name, description, schemas, timeout, approval) with its calls going
+    /// to `handler` instead: how a run connects the MCP tools validation built from the
+    /// lock to live servers.
+    pub fn with_handler(&self, handler: ExternalHandler) -> Self {
+        let prepare: Arc<ErasedPrepare> = Arc::new(move |args| {
+            let handler = Arc::clone(&handler);
+            Ok(Box::new(move |ctx| handler(args, ctx)) as PreparedCall)
+        });
+        ToolDefinition {
+            prepare,
+            ..self.clone()
+        }
+    }
+
+    /// Where the tool came from.
+    pub fn origin(&self) -> &super::external::ToolOrigin {
+        &self.origin
     }
 
     /// The argument validator, compiled on first use.
@@ -269,6 +359,7 @@ impl fmt::Debug for ToolDefinition {
             .field("guidance", &self.guidance)
             .field("timeout", &self.timeout)
             .field("read_only", &self.read_only)
+            .field("origin", &self.origin)
             .finish_non_exhaustive()
     }
 }

@@ -1,0 +1,330 @@
+//! Command tools: a program a preset declares under `commands:`, run with the call's
+//! arguments as one line of JSON on standard input. Its standard output (bounded like
+//! `bash`'s) is the result; a non-zero exit is a tool error carrying its standard error.
+//!
+//! It runs the way `bash` runs a command: through the one spawn path
+//! ([`containment::spawn`]) with the context's containment, limits and sandbox, in the
+//! workspace root, with the allowlisted environment ([`command_env`]) plus the tool's own
+//! `passEnv` names and its literal `env` values — never the model's API key.
+
+use std::ffi::OsString;
+use std::os::fd::AsRawFd;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::task::JoinHandle;
+
+use crate::tools::builtin::command_env::command_env;
+use crate::tools::builtin::containment::{self, describe};
+use crate::tools::builtin::limits::StreamCapture;
+use crate::tools::{ExternalHandler, ToolContext, ToolError, ToolFuture};
+
+/// How long output is still read after the process group was killed.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// Most bytes of standard error quoted in a tool error.
+const MAX_STDERR_BYTES: usize = 8 * 1024;
+
+/// What running one command tool takes (from a preset's `commands:` entry).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommandTool {
+    /// The tool's name, for messages.
+    pub name: String,
+    /// The program and its arguments (never a shell string).
+    pub run: Vec<String>,
+    /// Environment variables passed besides the base allowlist and the preset's `passEnv`.
+    pub pass_env: Vec<String>,
+    /// Literal environment values (set after the allowlist; they win).
+    pub env: Vec<(String, String)>,
+    /// How long one call may run before the command and everything it started are killed.
+    pub timeout: Duration,
+}
+
+/// The handler that runs `tool` (for [`ExternalTool::handler`](crate::tools::ExternalTool)).
+pub fn command_handler(tool: CommandTool) -> ExternalHandler {
+    let tool = Arc::new(tool);
+    Arc::new(move |args: Value, ctx: ToolContext| {
+        let tool = Arc::clone(&tool);
+        Box::pin(async move { run_command(&tool, &args, &ctx).await }) as ToolFuture
+    })
+}
+
+async fn run_command(
+    tool: &CommandTool,
+    args: &Value,
+    ctx: &ToolContext,
+) -> Result<String, ToolError> {
+    let Some((program, rest)) = tool.run.split_first() else {
+        return Err(ToolError::new(format!(
+            "command tool `{}` has no program to run",
+            tool.name
+        ))
+        .hint("this is a mistake in the preset, not in the call"));
+    };
+    let sandbox = ctx
+        .sandbox()
+        .prepare(ctx.workspace())
+        .map_err(|e| ToolError::new(format!("{e}")).hint(e.hint()))?;
+    let mut passed: Vec<String> = ctx.passed_env().to_vec();
+    passed.extend(tool.pass_env.iter().cloned());
+    let env_ctx = ctx.clone().with_passed_env(passed);
+    let mut env = command_env(&env_ctx, std::env::vars_os());
+    if let Some(temp) = sandbox.temp_dir() {
+        env.retain(|(name, _)| name != "TMPDIR");
+        env.push(("TMPDIR".into(), temp.as_os_str().to_owned()));
+    }
+    for (name, value) in &tool.env {
+        env.retain(|(n, _)| n != name.as_str());
+        env.push((OsString::from(name), OsString::from(value)));
+    }
+    let root = ctx.root().fd().as_raw_fd();
+    let build = || {
+        let mut builder = tokio::process::Command::new(program);
+        // SAFETY: fchdir(2) is async-signal-safe; the descriptor stays open while the
+        // command is spawned (`ctx` holds it).
+        unsafe {
+            builder.pre_exec(move || {
+                if libc::fchdir(root) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        builder
+            .args(rest)
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        builder
+    };
+    let mut contained = containment::spawn(
+        &build,
+        ctx.containment(),
+        ctx.command_limits(),
+        &sandbox,
+    )
+    .map_err(|e| {
+        ToolError::new(format!(
+            "could not start `{program}` for tool `{}`: {e}",
+            tool.name
+        ))
+        .hint(
+            "the program this tool runs is missing or cannot run here; do not call this tool again",
+        )
+    })?;
+
+    let limits = *ctx.limits();
+    let stdout = Arc::new(Mutex::new(StreamCapture::new(limits.max_bytes)));
+    let stderr = Arc::new(Mutex::new(StreamCapture::new(MAX_STDERR_BYTES)));
+    let mut tasks = Tasks(Vec::new());
+    if let Some(mut pipe) = contained.child.stdin.take() {
+        let mut input = serde_json::to_vec(args).unwrap_or_default();
+        input.push(b'\n');
+        tasks.0.push(tokio::spawn(async move {
+            // A command that does not read its input ends the pipe early: not an error.
+            let _ = pipe.write_all(&input).await;
+            let _ = pipe.shutdown().await;
+        }));
+    }
+    if let Some(pipe) = contained.child.stdout.take() {
+        tasks.0.push(tokio::spawn(pump(pipe, Arc::clone(&stdout))));
+    }
+    if let Some(pipe) = contained.child.stderr.take() {
+        tasks.0.push(tokio::spawn(pump(pipe, Arc::clone(&stderr))));
+    }
+    let ending = contained
+        .run_to_end(tool.timeout, DRAIN_GRACE)
+        .await
+        .map_err(|e| {
+            ToolError::new(format!("could not wait for tool `{}`: {e}", tool.name))
+                .hint("call it again")
+        })?;
+    tasks.finish(DRAIN_GRACE).await;
+    drop(sandbox);
+    let half = (limits.max_lines / 2).max(1);
+    let stdout = take(&stdout).render(limits.max_lines, "stdout");
+    let stderr = take(&stderr).render(half, "stderr");
+    let stderr = stderr.trim_end();
+    match ending.status {
+        None => Err(ToolError::new(format!(
+            "tool `{}` did not finish within {} and was killed{}",
+            tool.name,
+            humantime(tool.timeout),
+            if stderr.is_empty() {
+                String::new()
+            } else {
+                format!("; its stderr:\n{stderr}")
+            }
+        ))
+        .hint("call it with a smaller request, or not at all")),
+        Some(status) if !status.success() => Err(ToolError::new(format!(
+            "tool `{}` failed ({}){}",
+            tool.name,
+            describe(status),
+            if stderr.is_empty() {
+                " with no output on stderr".to_owned()
+            } else {
+                format!(":\n{stderr}")
+            }
+        ))
+        .hint("read the error, fix the arguments if they are the cause, and call it again")),
+        Some(_) => Ok(if stdout.is_empty() {
+            "(no output)".to_owned()
+        } else {
+            stdout
+        }),
+    }
+}
+
+/// A duration as a preset writes it (`20s`, `1500ms`).
+fn humantime(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+fn take(capture: &Arc<Mutex<StreamCapture>>) -> StreamCapture {
+    let mut guard = capture.lock().unwrap_or_else(|p| p.into_inner());
+    std::mem::replace(&mut *guard, StreamCapture::new(0))
+}
+
+/// Copy a pipe into a capture until EOF.
+async fn pump(mut pipe: impl AsyncRead + Unpin, capture: Arc<Mutex<StreamCapture>>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => capture
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(&buf[..n]),
+        }
+    }
+}
+
+/// The pipe tasks; aborted when dropped, so none outlives the call.
+struct Tasks(Vec<JoinHandle<()>>);
+
+impl Tasks {
+    async fn finish(&mut self, grace: Duration) {
+        let _ = tokio::time::timeout(grace, async {
+            for handle in &mut self.0 {
+                let _ = handle.await;
+            }
+        })
+        .await;
+    }
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        for handle in &self.0 {
+            handle.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{ExternalTool, ToolCatalog, ToolDefinition, ToolName, ToolRegistry};
+    use serde_json::json;
+
+    fn registry(run: &[&str], timeout: Duration) -> ToolRegistry {
+        let tool = CommandTool {
+            name: "t".into(),
+            run: run.iter().map(|s| s.to_string()).collect(),
+            pass_env: vec![],
+            env: vec![("GREETING".into(), "hi".into())],
+            timeout,
+        };
+        let def = ToolDefinition::external(ExternalTool {
+            name: ToolName::new("t").unwrap(),
+            description: "test".into(),
+            schema: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+            read_only: true,
+            timeout: Some(timeout + Duration::from_secs(5)),
+            handler: command_handler(tool),
+        })
+        .unwrap();
+        let mut catalog = ToolCatalog::new();
+        catalog.register_definition(def).unwrap();
+        ToolRegistry::unrestricted(&catalog)
+    }
+
+    fn ctx() -> (tempfile::TempDir, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(dir.path()).unwrap();
+        (dir, ctx)
+    }
+
+    #[tokio::test]
+    async fn arguments_arrive_on_stdin_and_stdout_comes_back() {
+        let (dir, ctx) = ctx();
+        std::fs::write(dir.path().join("marker"), "").unwrap();
+        let r = registry(
+            &["sh", "-c", "cat; echo \"$GREETING\"; ls"],
+            Duration::from_secs(20),
+        );
+        let out = r.call("t", json!({"path": "a b"}), &ctx).await.unwrap();
+        assert!(!out.is_error);
+        assert_eq!(out.content, "{\"path\":\"a b\"}\nhi\nmarker\n");
+    }
+
+    #[tokio::test]
+    async fn a_non_zero_exit_is_a_tool_error_with_stderr() {
+        let (_dir, ctx) = ctx();
+        let r = registry(
+            &["sh", "-c", "echo out; echo broken >&2; exit 3"],
+            Duration::from_secs(20),
+        );
+        let out = r.call_for_model("t", json!({"path": "x"}), &ctx).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("exit code: 3"), "{}", out.content);
+        assert!(out.content.contains("broken"), "{}", out.content);
+        assert!(!out.content.contains("out\n"), "{}", out.content);
+    }
+
+    #[tokio::test]
+    async fn a_slow_command_is_killed_at_its_timeout() {
+        let (_dir, ctx) = ctx();
+        let r = registry(&["sh", "-c", "sleep 30"], Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        let out = r.call_for_model("t", json!({"path": "x"}), &ctx).await;
+        assert!(out.is_error);
+        assert!(
+            out.content.contains("did not finish within 300 ms"),
+            "{}",
+            out.content
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_a_tool_error() {
+        let (_dir, ctx) = ctx();
+        let r = registry(
+            &["/nonexistent/agent-presets-no-such-program"],
+            Duration::from_secs(5),
+        );
+        let out = r.call_for_model("t", json!({"path": "x"}), &ctx).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("could not start"), "{}", out.content);
+    }
+
+    #[tokio::test]
+    async fn arguments_are_checked_before_the_command_runs() {
+        let (dir, ctx) = ctx();
+        let r = registry(&["sh", "-c", "touch ran"], Duration::from_secs(5));
+        let out = r.call_for_model("t", json!({"nope": 1}), &ctx).await;
+        assert!(out.is_error);
+        assert!(!dir.path().join("ran").exists());
+    }
+}
