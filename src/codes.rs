@@ -105,6 +105,8 @@ code_pages! {
     P0404 => StrictOpenObject,
     P0405 => StrictOptionalProperty,
     P0406 => StrictUnsupportedKeyword,
+    P0505 => ToolDrift,
+    P0506 => ServerUnavailable,
 }
 
 /// The headings a page has, in this order.

@@ -170,6 +170,11 @@ diagnostic_kinds! {
     StrictOptionalProperty = ("P0405", "strict-optional-property", Error),
     /// A keyword some provider's strict mode does not support.
     StrictUnsupportedKeyword = ("P0406", "strict-unsupported-keyword", Error),
+    /// A tool an MCP server lists now differs from what `presets.lock` pins (added,
+    /// removed, changed): `validate --connect`.
+    ToolDrift = ("P0505", "tool-drift", Error),
+    /// `validate --connect` or `lock --connect` could not start or list an MCP server.
+    ServerUnavailable = ("P0506", "server-unavailable", Error),
 }
 
 impl fmt::Display for DiagnosticKind {

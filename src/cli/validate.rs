@@ -95,7 +95,8 @@ pub(crate) fn run(
     let outcomes = workspace.validate_batch(&plan.items, |item, validation| {
         match (&lock, validation.preset.take()) {
             (Some(lock), Some(preset)) => match lock.get(&item.name) {
-                Some(locked) => lock::entry(&preset).map(|now| lock::drift(&preset, locked, &now)),
+                Some(locked) => lock::entry_with_listings(&preset, workspace.tools.listings())
+                    .map(|now| lock::drift(&preset, locked, &now)),
                 None => Ok(Some(lock::not_locked(&preset))),
             },
             _ => Ok(None),

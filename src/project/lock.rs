@@ -24,13 +24,18 @@ use similar::TextDiff;
 
 use super::Project;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::mcp::ServerListing;
 use crate::preset::{ParsedPreset, ProvenanceError, ValidPreset};
 use crate::prompt::{
     BUILTIN_VARIABLES, MODEL_VARIABLE, PROVIDER_VARIABLE, Values, is_derived_variable,
 };
 use crate::report::{order_json, pretty};
 use crate::tokens;
-use crate::tools::WireTool;
+use crate::tools::external::ListingMap;
+use crate::tools::{ServerListings, ToolCatalog, WireTool};
+
+pub use super::servers::declared_servers;
+use super::servers::{ToolChange, compare_listings};
 
 /// The lock file's name, in the project directory.
 pub const LOCK_FILE: &str = "presets.lock";
@@ -110,6 +115,12 @@ pub struct PresetLock {
     pub sections: Vec<LockedSection>,
     /// The visible tools, in wire order.
     pub tools: Vec<LockedTool>,
+    /// What each MCP server the preset declares listed when `lock --connect` last
+    /// reached it (schemas normalised), by the server's name in the preset. Validation,
+    /// `render` and `lock` without `--connect` take the servers' tools from here; no
+    /// server is started. Not written when the preset declares no server.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub servers: BTreeMap<String, ServerListing>,
 }
 
 /// Token counts of a locked prefix ([`tokens::ENCODING`]).
@@ -259,6 +270,44 @@ impl LockFile {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.presets.keys().map(String::as_str)
     }
+
+    /// Every pinned server listing, by preset and server: what a [`ToolCatalog`] takes
+    /// MCP tool definitions from ([`ToolCatalog::with_listings`]).
+    pub fn listings(&self) -> ListingMap {
+        let mut map = ListingMap::new();
+        for (preset, entry) in &self.presets {
+            for (server, listing) in &entry.servers {
+                map.insert(preset.clone(), server.clone(), listing.clone());
+            }
+        }
+        map
+    }
+}
+
+impl ServerListings for LockFile {
+    fn listing(&self, preset: &str, server: &str) -> Option<&ServerListing> {
+        self.presets.get(preset)?.servers.get(server)
+    }
+}
+
+/// `tools` taking the MCP tools of presets from the lock of the project in
+/// `project_dir`, when it has one that pins any server: how `validate`, `render` and
+/// `run` know a server's tools without starting it. A lock that cannot be read pins
+/// nothing here (presets that declare servers are then reported as not locked, and
+/// `validate --locked` and `lock` say what is wrong with the file).
+pub fn with_lock_listings(tools: ToolCatalog, project_dir: &Path) -> ToolCatalog {
+    let path = project_dir.join(LOCK_FILE);
+    let Ok(bytes) = crate::bounded::read_bounded(&path, MAX_LOCK_BYTES) else {
+        return tools;
+    };
+    // Most locks pin no server: skip parsing them.
+    if memchr::memmem::find(&bytes, b"\"servers\"").is_none() {
+        return tools;
+    }
+    match LockFile::parse(&bytes) {
+        Ok(lock) => tools.with_listings(Arc::new(lock.listings())),
+        Err(_) => tools,
+    }
 }
 
 /// A lock is JSON text a few KiB per preset; anything past this is not one.
@@ -340,7 +389,24 @@ pub fn entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
         },
         sections,
         tools,
+        servers: BTreeMap::new(),
     })
+}
+
+/// The lock entry of a valid preset with the pinned listing of each MCP server it
+/// declares, from `listings` (the lock the preset was validated with, or what
+/// `lock --connect` just listed).
+pub fn entry_with_listings(
+    preset: &ValidPreset,
+    listings: &dyn ServerListings,
+) -> Result<PresetLock, LockError> {
+    let mut locked = entry(preset)?;
+    for (server, _) in declared_servers(preset.chain()) {
+        if let Some(listing) = listings.listing(preset.name(), server) {
+            locked.servers.insert(server.to_owned(), listing.clone());
+        }
+    }
+    Ok(locked)
 }
 
 /// A preset whose cacheable prefix differs from the lock: the whole story for people
@@ -619,6 +685,29 @@ pub fn drift(preset: &ValidPreset, locked: &PresetLock, now: &PresetLock) -> Opt
             format!("{what}: {}", summary.join(", "))
         };
         parts.push((origin(preset, item), text));
+        changes.push(what);
+    }
+    for (server, old, new) in paired_servers(&locked.servers, &now.servers) {
+        let what = match (old, new) {
+            (Some(o), Some(n)) if o == n => continue,
+            (Some(o), Some(n)) => {
+                let tools: Vec<String> = compare_listings(o, n)
+                    .iter()
+                    .map(ToolChange::summary)
+                    .collect();
+                if tools.is_empty() {
+                    format!("the pinned listing of MCP server `{server}` changed")
+                } else {
+                    format!(
+                        "the pinned tools of MCP server `{server}` changed: {}",
+                        tools.join(", ")
+                    )
+                }
+            }
+            (Some(_), None) => format!("MCP server `{server}` is no longer declared"),
+            (None, _) => format!("MCP server `{server}` added"),
+        };
+        parts.push((origin(preset, Item::Whole), what.clone()));
         changes.push(what);
     }
     let mut whole = |what: &str, changes: &mut Vec<String>| {
@@ -1003,6 +1092,22 @@ fn paired<'a, T>(
     out
 }
 
+/// The servers of two entries by name, each with its listing on either side.
+fn paired_servers<'a>(
+    old: &'a BTreeMap<String, ServerListing>,
+    new: &'a BTreeMap<String, ServerListing>,
+) -> Vec<(
+    &'a str,
+    Option<&'a ServerListing>,
+    Option<&'a ServerListing>,
+)> {
+    let names: BTreeSet<&str> = old.keys().chain(new.keys()).map(String::as_str).collect();
+    names
+        .into_iter()
+        .map(|n| (n, old.get(n), new.get(n)))
+        .collect()
+}
+
 /// A unified diff of one item, headed by what it is.
 fn unified(what: &str, old: &str, new: &str) -> String {
     let diff = TextDiff::from_lines(old, new);
@@ -1037,7 +1142,12 @@ pub fn stale_descendants(project: &Project, lock: &LockFile, locked: &[String]) 
             .chain()
             .iter()
             .any(|p| p.name() != name && locked.iter().any(|l| l == p.name()));
-        if extends_locked && entry(&preset).ok().as_ref() != lock.get(name) {
+        if extends_locked
+            && entry_with_listings(&preset, project.tools.listings())
+                .ok()
+                .as_ref()
+                != lock.get(name)
+        {
             stale.push(name.to_owned());
         }
     }

@@ -11,7 +11,10 @@
 //!   [`Project::validate_batch`], [`Project::judge`]), in family order, in parallel with
 //!   the `parallel` feature;
 //! - [`lock`]: `presets.lock` ([`lock::LockFile`]), its entries and the drift
-//!   diagnostics of `validate --locked`;
+//!   diagnostics of `validate --locked`; the pinned listings of MCP servers, which
+//!   [`Project::discover`] gives the tool catalog;
+//! - [`servers`]: the MCP servers a preset declares, how to reach each, and the
+//!   `tool-drift` between a pinned and a live listing;
 //! - [`environment`]: the runtime values of the machine (os, shell, date);
 //! - [`gate`]: the run gate's policy (transport, what must be trusted);
 //! - [`endpoint`]: the endpoint a request goes to, with the provider lint run once.
@@ -23,6 +26,7 @@ pub mod endpoint;
 pub mod environment;
 pub mod gate;
 pub mod lock;
+pub mod servers;
 pub mod values;
 
 use std::path::{Path, PathBuf};
@@ -141,7 +145,8 @@ impl Project {
         let project = Project {
             presets,
             problems,
-            tools: ToolCatalog::builtin(),
+            // The tools of the MCP servers presets declare, as the lock pins them.
+            tools: lock::with_lock_listings(ToolCatalog::builtin(), &project_dir),
             project_dir,
             stdin_read: false,
         };
