@@ -7,7 +7,11 @@ use super::project_file::write_confined;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::Diagnostic;
-pub(crate) use crate::project::lock::{LOCK_FILE, LockError, LockFile, entry, stale_descendants};
+use std::sync::Arc;
+
+pub(crate) use crate::project::lock::{
+    LOCK_FILE, LockError, LockFile, entry_with_listings, stale_descendants,
+};
 
 /// Arguments of `lock`.
 #[derive(Debug, Args)]
@@ -17,6 +21,15 @@ pub(crate) struct LockArgs {
     /// dropped.
     #[arg(value_name = "NAME")]
     names: Vec<String>,
+    /// Start the MCP servers the presets declare (in parallel), list their tools and pin
+    /// them in the lock. Without it, the listings already in the lock are kept and no
+    /// server is started.
+    #[arg(long)]
+    connect: bool,
+    /// With `--connect`: start servers declared in files you did not write without
+    /// asking.
+    #[arg(long, short = 'y', requires = "connect")]
+    yes: bool,
 }
 
 /// A lock that cannot be read, or an entry that cannot be rendered: a usage error
@@ -44,14 +57,28 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
         }
         args.names.clone()
     };
+    let mut workspace = workspace;
     let mut problems: Vec<Diagnostic> = Vec::new();
+    if args.connect {
+        super::connect::consent(&workspace, &names, args.yes, io)?;
+        let live = super::connect::list_live(&workspace, &names)?;
+        problems.extend(live.all_problems().cloned());
+        let base = LockFile::load(&path)
+            .ok()
+            .flatten()
+            .map(|l| l.listings())
+            .unwrap_or_default();
+        let listings = live.over(base);
+        workspace.tools = workspace.tools.clone().with_listings(Arc::new(listings));
+    }
     let mut entries = Vec::new();
     for name in &names {
         problems.extend(workspace.problems_about(name));
         let validation = workspace.validate(name);
         match validation.preset {
             Some(preset) if !workspace.is_ambiguous(name) => {
-                entries.push((name.clone(), entry(&preset).map_err(lock_error)?));
+                let locked = entry_with_listings(&preset, workspace.tools.listings());
+                entries.push((name.clone(), locked.map_err(lock_error)?));
             }
             _ => problems.extend(
                 validation

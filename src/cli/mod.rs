@@ -15,6 +15,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::source_files::SourceFiles;
 
+mod connect;
 mod explain;
 mod init;
 mod list;

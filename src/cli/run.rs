@@ -25,6 +25,7 @@ use crate::agent::{
     ToolApproval,
 };
 use crate::client::{ClientError, ClientOptions, ModelClient};
+use crate::project::connect::{RunServers, RunServersError};
 use crate::project::environment;
 use crate::prompt::{ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
 use crate::provider::{FinishReason, StreamEvent, Usage};
@@ -81,6 +82,10 @@ pub(crate) struct RunArgs {
     /// `full-access`, which runs commands without a sandbox.
     #[arg(long, value_name = "MODE")]
     sandbox: Option<String>,
+    /// Run even when a tool of an MCP server differs from what `presets.lock` pins (the
+    /// pinned definition is sent; the live server is called).
+    #[arg(long)]
+    allow_tool_drift: bool,
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
@@ -170,8 +175,18 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         .enable_all()
         .build()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
+    // The MCP servers whose tools the run can call, started in parallel; their calls go
+    // to the live sessions.
+    let (mut servers, assembler) = start_mcp_servers(
+        &runtime,
+        &workspace,
+        preset,
+        &tools,
+        args.allow_tool_drift,
+        io,
+    )?;
     let max_steps = usize::try_from(args.max_steps).unwrap_or(usize::MAX);
-    let mut agent = Agent::new(preset.assembler(), &client, tools)
+    let mut agent = Agent::new(&assembler, &client, tools)
         .with_max_steps(max_steps)
         .with_max_tool_calls(usize::try_from(args.max_tool_calls).unwrap_or(usize::MAX))
         .with_linted_tools(&linted)
@@ -220,6 +235,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         // and their cgroups removed before `run` returns.
     });
     waiting.clear(&mut *io.err);
+    // Done or interrupted: every server is shut down before `run` returns.
+    runtime.block_on(servers.shutdown());
     printer.end_text(io);
     let exit = match outcome {
         None => {
@@ -283,6 +300,52 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         }
     };
     Ok(exit)
+}
+
+/// Start the MCP servers `preset`'s visible tools come from (none when it shows no MCP
+/// tool) and route those tools' calls to them; a tool whose live definition differs from
+/// the lock refuses the run unless `allow_drift` (then a warning names it).
+fn start_mcp_servers(
+    runtime: &tokio::runtime::Runtime,
+    workspace: &Workspace,
+    preset: crate::preset::ValidPreset,
+    tools: &ToolContext,
+    allow_drift: bool,
+    io: &mut Io<'_>,
+) -> Result<(RunServers, crate::prompt::PromptAssembler), CliError> {
+    let vars: Vec<_> = std::env::vars_os().collect();
+    let listings = workspace.tools.listings();
+    let servers = runtime
+        .block_on(RunServers::start(
+            &preset,
+            listings,
+            tools,
+            &vars,
+            allow_drift,
+        ))
+        .map_err(|e| match e {
+            RunServersError::Drift { .. } => CliError::Diagnostics {
+                list: vec![
+                    crate::diagnostic::Diagnostic::new(
+                        crate::diagnostic::DiagnosticKind::ToolDrift,
+                        e.to_string(),
+                    )
+                    .help(e.help().unwrap_or_default()),
+                ],
+                exit: Exit::Invalid,
+                sources: workspace.presets.source_files(),
+            },
+            other => CliError::usage_with(other.to_string(), other.help()),
+        })?;
+    for (tool, what) in &servers.drifted {
+        writeln!(
+            io.err,
+            "{}: `{tool}` differs from presets.lock ({what}); sending the pinned definition (`--allow-tool-drift`)",
+            io.err_style.warning("warning")
+        )?;
+    }
+    let assembler = servers.attach(preset.into_assembler());
+    Ok((servers, assembler))
 }
 
 /// A signal that ends `run`.

@@ -8,6 +8,7 @@ use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::project::batch::stem_name;
+use crate::project::connect;
 use crate::project::lock::{self, LockFile};
 use crate::report::HumanRenderer;
 use crate::report::SarifRun;
@@ -33,6 +34,16 @@ pub(crate) struct ValidateArgs {
     /// know, is invalid (`prefix-drift`, with a diff of what changed).
     #[arg(long)]
     locked: bool,
+    /// Also start the MCP servers the presets declare (in parallel), list their tools and
+    /// compare them with what `presets.lock` pins: each tool added, removed or changed is
+    /// a `tool-drift` error with a diff; a server that does not start is
+    /// `server-unavailable`.
+    #[arg(long)]
+    connect: bool,
+    /// With `--connect`: start servers declared in files you did not write without
+    /// asking.
+    #[arg(long, short = 'y', requires = "connect")]
+    yes: bool,
 }
 
 /// How `validate` reports.
@@ -89,6 +100,14 @@ pub(crate) fn run(
     for file in &plan.refused_files {
         report.add_preset(refused_outcome(file));
     }
+    // `--connect`: every declared server listed live, before validating (in parallel).
+    let live = if args.connect {
+        let names: Vec<String> = plan.items.iter().map(|i| i.name.clone()).collect();
+        super::connect::consent(&workspace, &names, args.yes, io)?;
+        Some(super::connect::list_live(&workspace, &names)?)
+    } else {
+        None
+    };
     // Presets are independent: validate them (and check them against the lock) on
     // every core, report them in order. Each assembler goes as soon as its preset is
     // checked.
@@ -119,6 +138,11 @@ pub(crate) fn run(
             validation.diagnostics.push(d.diagnostic.clone());
             (d.diagnostic, d.changes)
         });
+        if let Some(live) = &live {
+            let listings = workspace.tools.listings();
+            let drift = connect::live_drift(&workspace, &item.name, listings, live);
+            validation.diagnostics.extend(drift);
+        }
         let valid = workspace.judge(item, &validation.diagnostics, args.deny_warnings);
         let outcome = PresetOutcome::judged(
             item.name.clone(),

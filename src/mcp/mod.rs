@@ -10,3 +10,7 @@ pub use types::{
     CallOutput, HeaderSecret, ListedTool, McpError, ServerConfig, ServerListing, ServerTransport,
     ToolAnnotations,
 };
+#[cfg(feature = "client")]
+mod session_stub;
+#[cfg(feature = "client")]
+pub use session_stub::McpSession;

@@ -22,6 +22,8 @@
 //! The library never prints: everything comes back as [`Diagnostic`]s.
 
 pub mod batch;
+#[cfg(feature = "client")]
+pub mod connect;
 pub mod endpoint;
 pub mod environment;
 pub mod gate;

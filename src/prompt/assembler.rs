@@ -199,6 +199,17 @@ impl PromptAssembler {
         &self.registry
     }
 
+    /// The same assembler with each visible tool passed through `rebind` (see
+    /// [`ToolRegistry::rebound`]: new calls, the same name, description and schemas).
+    /// Prompts, tool definitions and fingerprints do not change.
+    pub fn with_tools_rebound(
+        mut self,
+        rebind: impl FnMut(&Arc<crate::tools::ToolDefinition>) -> Option<crate::tools::ToolDefinition>,
+    ) -> Self {
+        self.registry = Arc::new(self.registry.rebound(rebind));
+        self
+    }
+
     /// The visible tools' definitions as every assembly sends them.
     fn wire_tools(&self) -> &Arc<[WireTool]> {
         self.wire_tools

@@ -175,6 +175,29 @@ impl ToolRegistry {
         ToolRegistry { visible, index }
     }
 
+    /// The same tools with each definition passed through `rebind`, which may give a
+    /// definition new calls ([`ToolDefinition::with_handler`]) but must keep its name: a
+    /// definition renamed by `rebind` is kept as it was. What is sent (names,
+    /// descriptions, schemas, order) stays as it was; this is how a run connects the
+    /// tools of MCP servers, built from the lock, to live sessions.
+    pub fn rebound(
+        &self,
+        mut rebind: impl FnMut(&Arc<ToolDefinition>) -> Option<ToolDefinition>,
+    ) -> ToolRegistry {
+        let visible = self
+            .visible
+            .iter()
+            .map(|d| match rebind(d) {
+                Some(new) if new.name() == d.name() => Arc::new(new),
+                _ => Arc::clone(d),
+            })
+            .collect();
+        ToolRegistry {
+            visible,
+            index: self.index.clone(),
+        }
+    }
+
     /// Visible tool names, in wire order.
     pub fn names(&self) -> impl Iterator<Item = &ToolName> {
         self.visible.iter().map(|d| d.name())

@@ -1,0 +1,471 @@
+//! Starting the MCP servers presets declare (feature `client`): for `lock --connect`
+//! (list and pin), `validate --connect` (list and compare with the lock) and `run`
+//! (start the servers whose tools the run can call, refuse tools that drifted from the
+//! lock, route the calls to the live sessions, shut them down at the end).
+//!
+//! Servers always start in parallel: a run waits for the slowest one, not for the sum.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::sync::Arc;
+
+use futures_util::future::join_all;
+use serde_json::{Map, Value};
+
+use super::Project;
+use super::servers::{
+    DeclaredServer, ServerSetupError, ToolChange, compare_listings, declared_servers,
+    drift_diagnostics, normalize_listing, server_config, unavailable,
+};
+use crate::diagnostic::{Diagnostic, Span};
+use crate::mcp::{McpError, McpSession, ServerConfig, ServerListing};
+use crate::preset::ParsedPreset;
+use crate::preset::resolve::resolve_chain;
+use crate::preset::validate::ValidPreset;
+use crate::prompt::PromptAssembler;
+use crate::tools::external::ListingMap;
+use crate::tools::{
+    ExternalHandler, ServerListings, ToolContext, ToolError, ToolFuture, ToolOrigin,
+};
+use crate::trust::{Authorship, TrustPolicy};
+
+/// One server to start: which preset declares it, where, and how to reach it.
+#[derive(Debug)]
+pub struct PlannedServer {
+    /// The preset (the leaf the lock entry is for).
+    pub preset: String,
+    /// The server's name under `mcpServers:`.
+    pub server: String,
+    /// Where the server's name is written.
+    pub span: Option<Span>,
+    /// How to reach it.
+    pub config: ServerConfig,
+}
+
+/// A server declared by a file the user did not write (a project's `.agent-presets/`,
+/// a `--preset-dir`): starting it runs a program or contacts a URL someone else chose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForeignServer {
+    /// The preset.
+    pub preset: String,
+    /// The server's name.
+    pub server: String,
+    /// The file that declares it.
+    pub file: String,
+    /// What would start: the argv joined, or the URL.
+    pub what: String,
+}
+
+/// The chain of the preset named `name` on offer, root first, without validating it (a
+/// preset whose servers are not locked yet is not valid, and `lock --connect` is how it
+/// becomes so). `None` when it is not on offer or its chain does not resolve.
+fn chain_of<'a>(project: &'a Project, name: &str) -> Option<Vec<&'a ParsedPreset>> {
+    let leaf = project.presets.parsed(name)?.ok()?;
+    let chain = resolve_chain(
+        leaf,
+        |n| project.presets.parsed(n).into(),
+        || project.presets.names().map(str::to_owned).collect(),
+    )
+    .ok()?;
+    Some(chain.presets().to_vec())
+}
+
+/// The servers of the presets `names` (on offer) declared in files the user did not
+/// write: what `lock --connect` and `validate --connect` must ask about before starting
+/// anything.
+pub fn foreign_servers(project: &Project, names: &[String]) -> Vec<ForeignServer> {
+    let policy = TrustPolicy::from_environment();
+    let mut out = Vec::new();
+    for name in names {
+        let Some(chain) = chain_of(project, name) else {
+            continue;
+        };
+        for (server, declared) in declared_servers(&chain) {
+            let foreign = match project.presets.entry_of(declared.declared_in) {
+                Some(entry) => policy.authorship(entry) == Authorship::Foreign,
+                None => true,
+            };
+            if foreign {
+                out.push(ForeignServer {
+                    preset: name.clone(),
+                    server: server.to_owned(),
+                    file: declared.declared_in.source.display.to_string(),
+                    what: describe(&declared),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn describe(server: &DeclaredServer<'_>) -> String {
+    match (&server.spec.command, &server.spec.url) {
+        (Some(argv), _) => argv
+            .value
+            .iter()
+            .map(|a| a.value.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        (None, Some(url)) => url.value.clone(),
+        (None, None) => String::new(),
+    }
+}
+
+/// The servers the presets `names` declare, ready to start, and a `server-unavailable`
+/// diagnostic (by preset) for each that cannot be set up (a header variable not set).
+/// Each server gets `ctx` with the declaring chain's `passEnv`.
+pub fn plan_servers(
+    project: &Project,
+    names: &[String],
+    ctx: &ToolContext,
+    vars: &[(OsString, OsString)],
+) -> (Vec<PlannedServer>, BTreeMap<String, Vec<Diagnostic>>) {
+    let mut planned = Vec::new();
+    let mut problems: BTreeMap<String, Vec<Diagnostic>> = BTreeMap::new();
+    for name in names {
+        let Some(chain) = chain_of(project, name) else {
+            continue;
+        };
+        let pass_env: Vec<String> = chain
+            .iter()
+            .flat_map(|p| p.file.pass_env.iter().flatten())
+            .map(|p| p.value.clone())
+            .collect();
+        let ctx = ctx.clone().with_passed_env(pass_env);
+        for (server, declared) in declared_servers(&chain) {
+            match server_config(&declared, &ctx, vars.iter().cloned()) {
+                Ok(config) => planned.push(PlannedServer {
+                    preset: name.clone(),
+                    server: server.to_owned(),
+                    span: Some(declared.span.clone()),
+                    config,
+                }),
+                Err(e) => problems.entry(name.clone()).or_default().push(unavailable(
+                    name,
+                    Some(declared.span.clone()),
+                    &e,
+                )),
+            }
+        }
+    }
+    (planned, problems)
+}
+
+/// Start every server of `planned` at once; each result in `planned`'s order.
+pub async fn connect_all(
+    planned: &[PlannedServer],
+    ctx: &ToolContext,
+) -> Vec<Result<McpSession, McpError>> {
+    join_all(planned.iter().map(|p| McpSession::connect(&p.config, ctx))).await
+}
+
+/// What the servers of some presets list now (schemas normalised, as the lock pins
+/// them), and what kept a server from being listed, by preset.
+#[derive(Debug, Default)]
+pub struct LiveListings {
+    /// The listings, by preset and server.
+    pub listings: ListingMap,
+    /// `server-unavailable` diagnostics, by preset.
+    pub problems: BTreeMap<String, Vec<Diagnostic>>,
+    /// Which (preset, server) pairs were listed.
+    listed: Vec<(String, String)>,
+}
+
+impl LiveListings {
+    /// Was `server` of `preset` listed?
+    pub fn has(&self, preset: &str, server: &str) -> bool {
+        self.listed.iter().any(|(p, s)| p == preset && s == server)
+    }
+
+    /// `base` (the lock's listings) with every listing listed live in place of the
+    /// pinned one: what `lock --connect` validates and locks with.
+    pub fn over(&self, mut base: ListingMap) -> ListingMap {
+        for (preset, server) in &self.listed {
+            if let Some(listing) = self.listings.listing(preset, server) {
+                base.insert(preset.clone(), server.clone(), listing.clone());
+            }
+        }
+        base
+    }
+
+    /// Every `server-unavailable` diagnostic.
+    pub fn all_problems(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.problems.values().flatten()
+    }
+}
+
+/// Start the servers of the presets `names`, list their tools, shut them down:
+/// `lock --connect` and `validate --connect`.
+pub async fn list_live(
+    project: &Project,
+    names: &[String],
+    ctx: &ToolContext,
+    vars: &[(OsString, OsString)],
+) -> LiveListings {
+    let (planned, problems) = plan_servers(project, names, ctx, vars);
+    let mut live = LiveListings {
+        problems,
+        ..LiveListings::default()
+    };
+    let sessions = connect_all(&planned, ctx).await;
+    let mut started = Vec::new();
+    for (p, session) in planned.iter().zip(sessions) {
+        let listed = session.map_err(|e| e.to_string()).and_then(|s| {
+            let listing = normalize_listing(&p.server, s.listing());
+            started.push(s);
+            listing
+        });
+        match listed {
+            Ok(listing) => {
+                live.listings
+                    .insert(p.preset.clone(), p.server.clone(), listing);
+                live.listed.push((p.preset.clone(), p.server.clone()));
+            }
+            Err(e) => live
+                .problems
+                .entry(p.preset.clone())
+                .or_default()
+                .push(unavailable(&p.preset, p.span.clone(), &e)),
+        }
+    }
+    join_all(started.into_iter().map(McpSession::shutdown)).await;
+    live
+}
+
+/// `validate --connect`: the `tool-drift` diagnostics of preset `name`, each server's
+/// live listing against what `locked` pins (a server the lock does not pin is reported
+/// by validation as `mcp-not-locked`), then the servers that could not be listed.
+pub fn live_drift(
+    project: &Project,
+    name: &str,
+    locked: &dyn ServerListings,
+    live: &LiveListings,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if let Some(chain) = chain_of(project, name) {
+        for (server, declared) in declared_servers(&chain) {
+            let (Some(old), Some(new)) = (
+                locked.listing(name, server),
+                live.listings.listing(name, server),
+            ) else {
+                continue;
+            };
+            let changes = compare_listings(old, new);
+            out.extend(drift_diagnostics(
+                name,
+                server,
+                Some(declared.span.clone()),
+                &changes,
+            ));
+        }
+    }
+    out.extend(live.problems.get(name).into_iter().flatten().cloned());
+    out
+}
+
+/// Why a run's servers could not be made ready.
+#[derive(Debug, thiserror::Error)]
+pub enum RunServersError {
+    /// A server's settings cannot be used (a header variable not set).
+    #[error(transparent)]
+    Setup(#[from] ServerSetupError),
+    /// A server did not start, or is not MCP.
+    #[error("{0}")]
+    Start(McpError),
+    /// A server's live listing cannot be pinned (a schema that cannot be normalised).
+    #[error("{0}")]
+    Listing(String),
+    /// Tools the run would send differ from what the lock pins.
+    #[error(
+        "{}",
+        drifted.iter().map(|(tool, what)| format!("tool `{tool}` differs from presets.lock: {what}")).collect::<Vec<_>>().join("\n")
+    )]
+    Drift {
+        /// The preset.
+        preset: String,
+        /// Each drifted tool as the model sees it, and what changed.
+        drifted: Vec<(String, String)>,
+    },
+}
+
+impl RunServersError {
+    /// How to fix it.
+    pub fn help(&self) -> Option<String> {
+        match self {
+            RunServersError::Drift { preset, .. } => Some(format!(
+                "the servers changed since the lock was written: review the change with `agent-presets validate --connect {preset}`; if it is intended, run `agent-presets lock --connect {preset}` and commit presets.lock (or pass `--allow-tool-drift` to run anyway with the pinned definitions)"
+            )),
+            RunServersError::Start(_) => Some(
+                "run the server's command yourself to see why (its stderr is shown prefixed with `[mcp NAME]`)".into(),
+            ),
+            RunServersError::Setup(_) | RunServersError::Listing(_) => None,
+        }
+    }
+}
+
+/// The live sessions of one run.
+#[derive(Debug, Default)]
+pub struct RunServers {
+    sessions: BTreeMap<String, McpSession>,
+    /// Tools whose live definition differs from the lock, allowed by
+    /// `--allow-tool-drift` (each as the model sees it, and what changed): say so.
+    pub drifted: Vec<(String, String)>,
+}
+
+/// The MCP servers whose tools `assembler` makes visible, by server, each with the
+/// (server-side name, wire name) of its visible tools.
+pub fn visible_servers(assembler: &PromptAssembler) -> BTreeMap<String, Vec<(String, String)>> {
+    let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for d in assembler.registry().definitions() {
+        if let ToolOrigin::Mcp { server, tool } = d.origin() {
+            out.entry(server.clone())
+                .or_default()
+                .push((tool.clone(), d.name().as_str().to_owned()));
+        }
+    }
+    out
+}
+
+impl RunServers {
+    /// Start the servers of `preset` that have a visible tool (in parallel; none when no
+    /// MCP tool is visible), and check each visible tool's live definition against
+    /// `locked`: a difference refuses the run unless `allow_drift`. `vars` is the agent's
+    /// environment (header values, the servers' `passEnv`).
+    pub async fn start(
+        preset: &ValidPreset,
+        locked: &dyn ServerListings,
+        ctx: &ToolContext,
+        vars: &[(OsString, OsString)],
+        allow_drift: bool,
+    ) -> Result<RunServers, RunServersError> {
+        let visible = visible_servers(preset.assembler());
+        if visible.is_empty() {
+            return Ok(RunServers::default());
+        }
+        let mut planned = Vec::new();
+        for (server, declared) in declared_servers(preset.chain()) {
+            if visible.contains_key(server) {
+                planned.push(PlannedServer {
+                    preset: preset.name().to_owned(),
+                    server: server.to_owned(),
+                    span: Some(declared.span.clone()),
+                    config: server_config(&declared, ctx, vars.iter().cloned())?,
+                });
+            }
+        }
+        let results = connect_all(&planned, ctx).await;
+        let mut sessions = BTreeMap::new();
+        let mut failed = None;
+        for (p, result) in planned.iter().zip(results) {
+            match result {
+                Ok(s) => {
+                    sessions.insert(p.server.clone(), s);
+                }
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        let mut servers = RunServers {
+            sessions,
+            drifted: Vec::new(),
+        };
+        if let Some(e) = failed {
+            servers.shutdown().await;
+            return Err(RunServersError::Start(e));
+        }
+        let mut drifted = Vec::new();
+        for (server, session) in &servers.sessions {
+            let live = match normalize_listing(server, session.listing()) {
+                Ok(l) => l,
+                Err(e) => {
+                    servers.shutdown().await;
+                    return Err(RunServersError::Listing(e));
+                }
+            };
+            let Some(pinned) = locked.listing(preset.name(), server) else {
+                continue;
+            };
+            let changes = compare_listings(pinned, &live);
+            for (tool, wire) in visible.get(server).into_iter().flatten() {
+                if let Some(change) = changes.iter().find(|c| c.tool() == tool) {
+                    let what = match change {
+                        ToolChange::Removed { .. } => {
+                            format!("MCP server `{server}` no longer lists it")
+                        }
+                        other => other.summary(),
+                    };
+                    drifted.push((wire.clone(), what));
+                }
+            }
+        }
+        if !drifted.is_empty() && !allow_drift {
+            servers.shutdown().await;
+            return Err(RunServersError::Drift {
+                preset: preset.name().to_owned(),
+                drifted,
+            });
+        }
+        servers.drifted = drifted;
+        Ok(servers)
+    }
+
+    /// How many servers are running.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Are no servers running?
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
+    }
+
+    /// The server listings as they are live (not normalised), by server.
+    pub fn live_listing(&self, server: &str) -> Option<&ServerListing> {
+        self.sessions.get(server).map(McpSession::listing)
+    }
+
+    /// `assembler` with each visible MCP tool's calls going to its live session (the
+    /// definitions sent stay the pinned ones).
+    pub fn attach(&self, assembler: PromptAssembler) -> PromptAssembler {
+        assembler.with_tools_rebound(|d| {
+            let ToolOrigin::Mcp { server, tool } = d.origin() else {
+                return None;
+            };
+            let session = self.sessions.get(server)?.clone();
+            Some(d.with_handler(call_handler(session, tool.clone())))
+        })
+    }
+
+    /// Shut every session down (close stdin, then SIGTERM, then SIGKILL for a child;
+    /// the session closed for HTTP), all at once.
+    pub async fn shutdown(&mut self) {
+        let sessions = std::mem::take(&mut self.sessions);
+        join_all(sessions.into_values().map(McpSession::shutdown)).await;
+    }
+}
+
+/// A handler that calls `tool` on `session`: the result's text on success, a tool
+/// error (the server's own, a timeout, a crashed server) otherwise.
+fn call_handler(session: McpSession, tool: String) -> ExternalHandler {
+    Arc::new(move |args: Value, _ctx: ToolContext| {
+        let session = session.clone();
+        let tool = tool.clone();
+        Box::pin(async move {
+            let arguments = match args {
+                Value::Object(map) => map,
+                Value::Null => Map::new(),
+                other => {
+                    return Err(ToolError::new(format!(
+                        "the arguments must be a JSON object, not {other}"
+                    )));
+                }
+            };
+            match session.call(&tool, arguments).await {
+                Ok(out) if !out.is_error => Ok(out.text),
+                Ok(out) => Err(ToolError::new(out.text)),
+                Err(e) => Err(ToolError::new(e.to_string())),
+            }
+        }) as ToolFuture
+    })
+}
