@@ -27,6 +27,9 @@ const NOT_RUNNABLE: &[DiagnosticKind] = &[
     DiagnosticKind::Encoding,
     DiagnosticKind::DuplicateTool,
     DiagnosticKind::StrictOptionalProperty,
+    // Need a server to start (and, for drift, one that changed since it was locked).
+    DiagnosticKind::ToolDrift,
+    DiagnosticKind::ServerUnavailable,
 ];
 
 fn readme() -> String {
