@@ -102,21 +102,18 @@ async fn run_command(
             .stderr(Stdio::piped());
         builder
     };
-    let mut contained = containment::spawn(
-        &build,
-        ctx.containment(),
-        ctx.command_limits(),
-        &sandbox,
-    )
-    .map_err(|e| {
-        ToolError::new(format!(
+    let mut contained =
+        containment::spawn(&build, ctx.containment(), ctx.command_limits(), &sandbox).map_err(
+            |e| {
+                ToolError::new(format!(
             "could not start `{program}` for tool `{}`: {e}",
             tool.name
         ))
         .hint(
             "the program this tool runs is missing or cannot run here; do not call this tool again",
         )
-    })?;
+            },
+        )?;
 
     let limits = *ctx.limits();
     let stdout = Arc::new(Mutex::new(StreamCapture::new(limits.max_bytes)));
