@@ -2123,3 +2123,45 @@ fn a_command_tool_not_marked_read_only_asks_like_bash() {
         assert_eq!(result.starts_with("Error:"), !yes, "{result}");
     }
 }
+
+#[test]
+fn a_project_preset_runs_no_command_tool_until_it_is_trusted() {
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call("call_1", "mark", r#"{}"#)),
+        Reply::json(mock::openai_text("done")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let preset = |program: &str| {
+        format!(
+            "version: 1\nname: builder\nextends: agent\ncommands:\n  mark:\n    description: Leave a mark.\n    run: [{program}, marked.txt]\n    readOnly: true\n"
+        )
+    };
+    p.write(".agent-presets/builder.yaml", &preset("touch"));
+    let run = p.run(&["run", "builder", "hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("commands") && run.stderr.contains("mark"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("agent-presets trust builder"),
+        "{run:?}"
+    );
+    assert!(server.requests().is_empty());
+    assert!(!p.path().join("marked.txt").exists());
+    // The same for an MCP server: nothing is started before trust (validation does not
+    // start it either; it is reported as not locked only once trusted).
+    let trusted = p.run(&["trust", "builder"]);
+    assert_eq!(trusted.code, 0, "{trusted:?}");
+    let run = p.run(&["run", "builder", "hi"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(p.path().join("marked.txt").exists(), "{run:?}");
+    // Another program is another decision.
+    p.write(".agent-presets/builder.yaml", &preset("/usr/bin/touch"));
+    let run = p.run(&["run", "builder", "hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("agent-presets trust builder"),
+        "{run:?}"
+    );
+}
