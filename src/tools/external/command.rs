@@ -328,6 +328,42 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_strict_models_null_for_an_optional_property_means_absent() {
+        let tool = CommandTool {
+            name: "t".into(),
+            run: vec!["cat".into()],
+            pass_env: vec![],
+            env: vec![],
+            timeout: Duration::from_secs(20),
+        };
+        let def = ToolDefinition::external(ExternalTool {
+            name: ToolName::new("t").unwrap(),
+            description: "test".into(),
+            schema: json!({"type": "object", "properties": {
+                "path": {"type": "string"},
+                "opts": {"type": "object", "properties": {"depth": {"type": "integer"}}}
+            }, "required": ["path"]}),
+            read_only: true,
+            timeout: None,
+            handler: command_handler(tool),
+        })
+        .unwrap()
+        .with_origin(crate::tools::ToolOrigin::Command { name: "t".into() });
+        let mut catalog = ToolCatalog::new();
+        catalog.register_definition(def).unwrap();
+        let r = ToolRegistry::unrestricted(&catalog);
+        let (_dir, ctx) = ctx();
+        let out = r
+            .call("t", json!({"path": "a", "opts": {"depth": null}}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(out.content, "{\"path\":\"a\",\"opts\":{}}\n");
+        // A required property's null is still an argument error.
+        let out = r.call_for_model("t", json!({"path": null}), &ctx).await;
+        assert!(out.is_error, "{}", out.content);
+    }
+
+    #[tokio::test]
     async fn a_missing_program_is_a_tool_error() {
         let (_dir, ctx) = ctx();
         let r = registry(
