@@ -105,6 +105,10 @@ code_pages! {
     P0404 => StrictOpenObject,
     P0405 => StrictOptionalProperty,
     P0406 => StrictUnsupportedKeyword,
+    P0501 => McpNotLocked,
+    P0502 => UnknownMcpServer,
+    P0503 => ServerTransport,
+    P0504 => ProgramNotFound,
     P0505 => ToolDrift,
     P0506 => ServerUnavailable,
 }

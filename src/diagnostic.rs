@@ -170,6 +170,14 @@ diagnostic_kinds! {
     StrictOptionalProperty = ("P0405", "strict-optional-property", Error),
     /// A keyword some provider's strict mode does not support.
     StrictUnsupportedKeyword = ("P0406", "strict-unsupported-keyword", Error),
+    /// A declared MCP server whose tools the lock does not pin (`lock --connect`).
+    McpNotLocked = ("P0501", "mcp-not-locked", Error),
+    /// A tool name or glob `mcp__<server>__…` naming a server the preset does not declare.
+    UnknownMcpServer = ("P0502", "unknown-mcp-server", Error),
+    /// An MCP server that gives both `command` and `url`, neither, or a `url` it cannot use.
+    ServerTransport = ("P0503", "server-transport", Error),
+    /// A command (of an MCP server or a command tool) whose program is not on `PATH` here.
+    ProgramNotFound = ("P0504", "program-not-found", Warning),
     /// A tool an MCP server lists now differs from what `presets.lock` pins (added,
     /// removed, changed): `validate --connect`.
     ToolDrift = ("P0505", "tool-drift", Error),

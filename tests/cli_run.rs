@@ -2029,3 +2029,139 @@ fn run_sandbox_goes_only_stricter_except_an_explicit_full_access() {
     let _ = fs::remove_file(&outside);
     assert!(wrote, "{run:?}");
 }
+
+/// The `content` of the first tool message the model was sent in request `i`.
+fn tool_result(server: &MockProvider, i: usize) -> String {
+    server.requests()[i].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn a_command_tool_runs_with_its_arguments_on_stdin_and_its_output_goes_back() {
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call(
+            "call_1",
+            "word_count",
+            r#"{"path": "a.txt"}"#,
+        )),
+        Reply::json(mock::openai_text("Three words.")),
+    ]);
+    let p = Project::new(
+        "deepseek",
+        &server,
+        "commands:\n  word_count:\n    description: Count the words of a file in the workspace.\n    parameters: {type: object, properties: {path: {type: string}}, required: [path]}\n    run: [sh, -c, 'cat; wc -w < a.txt']\n    readOnly: true\n    timeout: 20s\n",
+    );
+    p.write("a.txt", "one two three\n");
+    let run = p.run(&["run", "agent", "Count the words of a.txt."]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout.trim(), "Three words.", "{run:?}");
+    // The tool was sent like any other, with its schema.
+    let first = &server.requests()[0].body;
+    let sent = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "word_count")
+        .unwrap_or_else(|| panic!("word_count not sent: {first:#}"));
+    assert_eq!(
+        sent["function"]["parameters"]["properties"]["path"]["type"],
+        "string"
+    );
+    let result = tool_result(&server, 1);
+    assert_eq!(result, "{\"path\":\"a.txt\"}\n3\n", "{run:?}");
+}
+
+#[test]
+fn a_command_tool_that_exits_non_zero_is_a_tool_error_with_its_stderr() {
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call("call_1", "check", r#"{}"#)),
+        Reply::json(mock::openai_text("It failed.")),
+    ]);
+    let p = Project::new(
+        "deepseek",
+        &server,
+        "commands:\n  check:\n    description: Run the checks.\n    run: [sh, -c, 'echo partial; echo no such target >&2; exit 2']\n    readOnly: true\n",
+    );
+    let run = p.run(&["run", "agent", "Check."]);
+    assert_eq!(run.code, 0, "the run goes on after a tool error: {run:?}");
+    let result = tool_result(&server, 1);
+    assert!(
+        result.starts_with("Error: tool `check` failed (exit code: 2)"),
+        "{result}"
+    );
+    assert!(result.contains("no such target"), "{result}");
+    assert!(!result.contains("partial"), "{result}");
+}
+
+#[test]
+fn a_command_tool_not_marked_read_only_asks_like_bash() {
+    for yes in [false, true] {
+        let server = MockProvider::start(vec![
+            Reply::json(mock::openai_call("call_1", "touch_it", r#"{}"#)),
+            Reply::json(mock::openai_text("ok")),
+        ]);
+        let p = Project::new(
+            "deepseek",
+            &server,
+            "commands:\n  touch_it:\n    description: Create done.txt.\n    run: [touch, done.txt]\n",
+        );
+        let mut args = vec!["run", "agent", "Touch it."];
+        if yes {
+            args.push("--yes");
+        }
+        let run = p.run(&args);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert_eq!(p.path().join("done.txt").exists(), yes, "{run:?}");
+        let result = tool_result(&server, 1);
+        assert_eq!(result.starts_with("Error:"), !yes, "{result}");
+    }
+}
+
+#[test]
+fn a_project_preset_runs_no_command_tool_until_it_is_trusted() {
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call("call_1", "mark", r#"{}"#)),
+        Reply::json(mock::openai_text("done")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let preset = |program: &str| {
+        format!(
+            "version: 1\nname: builder\nextends: agent\ncommands:\n  mark:\n    description: Leave a mark.\n    run: [{program}, marked.txt]\n    readOnly: true\n"
+        )
+    };
+    p.write(".agent-presets/builder.yaml", &preset("touch"));
+    let run = p.run(&["run", "builder", "hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("commands") && run.stderr.contains("mark"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("agent-presets trust builder"),
+        "{run:?}"
+    );
+    assert!(server.requests().is_empty());
+    assert!(!p.path().join("marked.txt").exists());
+    // The same for an MCP server: nothing is started before trust (validation does not
+    // start it either; it is reported as not locked only once trusted).
+    let trusted = p.run(&["trust", "builder"]);
+    assert_eq!(trusted.code, 0, "{trusted:?}");
+    let run = p.run(&["run", "builder", "hi"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(p.path().join("marked.txt").exists(), "{run:?}");
+    // Another program is another decision.
+    p.write(".agent-presets/builder.yaml", &preset("/usr/bin/touch"));
+    let run = p.run(&["run", "builder", "hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("agent-presets trust builder"),
+        "{run:?}"
+    );
+}

@@ -416,3 +416,222 @@ fn sandbox_and_allow_read_resolve_along_extends_and_bad_paths_are_errors() {
         "{typo:?}"
     );
 }
+
+mod own_tools {
+    use std::sync::Arc;
+
+    use agent_presets::mcp::{ListedTool, ServerListing, ToolAnnotations};
+    use agent_presets::preset::{PresetCatalog, Validation, validate_in_catalog};
+    use agent_presets::tools::external::ListingMap;
+    use agent_presets::tools::{ToolCatalog, ToolOrigin};
+    use serde_json::json;
+
+    use super::found;
+
+    fn tool(name: &str, description: &str, schema: serde_json::Value) -> ListedTool {
+        ListedTool {
+            name: name.into(),
+            title: None,
+            description: Some(description.into()),
+            input_schema: schema,
+            output_schema: None,
+            annotations: Some(ToolAnnotations {
+                read_only_hint: Some(true),
+                ..ToolAnnotations::default()
+            }),
+        }
+    }
+
+    fn time_listing() -> ServerListing {
+        ServerListing {
+            server_name: "mcp-time".into(),
+            server_version: "1.0.0".into(),
+            protocol_version: "2025-06-18".into(),
+            tools: vec![
+                tool(
+                    "get_current_time",
+                    "Get the current time in a time zone.",
+                    json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                           "properties": {"timezone": {"$ref": "#/definitions/tz"}},
+                           "required": ["timezone"], "definitions": {"tz": {"type": "string"}}}),
+                ),
+                tool(
+                    "convert_time",
+                    "Convert a time between time zones.",
+                    json!({"type": "object", "properties": {"time": {"type": "string"}}}),
+                ),
+            ],
+        }
+    }
+
+    /// Validate `name` among `files`, with `listings` as the lock's.
+    fn validate(files: &[(&str, &str)], name: &str, listings: ListingMap) -> Validation {
+        let mut catalog = PresetCatalog::builtin();
+        for (n, text) in files {
+            catalog
+                .add_text(n, format!("{n}.yaml"), *text)
+                .expect("add preset");
+        }
+        let tools = ToolCatalog::builtin().with_listings(Arc::new(listings));
+        validate_in_catalog(&catalog, name, &tools)
+    }
+
+    const CLOCK: &str = "version: 1\nname: clock\nextends: standard\nmcpServers:\n  time:\n    command: [sh, time-server.sh]\n    readOnly: true\n    tools:\n      convert_time: {readOnly: false}\n";
+
+    fn visible(v: &Validation) -> Vec<String> {
+        let preset = v
+            .preset
+            .as_ref()
+            .unwrap_or_else(|| panic!("{:#?}", v.diagnostics));
+        preset
+            .assembler()
+            .registry()
+            .names()
+            .map(|n| n.as_str().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn locked_mcp_tools_join_the_catalog_and_obey_allow_deny_order() {
+        let mut listings = ListingMap::new();
+        listings.insert("clock", "time", time_listing());
+        let files = [(
+            "clock",
+            &*format!(
+                "{CLOCK}tools:\n  allow: [read_file, \"mcp__time__*\"]\n  order: [mcp__time__get_current_time, <rest>]\n"
+            ),
+        )];
+        let v = validate(&files, "clock", listings);
+        assert!(v.diagnostics.is_empty(), "{:#?}", v.diagnostics);
+        assert_eq!(
+            visible(&v),
+            [
+                "mcp__time__get_current_time",
+                "mcp__time__convert_time",
+                "read_file"
+            ]
+        );
+        let preset = v.preset.unwrap();
+        let catalog = preset.tool_catalog();
+        let get = catalog.get("mcp__time__get_current_time").unwrap();
+        assert_eq!(
+            get.origin(),
+            &ToolOrigin::Mcp {
+                server: "time".into(),
+                tool: "get_current_time".into()
+            }
+        );
+        // Normalised: `$schema` dropped, `definitions` → `$defs` with the ref rewritten.
+        assert_eq!(
+            get.schemas().portable,
+            json!({"type": "object", "properties": {"timezone": {"$ref": "#/$defs/tz"}},
+                   "required": ["timezone"], "$defs": {"tz": {"type": "string"}}})
+        );
+        // The preset's readOnly decides, per tool; the server's hint does not.
+        assert!(get.read_only());
+        assert!(!catalog.get("mcp__time__convert_time").unwrap().read_only());
+    }
+
+    #[test]
+    fn unlocked_servers_typos_and_hidden_mcp_tools() {
+        // Not locked: one diagnostic, at the server's name, naming the command; the glob
+        // over its tools is not reported again.
+        let files = [(
+            "clock",
+            &*format!("{CLOCK}tools:\n  allow: [read_file, \"mcp__time__*\"]\n"),
+        )];
+        let v = validate(&files, "clock", ListingMap::new());
+        assert_eq!(found(&v), ["mcp-not-locked@clock.yaml:5:3"]);
+        assert!(
+            v.diagnostics[0]
+                .help
+                .as_deref()
+                .unwrap()
+                .contains("agent-presets lock --connect")
+        );
+
+        // A typo of a locked tool's name: did you mean, as for built-ins.
+        let mut listings = ListingMap::new();
+        listings.insert("clock", "time", time_listing());
+        let files = [(
+            "clock",
+            &*format!("{CLOCK}tools:\n  deny: [mcp__time__get_curent_time]\n"),
+        )];
+        let v = validate(&files, "clock", listings);
+        assert_eq!(found(&v), ["unknown-tool@clock.yaml:11:10"]);
+        assert_eq!(
+            v.diagnostics[0].help.as_deref(),
+            Some("did you mean `mcp__time__get_current_time`?")
+        );
+
+        // A tool the parent hid is known, not a typo: allowing it again only warns.
+        let mut listings = ListingMap::new();
+        listings.insert("child", "time", time_listing());
+        let parent = format!("{CLOCK}tools:\n  deny: [mcp__time__convert_time]\n");
+        let child = "version: 1\nname: child\nextends: clock\ntools:\n  allow: [mcp__time__convert_time, read_file]\n";
+        let v = validate(&[("clock", &parent), ("child", child)], "child", listings);
+        assert_eq!(found(&v), ["allow-denied-by-parent@child.yaml:5:11"]);
+        assert_eq!(visible(&v), ["read_file"]);
+    }
+
+    #[test]
+    fn mcp_names_that_collide_are_errors() {
+        let mut listing = time_listing();
+        listing.tools.push(tool(
+            "get.current.time",
+            "Dotted.",
+            json!({"type": "object"}),
+        ));
+        let mut listings = ListingMap::new();
+        listings.insert("clock", "time", listing);
+        let files = [(
+            "clock",
+            &*format!(
+                "{CLOCK}commands:\n  mcp__time__x:\n    description: Reserved.\n    run: [date]\n"
+            ),
+        )];
+        let v = validate(&files, "clock", listings);
+        let kinds: Vec<String> = found(&v);
+        assert!(
+            kinds.contains(&"duplicate-tool@clock.yaml:5:3".to_owned()),
+            "{kinds:?}"
+        );
+        assert!(
+            kinds.contains(&"invalid-name@clock.yaml:11:3".to_owned()),
+            "{kinds:?}"
+        );
+        let collision = v
+            .diagnostics
+            .iter()
+            .find(|d| d.kind.name() == "duplicate-tool")
+            .unwrap();
+        assert!(
+            collision.message.contains("`get.current.time`")
+                && collision.message.contains("`mcp__time__get_current_time`"),
+            "{}",
+            collision.message
+        );
+    }
+
+    #[test]
+    fn servers_and_commands_are_inherited_and_replaced_by_name() {
+        let base = "version: 1\nname: base\nextends: standard\ncommands:\n  a:\n    description: A.\n    run: [date]\n  b:\n    description: B.\n    run: [date]\n";
+        let child = "version: 1\nname: child\nextends: base\ncommands:\n  b:\n    description: B, replaced.\n    run: [date, -u]\n    readOnly: true\n";
+        let v = validate(
+            &[("base", base), ("child", child)],
+            "child",
+            ListingMap::new(),
+        );
+        let preset = v.preset.unwrap_or_else(|| panic!("{:#?}", v.diagnostics));
+        let commands: Vec<(&str, &str)> = preset
+            .commands()
+            .iter()
+            .map(|c| (c.name.value.as_str(), c.spec.description.value.as_str()))
+            .collect();
+        assert_eq!(commands, [("a", "A."), ("b", "B, replaced.")]);
+        let b = preset.tool_catalog().get("b").unwrap();
+        assert_eq!(b.description(), "B, replaced.");
+        assert!(b.read_only());
+        assert!(!preset.tool_catalog().get("a").unwrap().read_only());
+    }
+}

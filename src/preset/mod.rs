@@ -2,6 +2,7 @@
 //! resolution and full-build validation.
 
 pub mod catalog;
+pub mod own_tools;
 pub mod provenance;
 pub mod resolve;
 mod shape;

@@ -443,6 +443,20 @@ impl<'a> Checker<'a> {
                 Some("write a value after the colon, or remove the key".to_owned())
             }
             Shape::Null => Some("write a value here, or remove this entry".to_owned()),
+            // `command: uvx mcp-server-time`, `run: "wc -w"`: an argv, never a shell string.
+            Shape::Scalar
+                if matches!(key, Some("command" | "run"))
+                    && non_null.iter().all(|t| *t == Ty::Array) =>
+            {
+                let words: Vec<&str> = self
+                    .scalar(at)
+                    .map(|s| s.text.split_whitespace().collect())
+                    .unwrap_or_default();
+                Some(format!(
+                    "write it as a list: `[{}]` (the program, then each argument; it runs without a shell)",
+                    words.join(", ")
+                ))
+            }
             _ if non_null.iter().all(|t| *t == Ty::Array) => {
                 Some("write a list as `[a, b]` or as lines starting with `- `".to_owned())
             }

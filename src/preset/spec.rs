@@ -128,11 +128,13 @@ pub struct PresetFile {
     /// (`agent-presets lock --connect`). Along `extends`, a child adds servers and replaces
     /// one by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("propertyNames" = {"pattern": "^[a-z][a-z0-9_-]*$"}))]
     pub mcp_servers: Option<NamedMap<McpServerSpec>>,
     /// Command tools the preset brings, by tool name: a program run with the call's
     /// arguments as JSON on stdin. Along `extends`, a child adds commands and replaces one
     /// by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("propertyNames" = {"pattern": "^[a-zA-Z0-9_-]{1,64}$"}))]
     pub commands: Option<NamedMap<CommandSpec>>,
 }
 

@@ -44,6 +44,8 @@ impl Validation {
 pub struct ValidPreset {
     chain: Vec<ParsedPreset>,
     assembler: PromptAssembler,
+    /// The catalog it was validated against: the host's tools and the ones it brings.
+    tools: Arc<ToolCatalog>,
 }
 
 impl ValidPreset {
@@ -128,6 +130,26 @@ impl ValidPreset {
         }
         values.set("sandbox", self.sandbox_mode().as_str());
         values
+    }
+
+    /// The catalog the preset was validated against: the host's tools, its command
+    /// tools and its MCP servers' tools as the lock lists them.
+    pub fn tool_catalog(&self) -> &ToolCatalog {
+        &self.tools
+    }
+
+    /// The MCP servers the preset declares (along `extends`, the nearest declaration of
+    /// each name), in declaration order.
+    pub fn mcp_servers(&self) -> Vec<super::own_tools::DeclaredServer<'_>> {
+        let chain: Vec<&ParsedPreset> = self.chain.iter().collect();
+        super::own_tools::declared_servers(&chain)
+    }
+
+    /// The command tools the preset declares (along `extends`, the nearest declaration
+    /// of each name), in declaration order.
+    pub fn commands(&self) -> Vec<super::own_tools::DeclaredCommand<'_>> {
+        let chain: Vec<&ParsedPreset> = self.chain.iter().collect();
+        super::own_tools::declared_commands(&chain)
     }
 
     /// The assembler (prompt + visible tools).
@@ -352,8 +374,11 @@ fn validate_chain_with(
     layer_of: &dyn Fn(&ParsedPreset) -> Arc<FileLayer>,
 ) -> Validation {
     let mut diagnostics = Vec::new();
-    let mut builder = AssemblerBuilder::new(tools);
     let presets = chain.presets();
+    // The host's tools plus the ones this preset brings (commands, locked MCP tools).
+    let own_catalog = super::own_tools::preset_catalog(presets, tools, &mut diagnostics);
+    let tools: &ToolCatalog = &own_catalog;
+    let mut builder = AssemblerBuilder::new(tools);
     for (i, preset) in presets.iter().enumerate() {
         let file = layer_of(preset);
         diagnostics.extend(file.diagnostics.iter().cloned());
@@ -429,6 +454,7 @@ fn validate_chain_with(
         Some(assembler) if !has_error => Some(ValidPreset {
             chain: chain.presets().iter().map(|p| (*p).clone()).collect(),
             assembler,
+            tools: Arc::new(own_catalog.into_owned()),
         }),
         _ => None,
     };
@@ -532,6 +558,7 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
     }
     check_pass_env(preset, out);
     check_allow_read(preset, out);
+    super::own_tools::check_file(preset, out);
 
     if let Some(persona) = &file.persona {
         if let Some(flag) = &persona.include_runtime_context {

@@ -18,6 +18,10 @@ pub struct ToolCatalog {
     /// Where the tools of the MCP servers presets declare come from (the tool lock);
     /// none: every declared server is reported as not locked.
     listings: Option<Arc<dyn ServerListings>>,
+    /// The MCP servers the preset this catalog was built for declares, and whether their
+    /// tools are in it (listed by the lock): `mcp__<server>__…` patterns are checked
+    /// against these.
+    servers: BTreeMap<String, bool>,
 }
 
 impl std::fmt::Debug for ToolCatalog {
@@ -25,6 +29,7 @@ impl std::fmt::Debug for ToolCatalog {
         f.debug_struct("ToolCatalog")
             .field("tools", &self.tools)
             .field("listings", &self.listings.is_some())
+            .field("servers", &self.servers)
             .finish()
     }
 }
@@ -55,6 +60,18 @@ impl ToolCatalog {
             Some(l) => l.as_ref(),
             None => &NoListings,
         }
+    }
+
+    /// Record that the preset this catalog is for declares MCP server `server`, and
+    /// whether its tools are in the catalog.
+    pub(crate) fn declare_server(&mut self, server: &str, listed: bool) {
+        self.servers.insert(server.to_owned(), listed);
+    }
+
+    /// The MCP servers the preset this catalog was built for declares, with whether
+    /// their tools are in the catalog (the lock listed them). Empty for a host's catalog.
+    pub fn declared_servers(&self) -> impl Iterator<Item = (&str, bool)> {
+        self.servers.iter().map(|(k, v)| (k.as_str(), *v))
     }
 
     /// Register a typed tool. A duplicate or invalid name is an error.

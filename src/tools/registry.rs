@@ -256,6 +256,14 @@ impl ToolRegistry {
             });
         };
         let def = &self.visible[i];
+        // A strict-mode model sends `null` for an optional property it leaves out; a
+        // schema written by someone else (a command tool's, an MCP server's) may not
+        // accept `null` there, so such a `null` means "absent".
+        let args = if matches!(def.origin(), super::ToolOrigin::Host) {
+            args
+        } else {
+            super::schema::drop_optional_nulls(&def.schemas().portable, args)
+        };
         let validator = def.validator().map_err(|msg| ToolCallError::Failed {
             tool: name.to_owned(),
             error: ToolError::new(msg)

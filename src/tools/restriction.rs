@@ -232,7 +232,53 @@ impl ToolRestriction {
     }
 }
 
+/// A name or glob `mcp__<server>__…` that matches nothing: about the server, when the
+/// preset does not declare it (with "did you mean" among those it does), or nothing when
+/// the server's tools are not locked (`mcp-not-locked` says so). `None`: judge it as any
+/// other name.
+fn check_mcp_server(
+    text: &str,
+    span: Option<&Span>,
+    catalog: &ToolCatalog,
+) -> Option<Option<Diagnostic>> {
+    let server = super::name::mcp_server_of(text)?;
+    let mut declared = catalog.declared_servers();
+    if let Some((_, listed)) = declared.find(|(s, _)| *s == server) {
+        return if listed { None } else { Some(None) };
+    }
+    let servers: Vec<&str> = catalog.declared_servers().map(|(s, _)| s).collect();
+    let rest = &text["mcp__".len() + server.len()..];
+    let help = match crate::suggest::did_you_mean(server, servers.iter().copied()) {
+        Some(close) => format!("did you mean `mcp__{close}{rest}`?"),
+        None if servers.is_empty() => format!(
+            "declare the server under `mcpServers:` (e.g. `mcpServers: {{{server}: {{command: [program, arg]}}}}`), then run `agent-presets lock --connect`"
+        ),
+        None => format!(
+            "declared servers: {}",
+            crate::suggest::list_names(servers.iter().copied())
+        ),
+    };
+    Some(Some(
+        Diagnostic::new(
+            DiagnosticKind::UnknownMcpServer,
+            format!("`{text}` names MCP server `{server}`, which this preset does not declare"),
+        )
+        .at(span.cloned())
+        .help(help),
+    ))
+}
+
 fn check_pattern(pattern: &ToolPattern, catalog: &ToolCatalog) -> Option<Diagnostic> {
+    let matches_any = if pattern.is_glob() {
+        catalog.names().any(|n| pattern.matches(n))
+    } else {
+        catalog.contains(pattern.as_str())
+    };
+    if !matches_any
+        && let Some(verdict) = check_mcp_server(pattern.as_str(), pattern.span.as_ref(), catalog)
+    {
+        return verdict;
+    }
     if pattern.is_glob() {
         if catalog.names().any(|n| pattern.matches(n)) {
             return None;
@@ -309,7 +355,10 @@ fn check_order(
             continue;
         }
         if !catalog.contains(&entry.name) {
-            out.push(unknown_tool(&entry.name, entry.span.clone(), catalog));
+            match check_mcp_server(&entry.name, entry.span.as_ref(), catalog) {
+                Some(verdict) => out.extend(verdict),
+                None => out.push(unknown_tool(&entry.name, entry.span.clone(), catalog)),
+            }
         }
     }
     if rest_count == 0 {

@@ -206,6 +206,62 @@ fn close_object(obj: &mut Map<String, Value>) {
     obj.insert("additionalProperties".to_owned(), Value::Bool(false));
 }
 
+/// `args` without the `null`s a strict-mode model sends for optional properties
+/// (properties not in `required`) whose schema does not accept `null` — at every level
+/// the portable `schema` describes (`properties`, `items`, local `$ref`s).
+pub(crate) fn drop_optional_nulls(schema: &Value, mut args: Value) -> Value {
+    drop_nulls_at(schema, schema, &mut args, 0);
+    args
+}
+
+fn drop_nulls_at(root: &Value, schema: &Value, value: &mut Value, depth: usize) {
+    if depth > 64 {
+        return;
+    }
+    let mut schema = schema;
+    for _ in 0..8 {
+        match schema.get("$ref").and_then(Value::as_str) {
+            Some(r) => match r.strip_prefix('#').and_then(|p| root.pointer(p)) {
+                Some(target) => schema = target,
+                None => return,
+            },
+            None => break,
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            map.retain(|k, v| {
+                !(v.is_null()
+                    && !required.contains(&k.as_str())
+                    && properties.get(k).is_some_and(|p| !accepts_null(p)))
+            });
+            for (k, v) in map.iter_mut() {
+                if let Some(p) = properties.get(k) {
+                    drop_nulls_at(root, p, v, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = schema.get("items").filter(|i| i.is_object()) {
+                for v in items {
+                    drop_nulls_at(root, item, v, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Does the schema already accept `null`?
 fn accepts_null(schema: &Value) -> bool {
     let Some(obj) = schema.as_object() else {

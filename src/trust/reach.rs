@@ -95,6 +95,10 @@ pub enum ReachField {
     Sandbox,
     /// `allowRead`: a path commands may read in their sandbox.
     AllowRead,
+    /// `mcpServers.<name>`: a program started (or an endpoint contacted) for its tools.
+    McpServer,
+    /// `commands.<name>`: a program run when the model calls the tool.
+    Command,
 }
 
 impl ReachField {
@@ -106,6 +110,8 @@ impl ReachField {
         ReachField::PassEnv,
         ReachField::Sandbox,
         ReachField::AllowRead,
+        ReachField::McpServer,
+        ReachField::Command,
     ];
 
     /// The field named `name` ([`ReachField::as_str`]).
@@ -127,6 +133,8 @@ impl ReachField {
             ReachField::PassEnv => "passEnv",
             ReachField::Sandbox => "sandbox",
             ReachField::AllowRead => "allowRead",
+            ReachField::McpServer => "mcpServers",
+            ReachField::Command => "commands",
         }
     }
 }
@@ -240,6 +248,7 @@ impl PresetReach {
             &mut items,
         );
         sandbox_items(chain, &origin, &mut items);
+        tool_items(chain, &origin, &mut items);
         PresetReach {
             name: preset.name().to_owned(),
             key,
@@ -317,6 +326,39 @@ fn sandbox_items(
         |f| &f.allow_read,
         items,
     );
+}
+
+/// The MCP servers and command tools foreign files declare (after `extends`: a
+/// declaration an own file replaces needs no trust). The value is the name and the whole
+/// declaration as compact JSON, so any change to what is started, passed or contacted
+/// asks again.
+fn tool_items(
+    chain: &[ParsedPreset],
+    origin: &dyn Fn(&ParsedPreset) -> (Authorship, String),
+    items: &mut Vec<ReachItem>,
+) {
+    use crate::preset::own_tools::{declared_commands, declared_servers};
+    let chain: Vec<&ParsedPreset> = chain.iter().collect();
+    let mut push = |field, preset: &ParsedPreset, name: &Spanned<String>, json: String| {
+        let (authorship, path) = origin(preset);
+        if authorship == Authorship::Foreign {
+            items.push(ReachItem {
+                field,
+                value: format!("{}: {json}", name.value),
+                file: path,
+                span: preset.span_of(name),
+                implied: false,
+            });
+        }
+    };
+    for server in declared_servers(&chain) {
+        let json = serde_json::to_string(server.spec).unwrap_or_default();
+        push(ReachField::McpServer, server.preset, server.name, json);
+    }
+    for command in declared_commands(&chain) {
+        let json = serde_json::to_string(command.spec).unwrap_or_default();
+        push(ReachField::Command, command.preset, command.name, json);
+    }
 }
 
 /// The entries of a list field (`passEnv`, `allowRead`) that foreign files add: each

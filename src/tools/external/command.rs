@@ -67,17 +67,10 @@ async fn run_command(
         .sandbox()
         .prepare(ctx.workspace())
         .map_err(|e| ToolError::new(format!("{e}")).hint(e.hint()))?;
-    let mut passed: Vec<String> = ctx.passed_env().to_vec();
-    passed.extend(tool.pass_env.iter().cloned());
-    let env_ctx = ctx.clone().with_passed_env(passed);
-    let mut env = command_env(&env_ctx, std::env::vars_os());
+    let mut env = environment(tool, ctx, std::env::vars_os());
     if let Some(temp) = sandbox.temp_dir() {
         env.retain(|(name, _)| name != "TMPDIR");
         env.push(("TMPDIR".into(), temp.as_os_str().to_owned()));
-    }
-    for (name, value) in &tool.env {
-        env.retain(|(n, _)| n != name.as_str());
-        env.push((OsString::from(name), OsString::from(value)));
     }
     let root = ctx.root().fd().as_raw_fd();
     let build = || {
@@ -176,6 +169,36 @@ async fn run_command(
             stdout
         }),
     }
+}
+
+/// The environment of `tool` run in `ctx`, from `vars` (the agent's): the allowlist and
+/// the preset's `passEnv` as for `bash` ([`command_env`]), then the tool's own `passEnv`
+/// names — passed even when they look like credentials, since the preset names them for
+/// this one program (a token a metrics query needs) — then its literal `env`. Names the
+/// host withholds ([`ToolContext::hidden_env`]: the model's API key) are never passed.
+fn environment<I>(tool: &CommandTool, ctx: &ToolContext, vars: I) -> Vec<(OsString, OsString)>
+where
+    I: IntoIterator<Item = (OsString, OsString)>,
+{
+    let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
+    let mut env = command_env(ctx, vars.iter().cloned());
+    let hidden = |name: &str| ctx.hidden_env().iter().any(|h| h == name);
+    for name in &tool.pass_env {
+        if hidden(name) || env.iter().any(|(n, _)| n == name.as_str()) {
+            continue;
+        }
+        if let Some((n, v)) = vars.iter().find(|(n, _)| n == name.as_str()) {
+            env.push((n.clone(), v.clone()));
+        }
+    }
+    for (name, value) in &tool.env {
+        if hidden(name) {
+            continue;
+        }
+        env.retain(|(n, _)| n != name.as_str());
+        env.push((OsString::from(name), OsString::from(value)));
+    }
+    env
 }
 
 /// A duration as a preset writes it (`20s`, `1500ms`).
@@ -305,6 +328,42 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_strict_models_null_for_an_optional_property_means_absent() {
+        let tool = CommandTool {
+            name: "t".into(),
+            run: vec!["cat".into()],
+            pass_env: vec![],
+            env: vec![],
+            timeout: Duration::from_secs(20),
+        };
+        let def = ToolDefinition::external(ExternalTool {
+            name: ToolName::new("t").unwrap(),
+            description: "test".into(),
+            schema: json!({"type": "object", "properties": {
+                "path": {"type": "string"},
+                "opts": {"type": "object", "properties": {"depth": {"type": "integer"}}}
+            }, "required": ["path"]}),
+            read_only: true,
+            timeout: None,
+            handler: command_handler(tool),
+        })
+        .unwrap()
+        .with_origin(crate::tools::ToolOrigin::Command { name: "t".into() });
+        let mut catalog = ToolCatalog::new();
+        catalog.register_definition(def).unwrap();
+        let r = ToolRegistry::unrestricted(&catalog);
+        let (_dir, ctx) = ctx();
+        let out = r
+            .call("t", json!({"path": "a", "opts": {"depth": null}}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!(out.content, "{\"path\":\"a\",\"opts\":{}}\n");
+        // A required property's null is still an argument error.
+        let out = r.call_for_model("t", json!({"path": null}), &ctx).await;
+        assert!(out.is_error, "{}", out.content);
+    }
+
+    #[tokio::test]
     async fn a_missing_program_is_a_tool_error() {
         let (_dir, ctx) = ctx();
         let r = registry(
@@ -314,6 +373,44 @@ mod tests {
         let out = r.call_for_model("t", json!({"path": "x"}), &ctx).await;
         assert!(out.is_error);
         assert!(out.content.contains("could not start"), "{}", out.content);
+    }
+
+    #[test]
+    fn the_environment_is_the_allowlist_plus_the_tools_own_names_never_the_key() {
+        let (_dir, ctx) = ctx();
+        let ctx = ctx.with_hidden_env(["MODEL_KEY"]);
+        let tool = CommandTool {
+            name: "t".into(),
+            run: vec!["true".into()],
+            pass_env: vec!["METRICS_TOKEN".into(), "MODEL_KEY".into(), "UNSET".into()],
+            env: vec![
+                ("LOG_LEVEL".into(), "warn".into()),
+                ("PATH".into(), "/opt/bin".into()),
+            ],
+            timeout: Duration::from_secs(1),
+        };
+        let vars = [
+            ("PATH", "/usr/bin"),
+            ("METRICS_TOKEN", "t0ken"),
+            ("MODEL_KEY", "sk-secret"),
+            ("OTHER", "x"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let env = environment(&tool, &ctx, vars);
+        let pairs: Vec<(&str, &str)> = env
+            .iter()
+            .map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("PAGER", "cat"),
+                ("GIT_PAGER", "cat"),
+                ("METRICS_TOKEN", "t0ken"),
+                ("LOG_LEVEL", "warn"),
+                ("PATH", "/opt/bin"),
+            ]
+        );
     }
 
     #[tokio::test]

@@ -65,7 +65,7 @@ pub fn normalize_schema(schema: &Value) -> Result<(Value, Vec<String>), String> 
     }
     let mut root = root.clone();
     let mut changes = Vec::new();
-    if let Some(meta) = root.remove("$schema") {
+    if let Some(meta) = root.shift_remove("$schema") {
         let draft = meta.as_str().unwrap_or_default();
         if !(draft.contains("draft-07") || draft.contains("2020-12") || draft.contains("2019-09")) {
             return Err(format!(
@@ -151,47 +151,61 @@ fn rewrite(schema: &mut Value, changes: &mut Vec<String>, renamed: &mut bool) {
     let Value::Object(obj) = schema else {
         return;
     };
-    if let Some(definitions) = obj.remove("definitions") {
+    if obj.contains_key("definitions") {
         *renamed = true;
         changes.push("renamed `definitions` to `$defs` (and rewrote their `$ref`s)".to_owned());
-        match obj.get_mut("$defs") {
-            Some(Value::Object(defs)) => {
-                if let Value::Object(more) = definitions {
+        match obj.shift_remove("$defs") {
+            // Both: one `$defs` where `definitions` was, `$defs` entries first.
+            Some(Value::Object(mut defs)) => {
+                if let Some(Value::Object(more)) = obj.get("definitions") {
                     for (k, v) in more {
-                        defs.entry(k).or_insert(v);
+                        defs.entry(k.clone()).or_insert_with(|| v.clone());
                     }
                 }
+                obj.insert("definitions".into(), Value::Object(defs));
             }
-            _ => {
-                obj.insert("$defs".into(), definitions);
+            Some(other) => {
+                obj.insert("$defs".into(), other);
             }
+            None => {}
         }
+        rename_key(obj, "definitions", "$defs");
     }
     if matches!(obj.get("items"), Some(Value::Array(_))) {
-        if let Some(items) = obj.remove("items") {
-            obj.insert("prefixItems".into(), items);
-        }
-        if let Some(additional) = obj.remove("additionalItems") {
-            obj.insert("items".into(), additional);
-        }
+        rename_key(obj, "items", "prefixItems");
+        rename_key(obj, "additionalItems", "items");
         changes.push("turned tuple `items` into `prefixItems`".to_owned());
     }
-    if let Some(Value::Object(dependencies)) = obj.remove("dependencies") {
+    if let Some(Value::Object(dependencies)) = obj.get("dependencies") {
         let mut required = Map::new();
         let mut schemas = Map::new();
         for (k, v) in dependencies {
             if v.is_array() {
-                required.insert(k, v);
+                required.insert(k.clone(), v.clone());
             } else {
-                schemas.insert(k, v);
+                schemas.insert(k.clone(), v.clone());
             }
         }
-        if !required.is_empty() {
-            obj.insert("dependentRequired".into(), Value::Object(required));
+        let mut rebuilt = Map::new();
+        for (k, v) in std::mem::take(obj) {
+            if k != "dependencies" {
+                rebuilt.insert(k, v);
+                continue;
+            }
+            if !required.is_empty() {
+                rebuilt.insert(
+                    "dependentRequired".into(),
+                    Value::Object(std::mem::take(&mut required)),
+                );
+            }
+            if !schemas.is_empty() {
+                rebuilt.insert(
+                    "dependentSchemas".into(),
+                    Value::Object(std::mem::take(&mut schemas)),
+                );
+            }
         }
-        if !schemas.is_empty() {
-            obj.insert("dependentSchemas".into(), Value::Object(schemas));
-        }
+        *obj = rebuilt;
         changes.push(
             "split draft-07 `dependencies` into `dependentRequired`/`dependentSchemas`".to_owned(),
         );
@@ -214,6 +228,22 @@ fn rewrite(schema: &mut Value, changes: &mut Vec<String>, renamed: &mut bool) {
             rewrite(child, changes, renamed);
         }
     }
+}
+
+/// Rename key `from` to `to`, keeping its place (an existing `to` is replaced).
+fn rename_key(obj: &mut Map<String, Value>, from: &str, to: &str) {
+    if !obj.contains_key(from) {
+        return;
+    }
+    let mut rebuilt = Map::new();
+    for (k, v) in std::mem::take(obj) {
+        if k == from {
+            rebuilt.insert(to.to_owned(), v);
+        } else if k != to {
+            rebuilt.insert(k, v);
+        }
+    }
+    *obj = rebuilt;
 }
 
 /// `#/definitions/...` → `#/$defs/...` everywhere.
@@ -345,6 +375,9 @@ mod tests {
             })
         );
         assert_eq!(changes.len(), 4, "{changes:?}");
+        // The author's key order is kept (renamed keys stay where they were).
+        let keys: Vec<&String> = out.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["type", "properties", "$defs", "dependentRequired"]);
         assert!(check_meta_schema(&out).is_ok());
         // Already normal: unchanged, nothing reported.
         let (again, changes) = normalize_schema(&out).unwrap();
