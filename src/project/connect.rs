@@ -80,16 +80,16 @@ pub fn foreign_servers(project: &Project, names: &[String]) -> Vec<ForeignServer
         let Some(chain) = chain_of(project, name) else {
             continue;
         };
-        for (server, declared) in declared_servers(&chain) {
-            let foreign = match project.presets.entry_of(declared.declared_in) {
+        for declared in declared_servers(&chain) {
+            let foreign = match project.presets.entry_of(declared.preset) {
                 Some(entry) => policy.authorship(entry) == Authorship::Foreign,
                 None => true,
             };
             if foreign {
                 out.push(ForeignServer {
                     preset: name.clone(),
-                    server: server.to_owned(),
-                    file: declared.declared_in.source.display.to_string(),
+                    server: declared.name.value.clone(),
+                    file: declared.preset.source.display.to_string(),
                     what: describe(&declared),
                 });
             }
@@ -132,19 +132,19 @@ pub fn plan_servers(
             .map(|p| p.value.clone())
             .collect();
         let ctx = ctx.clone().with_passed_env(pass_env);
-        for (server, declared) in declared_servers(&chain) {
+        for declared in declared_servers(&chain) {
+            let span = Some(declared.preset.span_of(declared.name));
             match server_config(&declared, &ctx, vars.iter().cloned()) {
                 Ok(config) => planned.push(PlannedServer {
                     preset: name.clone(),
-                    server: server.to_owned(),
-                    span: Some(declared.span.clone()),
+                    server: declared.name.value.clone(),
+                    span,
                     config,
                 }),
-                Err(e) => problems.entry(name.clone()).or_default().push(unavailable(
-                    name,
-                    Some(declared.span.clone()),
-                    &e,
-                )),
+                Err(e) => problems
+                    .entry(name.clone())
+                    .or_default()
+                    .push(unavailable(name, span, &e)),
             }
         }
     }
@@ -243,7 +243,8 @@ pub fn live_drift(
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if let Some(chain) = chain_of(project, name) {
-        for (server, declared) in declared_servers(&chain) {
+        for declared in declared_servers(&chain) {
+            let server = declared.name.value.as_str();
             let (Some(old), Some(new)) = (
                 locked.listing(name, server),
                 live.listings.listing(name, server),
@@ -254,7 +255,7 @@ pub fn live_drift(
             out.extend(drift_diagnostics(
                 name,
                 server,
-                Some(declared.span.clone()),
+                Some(declared.preset.span_of(declared.name)),
                 &changes,
             ));
         }
@@ -343,12 +344,12 @@ impl RunServers {
             return Ok(RunServers::default());
         }
         let mut planned = Vec::new();
-        for (server, declared) in declared_servers(preset.chain()) {
-            if visible.contains_key(server) {
+        for declared in preset.mcp_servers() {
+            if visible.contains_key(declared.name.value.as_str()) {
                 planned.push(PlannedServer {
                     preset: preset.name().to_owned(),
-                    server: server.to_owned(),
-                    span: Some(declared.span.clone()),
+                    server: declared.name.value.clone(),
+                    span: Some(declared.preset.span_of(declared.name)),
                     config: server_config(&declared, ctx, vars.iter().cloned())?,
                 });
             }

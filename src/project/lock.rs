@@ -34,7 +34,6 @@ use crate::tokens;
 use crate::tools::external::ListingMap;
 use crate::tools::{ServerListings, ToolCatalog, WireTool};
 
-pub use super::servers::declared_servers;
 use super::servers::{ToolChange, compare_listings};
 
 /// The lock file's name, in the project directory.
@@ -401,9 +400,10 @@ pub fn entry_with_listings(
     listings: &dyn ServerListings,
 ) -> Result<PresetLock, LockError> {
     let mut locked = entry(preset)?;
-    for (server, _) in declared_servers(preset.chain()) {
-        if let Some(listing) = listings.listing(preset.name(), server) {
-            locked.servers.insert(server.to_owned(), listing.clone());
+    for server in preset.mcp_servers() {
+        let name = server.name.value.as_str();
+        if let Some(listing) = listings.listing(preset.name(), name) {
+            locked.servers.insert(name.to_owned(), listing.clone());
         }
     }
     Ok(locked)

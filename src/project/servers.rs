@@ -1,5 +1,4 @@
-//! The MCP servers a preset declares, as the project layer sees them: which ones a chain
-//! declares ([`declared_servers`]), how to reach each ([`server_config`]: the child's
+//! The MCP servers a preset declares, as the project layer sees them: how to reach each ([`server_config`]: the child's
 //! environment and the HTTP headers resolved), a listing as the lock pins it
 //! ([`normalize_listing`]), and what changed between the pinned and a live listing
 //! ([`compare_listings`], the `tool-drift` diagnostics of `validate --connect` and the
@@ -9,61 +8,17 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::time::Duration;
 
 use serde_json::Value;
 use similar::TextDiff;
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::mcp::{HeaderSecret, ListedTool, ServerConfig, ServerListing, ServerTransport};
-use crate::preset::ParsedPreset;
-use crate::preset::spec::{McpServerSpec, parse_duration};
 use crate::report::pretty;
 use crate::tools::external::normalize_schema;
 use crate::tools::{ToolContext, mcp_tool_name};
 
-/// How long a server may take to start and list its tools when `startupTimeout` is not
-/// set.
-pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long one tool call may take when `toolTimeout` is not set.
-pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// One server a preset declares (along its `extends` chain).
-#[derive(Clone, Debug)]
-pub struct DeclaredServer<'a> {
-    /// The server's name under `mcpServers:`.
-    pub name: &'a str,
-    /// Its settings, from the nearest preset of the chain that declares it.
-    pub spec: &'a McpServerSpec,
-    /// That preset.
-    pub declared_in: &'a ParsedPreset,
-    /// Where its name is written there.
-    pub span: Span,
-}
-
-/// The servers a chain (root first) declares, in the order they are first declared; a
-/// preset declaring a server by the name of an inherited one replaces it.
-pub fn declared_servers<'a, P>(chain: &'a [P]) -> Vec<(&'a str, DeclaredServer<'a>)>
-where
-    P: std::borrow::Borrow<ParsedPreset>,
-{
-    let mut out: Vec<(&str, DeclaredServer<'_>)> = Vec::new();
-    for preset in chain.iter().map(std::borrow::Borrow::borrow) {
-        for (name, spec) in preset.file.mcp_servers.iter().flat_map(|m| m.iter()) {
-            let declared = DeclaredServer {
-                name: &name.value,
-                spec,
-                declared_in: preset,
-                span: preset.span_of(name),
-            };
-            match out.iter_mut().find(|(n, _)| *n == name.value) {
-                Some(slot) => slot.1 = declared,
-                None => out.push((&name.value, declared)),
-            }
-        }
-    }
-    out
-}
+pub use crate::preset::own_tools::{DeclaredServer, declared_servers};
 
 /// Why a declared server cannot be reached as declared (before anything starts).
 #[derive(Debug, thiserror::Error)]
@@ -89,9 +44,10 @@ pub enum ServerSetupError {
 }
 
 /// How to reach `server`: a child process in `ctx`'s workspace with the environment a
-/// command gets (the allowlist, the preset's and the server's `passEnv`, never the API
-/// key: see [`ToolContext::hidden_env`]) plus the literal `env`, or an HTTP endpoint
-/// with its headers read from `vars` (the agent's environment).
+/// command tool gets (the allowlist and the preset's `passEnv`, the server's own
+/// `passEnv`, never the API key: see [`ToolContext::hidden_env`]) plus the literal
+/// `env`, or an HTTP endpoint with its headers read from `vars` (the agent's
+/// environment).
 pub fn server_config<I>(
     server: &DeclaredServer<'_>,
     ctx: &ToolContext,
@@ -101,29 +57,37 @@ where
     I: IntoIterator<Item = (OsString, OsString)>,
 {
     let spec = server.spec;
-    let name = server.name.to_owned();
-    let duration = |d: &Option<crate::preset::spec::Spanned<String>>, default| {
-        d.as_ref()
-            .and_then(|d| parse_duration(&d.value))
-            .unwrap_or(default)
-    };
-    let startup_timeout = duration(&spec.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
-    let tool_timeout = duration(&spec.tool_timeout, DEFAULT_TOOL_TIMEOUT);
+    let name = server.name.value.clone();
+    let startup_timeout = server.startup_timeout();
+    let tool_timeout = server.tool_timeout();
     let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
     let transport = if let Some(command) = &spec.command {
-        let passed: Vec<String> = ctx
-            .passed_env()
-            .iter()
-            .cloned()
-            .chain(spec.pass_env.iter().flatten().map(|p| p.value.clone()))
-            .collect();
-        let with_pass = ctx.clone().with_passed_env(passed);
+        // As for a command tool: the allowlist and the preset's `passEnv` as for `bash`,
+        // then the server's own `passEnv` names (passed even when they look like
+        // credentials: the preset names them for this one program), then its literal
+        // `env`. Names the host withholds (the model's API key) never.
+        let hidden = |name: &str| ctx.hidden_env().iter().any(|h| h == name);
         let mut env: Vec<(String, String)> =
-            crate::tools::builtin::command_env::command_env(&with_pass, vars)
+            crate::tools::builtin::command_env::command_env(ctx, vars.iter().cloned())
                 .into_iter()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
                 .collect();
+        for name in spec.pass_env.iter().flatten().map(|n| n.value.as_str()) {
+            if hidden(name) || env.iter().any(|(n, _)| n == name) {
+                continue;
+            }
+            let found = vars
+                .iter()
+                .find(|(n, _)| n.to_str() == Some(name))
+                .and_then(|(_, v)| v.to_str());
+            if let Some(value) = found {
+                env.push((name.to_owned(), value.to_owned()));
+            }
+        }
         for (k, v) in spec.env.iter().flat_map(|e| e.iter()) {
+            if hidden(&k.value) {
+                continue;
+            }
             env.retain(|(name, _)| *name != k.value);
             env.push((k.value.clone(), v.value.clone()));
         }
@@ -450,6 +414,57 @@ mod tests {
         let mut bumped = locked.clone();
         bumped.server_version = "9".into();
         assert!(compare_listings(&locked, &bumped).is_empty());
+    }
+
+    fn chain(yaml: &str) -> crate::preset::ParsedPreset {
+        crate::preset::parse_preset("t.yaml".into(), yaml.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_server_gets_the_allowlist_its_own_names_and_env_never_the_model_key() {
+        let p = chain(
+            "version: 1\nname: t\nmcpServers:\n  fx:\n    command: [fixture, --stdio]\n    passEnv: [METRICS_TOKEN, MODEL_KEY]\n    env: {LOG_LEVEL: warn, MODEL_KEY: x}\n    startupTimeout: 3s\n  web:\n    url: http://127.0.0.1:9/mcp\n    headers: {Authorization: {fromEnv: WEB_TOKEN, prefix: \"Bearer \"}}\n",
+        );
+        let servers = declared_servers(&[&p]);
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(dir.path())
+            .unwrap()
+            .with_hidden_env(["MODEL_KEY"]);
+        let vars = || {
+            [
+                ("PATH", "/bin"),
+                ("METRICS_TOKEN", "m-secret"),
+                ("MODEL_KEY", "sk-model"),
+                ("OPENAI_API_KEY", "sk-other"),
+                ("WEB_TOKEN", "w"),
+            ]
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        };
+        let config = server_config(&servers[0], &ctx, vars()).unwrap();
+        assert_eq!(config.startup_timeout, std::time::Duration::from_secs(3));
+        let ServerTransport::Stdio { argv, env, cwd } = &config.transport else {
+            panic!("{config:?}")
+        };
+        assert_eq!(argv, &["fixture", "--stdio"]);
+        assert_eq!(cwd, ctx.workspace());
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("PATH"), Some("/bin"));
+        assert_eq!(get("METRICS_TOKEN"), Some("m-secret"));
+        assert_eq!(get("LOG_LEVEL"), Some("warn"));
+        assert_eq!(get("MODEL_KEY"), None);
+        assert_eq!(get("OPENAI_API_KEY"), None);
+        let config = server_config(&servers[1], &ctx, vars()).unwrap();
+        let ServerTransport::Http { url, headers } = &config.transport else {
+            panic!("{config:?}")
+        };
+        assert_eq!(url, "http://127.0.0.1:9/mcp");
+        assert_eq!(headers[0].0, "Authorization");
+        assert_eq!(headers[0].1.expose(), "Bearer w");
+        let e = server_config(&servers[1], &ctx, std::iter::empty()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "MCP server `web`: header `Authorization` comes from the environment variable `WEB_TOKEN`, which is not set"
+        );
     }
 
     #[test]
