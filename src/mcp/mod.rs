@@ -10,7 +10,3 @@ pub use types::{
     CallOutput, HeaderSecret, ListedTool, McpError, ServerConfig, ServerListing, ServerTransport,
     ToolAnnotations,
 };
-#[cfg(feature = "client")]
-mod session_stub;
-#[cfg(feature = "client")]
-pub use session_stub::McpSession;
