@@ -13,12 +13,12 @@
 mod bash;
 pub(crate) mod beneath;
 mod blocking;
-mod command_env;
-mod containment;
+pub(crate) mod command_env;
+pub(crate) mod containment;
 mod edit_file;
 mod glob;
 mod grep;
-mod limits;
+pub(crate) mod limits;
 mod list_dir;
 mod read_file;
 mod todo_write;
