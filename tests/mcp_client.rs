@@ -163,7 +163,12 @@ async fn lists_and_calls(session: &McpSession, protocol: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_server_on_the_2026_revision_lists_and_calls() {
     let fix = Fix::new();
+    let started = Instant::now();
     let session = fix.connect(&fix.stdio("")).await.unwrap();
+    eprintln!(
+        "fixture (stdio): connected and listed in {:?}",
+        started.elapsed()
+    );
     lists_and_calls(&session, "2026-07-28").await;
     session.shutdown().await;
 }
@@ -667,7 +672,7 @@ async fn the_published_mcp_server_time_lists_and_answers() {
         );
         eprintln!(
             "skipped: mcp-server-time is not installed; `python3 -m venv target/mcp-venv && \
-             target/mcp-venv/bin/pip install mcp-server-time==2025.9.25` installs it"
+             target/mcp-venv/bin/pip install mcp-server-time==2026.10.19` installs it"
         );
         return;
     };
