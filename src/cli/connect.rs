@@ -58,5 +58,15 @@ pub(crate) fn list_live(project: &Project, names: &[String]) -> Result<LiveListi
         .enable_all()
         .build()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
-    Ok(runtime.block_on(connect::list_live(project, names, &ctx, &vars)))
+    let sink = stderr_sink();
+    Ok(runtime.block_on(connect::list_live(project, names, &ctx, &vars, &sink)))
+}
+
+/// Where servers' stderr lines go: this process's stderr, one whole line at a time.
+pub(crate) fn stderr_sink() -> crate::mcp::StderrSink {
+    std::sync::Arc::new(|line: &str| {
+        use std::io::Write;
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{line}");
+    })
 }

@@ -322,6 +322,7 @@ fn start_mcp_servers(
             tools,
             &vars,
             allow_drift,
+            &super::connect::stderr_sink(),
         ))
         .map_err(|e| match e {
             RunServersError::Drift { .. } => CliError::Diagnostics {

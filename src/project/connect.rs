@@ -18,7 +18,7 @@ use super::servers::{
     drift_diagnostics, normalize_listing, server_config, unavailable,
 };
 use crate::diagnostic::{Diagnostic, Span};
-use crate::mcp::{McpError, McpSession, ServerConfig, ServerListing};
+use crate::mcp::{McpError, McpSession, ServerConfig, ServerListing, StderrSink};
 use crate::preset::ParsedPreset;
 use crate::preset::resolve::resolve_chain;
 use crate::preset::validate::ValidPreset;
@@ -151,12 +151,19 @@ pub fn plan_servers(
     (planned, problems)
 }
 
-/// Start every server of `planned` at once; each result in `planned`'s order.
+/// Start every server of `planned` at once, their stderr lines (prefixed
+/// `[mcp <server>] `) to `stderr`; each result in `planned`'s order.
 pub async fn connect_all(
     planned: &[PlannedServer],
     ctx: &ToolContext,
+    stderr: &StderrSink,
 ) -> Vec<Result<McpSession, McpError>> {
-    join_all(planned.iter().map(|p| McpSession::connect(&p.config, ctx))).await
+    join_all(
+        planned
+            .iter()
+            .map(|p| McpSession::connect_with_stderr(&p.config, ctx, Arc::clone(stderr))),
+    )
+    .await
 }
 
 /// What the servers of some presets list now (schemas normalised, as the lock pins
@@ -195,19 +202,20 @@ impl LiveListings {
 }
 
 /// Start the servers of the presets `names`, list their tools, shut them down:
-/// `lock --connect` and `validate --connect`.
+/// `lock --connect` and `validate --connect`. Their stderr lines go to `stderr`.
 pub async fn list_live(
     project: &Project,
     names: &[String],
     ctx: &ToolContext,
     vars: &[(OsString, OsString)],
+    stderr: &StderrSink,
 ) -> LiveListings {
     let (planned, problems) = plan_servers(project, names, ctx, vars);
     let mut live = LiveListings {
         problems,
         ..LiveListings::default()
     };
-    let sessions = connect_all(&planned, ctx).await;
+    let sessions = connect_all(&planned, ctx, stderr).await;
     let mut started = Vec::new();
     for (p, session) in planned.iter().zip(sessions) {
         let listed = session.map_err(|e| e.to_string()).and_then(|s| {
@@ -331,13 +339,15 @@ impl RunServers {
     /// Start the servers of `preset` that have a visible tool (in parallel; none when no
     /// MCP tool is visible), and check each visible tool's live definition against
     /// `locked`: a difference refuses the run unless `allow_drift`. `vars` is the agent's
-    /// environment (header values, the servers' `passEnv`).
+    /// environment (header values, the servers' `passEnv`); the servers' stderr lines go
+    /// to `stderr`.
     pub async fn start(
         preset: &ValidPreset,
         locked: &dyn ServerListings,
         ctx: &ToolContext,
         vars: &[(OsString, OsString)],
         allow_drift: bool,
+        stderr: &StderrSink,
     ) -> Result<RunServers, RunServersError> {
         let visible = visible_servers(preset.assembler());
         if visible.is_empty() {
@@ -354,7 +364,7 @@ impl RunServers {
                 });
             }
         }
-        let results = connect_all(&planned, ctx).await;
+        let results = connect_all(&planned, ctx, stderr).await;
         let mut sessions = BTreeMap::new();
         let mut failed = None;
         for (p, result) in planned.iter().zip(results) {
