@@ -2165,3 +2165,197 @@ fn a_project_preset_runs_no_command_tool_until_it_is_trusted() {
         "{run:?}"
     );
 }
+
+#[path = "support/mcp_fixture.rs"]
+mod mcp_fixture;
+
+/// Not a test: the MCP fixture server's entry point (see tests/support/mcp_fixture.rs).
+#[test]
+fn mcp_fixture_server() {
+    mcp_fixture::serve_stdio_if_asked();
+}
+
+/// The `mcpServers`/`commands` part of an `agent` preset: a stdio fixture `fx` (logging
+/// to `log`), a Streamable HTTP fixture `web` at `url`, and a command tool.
+fn own_tools_yaml(log: &std::path::Path, url: &str, script: &str) -> String {
+    let argv = serde_json::to_string(&mcp_fixture::stdio_argv()).unwrap();
+    let env: serde_json::Map<String, Value> = mcp_fixture::stdio_env(script, log)
+        .into_iter()
+        .map(|(k, v)| (k, Value::from(v)))
+        .collect();
+    // The sandboxed server (the test binary) must be readable and executable.
+    let exe_dir = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_owned();
+    format!(
+        "allowRead: [{}]\nmcpServers:\n  fx:\n    command: {argv}\n    env: {}\n    startupTimeout: 30s\n    readOnly: true\n  web:\n    url: {url}\n    readOnly: true\ncommands:\n  word_count:\n    description: Count the words of the arguments.\n    parameters: {{type: object, properties: {{text: {{type: string}}}}, required: [text]}}\n    run: [wc, -w]\n    readOnly: true\ntools:\n  allow: [read_file, mcp__fx__echo, mcp__web__add, word_count]\n",
+        exe_dir.display(),
+        Value::Object(env)
+    )
+}
+
+/// The whole journey of a preset that brings its own tools: a stdio MCP server, a
+/// Streamable HTTP one and a command tool validate, lock (`lock --connect`), render
+/// offline byte-identically twice, and `run` calls one tool of each and feeds the
+/// results back; a server that changed since the lock is `tool-drift` in every format,
+/// and `run` refuses it unless `--allow-tool-drift`.
+#[test]
+fn a_preset_with_mcp_servers_and_a_command_tool_locks_renders_and_runs() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let (fx_log, web_log) = (logs.path().join("fx.log"), logs.path().join("web.log"));
+    let url = rt.block_on(mcp_fixture::serve_http(
+        mcp_fixture::Script::default(),
+        Some(web_log.clone()),
+    ));
+    let calls = json!([
+        {"id": "c1", "type": "function", "function": {"name": "mcp__fx__echo", "arguments": "{\"text\":\"hello fixture\"}"}},
+        {"id": "c2", "type": "function", "function": {"name": "mcp__web__add", "arguments": "{\"a\":2,\"b\":3}"}},
+        {"id": "c3", "type": "function", "function": {"name": "word_count", "arguments": "{\"text\":\"one two three\"}"}}
+    ]);
+    let server = MockProvider::start(vec![
+        Reply::json(json!({
+            "id": "c", "object": "chat.completion", "created": 1, "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+                "tool_calls": calls}, "finish_reason": "tool_calls"}]
+        })),
+        Reply::json(mock::openai_text("Done.")),
+    ]);
+    let p = Project::new("deepseek", &server, &own_tools_yaml(&fx_log, &url, ""));
+
+    // Not locked yet: validation says which command pins the servers, and starts none.
+    let run = p.run(&["validate", "agent", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("lock --connect"), "{run:?}");
+    assert!(mcp_fixture::log_lines(&fx_log).is_empty());
+
+    let run = p.run(&["lock", "--connect"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let lock: Value =
+        serde_json::from_str(&fs::read_to_string(p.path().join("presets.lock")).unwrap()).unwrap();
+    let servers = &lock["presets"]["agent"]["servers"];
+    assert!(
+        servers["fx"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "echo"),
+        "{servers:#}"
+    );
+    assert!(servers["web"]["serverName"].is_string(), "{servers:#}");
+    let wire: Vec<&str> = lock["presets"]["agent"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        wire,
+        ["mcp__fx__echo", "mcp__web__add", "read_file", "word_count"]
+    );
+
+    // Offline from the lock: valid, the same bytes twice, no server started.
+    let started = mcp_fixture::log_lines(&fx_log).len();
+    assert_eq!(p.run(&["validate", "--locked", "agent"]).code, 0);
+    let a = p.run(&["render", "agent", "--format", "openai"]);
+    let b = p.run(&["render", "agent", "--format", "openai"]);
+    assert_eq!(a.code, 0, "{a:?}");
+    assert_eq!(a.stdout, b.stdout);
+    assert!(a.stdout.contains("mcp__web__add"), "{a:?}");
+    assert_eq!(mcp_fixture::log_lines(&fx_log).len(), started);
+
+    // The run calls one tool of each kind and sends the results back.
+    let run = p.run(&["run", "agent", "Use your tools."]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Done.\n");
+    let second = &server.requests()[1].body;
+    let results: Vec<(&str, &str)> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap(),
+                m["content"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(results.len(), 3, "{second:#}");
+    assert!(results[0].1.contains("hello fixture"), "{results:?}");
+    assert!(results[1].1.contains('5'), "{results:?}");
+    assert_eq!(results[2].1.trim(), "3", "{results:?}");
+    // (The sandboxed stdio fixture cannot write its log outside the workspace: its echo
+    // above is the proof it was called.)
+    assert!(
+        mcp_fixture::log_lines(&web_log)
+            .iter()
+            .any(|l| l == "call add"),
+        "{:?}",
+        mcp_fixture::log_lines(&web_log)
+    );
+    // What `run` sent is what `render` shows.
+    let rendered: Value = serde_json::from_str(&a.stdout).unwrap();
+    assert_eq!(server.requests()[0].body["tools"], rendered["tools"]);
+
+    // Live and locked agree.
+    let run = p.run(&["validate", "--connect", "agent"]);
+    assert_eq!(run.code, 0, "{run:?}");
+
+    // The lock now pins another description of `echo`: that is drift.
+    let text = fs::read_to_string(p.path().join("presets.lock")).unwrap();
+    let mut lock: Value = serde_json::from_str(&text).unwrap();
+    for tool in lock["presets"]["agent"]["servers"]["fx"]["tools"]
+        .as_array_mut()
+        .unwrap()
+    {
+        if tool["name"] == "echo" {
+            tool["description"] = Value::from("Reviewed text.");
+        }
+    }
+    fs::write(
+        p.path().join("presets.lock"),
+        serde_json::to_string_pretty(&lock).unwrap(),
+    )
+    .unwrap();
+    let run = p.run(&["validate", "--connect", "agent", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let drift: Vec<&Value> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "P0505")
+        .collect();
+    assert_eq!(drift.len(), 1, "{v:#}");
+    let message = drift[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("MCP server `fx` of `agent` differs from presets.lock: tool `echo` changed: description changed (`mcp__fx__echo`)"), "{message}");
+    assert!(
+        message.contains("-  \"description\": \"Reviewed text.\""),
+        "{message}"
+    );
+    let github = p.run(&["validate", "--connect", "agent", "--format", "github"]);
+    assert!(
+        github.stdout.contains("::error") && github.stdout.contains("tool `echo` changed"),
+        "{github:?}"
+    );
+    let sarif = p.run(&["validate", "--connect", "agent", "--format", "sarif"]);
+    assert!(sarif.stdout.contains("\"ruleId\": \"P0505\""), "{sarif:?}");
+    let human = p.run(&["validate", "--connect", "agent"]);
+    assert!(human.stdout.contains("error[P0505]"), "{human:?}");
+
+    let run = p.run(&["run", "agent", "Use your tools."]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("tool `mcp__fx__echo` differs from presets.lock"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("agent-presets lock --connect agent"),
+        "{run:?}"
+    );
+    assert_eq!(server.requests().len(), 2, "nothing was sent");
+}
