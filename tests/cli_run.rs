@@ -2222,8 +2222,21 @@ fn a_preset_with_mcp_servers_and_a_command_tool_locks_renders_and_runs() {
                 "tool_calls": calls}, "finish_reason": "tool_calls"}]
         })),
         Reply::json(mock::openai_text("Done.")),
+        Reply::json(mock::openai_text("Drifted.")),
+        Reply::json(mock::openai_text("Heard.")),
+        Reply::json(mock::openai_text("Only fx.")),
     ]);
     let p = Project::new("deepseek", &server, &own_tools_yaml(&fx_log, &url, ""));
+    // The preset again with other server settings (not part of the prefix).
+    let rewrite = |yaml: String| {
+        p.write_config(
+            "presets/agent.yaml",
+            &format!(
+                "version: 1\nname: agent\nextends: standard\nmodel:\n  provider: deepseek\n  name: test-model\n  baseUrl: {}\n  apiKeyEnv: TEST_MODEL_KEY\n{yaml}",
+                server.url("")
+            ),
+        )
+    };
 
     // Not locked yet: validation says which command pins the servers, and starts none.
     let run = p.run(&["validate", "agent", "--format", "json"]);
@@ -2358,4 +2371,55 @@ fn a_preset_with_mcp_servers_and_a_command_tool_locks_renders_and_runs() {
         "{run:?}"
     );
     assert_eq!(server.requests().len(), 2, "nothing was sent");
+
+    // `--allow-tool-drift`: the pinned definition is sent, with a warning.
+    let run = p.run(&["run", "agent", "Again.", "--allow-tool-drift"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "Drifted.\n");
+    assert!(
+        run.stderr.contains(
+            "warning: `mcp__fx__echo` differs from presets.lock (tool `echo` changed: description changed)"
+        ),
+        "{run:?}"
+    );
+    let sent = &server.requests()[2].body["tools"];
+    assert!(sent.to_string().contains("Reviewed text."), "{sent:#}");
+    fs::write(p.path().join("presets.lock"), &text).unwrap();
+
+    // A server's stderr reaches ours, each line prefixed with its name.
+    rewrite(own_tools_yaml(&fx_log, &url, "stderr=fixture says hi"));
+    let run = p.run(&["run", "agent", "Listen."]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("[mcp fx] fixture says hi\n"), "{run:?}");
+    assert!(!run.stdout.contains("fixture says hi"), "{run:?}");
+
+    // A server none of whose tools the run shows is never started: `web` at a closed
+    // port would fail the run.
+    rewrite(
+        own_tools_yaml(&fx_log, "http://127.0.0.1:9/mcp", "").replace(
+            "allow: [read_file, mcp__fx__echo, mcp__web__add, word_count]",
+            "allow: [read_file, mcp__fx__echo, word_count]",
+        ),
+    );
+    let run = p.run(&["run", "agent", "Only fx."]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(server.requests().len(), 5);
+    let sent = server.requests()[4].body["tools"].to_string();
+    assert!(
+        sent.contains("mcp__fx__echo") && !sent.contains("mcp__web__add"),
+        "{sent}"
+    );
+
+    // A server that does not start is a clear error, and nothing is sent.
+    rewrite(
+        own_tools_yaml(&fx_log, &url, "hang").replace("startupTimeout: 30s", "startupTimeout: 1s"),
+    );
+    let run = p.run(&["run", "agent", "Hang."]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("MCP server `fx` did not finish starting within 1s"),
+        "{run:?}"
+    );
+    assert_eq!(server.requests().len(), 5, "nothing was sent");
 }
