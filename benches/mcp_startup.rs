@@ -31,7 +31,7 @@ use agent_presets::mcp::{McpSession, ServerConfig, ServerTransport};
 use agent_presets::tools::ToolContext;
 use mock_provider::{MockProvider, Reply};
 
-const RUNS: usize = 7;
+const RUNS: usize = 11;
 const DELAYS_MS: [u64; 3] = [100, 200, 300];
 
 fn main() {
@@ -121,8 +121,8 @@ fn main() {
             )
         })
         .collect();
-    let measure = |preset: &str| -> Duration {
-        let times: Vec<Duration> = (0..RUNS)
+    let measure = |preset: &str, extra: &[&str]| -> Duration {
+        let times: Vec<Duration> = (0..1)
             .map(|_| {
                 let provider =
                     MockProvider::start(vec![Reply::json(mock_provider::openai_text("ok"))]);
@@ -138,6 +138,7 @@ fn main() {
                 let start = Instant::now();
                 let mut child = cli(&project, &config)
                     .args(["run", "agent", "hi"])
+                    .args(extra)
                     .spawn()
                     .expect("the CLI starts");
                 while provider.requests().is_empty() {
@@ -150,7 +151,6 @@ fn main() {
             .collect();
         median(times)
     };
-    let without = measure("");
     let with_servers = format!(
         "mcpServers:\n{servers}tools:\n  allow: [read_file, \"mcp__s100__*\", \"mcp__s200__*\", \"mcp__s300__*\"]\n"
     );
@@ -168,7 +168,14 @@ fn main() {
         .status()
         .expect("lock runs");
     assert!(locked.success(), "lock --connect failed");
-    let with = measure(&with_servers);
+    // Alternately, so the machine's load weighs on both alike.
+    let (mut without, mut with, mut unboxed) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        without.push(measure("", &[]));
+        with.push(measure(&with_servers, &[]));
+        unboxed.push(measure(&with_servers, &["--sandbox", "full-access"]));
+    }
+    let (without, with, unboxed) = (median(without), median(with), median(unboxed));
 
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!("each server alone (connect + list), median of {RUNS}:");
@@ -184,6 +191,10 @@ fn main() {
     println!("run → first model request, median of {RUNS}:");
     println!("  without servers:     {:7.1} ms", ms(without));
     println!("  with three servers:  {:7.1} ms", ms(with));
+    println!(
+        "  with three servers, no sandbox (--sandbox full-access): {:7.1} ms",
+        ms(unboxed)
+    );
     println!(
         "  added by the servers: {:6.1} ms = slowest server {:+.1} ms",
         ms(with.saturating_sub(without)),
