@@ -2423,3 +2423,123 @@ fn a_preset_with_mcp_servers_and_a_command_tool_locks_renders_and_runs() {
     );
     assert_eq!(server.requests().len(), 5, "nothing was sent");
 }
+
+/// SIGTERM in the middle of a run shuts its MCP servers down (stdin closed first) before
+/// `run` exits with 143; so does the end of a run.
+#[test]
+fn the_servers_of_a_run_are_shut_down_at_its_end_and_on_sigterm() {
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_text("Done.")),
+        Reply::Sse {
+            pieces: mock::openai_text_stream(&["a", "b", "c", "d", "e", "f", "g", "h"]),
+            delay: Duration::from_millis(400),
+            complete: true,
+        },
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    // In the workspace: the sandboxed fixture may write there.
+    let log = p.path().join("fx.log");
+    let yaml = own_tools_yaml(&log, "http://127.0.0.1:9/mcp", "").replace(
+        "allow: [read_file, mcp__fx__echo, mcp__web__add, word_count]",
+        "allow: [read_file, mcp__fx__echo]",
+    );
+    p.write_config(
+        "presets/agent.yaml",
+        &format!(
+            "version: 1\nname: agent\nextends: standard\nmodel:\n  provider: deepseek\n  name: test-model\n  baseUrl: {}\n  apiKeyEnv: TEST_MODEL_KEY\n{}",
+            server.url(""),
+            yaml.replace("  web:\n    url: http://127.0.0.1:9/mcp\n    readOnly: true\n", "")
+        ),
+    );
+    let run = p.run(&["lock", "--connect"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    fs::remove_file(&log).unwrap();
+
+    let run = p.run(&["run", "agent", "Quick."]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(mcp_fixture::log_lines(&log), ["stdin closed"]);
+    fs::remove_file(&log).unwrap();
+
+    let child = p
+        .command(&["run", "agent", "Slow."])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if server.requests().len() == 2 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(mcp_fixture::log_lines(&log).is_empty(), "still running");
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(143), "{stderr}");
+    assert_eq!(mcp_fixture::log_lines(&log), ["stdin closed"], "{stderr}");
+
+    // SIGTERM while a server is still starting: the run ends at once, the server too.
+    let hanging = fs::read_to_string(p.config.path().join("presets/agent.yaml"))
+        .unwrap()
+        .replace(
+            &format!("\"{}\":\"\"", mcp_fixture::SCRIPT_VAR),
+            &format!("\"{}\":\"hang\"", mcp_fixture::SCRIPT_VAR),
+        );
+    assert!(hanging.contains(":\"hang\""), "{hanging}");
+    p.write_config("presets/agent.yaml", &hanging);
+    let child = p
+        .command(&["run", "agent", "Hang."])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let alive = || fixture_processes(&log);
+    for _ in 0..200 {
+        if !alive().is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!alive().is_empty(), "the fixture did not start");
+    let started = std::time::Instant::now();
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(143), "{stderr}");
+    assert!(
+        stderr.contains("interrupted (SIGTERM) while the MCP servers were starting"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10), "{stderr}");
+    for _ in 0..100 {
+        if alive().is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(alive(), Vec::<u32>::new(), "the fixture outlived the run");
+    assert_eq!(server.requests().len(), 2, "nothing was sent");
+}
+
+/// Processes whose environment names `log` (fixtures logging there).
+fn fixture_processes(log: &std::path::Path) -> Vec<u32> {
+    let needle = log.to_string_lossy().into_owned();
+    let mut out = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(env) = fs::read(entry.path().join("environ"))
+            && String::from_utf8_lossy(&env).contains(&needle)
+        {
+            out.push(pid);
+        }
+    }
+    out
+}

@@ -315,29 +315,46 @@ fn start_mcp_servers(
 ) -> Result<(RunServers, crate::prompt::PromptAssembler), CliError> {
     let vars: Vec<_> = std::env::vars_os().collect();
     let listings = workspace.tools.listings();
-    let servers = runtime
-        .block_on(RunServers::start(
-            &preset,
-            listings,
-            tools,
-            &vars,
-            allow_drift,
-            &super::connect::stderr_sink(),
-        ))
-        .map_err(|e| match e {
-            RunServersError::Drift { .. } => CliError::Diagnostics {
-                list: vec![
-                    crate::diagnostic::Diagnostic::new(
-                        crate::diagnostic::DiagnosticKind::ToolDrift,
-                        e.to_string(),
-                    )
-                    .help(e.help().unwrap_or_default()),
-                ],
-                exit: Exit::Invalid,
+    let sink = super::connect::stderr_sink();
+    let start = RunServers::start(&preset, listings, tools, &vars, allow_drift, &sink);
+    // A signal while the servers start stops them (dropping the start kills what has
+    // started) and ends the run as a signal during the run does.
+    let started = runtime.block_on(async {
+        tokio::select! {
+            result = start => Ok(result),
+            signal = stop_signal() => Err(signal),
+        }
+    });
+    let started = match started {
+        Ok(result) => result,
+        Err(signal) => {
+            writeln!(
+                io.err,
+                "{}: interrupted ({}) while the MCP servers were starting",
+                io.err_style.error("error"),
+                signal.name()
+            )?;
+            return Err(CliError::Diagnostics {
+                list: Vec::new(),
+                exit: signal.exit(),
                 sources: workspace.presets.source_files(),
-            },
-            other => CliError::usage_with(other.to_string(), other.help()),
-        })?;
+            });
+        }
+    };
+    let servers = started.map_err(|e| match e {
+        RunServersError::Drift { .. } => CliError::Diagnostics {
+            list: vec![
+                crate::diagnostic::Diagnostic::new(
+                    crate::diagnostic::DiagnosticKind::ToolDrift,
+                    e.to_string(),
+                )
+                .help(e.help().unwrap_or_default()),
+            ],
+            exit: Exit::Invalid,
+            sources: workspace.presets.source_files(),
+        },
+        other => CliError::usage_with(other.to_string(), other.help()),
+    })?;
     for (tool, what) in &servers.drifted {
         writeln!(
             io.err,
