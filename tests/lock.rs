@@ -466,3 +466,48 @@ fn mcp_tools_are_validated_rendered_and_relocked_offline_from_the_lock() {
         "{run:?}"
     );
 }
+
+/// `--connect` starts nothing a file the user did not write declares without a "yes"
+/// (here no terminal: `--yes`); a server that does not start is `server-unavailable`.
+#[test]
+fn connect_asks_before_starting_foreign_servers_and_reports_one_that_fails() {
+    let p = Project::new();
+    p.write(".agent-presets/triage.yaml", TRIAGE);
+    let run = p.run(&["lock", "--connect"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("fx (preset `triage`, .agent-presets/triage.yaml): sh -c exit 1"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("pass `--yes` to start them"), "{run:?}");
+    assert!(!p.path().join("presets.lock").exists());
+
+    let run = p.run(&["lock", "--connect", "--yes"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("error[P0506]"), "{run:?}");
+    assert!(
+        run.stderr.contains("MCP server `fx` did not start"),
+        "{run:?}"
+    );
+    assert!(!run.stderr.contains("P0501"), "{run:?}");
+    assert!(!p.path().join("presets.lock").exists());
+
+    let run = p.run(&[
+        "validate",
+        "--connect",
+        "--yes",
+        "triage",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = json(&run.stdout);
+    let codes: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"P0506"), "{v:#}");
+}

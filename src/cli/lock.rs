@@ -62,7 +62,16 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
     if args.connect {
         super::connect::consent(&workspace, &names, args.yes, io)?;
         let live = super::connect::list_live(&workspace, &names)?;
-        problems.extend(live.all_problems().cloned());
+        // A server that could not be listed: say why, and lock nothing (its preset
+        // would only add "not locked").
+        let unavailable: Vec<Diagnostic> = live.all_problems().cloned().collect();
+        if !unavailable.is_empty() {
+            return Err(CliError::Diagnostics {
+                list: unavailable,
+                exit: Exit::Invalid,
+                sources: workspace.presets.source_files(),
+            });
+        }
         let base = LockFile::load(&path)
             .ok()
             .flatten()
