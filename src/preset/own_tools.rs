@@ -293,10 +293,13 @@ fn check_server(
                 .at(preset.span_of(env))
                 .help("write the NAME of the variable holding the value, like `METRICS_TOKEN`"),
             ),
-            (None, Some(literal)) => {
-                if is_secret_literal(h, &literal.value) {
-                    out.push(secret_literal(preset, literal, &format!("header `{h}`"), "`{fromEnv: NAME}`"));
-                }
+            (None, Some(literal)) if is_secret_literal(h, &literal.value) => {
+                out.push(secret_literal(
+                    preset,
+                    literal,
+                    &format!("header `{h}`"),
+                    "`{fromEnv: NAME}`",
+                ));
             }
             _ => {}
         }
@@ -352,10 +355,10 @@ fn check_command(
         "run",
         out,
     );
-    if let Some(parameters) = &spec.parameters {
-        if let Err(d) = command_schema(preset, n, parameters) {
-            out.push(d);
-        }
+    if let Some(parameters) = &spec.parameters
+        && let Err(d) = command_schema(preset, n, parameters)
+    {
+        out.push(d);
     }
     if let Some(timeout) = &spec.timeout {
         check_duration(preset, timeout, out);
