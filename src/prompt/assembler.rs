@@ -199,6 +199,19 @@ impl PromptAssembler {
         &self.registry
     }
 
+    /// Send the calls of visible tools to other handlers: for each tool, `handler` says
+    /// which (or `None`: keep it). Names, descriptions, schemas, timeouts and approval
+    /// stay, so the prompt and the tools sent are unchanged — how a run connects the MCP
+    /// tools validation built from the lock ([`ToolOrigin::Mcp`]) to live servers.
+    ///
+    /// [`ToolOrigin::Mcp`]: crate::tools::ToolOrigin::Mcp
+    pub fn replace_tool_handlers(
+        &mut self,
+        handler: impl FnMut(&crate::tools::ToolDefinition) -> Option<crate::tools::ExternalHandler>,
+    ) {
+        Arc::make_mut(&mut self.registry).replace_handlers(handler);
+    }
+
     /// The visible tools' definitions as every assembly sends them.
     fn wire_tools(&self) -> &Arc<[WireTool]> {
         self.wire_tools

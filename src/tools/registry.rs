@@ -175,6 +175,20 @@ impl ToolRegistry {
         ToolRegistry { visible, index }
     }
 
+    /// Send the calls of visible tools to other handlers: for each tool, `handler` says
+    /// which (or `None`: keep it). See
+    /// [`PromptAssembler::replace_tool_handlers`](crate::prompt::PromptAssembler::replace_tool_handlers).
+    pub fn replace_handlers(
+        &mut self,
+        mut handler: impl FnMut(&ToolDefinition) -> Option<super::ExternalHandler>,
+    ) {
+        for definition in &mut self.visible {
+            if let Some(h) = handler(definition) {
+                *definition = Arc::new(definition.with_handler(h));
+            }
+        }
+    }
+
     /// Visible tool names, in wire order.
     pub fn names(&self) -> impl Iterator<Item = &ToolName> {
         self.visible.iter().map(|d| d.name())
