@@ -431,6 +431,7 @@ mod tests {
             K::ImpossibleCondition,
             K::AllowDeniedByParent,
             K::InsecureAllowed,
+            K::ProgramNotFound,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {

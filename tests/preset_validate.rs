@@ -613,6 +613,65 @@ mod own_tools {
         );
     }
 
+    #[tokio::test]
+    async fn a_run_connects_the_locked_mcp_tools_by_replacing_their_handlers() {
+        use agent_presets::tools::{ExternalHandler, ToolContext, ToolFuture};
+        let mut listings = ListingMap::new();
+        listings.insert("clock", "time", time_listing());
+        let v = validate(&[("clock", CLOCK)], "clock", listings);
+        let preset = v.preset.unwrap_or_else(|| panic!("{:#?}", v.diagnostics));
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(dir.path()).unwrap();
+        let args = json!({"timezone": "UTC"});
+        // From the lock alone, a call cannot reach the server.
+        let out = preset
+            .assembler()
+            .registry()
+            .call_for_model("mcp__time__get_current_time", args.clone(), &ctx)
+            .await;
+        assert!(
+            out.is_error && out.content.contains("not connected"),
+            "{}",
+            out.content
+        );
+        let before = preset.assembler().registry().schemas();
+        let mut assembler = preset.into_assembler();
+        assembler.replace_tool_handlers(|def| match def.origin() {
+            ToolOrigin::Mcp { server, tool } => {
+                let answer = format!("{server}/{tool}");
+                let handler: ExternalHandler = Arc::new(move |args, _| {
+                    let answer = format!("{answer} {args}");
+                    Box::pin(async move { Ok(answer) }) as ToolFuture
+                });
+                Some(handler)
+            }
+            _ => None,
+        });
+        // What is sent does not change; the calls go to the new handler, after the
+        // arguments were checked against the tool's schema.
+        assert_eq!(assembler.registry().schemas(), before);
+        let out = assembler
+            .registry()
+            .call_for_model("mcp__time__get_current_time", args, &ctx)
+            .await;
+        assert_eq!(out.content, "time/get_current_time {\"timezone\":\"UTC\"}");
+        let out = assembler
+            .registry()
+            .call_for_model("mcp__time__get_current_time", json!({}), &ctx)
+            .await;
+        assert!(
+            out.is_error && out.content.contains("invalid arguments"),
+            "{}",
+            out.content
+        );
+        // Built-ins keep theirs.
+        let out = assembler
+            .registry()
+            .call_for_model("list_dir", json!({"path": "."}), &ctx)
+            .await;
+        assert!(!out.is_error, "{}", out.content);
+    }
+
     #[test]
     fn servers_and_commands_are_inherited_and_replaced_by_name() {
         let base = "version: 1\nname: base\nextends: standard\ncommands:\n  a:\n    description: A.\n    run: [date]\n  b:\n    description: B.\n    run: [date]\n";

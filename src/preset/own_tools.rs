@@ -67,6 +67,54 @@ impl DeclaredServer<'_> {
         duration_or(&self.spec.tool_timeout, DEFAULT_TOOL_TIMEOUT)
     }
 
+    /// The program and its arguments, for a server started here (`command`).
+    pub fn argv(&self) -> Option<Vec<String>> {
+        self.spec
+            .command
+            .as_ref()
+            .map(|c| c.value.iter().map(|a| a.value.clone()).collect())
+    }
+
+    /// The endpoint, for a server reached over HTTP (`url`).
+    pub fn url(&self) -> Option<&str> {
+        self.spec.url.as_ref().map(|u| u.value.as_str())
+    }
+
+    /// The names its `passEnv` lists.
+    pub fn pass_env(&self) -> Vec<String> {
+        self.spec
+            .pass_env
+            .iter()
+            .flatten()
+            .map(|n| n.value.clone())
+            .collect()
+    }
+
+    /// Its literal `env`, in file order.
+    pub fn env(&self) -> Vec<(String, String)> {
+        literal_env(self.spec.env.as_ref())
+    }
+
+    /// Its `headers`, in file order: the header's name, and where its value comes from.
+    pub fn headers(&self) -> Vec<(String, HeaderSource)> {
+        self.spec
+            .headers
+            .iter()
+            .flat_map(NamedMap::iter)
+            .filter_map(|(name, h)| {
+                let source = match (&h.from_env, &h.value) {
+                    (Some(env), None) => HeaderSource::Env {
+                        name: env.value.clone(),
+                        prefix: h.prefix.clone().unwrap_or_default(),
+                    },
+                    (None, Some(value)) => HeaderSource::Literal(value.value.clone()),
+                    _ => return None,
+                };
+                Some((name.value.clone(), source))
+            })
+            .collect()
+    }
+
     /// Is tool `tool` (as the server spells it) marked read-only by the preset? The
     /// tool's own `readOnly`, else the server's, else `false`. The server's
     /// `readOnlyHint` plays no part.
@@ -79,6 +127,21 @@ impl DeclaredServer<'_> {
             .or(self.spec.read_only.as_ref())
             .is_some_and(|r| r.value)
     }
+}
+
+/// Where the value of an MCP server's header comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeaderSource {
+    /// The environment variable `name` (read when the server is contacted), after
+    /// `prefix`.
+    Env {
+        /// The variable's name.
+        name: String,
+        /// Text before its value (`"Bearer "`).
+        prefix: String,
+    },
+    /// A literal value written in the preset (validation refuses credentials).
+    Literal(String),
 }
 
 /// One command tool of a preset's chain, after `extends`.
@@ -293,10 +356,13 @@ fn check_server(
                 .at(preset.span_of(env))
                 .help("write the NAME of the variable holding the value, like `METRICS_TOKEN`"),
             ),
-            (None, Some(literal)) => {
-                if is_secret_literal(h, &literal.value) {
-                    out.push(secret_literal(preset, literal, &format!("header `{h}`"), "`{fromEnv: NAME}`"));
-                }
+            (None, Some(literal)) if is_secret_literal(h, &literal.value) => {
+                out.push(secret_literal(
+                    preset,
+                    literal,
+                    &format!("header `{h}`"),
+                    "`{fromEnv: NAME}`",
+                ));
             }
             _ => {}
         }
@@ -352,10 +418,10 @@ fn check_command(
         "run",
         out,
     );
-    if let Some(parameters) = &spec.parameters {
-        if let Err(d) = command_schema(preset, n, parameters) {
-            out.push(d);
-        }
+    if let Some(parameters) = &spec.parameters
+        && let Err(d) = command_schema(preset, n, parameters)
+    {
+        out.push(d);
     }
     if let Some(timeout) = &spec.timeout {
         check_duration(preset, timeout, out);

@@ -346,8 +346,41 @@ fn parse_decimal(text: &str) -> Option<u64> {
 impl<'de> de::Deserializer<'de> for NodeDe<'de> {
     type Error = Unhandled;
 
-    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Unhandled> {
-        Err(Unhandled::new("a value of no particular type"))
+    /// A value of no particular type (a command tool's `parameters`, read as JSON): a
+    /// list, a mapping, or a scalar typed as YAML 1.2's core schema types it — text when
+    /// quoted or `!!str`, null, a boolean, a decimal whole number, else text. Other
+    /// numbers (negative, fractions, `.inf`, other spellings) are left to serde-saphyr.
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Unhandled> {
+        match &self.tree.nodes[self.id].kind {
+            Kind::Seq(_) => self.deserialize_seq(visitor),
+            Kind::Map(_) => self.deserialize_map(visitor),
+            _ => {
+                let s = self.scalar()?;
+                if s.tag == CoreTag::Str || s.style != Style::Plain {
+                    return visitor.visit_borrowed_str(s.text);
+                }
+                if s.is_null() {
+                    return visitor.visit_unit();
+                }
+                if let Some(b) = yaml12_bool(s.text) {
+                    return visitor.visit_bool(b);
+                }
+                if let Some(n) = parse_decimal(s.text) {
+                    return visitor.visit_u64(n);
+                }
+                let t = yaml_trim(s.text).as_bytes();
+                let numberish = match t {
+                    [first, ..] => first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'.'),
+                    [] => false,
+                };
+                if numberish || t.len() != s.text.len() {
+                    return Err(Unhandled::new(
+                        "a number (or blanks) in a value of no particular type",
+                    ));
+                }
+                visitor.visit_borrowed_str(s.text)
+            }
+        }
     }
 
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Unhandled> {
@@ -699,6 +732,20 @@ mod tests {
             Outcome::Same,
             "{name}:\n{text}"
         );
+    }
+
+    #[test]
+    fn values_of_no_particular_type_read_the_same() {
+        same(
+            "params.yaml",
+            "version: 1\nname: p\ncommands:\n  t:\n    description: d\n    run: [x]\n    parameters:\n      type: object\n      $schema: 'http://json-schema.org/draft-07/schema#'\n      properties:\n        n: {type: integer, minimum: 0, maximum: 10, default: ~}\n        flag: {type: boolean, default: true}\n        tags: {type: array, items: {enum: [a, \"b\", !!str 3]}}\n      required: [n]\n",
+        );
+        // Numbers other than plain whole ones are left to serde-saphyr.
+        let text = "version: 1\nname: p\ncommands:\n  t:\n    description: d\n    run: [x]\n    parameters: {type: object, properties: {n: {type: number, minimum: -1.5}}}\n";
+        assert!(matches!(
+            compare("neg.yaml", text.as_bytes()),
+            Outcome::FellBack(_)
+        ));
     }
 
     fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {

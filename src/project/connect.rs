@@ -438,14 +438,15 @@ impl RunServers {
 
     /// `assembler` with each visible MCP tool's calls going to its live session (the
     /// definitions sent stay the pinned ones).
-    pub fn attach(&self, assembler: PromptAssembler) -> PromptAssembler {
-        assembler.with_tools_rebound(|d| {
+    pub fn attach(&self, mut assembler: PromptAssembler) -> PromptAssembler {
+        assembler.replace_tool_handlers(|d| {
             let ToolOrigin::Mcp { server, tool } = d.origin() else {
                 return None;
             };
             let session = self.sessions.get(server)?.clone();
-            Some(d.with_handler(call_handler(session, tool.clone())))
-        })
+            Some(call_handler(session, tool.clone()))
+        });
+        assembler
     }
 
     /// Shut every session down (close stdin, then SIGTERM, then SIGKILL for a child;

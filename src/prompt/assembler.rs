@@ -199,15 +199,17 @@ impl PromptAssembler {
         &self.registry
     }
 
-    /// The same assembler with each visible tool passed through `rebind` (see
-    /// [`ToolRegistry::rebound`]: new calls, the same name, description and schemas).
-    /// Prompts, tool definitions and fingerprints do not change.
-    pub fn with_tools_rebound(
-        mut self,
-        rebind: impl FnMut(&Arc<crate::tools::ToolDefinition>) -> Option<crate::tools::ToolDefinition>,
-    ) -> Self {
-        self.registry = Arc::new(self.registry.rebound(rebind));
-        self
+    /// Send the calls of visible tools to other handlers: for each tool, `handler` says
+    /// which (or `None`: keep it). Names, descriptions, schemas, timeouts and approval
+    /// stay, so the prompt and the tools sent are unchanged — how a run connects the MCP
+    /// tools validation built from the lock ([`ToolOrigin::Mcp`]) to live servers.
+    ///
+    /// [`ToolOrigin::Mcp`]: crate::tools::ToolOrigin::Mcp
+    pub fn replace_tool_handlers(
+        &mut self,
+        handler: impl FnMut(&crate::tools::ToolDefinition) -> Option<crate::tools::ExternalHandler>,
+    ) {
+        Arc::make_mut(&mut self.registry).replace_handlers(handler);
     }
 
     /// The visible tools' definitions as every assembly sends them.

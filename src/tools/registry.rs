@@ -175,26 +175,17 @@ impl ToolRegistry {
         ToolRegistry { visible, index }
     }
 
-    /// The same tools with each definition passed through `rebind`, which may give a
-    /// definition new calls ([`ToolDefinition::with_handler`]) but must keep its name: a
-    /// definition renamed by `rebind` is kept as it was. What is sent (names,
-    /// descriptions, schemas, order) stays as it was; this is how a run connects the
-    /// tools of MCP servers, built from the lock, to live sessions.
-    pub fn rebound(
-        &self,
-        mut rebind: impl FnMut(&Arc<ToolDefinition>) -> Option<ToolDefinition>,
-    ) -> ToolRegistry {
-        let visible = self
-            .visible
-            .iter()
-            .map(|d| match rebind(d) {
-                Some(new) if new.name() == d.name() => Arc::new(new),
-                _ => Arc::clone(d),
-            })
-            .collect();
-        ToolRegistry {
-            visible,
-            index: self.index.clone(),
+    /// Send the calls of visible tools to other handlers: for each tool, `handler` says
+    /// which (or `None`: keep it). See
+    /// [`PromptAssembler::replace_tool_handlers`](crate::prompt::PromptAssembler::replace_tool_handlers).
+    pub fn replace_handlers(
+        &mut self,
+        mut handler: impl FnMut(&ToolDefinition) -> Option<super::ExternalHandler>,
+    ) {
+        for definition in &mut self.visible {
+            if let Some(h) = handler(definition) {
+                *definition = Arc::new(definition.with_handler(h));
+            }
         }
     }
 
