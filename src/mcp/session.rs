@@ -218,7 +218,7 @@ impl McpSession {
         }
     }
 
-    /// End the session: close the server's stdin, give it [`EXIT_GRACE`] to exit, then
+    /// End the session: close the server's stdin, give it a second to exit, then
     /// SIGTERM and the same grace, then SIGKILL everything it started (an HTTP session
     /// is closed). Later calls on any clone fail with [`McpError::Crashed`].
     pub async fn shutdown(self) {
