@@ -189,6 +189,14 @@ async fn stdio_server_from_before_2026_gets_the_initialize_handshake() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_knows_discover_but_only_older_revisions_is_still_reached() {
+    let fix = Fix::new();
+    let session = fix.connect(&fix.stdio("narrow")).await.unwrap();
+    lists_and_calls(&session, "2025-11-25").await;
+    session.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_server_lists_and_calls_in_both_eras() {
     let fix = Fix::new();
     let session = fix.connect(&fix.http("").await).await.unwrap();
@@ -734,4 +742,20 @@ async fn the_published_mcp_server_time_lists_and_answers() {
         Err(err) => assert!(matches!(err, McpError::Protocol { .. }), "{err:?}"),
     }
     session.shutdown().await;
+}
+
+/// A session is shared by the tool handlers of a run: a `Send + Sync` handle whose call
+/// futures are `Send` (checked at compile time).
+#[test]
+fn sessions_and_their_calls_can_move_between_threads() {
+    fn shared<T: Send + Sync + Clone + 'static>() {}
+    fn call(
+        session: &McpSession,
+    ) -> impl std::future::Future<Output = Result<agent_presets::mcp::CallOutput, McpError>> + Send + '_
+    {
+        session.call("echo", Map::new())
+    }
+    shared::<McpSession>();
+    shared::<McpError>();
+    let _ = call;
 }

@@ -339,10 +339,17 @@ impl ClientHandler for NoCapabilities {
     }
 }
 
-/// Probe for the 2026-07-28 revision, fall back to the newest `initialize` revision.
+/// Probe with `server/discover` for the 2026-07-28 revision, and fall back to the
+/// `initialize` handshake (newest revision that has one) when the server answers the
+/// probe as a legacy server does (an error such as "method not found"). The older
+/// revisions are listed too: a server that knows `server/discover` but implements only
+/// older revisions answers "unsupported protocol version", and the probe is then
+/// repeated with the newest revision it supports instead of failing.
 fn lifecycle() -> ClientLifecycleMode {
+    let mut preferred: Vec<ProtocolVersion> = ProtocolVersion::KNOWN_VERSIONS.to_vec();
+    preferred.reverse();
     ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        preferred_versions: preferred,
         legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
     }
 }

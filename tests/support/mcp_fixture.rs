@@ -18,6 +18,7 @@
 //! - `describe=BYTES`: a tool `verbose` with a description of BYTES bytes;
 //! - `ref_loop`: a tool whose schema is a `$ref` loop;
 //! - `legacy`: behave like a server from before 2026-07-28 (no `server/discover`);
+//! - `narrow`: know `server/discover` but support only revisions up to 2025-11-25;
 //! - `linger`: keep running after stdin ends (SIGTERM ends it);
 //! - `stubborn`: ignore SIGTERM and the end of stdin (only SIGKILL ends it);
 //! - `stderr=TEXT`: print TEXT on stderr at startup (`;` separates lines).
@@ -96,6 +97,7 @@ pub struct Script {
     pub describe: Option<usize>,
     pub ref_loop: bool,
     pub legacy: bool,
+    pub narrow: bool,
     pub linger: bool,
     pub stubborn: bool,
     pub stderr: Option<String>,
@@ -120,6 +122,7 @@ impl Script {
                 "describe" => script.describe = Some(number()),
                 "ref_loop" => script.ref_loop = true,
                 "legacy" => script.legacy = true,
+                "narrow" => script.narrow = true,
                 "linger" => script.linger = true,
                 "stubborn" => script.stubborn = true,
                 "stderr" => script.stderr = Some(value.to_owned()),
@@ -205,6 +208,17 @@ impl ServerHandler for Fixture {
         let mut info = ServerConfig::new(capabilities);
         info.server_info = rmcp::model::Implementation::new("mcp-fixture", "1.2.3");
         info
+    }
+
+    fn supported_protocol_versions(
+        &self,
+    ) -> std::borrow::Cow<'static, [rmcp::model::ProtocolVersion]> {
+        if self.script.narrow {
+            rmcp::model::ProtocolVersion::known_up_to(&rmcp::model::ProtocolVersion::V_2025_11_25)
+                .into()
+        } else {
+            std::borrow::Cow::Borrowed(rmcp::model::ProtocolVersion::KNOWN_VERSIONS)
+        }
     }
 
     async fn discover(
