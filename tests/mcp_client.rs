@@ -170,6 +170,12 @@ async fn stdio_server_on_the_2026_revision_lists_and_calls() {
         started.elapsed()
     );
     lists_and_calls(&session, "2026-07-28").await;
+    // No capabilities: no roots, sampling or elicitation.
+    assert!(
+        fix.log_lines().contains(&"capabilities {}".to_owned()),
+        "{:?}",
+        fix.log_lines()
+    );
     session.shutdown().await;
 }
 
@@ -185,6 +191,11 @@ async fn stdio_server_from_before_2026_gets_the_initialize_handshake() {
         started.elapsed()
     );
     lists_and_calls(&session, "2025-11-25").await;
+    assert!(
+        fix.log_lines().contains(&"capabilities {}".to_owned()),
+        "{:?}",
+        fix.log_lines()
+    );
     session.shutdown().await;
 }
 

@@ -29,7 +29,8 @@
 //! (exits at once), `changed` (sends `notifications/tools/list_changed`).
 //!
 //! What happened is appended to the log file named by [`LOG_VAR`] (stdio) or given to
-//! [`serve_http`]: `call <tool>`, `cancelled <tool>`, `stdin closed`, `sigterm`.
+//! [`serve_http`]: `capabilities <the client's, as JSON>` (on each `tools/list`),
+//! `call <tool>`, `cancelled slow`, `stdin closed`, `sigterm`.
 #![allow(dead_code, deprecated)]
 
 use std::io::Write;
@@ -243,8 +244,19 @@ impl ServerHandler for Fixture {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // What the client declared: in its `initialize` (legacy) or in the request's `_meta`.
+        let declared = context.meta.client_capabilities().or_else(|| {
+            context
+                .peer
+                .peer_info()
+                .map(|info| info.capabilities.clone())
+        });
+        self.log(&format!(
+            "capabilities {}",
+            serde_json::to_string(&declared).unwrap_or_default()
+        ));
         let tools = self.tools();
         let start: usize = request
             .and_then(|r| r.cursor)
