@@ -770,3 +770,36 @@ fn sessions_and_their_calls_can_move_between_threads() {
     shared::<McpError>();
     let _ = call;
 }
+
+/// Under the CLI's default sandbox (`workspace-write`) a server runs confined like
+/// `bash`, with the network allowed: it can run from a path the sandbox lets it read
+/// (here `allowRead` names the test binary's directory) and answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_runs_under_the_workspace_write_sandbox() {
+    use agent_presets::tools::sandbox::{SandboxMode, SandboxProfile};
+    let fix = Fix::new();
+    let exe_dir = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let profile = SandboxProfile::new(SandboxMode::WorkspaceWrite).with_allow_read([exe_dir]);
+    let ctx = fix.ctx().with_sandbox(profile);
+    let session = match McpSession::connect(&fix.stdio(""), &ctx).await {
+        Ok(session) => session,
+        Err(McpError::Start { reason, .. }) if reason.contains("Landlock") => {
+            eprintln!("skipped: this kernel cannot sandbox ({reason})");
+            return;
+        }
+        Err(err) => panic!("{err}"),
+    };
+    assert_eq!(
+        session
+            .call("echo", args(json!({"text": "boxed"})))
+            .await
+            .unwrap()
+            .text,
+        "boxed"
+    );
+    session.shutdown().await;
+}
