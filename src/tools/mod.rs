@@ -4,6 +4,7 @@
 pub mod builtin;
 mod catalog;
 mod context;
+pub mod mcp;
 mod name;
 mod registry;
 mod restriction;
