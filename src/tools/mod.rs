@@ -4,13 +4,15 @@
 pub mod builtin;
 mod catalog;
 mod context;
-pub mod mcp;
 mod name;
 mod registry;
 mod restriction;
 pub mod sandbox;
 pub mod schema;
 mod tool;
+
+// MCP servers as tool sources: the protocol client (the one place that uses rmcp).
+pub mod mcp;
 
 pub use catalog::ToolCatalog;
 pub use context::{SessionState, ToolContext, WorkspaceError};
