@@ -170,6 +170,12 @@ async fn stdio_server_on_the_2026_revision_lists_and_calls() {
         started.elapsed()
     );
     lists_and_calls(&session, "2026-07-28").await;
+    // No capabilities: no roots, sampling or elicitation.
+    assert!(
+        fix.log_lines().contains(&"capabilities {}".to_owned()),
+        "{:?}",
+        fix.log_lines()
+    );
     session.shutdown().await;
 }
 
@@ -184,6 +190,19 @@ async fn stdio_server_from_before_2026_gets_the_initialize_handshake() {
         "{:?}",
         started.elapsed()
     );
+    lists_and_calls(&session, "2025-11-25").await;
+    assert!(
+        fix.log_lines().contains(&"capabilities {}".to_owned()),
+        "{:?}",
+        fix.log_lines()
+    );
+    session.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_knows_discover_but_only_older_revisions_is_still_reached() {
+    let fix = Fix::new();
+    let session = fix.connect(&fix.stdio("narrow")).await.unwrap();
     lists_and_calls(&session, "2025-11-25").await;
     session.shutdown().await;
 }
@@ -733,5 +752,54 @@ async fn the_published_mcp_server_time_lists_and_answers() {
         Ok(out) => assert!(out.is_error, "{}", out.text),
         Err(err) => assert!(matches!(err, McpError::Protocol { .. }), "{err:?}"),
     }
+    session.shutdown().await;
+}
+
+/// A session is shared by the tool handlers of a run: a `Send + Sync` handle whose call
+/// futures are `Send` (checked at compile time).
+#[test]
+fn sessions_and_their_calls_can_move_between_threads() {
+    fn shared<T: Send + Sync + Clone + 'static>() {}
+    fn call(
+        session: &McpSession,
+    ) -> impl std::future::Future<Output = Result<agent_presets::mcp::CallOutput, McpError>> + Send + '_
+    {
+        session.call("echo", Map::new())
+    }
+    shared::<McpSession>();
+    shared::<McpError>();
+    let _ = call;
+}
+
+/// Under the CLI's default sandbox (`workspace-write`) a server runs confined like
+/// `bash`, with the network allowed: it can run from a path the sandbox lets it read
+/// (here `allowRead` names the test binary's directory) and answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_runs_under_the_workspace_write_sandbox() {
+    use agent_presets::tools::sandbox::{SandboxMode, SandboxProfile};
+    let fix = Fix::new();
+    let exe_dir = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let profile = SandboxProfile::new(SandboxMode::WorkspaceWrite).with_allow_read([exe_dir]);
+    let ctx = fix.ctx().with_sandbox(profile);
+    let session = match McpSession::connect(&fix.stdio(""), &ctx).await {
+        Ok(session) => session,
+        Err(McpError::Start { reason, .. }) if reason.contains("Landlock") => {
+            eprintln!("skipped: this kernel cannot sandbox ({reason})");
+            return;
+        }
+        Err(err) => panic!("{err}"),
+    };
+    assert_eq!(
+        session
+            .call("echo", args(json!({"text": "boxed"})))
+            .await
+            .unwrap()
+            .text,
+        "boxed"
+    );
     session.shutdown().await;
 }

@@ -18,6 +18,7 @@
 //! - `describe=BYTES`: a tool `verbose` with a description of BYTES bytes;
 //! - `ref_loop`: a tool whose schema is a `$ref` loop;
 //! - `legacy`: behave like a server from before 2026-07-28 (no `server/discover`);
+//! - `narrow`: know `server/discover` but support only revisions up to 2025-11-25;
 //! - `linger`: keep running after stdin ends (SIGTERM ends it);
 //! - `stubborn`: ignore SIGTERM and the end of stdin (only SIGKILL ends it);
 //! - `stderr=TEXT`: print TEXT on stderr at startup (`;` separates lines).
@@ -28,7 +29,8 @@
 //! (exits at once), `changed` (sends `notifications/tools/list_changed`).
 //!
 //! What happened is appended to the log file named by [`LOG_VAR`] (stdio) or given to
-//! [`serve_http`]: `call <tool>`, `cancelled <tool>`, `stdin closed`, `sigterm`.
+//! [`serve_http`]: `capabilities <the client's, as JSON>` (on each `tools/list`),
+//! `call <tool>`, `cancelled slow`, `stdin closed`, `sigterm`.
 #![allow(dead_code, deprecated)]
 
 use std::io::Write;
@@ -96,6 +98,7 @@ pub struct Script {
     pub describe: Option<usize>,
     pub ref_loop: bool,
     pub legacy: bool,
+    pub narrow: bool,
     pub linger: bool,
     pub stubborn: bool,
     pub stderr: Option<String>,
@@ -120,6 +123,7 @@ impl Script {
                 "describe" => script.describe = Some(number()),
                 "ref_loop" => script.ref_loop = true,
                 "legacy" => script.legacy = true,
+                "narrow" => script.narrow = true,
                 "linger" => script.linger = true,
                 "stubborn" => script.stubborn = true,
                 "stderr" => script.stderr = Some(value.to_owned()),
@@ -207,6 +211,17 @@ impl ServerHandler for Fixture {
         info
     }
 
+    fn supported_protocol_versions(
+        &self,
+    ) -> std::borrow::Cow<'static, [rmcp::model::ProtocolVersion]> {
+        if self.script.narrow {
+            rmcp::model::ProtocolVersion::known_up_to(&rmcp::model::ProtocolVersion::V_2025_11_25)
+                .into()
+        } else {
+            std::borrow::Cow::Borrowed(rmcp::model::ProtocolVersion::KNOWN_VERSIONS)
+        }
+    }
+
     async fn discover(
         &self,
         context: RequestContext<RoleServer>,
@@ -229,8 +244,19 @@ impl ServerHandler for Fixture {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // What the client declared: in its `initialize` (legacy) or in the request's `_meta`.
+        let declared = context.meta.client_capabilities().or_else(|| {
+            context
+                .peer
+                .peer_info()
+                .map(|info| info.capabilities.clone())
+        });
+        self.log(&format!(
+            "capabilities {}",
+            serde_json::to_string(&declared).unwrap_or_default()
+        ));
         let tools = self.tools();
         let start: usize = request
             .and_then(|r| r.cursor)

@@ -525,6 +525,7 @@ impl Contained {
     /// The command's exit status if it has ended, without waiting (under
     /// [`Containment::Subreaper`], the status the supervisor reported for the command, not
     /// the supervisor's own). For a long-lived command (an MCP server) whose output closed.
+    #[cfg(feature = "client")]
     pub(crate) fn try_status(&mut self) -> Option<ExitStatus> {
         let own = self.child.try_wait().ok().flatten()?;
         match &mut self.guard {

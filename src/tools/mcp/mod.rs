@@ -2,7 +2,7 @@
 //! (its API changes every few months; everything else sees the types here).
 //!
 //! [`ServerListing`] and the other types are always available (the tool lock stores
-//! listings); [`McpSession`], the client itself, needs the `client` feature.
+//! listings); `McpSession`, the client itself, needs the `client` feature.
 
 #[cfg(feature = "client")]
 mod session;

@@ -88,7 +88,7 @@ const STDERR_LINE_BYTES: u64 = 4 * 1024;
 const STDERR_TAIL: usize = 5;
 
 /// Where a server's stderr goes: one call per line, already prefixed `[mcp <name>] `
-/// and escaped for a terminal. The CLI prints these lines on its stderr between
+/// and escaped for a terminal. Called from a runtime task: it must not block for long. The CLI prints these lines on its stderr between
 /// (never inside) lines of the answer; a host may log them.
 pub type StderrSink = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -190,7 +190,7 @@ impl McpSession {
                     after: inner.tool_timeout,
                 });
             }
-            Ok(Err(error)) => return Err(inner.call_error(tool, error)),
+            Ok(Err(error)) => return Err(inner.call_error(tool, error).await),
             Ok(Ok(response)) => response,
         };
         match response {
@@ -218,7 +218,7 @@ impl McpSession {
         }
     }
 
-    /// End the session: close the server's stdin, give it [`EXIT_GRACE`] to exit, then
+    /// End the session: close the server's stdin, give it a second to exit, then
     /// SIGTERM and the same grace, then SIGKILL everything it started (an HTTP session
     /// is closed). Later calls on any clone fail with [`McpError::Crashed`].
     pub async fn shutdown(self) {
@@ -263,7 +263,7 @@ impl Inner {
         }
     }
 
-    fn call_error(&self, tool: &str, error: ServiceError) -> McpError {
+    async fn call_error(&self, tool: &str, error: ServiceError) -> McpError {
         match error {
             ServiceError::McpError(data) => McpError::Protocol {
                 server: self.name.clone(),
@@ -277,10 +277,10 @@ impl Inner {
             ServiceError::TransportClosed | ServiceError::TransportSend(_)
                 if self.process.is_some() =>
             {
-                let detail = self
-                    .process
-                    .as_ref()
-                    .map_or_else(String::new, ServerProcess::exit_detail);
+                let detail = match &self.process {
+                    Some(process) => process.exit_detail().await,
+                    None => String::new(),
+                };
                 self.mark_gone(detail.clone(), true);
                 McpError::Crashed {
                     server: self.name.clone(),
@@ -339,10 +339,17 @@ impl ClientHandler for NoCapabilities {
     }
 }
 
-/// Probe for the 2026-07-28 revision, fall back to the newest `initialize` revision.
+/// Probe with `server/discover` for the 2026-07-28 revision, and fall back to the
+/// `initialize` handshake (newest revision that has one) when the server answers the
+/// probe as a legacy server does (an error such as "method not found"). The older
+/// revisions are listed too: a server that knows `server/discover` but implements only
+/// older revisions answers "unsupported protocol version", and the probe is then
+/// repeated with the newest revision it supports instead of failing.
 fn lifecycle() -> ClientLifecycleMode {
+    let mut preferred: Vec<ProtocolVersion> = ProtocolVersion::KNOWN_VERSIONS.to_vec();
+    preferred.reverse();
     ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        preferred_versions: preferred,
         legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
     }
 }
@@ -464,7 +471,8 @@ async fn connect_stdio(
             after: config.startup_timeout,
         },
         (Failure::Handshake(error), None) => {
-            handshake_error(&name, *error, Some(&process), &stderr)
+            let exit = process.exit_detail().await;
+            handshake_error(&name, *error, Some(exit), &stderr)
         }
     };
     process.kill().await;
@@ -601,7 +609,7 @@ fn session(
 fn handshake_error(
     name: &str,
     error: ClientInitializeError,
-    process: Option<&ServerProcess>,
+    exit: Option<String>,
     stderr: &StderrLog,
 ) -> McpError {
     let server = name.to_owned();
@@ -611,10 +619,9 @@ fn handshake_error(
     };
     match error {
         ClientInitializeError::ConnectionClosed(_)
-        | ClientInitializeError::TransportError { .. } => match process {
-            Some(process) => {
-                let mut reason =
-                    format!("it ended before the handshake ({})", process.exit_detail());
+        | ClientInitializeError::TransportError { .. } => match exit {
+            Some(exit) => {
+                let mut reason = format!("it ended before the handshake ({exit})");
                 let tail = stderr.tail();
                 if !tail.is_empty() {
                     reason.push_str(&format!("; its last stderr lines:\n{}", tail.join("\n")));
@@ -903,7 +910,7 @@ struct ServerProcess {
 
 impl ServerProcess {
     /// How the process ended, for a message (it may take a moment to be reaped).
-    fn exit_detail(&self) -> String {
+    async fn exit_detail(&self) -> String {
         for _ in 0..20 {
             let status = self
                 .contained
@@ -914,7 +921,7 @@ impl ServerProcess {
             if let Some(status) = status {
                 return format!("it exited, {}", describe(status));
             }
-            std::thread::sleep(Duration::from_millis(10));
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
         "its output closed".to_owned()
     }
