@@ -58,7 +58,6 @@ pub mod codes;
 pub mod diagnostic;
 pub mod endpoint;
 mod json_schema;
-pub mod mcp;
 pub mod preset;
 pub mod project;
 pub mod prompt;
@@ -74,9 +73,13 @@ pub mod tools;
 pub mod trust;
 mod yaml_scalar;
 
+// The MCP client lives with the other tool sources (`tools::mcp`: it spawns servers
+// through the tools' one spawn path, and the tool registry builds on its listings); it
+// is also the crate's `mcp` module.
 pub use diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Severity, Span};
 pub use preset::{PresetCatalog, ValidPreset, Validation, validate_in_catalog};
 pub use prompt::{AssemblerBuilder, Assembly, ContextSnapshot, Layer, PromptAssembler, Values};
 pub use request::{Fingerprint, RequestEnvelope};
 pub use source_files::{SourceFiles, SourceText};
+pub use tools::mcp;
 pub use tools::{Tool, ToolCatalog, ToolRegistry};

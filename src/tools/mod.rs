@@ -12,6 +12,9 @@ pub mod sandbox;
 pub mod schema;
 mod tool;
 
+// MCP servers as tool sources: the protocol client (the one place that uses rmcp).
+pub mod mcp;
+
 pub use catalog::ToolCatalog;
 pub use context::{SessionState, ToolContext, WorkspaceError};
 pub use external::{ServerListings, ToolOrigin};

@@ -521,6 +521,22 @@ impl Contained {
     }
 }
 
+impl Contained {
+    /// The command's exit status if it has ended, without waiting (under
+    /// [`Containment::Subreaper`], the status the supervisor reported for the command, not
+    /// the supervisor's own). For a long-lived command (an MCP server) whose output closed.
+    #[cfg(feature = "client")]
+    pub(crate) fn try_status(&mut self) -> Option<ExitStatus> {
+        let own = self.child.try_wait().ok().flatten()?;
+        match &mut self.guard {
+            #[cfg(target_os = "linux")]
+            Guard::Subreaper(supervised) => supervised.command_status().or(Some(own)),
+            #[allow(unreachable_patterns)]
+            _ => Some(own),
+        }
+    }
+}
+
 impl Drop for Contained {
     fn drop(&mut self) {
         // The call was dropped (cancelled, or the agent is exiting on a signal) while the
