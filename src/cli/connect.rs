@@ -70,3 +70,32 @@ pub(crate) fn stderr_sink() -> crate::mcp::StderrSink {
         let _ = writeln!(err, "{line}");
     })
 }
+
+/// Servers' stderr lines held until the output is between lines: during `run` they are
+/// printed when no streamed answer or reasoning line is open, so they never land inside
+/// one.
+#[derive(Clone, Default)]
+pub(crate) struct HeldLines(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl HeldLines {
+    /// A sink that holds each line.
+    pub(crate) fn sink(&self) -> crate::mcp::StderrSink {
+        let held = std::sync::Arc::clone(&self.0);
+        std::sync::Arc::new(move |line: &str| {
+            if let Ok(mut lines) = held.lock() {
+                lines.push(line.to_owned());
+            }
+        })
+    }
+
+    /// Write the held lines to `err`.
+    pub(crate) fn flush(&self, err: &mut dyn std::io::Write) {
+        let lines = match self.0.lock() {
+            Ok(mut lines) => std::mem::take(&mut *lines),
+            Err(_) => return,
+        };
+        for line in lines {
+            let _ = writeln!(err, "{line}");
+        }
+    }
+}

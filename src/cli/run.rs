@@ -177,14 +177,17 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
     // The MCP servers whose tools the run can call, started in parallel; their calls go
     // to the live sessions.
-    let (mut servers, assembler) = start_mcp_servers(
+    let held = super::connect::HeldLines::default();
+    let started = start_mcp_servers(
         &runtime,
         &workspace,
         preset,
         &tools,
-        args.allow_tool_drift,
+        (args.allow_tool_drift, held.sink()),
         io,
-    )?;
+    );
+    held.flush(&mut *io.err);
+    let (mut servers, assembler) = started?;
     let max_steps = usize::try_from(args.max_steps).unwrap_or(usize::MAX);
     let mut agent = Agent::new(&assembler, &client, tools)
         .with_max_steps(max_steps)
@@ -212,6 +215,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     let mut on_event = |event: AgentEvent<'_>| {
         waiting.before(&event, &mut *io.err);
         printer.event(event, io);
+        if printer.between_lines() {
+            held.flush(&mut *io.err);
+        }
     };
     let mut stopped_by = None;
     let outcome = runtime.block_on(async {
@@ -238,6 +244,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     // Done or interrupted: every server is shut down before `run` returns.
     runtime.block_on(servers.shutdown());
     printer.end_text(io);
+    held.flush(&mut *io.err);
     let exit = match outcome {
         None => {
             let signal = stopped_by.unwrap_or(StopSignal::Interrupt);
@@ -304,18 +311,18 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
 
 /// Start the MCP servers `preset`'s visible tools come from (none when it shows no MCP
 /// tool) and route those tools' calls to them; a tool whose live definition differs from
-/// the lock refuses the run unless `allow_drift` (then a warning names it).
+/// the lock refuses the run unless `allow_drift` (then a warning names it). The servers'
+/// stderr lines go to `sink`.
 fn start_mcp_servers(
     runtime: &tokio::runtime::Runtime,
     workspace: &Workspace,
     preset: crate::preset::ValidPreset,
     tools: &ToolContext,
-    allow_drift: bool,
+    (allow_drift, sink): (bool, crate::mcp::StderrSink),
     io: &mut Io<'_>,
 ) -> Result<(RunServers, crate::prompt::PromptAssembler), CliError> {
     let vars: Vec<_> = std::env::vars_os().collect();
     let listings = workspace.tools.listings();
-    let sink = super::connect::stderr_sink();
     let start = RunServers::start(&preset, listings, tools, &vars, allow_drift, &sink);
     // A signal while the servers start stops them (dropping the start kills what has
     // started) and ends the run as a signal during the run does.
@@ -921,6 +928,11 @@ impl Printer {
             let _ = writeln!(io.err);
             self.reasoning_open = false;
         }
+    }
+
+    /// No streamed answer or reasoning line is open: other lines may go to stderr.
+    fn between_lines(&self) -> bool {
+        !self.text_open && !self.reasoning_open
     }
 
     fn end_text(&mut self, io: &mut Io<'_>) {
