@@ -2551,3 +2551,45 @@ fn fixture_processes(log: &std::path::Path) -> Vec<u32> {
     }
     out
 }
+
+/// A server a family of presets inherits alike starts once for `lock --connect`, and
+/// each preset gets its listing.
+#[test]
+fn lock_connect_starts_a_server_a_family_shares_once() {
+    let server = MockProvider::start(vec![]);
+    let p = Project::new("deepseek", &server, "");
+    let log = p.path().join("fx.log");
+    let yaml = own_tools_yaml(&log, "http://127.0.0.1:9/mcp", "")
+        .replace(
+            "  web:\n    url: http://127.0.0.1:9/mcp\n    readOnly: true\n",
+            "",
+        )
+        .replace(
+            "allow: [read_file, mcp__fx__echo, mcp__web__add, word_count]",
+            "allow: [read_file, mcp__fx__echo]",
+        );
+    p.write_config(
+        "presets/agent.yaml",
+        &format!(
+            "version: 1\nname: agent\nextends: standard\nmodel:\n  provider: deepseek\n  name: test-model\n  baseUrl: {}\n  apiKeyEnv: TEST_MODEL_KEY\n{yaml}",
+            server.url("")
+        ),
+    );
+    p.write_config(
+        "presets/child.yaml",
+        "version: 1\nname: child\nextends: agent\ntools:\n  deny: [read_file]\n",
+    );
+    let run = p.run(&["lock", "--connect", "agent", "child"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(ends(&log), ["stdin closed"], "started more than once");
+    let lock: Value =
+        serde_json::from_str(&fs::read_to_string(p.path().join("presets.lock")).unwrap()).unwrap();
+    assert_eq!(
+        lock["presets"]["agent"]["servers"],
+        lock["presets"]["child"]["servers"]
+    );
+    assert_eq!(
+        lock["presets"]["child"]["tools"][0]["name"],
+        "mcp__fx__echo"
+    );
+}

@@ -202,7 +202,8 @@ impl LiveListings {
 }
 
 /// Start the servers of the presets `names`, list their tools, shut them down:
-/// `lock --connect` and `validate --connect`. Their stderr lines go to `stderr`.
+/// `lock --connect` and `validate --connect`. A server several presets declare alike
+/// (a parent's, inherited) starts once. Their stderr lines go to `stderr`.
 pub async fn list_live(
     project: &Project,
     names: &[String],
@@ -215,25 +216,49 @@ pub async fn list_live(
         problems,
         ..LiveListings::default()
     };
-    let sessions = connect_all(&planned, ctx, stderr).await;
+    // Presets of one family declare the same server: start each distinct one once.
+    let mut unique: Vec<usize> = Vec::new();
+    let slot: Vec<usize> = planned
+        .iter()
+        .enumerate()
+        .map(
+            |(i, p)| match unique.iter().position(|&u| planned[u].config == p.config) {
+                Some(at) => at,
+                None => {
+                    unique.push(i);
+                    unique.len() - 1
+                }
+            },
+        )
+        .collect();
+    let distinct: Vec<&PlannedServer> = unique.iter().map(|&u| &planned[u]).collect();
+    let sessions = join_all(
+        distinct
+            .iter()
+            .map(|p| McpSession::connect_with_stderr(&p.config, ctx, Arc::clone(stderr))),
+    )
+    .await;
     let mut started = Vec::new();
-    for (p, session) in planned.iter().zip(sessions) {
-        let listed = session.map_err(|e| e.to_string()).and_then(|s| {
+    let mut listed: Vec<Result<ServerListing, String>> = Vec::new();
+    for (p, session) in distinct.iter().zip(sessions) {
+        listed.push(session.map_err(|e| e.to_string()).and_then(|s| {
             let listing = normalize_listing(&p.server, s.listing());
             started.push(s);
             listing
-        });
-        match listed {
+        }));
+    }
+    for (p, &at) in planned.iter().zip(&slot) {
+        match &listed[at] {
             Ok(listing) => {
                 live.listings
-                    .insert(p.preset.clone(), p.server.clone(), listing);
+                    .insert(p.preset.clone(), p.server.clone(), listing.clone());
                 live.listed.push((p.preset.clone(), p.server.clone()));
             }
             Err(e) => live
                 .problems
                 .entry(p.preset.clone())
                 .or_default()
-                .push(unavailable(&p.preset, p.span.clone(), &e)),
+                .push(unavailable(&p.preset, p.span.clone(), e)),
         }
     }
     join_all(started.into_iter().map(McpSession::shutdown)).await;
