@@ -4,7 +4,7 @@
 //! ([`compare_listings`], the `tool-drift` diagnostics of `validate --connect` and the
 //! refusal of `run`).
 //!
-//! Nothing here starts a server: see [`super::connect`] (feature `client`).
+//! Nothing here starts a server: see `project::connect` (feature `client`).
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
