@@ -511,3 +511,28 @@ fn connect_asks_before_starting_foreign_servers_and_reports_one_that_fails() {
         .collect();
     assert!(codes.contains(&"P0506"), "{v:#}");
 }
+
+/// A host gets the same entry as `lock`: `lock::entry` of a preset validated with the
+/// lock's listings carries them, so checking it against the lock finds no drift.
+#[test]
+fn a_host_checking_the_lock_sees_the_pinned_servers() {
+    use agent_presets::project::{Project as Host, ProjectOptions, lock};
+    let p = Project::new();
+    p.write(".agent-presets/triage.yaml", TRIAGE);
+    seed_lock(&p, "Echo the text back.");
+    assert_eq!(p.run(&["lock", "triage"]).code, 0);
+    let options = ProjectOptions {
+        project_dir: Some(p.path().to_path_buf()),
+        preset_dirs: Vec::new(),
+        no_user: true,
+    };
+    let (host, _) = Host::discover(&options).unwrap();
+    let preset = host.validate("triage").preset.expect("valid from the lock");
+    let now = lock::entry(&preset).unwrap();
+    assert_eq!(now.servers["fx"].tools[0].name, "echo.text");
+    let file = lock::LockFile::load(&p.path().join("presets.lock"))
+        .unwrap()
+        .unwrap();
+    let locked = file.get("triage").unwrap();
+    assert!(lock::drift(&preset, locked, &now).is_none());
+}

@@ -341,8 +341,14 @@ fn lock_values(preset: &ValidPreset) -> Values {
     values
 }
 
-/// The lock entry of a valid preset.
+/// The lock entry of a valid preset, with the listings of its MCP servers it was
+/// validated with (see [`entry_with_listings`]).
 pub fn entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
+    entry_with_listings(preset, preset.tool_catalog().listings())
+}
+
+/// The prefix part of the lock entry of a valid preset (no server listings).
+fn prefix_entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
     let values = lock_values(preset);
     let failed = |what: String| LockError::Render {
         preset: preset.name().to_owned(),
@@ -399,7 +405,7 @@ pub fn entry_with_listings(
     preset: &ValidPreset,
     listings: &dyn ServerListings,
 ) -> Result<PresetLock, LockError> {
-    let mut locked = entry(preset)?;
+    let mut locked = prefix_entry(preset)?;
     for server in preset.mcp_servers() {
         let name = server.name.value.as_str();
         if let Some(listing) = listings.listing(preset.name(), name) {
