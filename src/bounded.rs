@@ -66,7 +66,7 @@ pub fn read_bounded_or_pipe(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedR
     let file = open(path)?;
     let meta = file.metadata().map_err(BoundedReadError::Io)?;
     match FileKind::of(&meta) {
-        FileKind::Fifo => read_fifo(path, &meta, limit),
+        FileKind::Fifo => read_fifo(file, limit),
         _ => {
             drop(file);
             read_bounded(path, limit)
@@ -74,29 +74,88 @@ pub fn read_bounded_or_pipe(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedR
     }
 }
 
-/// Read the FIFO at `path` (judged a FIFO by `meta`) to its end, waiting for a writer.
-/// It is opened again without `O_NONBLOCK` (a non-blocking read end sees end-of-file
-/// at once while no writer has opened a named pipe yet), and must still be the FIFO
-/// `meta` describes.
+/// Read the FIFO `file` (opened with `O_NONBLOCK`, judged a FIFO) to its end, waiting
+/// for a writer, on this one descriptor: opening the path again to wait for a writer
+/// would hang for good when the writer had already written and gone between the two
+/// opens (a fast `<(printf …)`).
 #[cfg(unix)]
-fn read_fifo(path: &Path, meta: &Metadata, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| open_error(path, e))?;
-    let now = file.metadata().map_err(BoundedReadError::Io)?;
-    if FileKind::of(&now) != FileKind::Fifo || (now.dev(), now.ino()) != (meta.dev(), meta.ino()) {
-        // Swapped between the two opens: judge what is there now, as a file.
-        return read_bounded(path, limit);
+fn read_fifo(file: File, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
+    read_at_most(
+        WaitingFifo {
+            file,
+            delivered: false,
+        },
+        0,
+        limit,
+    )
+}
+
+/// A non-blocking FIFO read end that waits (poll(2)) instead of seeing end-of-file
+/// before its writer arrived.
+///
+/// A non-blocking read returns 0 both when no writer has come yet and when every writer
+/// has gone. After bytes have arrived, 0 is the end. Before, the read waits in poll(2):
+/// Linux reports a hang-up there only once a writer that came after the open has gone,
+/// so it waits for the first writer; a writer that wrote nothing and left before the
+/// open is waited for like `cat` does.
+#[cfg(unix)]
+struct WaitingFifo {
+    file: File,
+    /// Has the FIFO delivered a byte yet?
+    delivered: bool,
+}
+
+#[cfg(unix)]
+impl WaitingFifo {
+    /// Wait until the FIFO has bytes or its writer hung up; `true` for bytes.
+    fn wait(&self) -> io::Result<bool> {
+        use std::os::fd::AsRawFd;
+        let mut pollfd = libc::pollfd {
+            fd: self.file.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        loop {
+            // SAFETY: one valid pollfd, for the length given.
+            let n = unsafe { libc::poll(&mut pollfd, 1, -1) };
+            if n >= 0 {
+                return Ok(pollfd.revents & libc::POLLIN != 0);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
     }
-    read_at_most(file, 0, limit)
+}
+
+#[cfg(unix)]
+impl Read for WaitingFifo {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.file.read(buf) {
+                Ok(0) if !self.delivered && !buf.is_empty() => {
+                    if !self.wait()? {
+                        // A writer came and went without a byte.
+                        return Ok(0);
+                    }
+                }
+                Ok(n) => {
+                    self.delivered |= n > 0;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.wait()?;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 #[cfg(not(unix))]
-fn read_fifo(path: &Path, _: &Metadata, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
-    read_bounded(path, limit)
+fn read_fifo(file: File, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
+    read_at_most(file, 0, limit)
 }
 
 /// Read a stream (standard input, a pipe) to its end, refusing it as soon as it has
@@ -370,6 +429,35 @@ mod tests {
             read_bounded_or_pipe(Path::new("/dev/zero"), 10),
             Err(BoundedReadError::NotRegular(FileKind::CharDevice))
         ));
+    }
+
+    /// The writer has written everything and gone before the read starts (a fast
+    /// `<(printf …)`): the bytes wait in the pipe and are read, with no hang waiting for a
+    /// writer that will never come again. (Opening the path a second time to wait for a
+    /// writer hung here for good.)
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_whose_writer_already_left_is_read_without_waiting() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("values");
+        let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        // A reader of our own keeps the pipe (and what is written) alive meanwhile.
+        let _keep = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap();
+        std::fs::write(&fifo, "a: 1\n").unwrap();
+        let (done, result) = std::sync::mpsc::channel();
+        let reader = fifo.clone();
+        std::thread::spawn(move || done.send(read_bounded_or_pipe(&reader, 100)));
+        let read = result
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the read hung waiting for a writer that already left");
+        assert_eq!(read.unwrap(), b"a: 1\n");
     }
 
     #[test]
