@@ -1,9 +1,9 @@
 //! The tools a preset brings: `mcpServers:` and `commands:`. Two parts:
 //!
-//! - [`check_file`]: what one file gets wrong on its own (names, argv, transports, URLs,
+//! - `check_file`: what one file gets wrong on its own (names, argv, transports, URLs,
 //!   durations, secrets in literal values, parameter schemas, programs missing here),
 //!   each at its position;
-//! - [`preset_catalog`]: the catalog one preset is validated against — the host's catalog
+//! - `preset_catalog`: the catalog one preset is validated against — the host's catalog
 //!   plus the chain's command tools and the tools of its MCP servers as the lock lists
 //!   them ([`ToolCatalog::listings`]). A server the lock does not list is
 //!   `mcp-not-locked`; validation never starts a server.
