@@ -393,8 +393,9 @@ fn with_containment_from_env(tools: ToolContext) -> Result<ToolContext, CliError
 }
 
 /// `--cwd` or the current directory, which must exist, made absolute (symlinks
-/// resolved) before anything is rendered.
-fn working_directory(dir: Option<&str>) -> Result<PathBuf, CliError> {
+/// resolved) before anything is rendered. `render` checks it alike, so it shows the
+/// directory `run` would send.
+pub(crate) fn working_directory(dir: Option<&str>) -> Result<PathBuf, CliError> {
     let given = match dir {
         Some(d) => PathBuf::from(d),
         None => std::env::current_dir()

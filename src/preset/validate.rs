@@ -556,6 +556,7 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
             let mut section = section
                 .complete(s.complete.unwrap_or(false))
                 .template(s.template.unwrap_or(true))
+                .overrides(s.overrides.unwrap_or(false))
                 .with_origin(SectionOrigin {
                     name: Some(name_span),
                     text: Some(preset.text_origin(&s.text)),
@@ -589,6 +590,7 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
                 .contexts
                 .push(
                     ctx.template(c.template.unwrap_or(true))
+                        .overrides(c.overrides.unwrap_or(false))
                         .with_origin(SectionOrigin {
                             name: Some(name_span),
                             text: Some(preset.text_origin(&c.text)),

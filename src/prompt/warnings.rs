@@ -10,6 +10,7 @@ use minijinja::Value;
 use super::template_scan::{ComparedLiteral, LiteralComparison};
 use super::variables::VariableDecl;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::prompt::section::{Replaced, SectionName};
 use crate::suggest::help_did_you_mean;
 use crate::tools::{ToolCatalog, ToolRestriction, visible_tools};
 
@@ -288,6 +289,49 @@ pub(super) fn override_drops(
             "use them in the new text{example}; if dropping them is intended, `remove: [{name}]` and add your section under another name"
         )),
     )
+}
+
+/// `implicit-override` and `override-nothing`: a piece (`kind`, `name`, whether it says
+/// `override: true`) that replaces the inherited piece `replaces` without saying so, or
+/// says so and replaces nothing (`inherited`: the names it could have meant).
+pub(super) fn override_marker<'n>(
+    piece: (&str, &SectionName, bool),
+    replaces: Option<&Replaced>,
+    inherited: impl Iterator<Item = &'n SectionName>,
+    span: Option<Span>,
+) -> Option<Diagnostic> {
+    let (kind, name, marked) = piece;
+    match (replaces, marked) {
+        (Some(old), false) => Some(
+            Diagnostic::new(
+                DiagnosticKind::ImplicitOverride,
+                format!("{kind} `{name}` replaces {old} without `override: true`"),
+            )
+            .at(span)
+            .help(format!(
+                "if replacing it is intended, add `override: true` to this {kind}; to keep the inherited one, give yours another name"
+            )),
+        ),
+        (None, true) => {
+            let names: Vec<&str> = inherited.map(SectionName::as_str).collect();
+            let help = help_did_you_mean(name.as_str(), names.iter().copied())
+                .map(|d| format!("{d} otherwise remove `override: true`"))
+                .unwrap_or_else(|| {
+                    format!("remove `override: true`: no preset this one extends has a {kind} of that name")
+                });
+            Some(
+                Diagnostic::new(
+                    DiagnosticKind::OverrideNothing,
+                    format!(
+                        "{kind} `{name}` says `override: true`, but there is no inherited {kind} `{name}` to replace"
+                    ),
+                )
+                .at(span)
+                .help(help),
+            )
+        }
+        _ => None,
+    }
 }
 
 /// One `complete` section, for [`complete_conflicts`].
