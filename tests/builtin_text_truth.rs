@@ -13,13 +13,16 @@ use agent_presets::tools::ToolCatalog;
 use agent_presets::tools::builtin::BUILTIN_TOOL_NAMES as TOOLS;
 
 /// What `standard` and `minimal` say when `bash` is hidden.
-const NO_COMMANDS: &str = "You cannot run commands: do not claim to have run tests, builds or any other command.";
+const NO_COMMANDS: &str =
+    "You cannot run commands: do not claim to have run tests, builds or any other command.";
 /// What `standard` says when neither `write_file` nor `edit_file` is visible.
-const NO_FILE_CHANGES: &str = "You cannot create or change files: do not claim to have changed anything.";
+const NO_FILE_CHANGES: &str =
+    "You cannot create or change files: do not claim to have changed anything.";
 /// What `standard` says when `edit_file` is visible but `write_file` is not.
 const NO_NEW_FILES: &str = "You cannot create new files or replace whole files";
 /// What `minimal` says when `edit_file` is hidden (it never has `write_file`).
-const MINIMAL_NO_FILE_CHANGES: &str = "You cannot change files: do not claim to have changed anything;";
+const MINIMAL_NO_FILE_CHANGES: &str =
+    "You cannot change files: do not claim to have changed anything;";
 
 fn names_word(text: &str, word: &str) -> bool {
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
@@ -144,11 +147,19 @@ fn minimal_says_what_it_cannot_do_under_every_subset_of_its_tools() {
         let kinds: Vec<DiagnosticKind> = validation.diagnostics.iter().map(|d| d.kind).collect();
         assert_eq!(kinds, [], "hidden {hidden:?}");
         let preset = validation.preset.expect("valid");
-        let system = preset.assembler().assemble(&values).expect("renders").system;
+        let system = preset
+            .assembler()
+            .assemble(&values)
+            .expect("renders")
+            .system;
         for tool in hidden {
             assert!(!names_word(&system, tool), "{system}");
         }
-        assert_eq!(system.contains(NO_COMMANDS), hidden.contains(&"bash"), "{system}");
+        assert_eq!(
+            system.contains(NO_COMMANDS),
+            hidden.contains(&"bash"),
+            "{system}"
+        );
         assert_eq!(
             system.contains(MINIMAL_NO_FILE_CHANGES),
             hidden.contains(&"edit_file"),
@@ -200,7 +211,10 @@ fn a_context_naming_a_hidden_tool_is_a_warning() {
         v.diagnostics
     );
     let d = &v.diagnostics[0];
-    assert!(d.message.starts_with("context `repo` mentions `grep`"), "{d}");
+    assert!(
+        d.message.starts_with("context `repo` mentions `grep`"),
+        "{d}"
+    );
     let span = d.span.as_ref().expect("located");
     assert_eq!((span.line, span.column), (7, 40));
 }

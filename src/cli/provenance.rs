@@ -99,7 +99,15 @@ fn replaces(piece: &PieceProvenance) -> String {
 
 fn pieces_table(pieces: &[PieceProvenance], label: &str, total: (usize, usize)) -> String {
     let mut table = Table::new(
-        &["#", "order", label, "declared at", "replaces", "bytes", "tokens"],
+        &[
+            "#",
+            "order",
+            label,
+            "declared at",
+            "replaces",
+            "bytes",
+            "tokens",
+        ],
         &[true, true, false, false, false, true, true],
     );
     for (i, p) in pieces.iter().enumerate() {

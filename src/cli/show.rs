@@ -290,7 +290,12 @@ fn guidance(out: &mut String, name: &str, tools: &ToolCatalog) {
 
 /// `override: true` as written, with a comment naming what the piece replaced (also
 /// when the preset did not say so: `implicit-override` warned about that).
-fn override_entry(out: &mut String, indent: usize, marked: Option<bool>, replaced: Option<&Replaced>) {
+fn override_entry(
+    out: &mut String,
+    indent: usize,
+    marked: Option<bool>,
+    replaced: Option<&Replaced>,
+) {
     let note = replaced.map(|r| format!("replaces {r}"));
     match (marked, note) {
         (Some(true), note) => entry(out, indent, "override", "true", note.as_deref()),

@@ -249,6 +249,12 @@ impl PromptAssembler {
             .map(|(n, _)| n.as_str())
     }
 
+    /// The variables the system prompt (with the fingerprint: `provider` and `model`)
+    /// depends on, in name order: only a change of one of them changes it.
+    pub fn system_variables(&self) -> impl Iterator<Item = &str> {
+        self.system_vars.iter().map(String::as_str)
+    }
+
     /// Section names in final order (before `when` is evaluated).
     pub fn section_names(&self) -> impl Iterator<Item = &str> {
         self.sections.iter().map(|p| p.name.as_str())

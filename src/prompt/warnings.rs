@@ -268,14 +268,20 @@ pub(super) fn override_drops(
     // `None`: the old section is not a template, so it used no variables.
     let (before, old_label) = old;
     let before = before?;
-    let dropped: Vec<String> = before.difference(after).map(|v| format!("`{v}`")).collect();
+    // `tools` and `runtime_context` are conditions the assembler derives, not facts a
+    // placeholder carries: a replacement may well not need them.
+    let dropped: Vec<String> = before
+        .difference(after)
+        .filter(|v| !super::variables::is_derived_variable(v))
+        .map(|v| format!("`{v}`"))
+        .collect();
     if dropped.is_empty() {
         return None;
     }
     let list = dropped.join(", ");
     let example = before
         .difference(after)
-        .next()
+        .find(|v| !super::variables::is_derived_variable(v))
         .map_or_else(String::new, |v| format!(" (e.g. `{{{{ {v} }}}}`)"));
     Some(
         Diagnostic::new(

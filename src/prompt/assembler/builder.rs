@@ -14,7 +14,9 @@ use super::budget::{budget_exceeded, tokenizer_failed};
 use super::{Body, CompiledPiece, KnownVariable, PromptAssembler, multiple_complete};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, DiagnosticSink, Diagnostics, Span};
 use crate::prompt::layer::{Layer, TokenBudget};
-use crate::prompt::section::{Order, PromptContext, PromptSection, Replaced, SectionName, SectionOrigin};
+use crate::prompt::section::{
+    Order, PromptContext, PromptSection, Replaced, SectionName, SectionOrigin,
+};
 use crate::prompt::step_cache::StepCache;
 use crate::prompt::template::TemplateSet;
 use crate::prompt::variables::{
@@ -542,7 +544,10 @@ fn replaced<T>(old: &Placed<'_, T>, name: &SectionName, origin: &SectionOrigin) 
             declared_at: origin.name.clone(),
         },
         None => Replaced::ToolGuidance {
-            tool: name.tool_guidance_target().unwrap_or(name.as_str()).to_owned(),
+            tool: name
+                .tool_guidance_target()
+                .unwrap_or(name.as_str())
+                .to_owned(),
         },
     }
 }
