@@ -377,7 +377,9 @@ impl<'a> Agent<'a> {
     }
 
     /// Send `assembly` as step 1 instead of assembling it again: the caller rendered it
-    /// (with the values step 1 would get) to fail early, before anything was sent.
+    /// (with the values step 1 would get, [`APPROVAL_VARIABLE`] set to the policy of the
+    /// approver it will pass to [`run`](Self::run)) to fail early, before anything was
+    /// sent.
     pub fn with_first_step(mut self, assembly: Assembly) -> Self {
         self.first_step = Some(assembly);
         self

@@ -422,6 +422,8 @@ mod tests {
             K::ImpossibleCondition,
             K::AllowDeniedByParent,
             K::InsecureAllowed,
+            K::ImplicitOverride,
+            K::OverrideNothing,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {

@@ -131,7 +131,18 @@ fn run_sends_exactly_what_render_shows() {
         args.extend(pinned);
         let run = p.run(&args);
         assert_eq!(run.code, 0, "{run:?}");
-        let mut args = vec!["render", "agent", "--format", format, "--prompt", "Say hi."];
+        // `run` without a terminal or `--yes` refuses changes; `render` shows `ask`
+        // unless told.
+        let mut args = vec![
+            "render",
+            "agent",
+            "--format",
+            format,
+            "--prompt",
+            "Say hi.",
+            "--var",
+            "approval=refuse",
+        ];
         args.extend(pinned);
         let render = p.run(&args);
         assert_eq!(render.code, 0, "{render:?}");
