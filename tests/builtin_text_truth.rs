@@ -20,6 +20,8 @@ const NO_FILE_CHANGES: &str =
     "You cannot create or change files: do not claim to have changed anything.";
 /// What `standard` says when `edit_file` is visible but `write_file` is not.
 const NO_NEW_FILES: &str = "You cannot create new files or replace whole files";
+/// `standard`'s identity: which instruction wins when two conflict.
+const CONFLICT_RULE: &str = "When instructions conflict, the user's most recent request takes precedence over the working rules and style of this prompt, but never over its safety rules";
 /// What `minimal` says when `edit_file` is hidden (it never has `write_file`).
 const MINIMAL_NO_FILE_CHANGES: &str =
     "You cannot change files: do not claim to have changed anything;";
@@ -103,6 +105,11 @@ fn standard_never_mentions_a_hidden_tool_or_an_absent_runtime_context() {
                     "hidden {hidden:?}: the runtime context names `{tool}`"
                 );
             }
+            // Which instruction wins is said whatever the tools.
+            assert!(
+                assembly.system.contains(CONFLICT_RULE),
+                "hidden {hidden:?}"
+            );
             let is_hidden = |t: &str| hidden.contains(&t);
             let says = |sentence: &str| assembly.system.contains(sentence);
             assert_eq!(says(NO_COMMANDS), is_hidden("bash"), "hidden {hidden:?}");
