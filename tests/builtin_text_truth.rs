@@ -106,10 +106,7 @@ fn standard_never_mentions_a_hidden_tool_or_an_absent_runtime_context() {
                 );
             }
             // Which instruction wins is said whatever the tools.
-            assert!(
-                assembly.system.contains(CONFLICT_RULE),
-                "hidden {hidden:?}"
-            );
+            assert!(assembly.system.contains(CONFLICT_RULE), "hidden {hidden:?}");
             let is_hidden = |t: &str| hidden.contains(&t);
             let says = |sentence: &str| assembly.system.contains(sentence);
             assert_eq!(says(NO_COMMANDS), is_hidden("bash"), "hidden {hidden:?}");
