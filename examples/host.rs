@@ -169,6 +169,13 @@ fn host() -> Result<ExitCode, String> {
             return Ok(ExitCode::from(1));
         }
     };
+    // The approval policy of the approver `run` below uses: the agent sets it on every
+    // step it renders, and step 1 is rendered here.
+    #[cfg(feature = "client")]
+    let values = values.with(
+        agent_presets::agent::APPROVAL_VARIABLE,
+        agent_presets::agent::ApprovalPolicy::Refuse.as_str(),
+    );
     let step = match preset.assembler().assemble(&values) {
         Ok(step) => step,
         Err(ds) => {

@@ -1,11 +1,13 @@
 //! The step loop: assemble → request → tool calls → registry, until the model answers
 //! without calling a tool or the step limit is reached.
 //!
-//! Each step re-assembles with fresh values (runtime facts such as the date), so the
-//! system prompt and tools stay byte-identical while only the runtime-context snapshot
-//! (sent after the history, only when it changed) carries what moved. The
-//! [`RequestHeader`] — model settings, tool schemas as sent, system prompt, prefix
-//! fingerprint — is reported only when it differs from the previous step's.
+//! Each step re-assembles with fresh values (runtime facts such as the date, and the
+//! approval policy as the variable [`APPROVAL_VARIABLE`]), so the system prompt and tools
+//! stay byte-identical while only the runtime-context snapshot (sent after the history,
+//! only when it changed) carries what moved. The system prompt is reported
+//! ([`AgentEvent::SystemPrompt`]) on the first step and again only when it changes, with
+//! the reason ([`SystemPromptReason`]); the [`RequestHeader`] — model settings, tool
+//! schemas as sent, prefix fingerprint — only when it differs from the previous step's.
 //!
 //! Tool calls run through the preset's registry: hidden and unknown tools are refused
 //! alike, arguments are validated against the tool's schema, malformed JSON arguments
@@ -90,12 +92,63 @@ pub struct RequestHeader {
     pub max_tokens: Option<u32>,
     /// Whether tools are sent in strict mode.
     pub strict_tools: bool,
-    /// The prefix fingerprint (provider, model, tools, system).
+    /// The prefix fingerprint (provider, model, tools, system). The system prompt itself
+    /// is reported on its own ([`AgentEvent::SystemPrompt`]).
     pub fingerprint: Fingerprint,
-    /// The system prompt.
-    pub system: PromptText,
     /// The tools exactly as sent (the endpoint's schema projection), in wire order.
     pub tools: Arc<[WireTool]>,
+}
+
+/// The template variable the agent sets, each step, to the approval policy in force
+/// ([`ApprovalPolicy::as_str`]): a runtime fact (`standard` shows it in its runtime
+/// context, so a change is re-sent with the next snapshot, and the cacheable prefix stays
+/// as it was).
+pub const APPROVAL_VARIABLE: &str = "approval";
+
+/// How tool calls that change things are approved: a runtime fact the model is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalPolicy {
+    /// Someone is asked about each call.
+    Ask,
+    /// Every call runs without asking (`--yes`).
+    Yes,
+    /// Every call is refused (no one can be asked).
+    Refuse,
+}
+
+impl ApprovalPolicy {
+    /// `ask`, `yes` or `refuse`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalPolicy::Ask => "ask",
+            ApprovalPolicy::Yes => "yes",
+            ApprovalPolicy::Refuse => "refuse",
+        }
+    }
+}
+
+/// Why a step reports the system prompt ([`AgentEvent::SystemPrompt`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SystemPromptReason {
+    /// The first step of this agent: the prompt as first sent.
+    FirstStep,
+    /// Variables the system prompt depends on have other values than on the last step
+    /// that sent it (named, in name order; empty when the caller assembled that step).
+    VariablesChanged(Vec<String>),
+    /// The tools sent differ from the last step's.
+    ToolsChanged,
+}
+
+impl SystemPromptReason {
+    /// `first-step`, `variables-changed` or `tools-changed`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SystemPromptReason::FirstStep => "first-step",
+            SystemPromptReason::VariablesChanged(_) => "variables-changed",
+            SystemPromptReason::ToolsChanged => "tools-changed",
+        }
+    }
 }
 
 /// Whether a tool call may run.
@@ -112,6 +165,12 @@ pub enum Approval {
 pub trait ToolApproval {
     /// Review one call.
     fn review(&mut self, call: &ToolCall, tool: &ToolDefinition) -> Approval;
+
+    /// The policy this approver follows now, told to the model as a runtime fact
+    /// ([`APPROVAL_VARIABLE`]); asked once per step. Default: [`ApprovalPolicy::Ask`].
+    fn policy(&self) -> ApprovalPolicy {
+        ApprovalPolicy::Ask
+    }
 }
 
 /// Every call may run (`--yes`).
@@ -121,6 +180,10 @@ pub struct ApproveAll;
 impl ToolApproval for ApproveAll {
     fn review(&mut self, _: &ToolCall, _: &ToolDefinition) -> Approval {
         Approval::Allow
+    }
+
+    fn policy(&self) -> ApprovalPolicy {
+        ApprovalPolicy::Yes
     }
 }
 
@@ -138,11 +201,25 @@ impl ToolApproval for RefuseChanges {
             call.name, self.reason
         ))
     }
+
+    fn policy(&self) -> ApprovalPolicy {
+        ApprovalPolicy::Refuse
+    }
 }
 
 /// What happens during a run, in order, for display and transcripts.
 #[derive(Debug)]
 pub enum AgentEvent<'a> {
+    /// A step is about to send this system prompt: the first step's, or one that differs
+    /// from the last one sent.
+    SystemPrompt {
+        /// The step (1-based).
+        step: usize,
+        /// Why it is reported.
+        reason: &'a SystemPromptReason,
+        /// The system prompt.
+        text: &'a PromptText,
+    },
     /// A step is about to send this header, which differs from the previous step's.
     RequestHeader {
         /// The step (1-based).
@@ -239,10 +316,21 @@ pub struct Agent<'a> {
     max_steps: usize,
     max_tool_calls: usize,
     last_header: Option<RequestHeader>,
+    /// The system prompt last sent, with the values and tools of its step.
+    last_system: Option<SentSystem>,
     /// The tools were linted for this client's endpoint already.
     linted: bool,
     /// Step 1, already assembled by the caller.
     first_step: Option<Assembly>,
+}
+
+/// What a step sent as its system prompt, to tell why the next one differs.
+#[derive(Debug)]
+struct SentSystem {
+    text: PromptText,
+    /// `None`: the caller assembled that step ([`Agent::with_first_step`]).
+    values: Option<Values>,
+    tools: Arc<[WireTool]>,
 }
 
 /// The default step limit.
@@ -271,6 +359,7 @@ impl<'a> Agent<'a> {
             max_steps: DEFAULT_MAX_STEPS,
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             last_header: None,
+            last_system: None,
             linted: false,
             first_step: None,
         }
@@ -288,7 +377,9 @@ impl<'a> Agent<'a> {
     }
 
     /// Send `assembly` as step 1 instead of assembling it again: the caller rendered it
-    /// (with the values step 1 would get) to fail early, before anything was sent.
+    /// (with the values step 1 would get, [`APPROVAL_VARIABLE`] set to the policy of the
+    /// approver it will pass to [`run`](Self::run)) to fail early, before anything was
+    /// sent.
     pub fn with_first_step(mut self, assembly: Assembly) -> Self {
         self.first_step = Some(assembly);
         self
@@ -342,18 +433,32 @@ impl<'a> Agent<'a> {
             });
         }
         for step in 1..=self.max_steps {
-            let assembly = match self.first_step.take() {
-                Some(first) if step == 1 => first,
-                _ => self
-                    .assembler
-                    .assemble(&values(step))
-                    .map_err(AgentError::Assemble)?,
+            let (assembly, step_values) = match self.first_step.take() {
+                Some(first) if step == 1 => (first, None),
+                _ => {
+                    let mut v = values(step);
+                    v.set(APPROVAL_VARIABLE, approval.policy().as_str());
+                    let assembly = self.assembler.assemble(&v).map_err(AgentError::Assemble)?;
+                    (assembly, Some(v))
+                }
             };
             let before = history.len();
             let request = RequestEnvelope::build(&assembly, history, snapshot);
             for message in &history[before..] {
                 on_event(AgentEvent::Message { step, message });
             }
+            if let Some(reason) = self.system_changed(&request.system, step_values.as_ref()) {
+                on_event(AgentEvent::SystemPrompt {
+                    step,
+                    reason: &reason,
+                    text: &request.system,
+                });
+            }
+            self.last_system = Some(SentSystem {
+                text: request.system.clone(),
+                values: step_values,
+                tools: Arc::clone(&self.wire_tools),
+            });
             let header = self.header(&request);
             if self.last_header.as_ref() != Some(&header) {
                 on_event(AgentEvent::RequestHeader {
@@ -462,6 +567,35 @@ impl<'a> Agent<'a> {
             .collect()
     }
 
+    /// Why `system` (sent with `values`; `None`: the caller assembled it) must be
+    /// reported: it is the first, or differs from the last one sent. `None`: the same
+    /// text as last time.
+    fn system_changed(
+        &self,
+        system: &PromptText,
+        values: Option<&Values>,
+    ) -> Option<SystemPromptReason> {
+        let Some(last) = &self.last_system else {
+            return Some(SystemPromptReason::FirstStep);
+        };
+        if last.text == *system {
+            return None;
+        }
+        if last.tools != self.wire_tools {
+            return Some(SystemPromptReason::ToolsChanged);
+        }
+        let changed = match (&last.values, values) {
+            (Some(before), Some(now)) => self
+                .assembler
+                .system_variables()
+                .filter(|v| before.get(v) != now.get(v))
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        };
+        Some(SystemPromptReason::VariablesChanged(changed))
+    }
+
     fn header(&self, request: &RequestEnvelope) -> RequestHeader {
         let settings = self.client.settings();
         RequestHeader {
@@ -471,7 +605,6 @@ impl<'a> Agent<'a> {
             max_tokens: settings.max_tokens,
             strict_tools: settings.strict_tools,
             fingerprint: request.fingerprint,
-            system: request.system.clone(),
             tools: Arc::clone(&self.wire_tools),
         }
     }

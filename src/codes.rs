@@ -77,6 +77,8 @@ code_pages! {
     P0033 => RemoveUnknown,
     P0034 => CompleteMayConflict,
     P0035 => OverrideDropsPlaceholder,
+    P0038 => ImplicitOverride,
+    P0039 => OverrideNothing,
     P0040 => TemplateSyntax,
     P0041 => UnknownVariable,
     P0042 => MissingValue,

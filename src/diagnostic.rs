@@ -112,6 +112,10 @@ diagnostic_kinds! {
     CompleteMayConflict = ("P0034", "complete-may-conflict", Warning),
     /// A section replacing an inherited one drops variables the original used.
     OverrideDropsPlaceholder = ("P0035", "override-drops-placeholder", Warning),
+    /// A section or context reuses an inherited name without `override: true`.
+    ImplicitOverride = ("P0038", "implicit-override", Warning),
+    /// `override: true` on a section or context that replaces nothing.
+    OverrideNothing = ("P0039", "override-nothing", Warning),
     /// A template or `when` expression does not compile.
     TemplateSyntax = ("P0040", "template-syntax", Error),
     /// A template references a variable nobody declares.
@@ -144,7 +148,7 @@ diagnostic_kinds! {
     DuplicateTool = ("P0105", "duplicate-tool", Error),
     /// An allow list whose entries all name tools that end up hidden.
     NoTools = ("P0106", "no-tools", Warning),
-    /// A section's rendered text names a known tool that is not visible.
+    /// A section's or context's rendered text names a known tool that is not visible.
     MentionsHiddenTool = ("P0107", "mentions-hidden-tool", Warning),
     /// A child's `allow` lists a tool a preset it extends removes with `deny`.
     AllowDeniedByParent = ("P0108", "allow-denied-by-parent", Warning),
@@ -432,6 +436,8 @@ mod tests {
             K::AllowDeniedByParent,
             K::InsecureAllowed,
             K::ProgramNotFound,
+            K::ImplicitOverride,
+            K::OverrideNothing,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {

@@ -23,8 +23,8 @@ const PINNED: &[&str] = &[
     "deepseek-v4-flash",
     "--provider",
     "deepseek",
-    "--cwd",
-    "/workspace/demo",
+    "--var",
+    "cwd=/workspace/demo",
     "--var",
     "os=linux",
     "--var",
@@ -869,7 +869,7 @@ fn project_dir_option() {
 #[test]
 fn var_file_reads_pipes_the_user_names() {
     let p = Project::new();
-    let pinned = "--var os=linux --var shell=bash --cwd /w --model m --provider deepseek";
+    let pinned = "--var os=linux --var shell=bash --var cwd=/w --model m --provider deepseek";
     let bin = env!("CARGO_BIN_EXE_agent-presets");
     let bash = |script: &str| {
         let mut command = Command::new("bash");

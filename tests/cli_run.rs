@@ -131,7 +131,18 @@ fn run_sends_exactly_what_render_shows() {
         args.extend(pinned);
         let run = p.run(&args);
         assert_eq!(run.code, 0, "{run:?}");
-        let mut args = vec!["render", "agent", "--format", format, "--prompt", "Say hi."];
+        // `run` without a terminal or `--yes` refuses changes; `render` shows `ask`
+        // unless told.
+        let mut args = vec![
+            "render",
+            "agent",
+            "--format",
+            format,
+            "--prompt",
+            "Say hi.",
+            "--var",
+            "approval=refuse",
+        ];
         args.extend(pinned);
         let render = p.run(&args);
         assert_eq!(render.code, 0, "{render:?}");
@@ -158,6 +169,7 @@ fn the_json_transcript_has_one_event_per_message_and_one_request_header() {
         [
             "message",        // the prompt
             "message",        // the runtime-context snapshot
+            "system-prompt",  // once, with its reason
             "request-header", // once
             "message",        // assistant: list_dir
             "step",
@@ -171,7 +183,16 @@ fn the_json_transcript_has_one_event_per_message_and_one_request_header() {
         ],
         "{run:?}"
     );
-    let header = &events[2];
+    let system = &events[2];
+    assert_eq!(system["reason"], "first-step");
+    assert_eq!(system["step"], 1);
+    assert_eq!(
+        system["text"],
+        server.requests()[0].body["messages"][0]["content"]
+    );
+    let header = &events[3];
+    // The system text is its own event, not repeated in the header.
+    assert_eq!(header.get("system"), None, "{header}");
     assert_eq!(header["provider"], "deepseek");
     assert_eq!(header["model"], "test-model");
     assert_eq!(header["endpoint"], server.url("/chat/completions"));
@@ -182,17 +203,60 @@ fn the_json_transcript_has_one_event_per_message_and_one_request_header() {
             .starts_with("sha256:")
     );
     assert_eq!(header["tools"].as_array().unwrap().len(), 8);
-    assert_eq!(events[3]["role"], "assistant");
-    assert_eq!(events[3]["toolCalls"][0]["name"], "list_dir");
-    assert_eq!(events[5]["role"], "tool");
-    assert_eq!(events[5]["toolCallId"], "call_1");
-    assert!(events[5]["content"].as_str().unwrap().contains("a.txt"));
-    assert_eq!(events[9]["content"], "Two files.");
+    assert_eq!(events[4]["role"], "assistant");
+    assert_eq!(events[4]["toolCalls"][0]["name"], "list_dir");
+    assert_eq!(events[6]["role"], "tool");
+    assert_eq!(events[6]["toolCallId"], "call_1");
+    assert!(events[6]["content"].as_str().unwrap().contains("a.txt"));
+    assert_eq!(events[10]["content"], "Two files.");
     assert_eq!(
-        events[11],
+        events[12],
         json!({"type": "done", "outcome": "answered", "steps": 3})
     );
-    assert_eq!(events[4]["usage"]["inputTokens"], 120);
+    assert_eq!(events[5]["usage"]["inputTokens"], 120);
+}
+
+/// The approval policy is a runtime fact in the context snapshot (`refuse` without a
+/// terminal, `yes` with `--yes`); the cacheable prefix is the same under both.
+#[test]
+fn the_approval_policy_is_in_the_snapshot_and_not_in_the_prefix() {
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_text("ok")),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let mut fingerprints = Vec::new();
+    for (flags, policy) in [(&[][..], "refuse"), (&["--yes"][..], "yes")] {
+        let mut args = vec!["run", "agent", "hi", "--json"];
+        args.extend(flags);
+        let run = p.run(&args);
+        assert_eq!(run.code, 0, "{run:?}");
+        let events = lines(&run.stdout);
+        let snapshot = events
+            .iter()
+            .find(|e| {
+                e["type"] == "message"
+                    && e["content"]
+                        .as_str()
+                        .is_some_and(|c| c.starts_with("<runtime-context>"))
+            })
+            .unwrap();
+        assert!(
+            snapshot["content"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("Tool approval: {policy} (")),
+            "{snapshot}"
+        );
+        let header = events
+            .iter()
+            .find(|e| e["type"] == "request-header")
+            .unwrap();
+        fingerprints.push(header["fingerprint"].clone());
+    }
+    assert_eq!(fingerprints[0], fingerprints[1]);
+    let sent = server.requests();
+    assert_eq!(sent[0].body["messages"][0], sent[1].body["messages"][0]);
 }
 
 #[test]

@@ -13,7 +13,9 @@ mod support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use agent_presets::agent::{Agent, AgentError, AgentEvent, ApproveAll, Outcome, RefuseChanges};
+use agent_presets::agent::{
+    Agent, AgentError, AgentEvent, ApproveAll, Outcome, RefuseChanges, SystemPromptReason,
+};
 use agent_presets::client::{ApiKey, ClientError, ClientOptions, ModelClient};
 use agent_presets::preset::spec::Provider;
 use agent_presets::prompt::{ContextSnapshot, Values};
@@ -828,6 +830,149 @@ fn a_changed_model_value_means_a_new_request_header() {
     );
     answered(&ran);
     assert_eq!(ran.headers, 2);
+}
+
+/// The system prompt is reported once at the first step, and again only when it
+/// changes, with the reason: here a variable of a section changes at step 3.
+#[test]
+fn the_system_prompt_is_reported_at_the_first_step_and_when_a_variable_changes_it() {
+    let d = OPENAI;
+    let dir = tempfile::tempdir().unwrap();
+    let preset = preset_from(
+        "version: 1\nname: tester\npersona:\n  sections:\n    - name: persona\n      order: 0\n      text: Review with a focus on {{ focus }}.\nvariables:\n  focus:\n    description: f\n    default: bugs\ntools:\n  allow: [list_dir]\n",
+    );
+    let server = MockProvider::start(vec![
+        d.call("c1", "list_dir", json!({"path": "."})),
+        d.call("c2", "list_dir", json!({"path": "."})),
+        d.text("done"),
+    ]);
+    let client = client(d, &server, options());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut reported: Vec<(usize, SystemPromptReason, String)> = Vec::new();
+    let mut headers = 0;
+    let result = runtime.block_on(async {
+        Agent::new(
+            preset.assembler(),
+            &client,
+            ToolContext::new(dir.path()).unwrap(),
+        )
+        .run(
+            "Review it.",
+            &mut Vec::new(),
+            &mut ContextSnapshot::new(),
+            &mut |step| {
+                let focus = if step >= 3 { "security" } else { "bugs" };
+                values(d, dir.path(), "2030-01-01").with("focus", focus)
+            },
+            &mut ApproveAll,
+            &mut |e| match e {
+                AgentEvent::SystemPrompt { step, reason, text } => {
+                    let first = text.lines().next().unwrap_or_default().to_owned();
+                    reported.push((step, reason.clone(), first));
+                }
+                AgentEvent::RequestHeader { .. } => headers += 1,
+                _ => {}
+            },
+        )
+        .await
+    });
+    assert!(matches!(result, Ok(Outcome::Answered { .. })), "{result:?}");
+    assert_eq!(
+        reported,
+        [
+            (
+                1,
+                SystemPromptReason::FirstStep,
+                "Review with a focus on bugs.".to_owned()
+            ),
+            (
+                3,
+                SystemPromptReason::VariablesChanged(vec!["focus".to_owned()]),
+                "Review with a focus on security.".to_owned()
+            ),
+        ]
+    );
+    // The prefix changed with it: a new header (which no longer carries the text).
+    assert_eq!(headers, 2);
+}
+
+/// The approval policy is a runtime fact: `standard` shows it in the runtime context,
+/// a change is re-sent in the next snapshot, and the cacheable prefix does not move.
+#[test]
+fn a_changed_approval_policy_is_resent_in_the_snapshot_and_the_prefix_stays() {
+    let d = OPENAI;
+    let dir = tempfile::tempdir().unwrap();
+    let preset = preset();
+    let server = MockProvider::start(vec![d.text("first"), d.text("second")]);
+    let client = client(d, &server, options());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut history = Vec::new();
+    let mut snapshot = ContextSnapshot::new();
+    let mut system_events = 0;
+    runtime.block_on(async {
+        let mut agent = Agent::new(
+            preset.assembler(),
+            &client,
+            ToolContext::new(dir.path()).unwrap(),
+        );
+        let mut on_event = |e: AgentEvent<'_>| {
+            if matches!(e, AgentEvent::SystemPrompt { .. }) {
+                system_events += 1;
+            }
+        };
+        let mut refuse = RefuseChanges {
+            reason: "no one to ask".into(),
+        };
+        agent
+            .run(
+                "One.",
+                &mut history,
+                &mut snapshot,
+                &mut |_| values(d, dir.path(), "2030-01-01"),
+                &mut refuse,
+                &mut on_event,
+            )
+            .await
+            .unwrap();
+        agent
+            .run(
+                "Two.",
+                &mut history,
+                &mut snapshot,
+                &mut |_| values(d, dir.path(), "2030-01-01"),
+                &mut ApproveAll,
+                &mut on_event,
+            )
+            .await
+            .unwrap();
+    });
+    let snapshots: Vec<&str> = history
+        .iter()
+        .filter(|m| m.role == Role::User && m.content.starts_with("<runtime-context>"))
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(snapshots.len(), 2, "{history:#?}");
+    assert!(
+        snapshots[0].contains("Tool approval: refuse"),
+        "{}",
+        snapshots[0]
+    );
+    assert!(
+        snapshots[1].contains("Tool approval: yes"),
+        "{}",
+        snapshots[1]
+    );
+    let bodies = check_requests(d, &server);
+    assert_eq!(bodies[0]["messages"][0], bodies[1]["messages"][0]);
+    assert_eq!(bodies[0]["tools"], bodies[1]["tools"]);
+    // One system prompt for both runs: it never changed.
+    assert_eq!(system_events, 1);
 }
 
 // ------------------------------------------------------------- issue 22: hostile servers

@@ -65,6 +65,9 @@ struct SectionSpec {
     complete: bool,
     when: Option<String>,
     template: Option<bool>,
+    /// `override: true`: replaces an inherited piece on purpose.
+    #[serde(default, rename = "override")]
+    overrides: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -151,7 +154,8 @@ fn build_layer(spec: &LayerSpec) -> Result<Layer, String> {
         let mut section = PromptSection::new(&s.name, s.order, s.text.clone())
             .map_err(|d| d.kind.name().to_owned())?
             .complete(s.complete)
-            .template(s.template.unwrap_or(true));
+            .template(s.template.unwrap_or(true))
+            .overrides(s.overrides);
         if let Some(w) = &s.when {
             section = section.when(w.clone());
         }
@@ -160,7 +164,8 @@ fn build_layer(spec: &LayerSpec) -> Result<Layer, String> {
     for c in &spec.contexts {
         let ctx = PromptContext::new(&c.name, c.order, c.text.clone())
             .map_err(|d| d.kind.name().to_owned())?
-            .template(c.template.unwrap_or(true));
+            .template(c.template.unwrap_or(true))
+            .overrides(c.overrides);
         layer = layer.context(ctx);
     }
     for r in &spec.remove {

@@ -336,7 +336,7 @@ fn unknown_keys_at_every_depth_with_did_you_mean() {
             "version: 1\nname: foo\ncontexts:\n  - name: a\n    order: 0\n    text: x\n    when: y\n",
             (7, 5),
             "unknown key `when` in a context",
-            "allowed keys here: `name`, `order`, `text`, `textFile`, `template`",
+            "allowed keys here: `name`, `order`, `text`, `textFile`, `template`, `override`",
         ),
         (
             "version: 1\nname: foo\nzzzqqq: x\n",

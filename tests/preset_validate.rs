@@ -126,13 +126,14 @@ persona:
   sections:
     - name: persona
       order: 0
+      override: true
       complete: true
       text: Work on {{ ticket }}.
 variables:
   ticket: { description: Ticket }
 ";
     let v = validate_with(&[("v", text)], "v");
-    assert_eq!(found(&v), ["missing-value@v.yaml:9:24"]);
+    assert_eq!(found(&v), ["missing-value@v.yaml:10:24"]);
     let required = text.replace(
         "{ description: Ticket }",
         "{ description: Ticket, required: true }",

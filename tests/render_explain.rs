@@ -13,8 +13,8 @@ use project::Project;
 const PINNED: &[&str] = &[
     "--var",
     "date=2030-01-01",
-    "--cwd",
-    "/workspace/demo",
+    "--var",
+    "cwd=/workspace/demo",
     "--var",
     "os=linux",
     "--var",

@@ -165,15 +165,16 @@ fn starter(name: &str, parent_name: &str, parent: &ValidPreset, schema: &str) ->
     let section = match &complete {
         Some((section, order)) => format!(
             "    # `{parent_name}`'s system prompt is its `complete` section `{section}`, alone:
-    # a section with the same name replaces it.
+    # a section with the same name replaces it (`override: true` says that is meant).
     - name: {section}
       order: {order}
+      override: true
       complete: true
       text: |
         You are a software engineering assistant for the {{{{ project }}}} project. Follow its conventions.
 "
         ),
-        None => "    # A section named like an inherited one replaces it.
+        None => "    # A section named like an inherited one replaces it (mark that `override: true`).
     - name: project-rules
       order: 600
       text: |

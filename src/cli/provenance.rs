@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use crate::diagnostic::Span;
 use crate::preset::{PieceProvenance, Provenance, ToolAdmission};
+use crate::prompt::Replaced;
 use crate::report::mask;
 use crate::report::{order_json, pretty};
 use crate::tokens;
@@ -82,10 +83,32 @@ fn admission(admitted_by: &ToolAdmission) -> String {
     }
 }
 
+/// What the piece replaced, for the table: `` `standard` file:line ``, `tool bash`, or
+/// nothing.
+fn replaces(piece: &PieceProvenance) -> String {
+    match &piece.piece.replaces {
+        None => String::new(),
+        Some(Replaced::Piece {
+            layer,
+            declared_at: Some(span),
+        }) => mask(&format!("{layer} ({span})")).into_owned(),
+        Some(Replaced::Piece { layer, .. }) => mask(layer).into_owned(),
+        Some(Replaced::ToolGuidance { tool }) => format!("guidance of tool `{tool}`"),
+    }
+}
+
 fn pieces_table(pieces: &[PieceProvenance], label: &str, total: (usize, usize)) -> String {
     let mut table = Table::new(
-        &["#", "order", label, "declared at", "bytes", "tokens"],
-        &[true, true, false, false, true, true],
+        &[
+            "#",
+            "order",
+            label,
+            "declared at",
+            "replaces",
+            "bytes",
+            "tokens",
+        ],
+        &[true, true, false, false, false, true, true],
     );
     for (i, p) in pieces.iter().enumerate() {
         table.row(vec![
@@ -93,6 +116,7 @@ fn pieces_table(pieces: &[PieceProvenance], label: &str, total: (usize, usize)) 
             order(p.piece.order),
             mask(&p.piece.name).into_owned(),
             declared_at(p),
+            replaces(p),
             p.size.bytes.to_string(),
             p.size.tokens.to_string(),
         ]);
@@ -101,6 +125,7 @@ fn pieces_table(pieces: &[PieceProvenance], label: &str, total: (usize, usize)) 
         String::new(),
         String::new(),
         "total".to_owned(),
+        String::new(),
         String::new(),
         total.0.to_string(),
         total.1.to_string(),
@@ -182,12 +207,24 @@ fn span_json(span: Option<&Span>) -> Value {
     }
 }
 
+/// `null`, `{"preset", "declaredAt"}` or `{"toolGuidance": NAME}`.
+fn replaces_json(replaced: Option<&Replaced>) -> Value {
+    match replaced {
+        None => Value::Null,
+        Some(Replaced::Piece { layer, declared_at }) => {
+            json!({ "preset": layer, "declaredAt": span_json(declared_at.as_ref()) })
+        }
+        Some(Replaced::ToolGuidance { tool }) => json!({ "toolGuidance": tool }),
+    }
+}
+
 fn piece_json(p: &PieceProvenance) -> Value {
     json!({
         "name": p.piece.name,
         "order": order_json(p.piece.order),
         "inPrefix": p.in_prefix,
         "declaredAt": span_json(p.piece.declared_at.as_ref()),
+        "replaces": replaces_json(p.piece.replaces.as_ref()),
         "bytes": p.size.bytes,
         "tokens": p.size.tokens,
     })

@@ -74,12 +74,10 @@ pub(crate) fn run(
     args.values.check_stdin(&args.name)?;
     let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
-    let cwd = match &args.values.cwd {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir()
-            .map(|d| d.to_string_lossy().into_owned())
-            .map_err(|e| CliError::usage(format!("cannot determine the current directory: {e}")))?,
-    };
+    // Checked and made absolute as `run` does: a missing directory is refused alike.
+    let cwd = super::run::working_directory(args.values.cwd.as_deref())?
+        .to_string_lossy()
+        .into_owned();
     let mut settings = args.values.model_settings(&preset, &args.model)?;
     if args.explain && matches!(args.format, RenderFormat::Openai | RenderFormat::Anthropic) {
         return Err(CliError::usage_with(

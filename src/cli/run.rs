@@ -21,8 +21,8 @@ use super::waiting::Waiting;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::agent::{
-    Agent, AgentError, AgentEvent, Approval, ApproveAll, Outcome, RefuseChanges, RequestHeader,
-    ToolApproval,
+    APPROVAL_VARIABLE, Agent, AgentError, AgentEvent, Approval, ApprovalPolicy, ApproveAll,
+    Outcome, RefuseChanges, RequestHeader, SystemPromptReason, ToolApproval,
 };
 use crate::client::{ClientError, ClientOptions, ModelClient};
 use crate::project::connect::{RunServers, RunServersError};
@@ -123,6 +123,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     values.set(MODEL_VARIABLE, settings.name.clone());
     let sandbox = sandbox_profile(&preset, args.sandbox.as_deref(), &cwd)?;
     values.set("sandbox", sandbox.mode().as_str());
+    // The policy the approver below follows, as the agent sets it on every later step.
+    values.set(APPROVAL_VARIABLE, approval_policy(args.yes).as_str());
     // Everything that can fail without the network fails now: the first step renders.
     let first_step = preset
         .assembler()
@@ -161,14 +163,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         .with_hidden_env(settings.api_key_env.clone())
         .with_sandbox(sandbox);
     let tools = with_containment_from_env(tools)?;
-    let mut approval: Box<dyn ToolApproval> = if args.yes {
-        Box::new(ApproveAll)
-    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        Box::new(TerminalApproval::new(client.redactor().clone()))
-    } else {
-        Box::new(RefuseChanges {
+    let mut approval: Box<dyn ToolApproval> = match approval_policy(args.yes) {
+        ApprovalPolicy::Yes => Box::new(ApproveAll),
+        ApprovalPolicy::Ask => Box::new(TerminalApproval::new(client.redactor().clone())),
+        ApprovalPolicy::Refuse => Box::new(RefuseChanges {
             reason: "it changes files or runs commands, and the user could not be asked (agent-presets runs without a terminal and without `--yes`)".into(),
-        })
+        }),
     };
 
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -373,6 +373,17 @@ fn start_mcp_servers(
     Ok((servers, assembler))
 }
 
+/// `yes` with `--yes`; else `ask` when there is a terminal to ask on; else `refuse`.
+fn approval_policy(yes: bool) -> ApprovalPolicy {
+    if yes {
+        ApprovalPolicy::Yes
+    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        ApprovalPolicy::Ask
+    } else {
+        ApprovalPolicy::Refuse
+    }
+}
+
 /// A signal that ends `run`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum StopSignal {
@@ -481,8 +492,9 @@ fn with_containment_from_env(tools: ToolContext) -> Result<ToolContext, CliError
 }
 
 /// `--cwd` or the current directory, which must exist, made absolute (symlinks
-/// resolved) before anything is rendered.
-fn working_directory(dir: Option<&str>) -> Result<PathBuf, CliError> {
+/// resolved) before anything is rendered. `render` checks it alike, so it shows the
+/// directory `run` would send.
+pub(crate) fn working_directory(dir: Option<&str>) -> Result<PathBuf, CliError> {
     let given = match dir {
         Some(d) => PathBuf::from(d),
         None => std::env::current_dir()
@@ -962,6 +974,7 @@ impl Printer {
                 line
             }
             AgentEvent::Message { step, message } => message_json(step, message),
+            AgentEvent::SystemPrompt { step, reason, text } => system_json(step, reason, text),
             AgentEvent::StepFinished {
                 step,
                 finish,
@@ -1010,6 +1023,8 @@ impl Printer {
                 self.write_reasoning(io, &safe);
             }
             AgentEvent::Stream { .. } => {}
+            // The header line below says when the prefix changes; the text is in `--json`.
+            AgentEvent::SystemPrompt { .. } => {}
             AgentEvent::RequestHeader { header, .. } => {
                 self.end_text(io);
                 self.headers += 1;
@@ -1186,6 +1201,17 @@ fn header_json(step: usize, header: &RequestHeader) -> Value {
     {
         obj.extend(fields);
     }
+    value
+}
+
+/// `{"type": "system-prompt", "step", "reason", "variables"?, "text"}`: `variables` names
+/// what changed for `variables-changed`.
+fn system_json(step: usize, reason: &SystemPromptReason, text: &str) -> Value {
+    let mut value = json!({"type": "system-prompt", "step": step, "reason": reason.as_str()});
+    if let SystemPromptReason::VariablesChanged(names) = reason {
+        value["variables"] = json!(names);
+    }
+    value["text"] = json!(text);
     value
 }
 

@@ -16,7 +16,7 @@ use super::{CliError, Exit, GlobalArgs, Io};
 use crate::preset::source::ParsedPreset;
 use crate::preset::spec::{ContextSpec, ModelSpec, SectionSpec, VariableEntry, VariableType};
 use crate::preset::validate::ValidPreset;
-use crate::prompt::{BUILTIN_VARIABLES, Order};
+use crate::prompt::{BUILTIN_VARIABLES, Order, Replaced};
 use crate::tools::{REST, ToolCatalog};
 
 /// Arguments of `show`.
@@ -216,7 +216,7 @@ fn persona(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
                 .map(|s| (p, s))
         });
         match defined {
-            Some((p, s)) => section(out, p, s),
+            Some((p, s)) => section(out, p, s, assembler.replaced_section(name)),
             None => guidance(out, name, tools),
         }
     }
@@ -237,7 +237,7 @@ fn persona(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
     }
 }
 
-fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec) {
+fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec, replaced: Option<&Replaced>) {
     out.push_str("    - ");
     entry(
         out,
@@ -246,6 +246,7 @@ fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec) {
         &scalar(&s.name.value),
         Some(&at(from, from.span_of(&s.name).line)),
     );
+    override_entry(out, 6, s.overrides, replaced);
     entry(out, 6, "order", &order(s.order.value), None);
     if s.complete == Some(true) {
         entry(out, 6, "complete", "true", None);
@@ -287,6 +288,25 @@ fn guidance(out: &mut String, name: &str, tools: &ToolCatalog) {
     text_entry(out, 6, "text", &g.text);
 }
 
+/// `override: true` as written, with a comment naming what the piece replaced (also
+/// when the preset did not say so: `implicit-override` warned about that).
+fn override_entry(
+    out: &mut String,
+    indent: usize,
+    marked: Option<bool>,
+    replaced: Option<&Replaced>,
+) {
+    let note = replaced.map(|r| format!("replaces {r}"));
+    match (marked, note) {
+        (Some(true), note) => entry(out, indent, "override", "true", note.as_deref()),
+        (_, Some(note)) => out.push_str(&format!(
+            "{:indent$}# {note}, without `override: true`\n",
+            ""
+        )),
+        (_, None) => {}
+    }
+}
+
 fn order(value: f64) -> String {
     number(Order::new(value).map(Order::get).unwrap_or(value))
 }
@@ -320,6 +340,12 @@ fn contexts(out: &mut String, preset: &ValidPreset) {
             "name",
             &scalar(&c.name.value),
             Some(&at(from, from.span_of(&c.name).line)),
+        );
+        override_entry(
+            out,
+            4,
+            c.overrides,
+            preset.assembler().replaced_context(&c.name.value),
         );
         entry(out, 4, "order", &order(c.order.value), None);
         if c.template == Some(false) {

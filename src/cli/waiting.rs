@@ -64,7 +64,9 @@ impl Waiting {
                     state.since = Some(Instant::now());
                 }
             }
-            AgentEvent::Message { .. } | AgentEvent::RequestHeader { .. } => {
+            AgentEvent::Message { .. }
+            | AgentEvent::SystemPrompt { .. }
+            | AgentEvent::RequestHeader { .. } => {
                 state.since.get_or_insert_with(Instant::now);
             }
             // A retry keeps waiting: the line comes back after the retry's own.

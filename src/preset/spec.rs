@@ -565,6 +565,11 @@ pub struct SectionSpec {
     /// `false` sends the text verbatim (for text containing `{{`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<bool>,
+    /// `true`: this section replaces an inherited one of the same name on purpose.
+    /// Reusing an inherited name without it is a warning (`implicit-override`).
+    #[serde(default, rename = "override", skip_serializing_if = "Option::is_none")]
+    #[schemars(rename = "override")]
+    pub overrides: Option<bool>,
 }
 
 /// One runtime context: a fact rendered into the snapshot sent after the history.
@@ -592,6 +597,11 @@ pub struct ContextSpec {
     /// `false` sends the text verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<bool>,
+    /// `true`: this context replaces an inherited one of the same name on purpose.
+    /// Reusing an inherited name without it is a warning (`implicit-override`).
+    #[serde(default, rename = "override", skip_serializing_if = "Option::is_none")]
+    #[schemars(rename = "override")]
+    pub overrides: Option<bool>,
 }
 
 /// An `order` as YAML writes a number. A decimal too large for an `f64` (`1e400`) reads
@@ -858,12 +868,12 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
     (
         "a section",
         &[
-            "name", "order", "text", "textFile", "complete", "when", "template",
+            "name", "order", "text", "textFile", "complete", "when", "template", "override",
         ],
     ),
     (
         "a context",
-        &["name", "order", "text", "textFile", "template"],
+        &["name", "order", "text", "textFile", "template", "override"],
     ),
     (
         "a variable",

@@ -583,6 +583,7 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
             let mut section = section
                 .complete(s.complete.unwrap_or(false))
                 .template(s.template.unwrap_or(true))
+                .overrides(s.overrides.unwrap_or(false))
                 .with_origin(SectionOrigin {
                     name: Some(name_span),
                     text: Some(preset.text_origin(&s.text)),
@@ -612,16 +613,15 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
     for c in file.contexts.iter().flatten() {
         let name_span = preset.span_of(&c.name);
         match PromptContext::new(&c.name.value, c.order.value, c.text.value.clone()) {
-            Ok(ctx) => layer
-                .contexts
-                .push(
-                    ctx.template(c.template.unwrap_or(true))
-                        .with_origin(SectionOrigin {
-                            name: Some(name_span),
-                            text: Some(preset.text_origin(&c.text)),
-                            when: None,
-                        }),
-                ),
+            Ok(ctx) => layer.contexts.push(
+                ctx.template(c.template.unwrap_or(true))
+                    .overrides(c.overrides.unwrap_or(false))
+                    .with_origin(SectionOrigin {
+                        name: Some(name_span),
+                        text: Some(preset.text_origin(&c.text)),
+                        when: None,
+                    }),
+            ),
             Err(d) => {
                 let span = if d.kind == DiagnosticKind::NonFiniteOrder {
                     preset.span_of(&c.order)

@@ -18,7 +18,7 @@ use minijinja::Value;
 use super::fingerprint::{Fingerprint, PrefixHasher};
 use super::layer::TokenBudget;
 use super::prompt_text::PromptText;
-use super::section::{Order, SectionName};
+use super::section::{Order, Replaced, SectionName};
 use super::step_cache::StepCache;
 use super::substitution::Substitution;
 use super::template::{FrozenTemplate, TemplateSet, find_reference};
@@ -65,6 +65,8 @@ pub struct RenderedPiece {
     pub text: String,
     /// Where its name was written; `None` for tool guidance (it comes from the tool).
     pub declared_at: Option<Span>,
+    /// The inherited piece of the same name it replaced, if any.
+    pub replaces: Option<Replaced>,
 }
 
 #[derive(Debug)]
@@ -191,6 +193,11 @@ pub struct PromptAssembler {
     known_tools: Vec<String>,
     /// Token budgets (the tools were checked when building).
     budget: TokenBudget,
+    /// Per section that replaced an inherited one, what it replaced.
+    replaced_sections: BTreeMap<SectionName, Replaced>,
+    /// Per context that replaced an inherited one, what it replaced (kept when runtime
+    /// context is suppressed, for `show`).
+    replaced_contexts: BTreeMap<SectionName, Replaced>,
 }
 
 impl PromptAssembler {
@@ -255,9 +262,32 @@ impl PromptAssembler {
             .map(|(n, _)| n.as_str())
     }
 
+    /// The variables the system prompt (with the fingerprint: `provider` and `model`)
+    /// depends on, in name order: only a change of one of them changes it.
+    pub fn system_variables(&self) -> impl Iterator<Item = &str> {
+        self.system_vars.iter().map(String::as_str)
+    }
+
     /// Section names in final order (before `when` is evaluated).
     pub fn section_names(&self) -> impl Iterator<Item = &str> {
         self.sections.iter().map(|p| p.name.as_str())
+    }
+
+    /// What the section `name` replaced (an inherited section of that name, or a tool's
+    /// guidance), if it replaced anything.
+    pub fn replaced_section(&self, name: &str) -> Option<&Replaced> {
+        self.replaced_sections
+            .iter()
+            .find(|(n, _)| n.as_str() == name)
+            .map(|(_, r)| r)
+    }
+
+    /// What the context `name` replaced (an inherited context of that name), if anything.
+    pub fn replaced_context(&self, name: &str) -> Option<&Replaced> {
+        self.replaced_contexts
+            .iter()
+            .find(|(n, _)| n.as_str() == name)
+            .map(|(_, r)| r)
     }
 }
 

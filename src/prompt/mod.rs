@@ -20,7 +20,7 @@ pub use fingerprint::Fingerprint;
 pub use layer::{Layer, RemoveEntry, TokenBudget, TokenLimit};
 pub use origin::TextOrigin;
 pub use prompt_text::PromptText;
-pub use section::{Order, PromptContext, PromptSection, SectionName, SectionOrigin};
+pub use section::{Order, PromptContext, PromptSection, Replaced, SectionName, SectionOrigin};
 pub use snapshot::{ContextSnapshot, SnapshotUpdate};
 pub use template::{TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES, TEMPLATE_RECURSION_LIMIT, TemplateError};
 pub use variables::{

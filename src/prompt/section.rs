@@ -160,6 +160,8 @@ pub struct PromptSection {
     pub when: Option<String>,
     /// `false`: send `text` verbatim.
     pub template: bool,
+    /// Replacing an inherited section of this name is intended (`override: true`).
+    pub overrides: bool,
     /// Where it was written.
     pub origin: SectionOrigin,
 }
@@ -174,6 +176,7 @@ impl PromptSection {
             complete: false,
             when: None,
             template: true,
+            overrides: false,
             origin: SectionOrigin::default(),
         })
     }
@@ -196,6 +199,14 @@ impl PromptSection {
         self
     }
 
+    /// Mark it as replacing an inherited piece of the same name on purpose
+    /// (`override: true`); without the mark a replacement is an `implicit-override`
+    /// warning, and with it a piece that replaces nothing is an `override-nothing` one.
+    pub fn overrides(mut self, overrides: bool) -> Self {
+        self.overrides = overrides;
+        self
+    }
+
     /// Attach source positions.
     pub fn with_origin(mut self, origin: SectionOrigin) -> Self {
         self.origin = origin;
@@ -214,6 +225,8 @@ pub struct PromptContext {
     pub text: String,
     /// `false`: send `text` verbatim.
     pub template: bool,
+    /// Replacing an inherited context of this name is intended (`override: true`).
+    pub overrides: bool,
     /// Where it was written.
     pub origin: SectionOrigin,
 }
@@ -226,6 +239,7 @@ impl PromptContext {
             order: Order::of("context", name, order)?,
             text: text.into(),
             template: true,
+            overrides: false,
             origin: SectionOrigin::default(),
         })
     }
@@ -236,10 +250,53 @@ impl PromptContext {
         self
     }
 
+    /// Mark it as replacing an inherited piece of the same name on purpose
+    /// (`override: true`); without the mark a replacement is an `implicit-override`
+    /// warning, and with it a piece that replaces nothing is an `override-nothing` one.
+    pub fn overrides(mut self, overrides: bool) -> Self {
+        self.overrides = overrides;
+        self
+    }
+
     /// Attach source positions.
     pub fn with_origin(mut self, origin: SectionOrigin) -> Self {
         self.origin = origin;
         self
+    }
+}
+
+/// What a section or context replaced: the inherited piece of the same name.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Replaced {
+    /// A piece an outer layer (a preset the child extends, or the host) declared.
+    Piece {
+        /// The layer's label (the preset's name).
+        layer: String,
+        /// Where its name was written.
+        declared_at: Option<Span>,
+    },
+    /// The guidance a tool brings (`tool:<name>`).
+    ToolGuidance {
+        /// The tool.
+        tool: String,
+    },
+}
+
+impl fmt::Display for Replaced {
+    /// `` the one in `standard` (presets/standard.yaml:40) `` or
+    /// `` the guidance of the tool `bash` ``.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Replaced::Piece {
+                layer,
+                declared_at: Some(span),
+            } => write!(f, "the one in `{layer}` ({}:{})", span.file, span.line),
+            Replaced::Piece {
+                layer,
+                declared_at: None,
+            } => write!(f, "the one in `{layer}`"),
+            Replaced::ToolGuidance { tool } => write!(f, "the guidance of the tool `{tool}`"),
+        }
     }
 }
 

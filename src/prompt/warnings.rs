@@ -10,6 +10,7 @@ use minijinja::Value;
 use super::template_scan::{ComparedLiteral, LiteralComparison};
 use super::variables::VariableDecl;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::prompt::section::{Replaced, SectionName};
 use crate::suggest::help_did_you_mean;
 use crate::tools::{ToolCatalog, ToolRestriction, visible_tools};
 
@@ -267,14 +268,20 @@ pub(super) fn override_drops(
     // `None`: the old section is not a template, so it used no variables.
     let (before, old_label) = old;
     let before = before?;
-    let dropped: Vec<String> = before.difference(after).map(|v| format!("`{v}`")).collect();
+    // `tools` and `runtime_context` are conditions the assembler derives, not facts a
+    // placeholder carries: a replacement may well not need them.
+    let dropped: Vec<String> = before
+        .difference(after)
+        .filter(|v| !super::variables::is_derived_variable(v))
+        .map(|v| format!("`{v}`"))
+        .collect();
     if dropped.is_empty() {
         return None;
     }
     let list = dropped.join(", ");
     let example = before
         .difference(after)
-        .next()
+        .find(|v| !super::variables::is_derived_variable(v))
         .map_or_else(String::new, |v| format!(" (e.g. `{{{{ {v} }}}}`)"));
     Some(
         Diagnostic::new(
@@ -288,6 +295,49 @@ pub(super) fn override_drops(
             "use them in the new text{example}; if dropping them is intended, `remove: [{name}]` and add your section under another name"
         )),
     )
+}
+
+/// `implicit-override` and `override-nothing`: a piece (`kind`, `name`, whether it says
+/// `override: true`) that replaces the inherited piece `replaces` without saying so, or
+/// says so and replaces nothing (`inherited`: the names it could have meant).
+pub(super) fn override_marker<'n>(
+    piece: (&str, &SectionName, bool),
+    replaces: Option<&Replaced>,
+    inherited: impl Iterator<Item = &'n SectionName>,
+    span: Option<Span>,
+) -> Option<Diagnostic> {
+    let (kind, name, marked) = piece;
+    match (replaces, marked) {
+        (Some(old), false) => Some(
+            Diagnostic::new(
+                DiagnosticKind::ImplicitOverride,
+                format!("{kind} `{name}` replaces {old} without `override: true`"),
+            )
+            .at(span)
+            .help(format!(
+                "if replacing it is intended, add `override: true` to this {kind}; to keep the inherited one, give yours another name"
+            )),
+        ),
+        (None, true) => {
+            let names: Vec<&str> = inherited.map(SectionName::as_str).collect();
+            let help = help_did_you_mean(name.as_str(), names.iter().copied())
+                .map(|d| format!("{d} otherwise remove `override: true`"))
+                .unwrap_or_else(|| {
+                    format!("remove `override: true`: no preset this one extends has a {kind} of that name")
+                });
+            Some(
+                Diagnostic::new(
+                    DiagnosticKind::OverrideNothing,
+                    format!(
+                        "{kind} `{name}` says `override: true`, but there is no inherited {kind} `{name}` to replace"
+                    ),
+                )
+                .at(span)
+                .help(help),
+            )
+        }
+        _ => None,
+    }
 }
 
 /// One `complete` section, for [`complete_conflicts`].

@@ -14,7 +14,9 @@ use super::budget::{budget_exceeded, tokenizer_failed};
 use super::{Body, CompiledPiece, KnownVariable, PromptAssembler, multiple_complete};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, DiagnosticSink, Diagnostics, Span};
 use crate::prompt::layer::{Layer, TokenBudget};
-use crate::prompt::section::{Order, PromptContext, PromptSection, SectionName};
+use crate::prompt::section::{
+    Order, PromptContext, PromptSection, Replaced, SectionName, SectionOrigin,
+};
 use crate::prompt::step_cache::StepCache;
 use crate::prompt::template::TemplateSet;
 use crate::prompt::variables::{
@@ -32,6 +34,8 @@ pub(super) struct Placed<'a, T> {
     pub(super) analysis: &'a PieceAnalysis,
     pub(super) env: &'a Arc<minijinja::Environment<'static>>,
     pub(super) label: Option<&'a str>,
+    /// The inherited piece of the same name it replaced, if any.
+    pub(super) replaces: Option<Replaced>,
 }
 
 /// Builds a [`PromptAssembler`] from layers (outermost first: host, then each preset of
@@ -129,6 +133,7 @@ impl<'c> AssemblerBuilder<'c> {
                     complete: false,
                     when: None,
                     template: g.template,
+                    overrides: false,
                     origin: Default::default(),
                 })
             })
@@ -156,6 +161,7 @@ impl<'c> AssemblerBuilder<'c> {
                         analysis,
                         env: &compiled.env,
                         label: None,
+                        replaces: None,
                     },
                 );
             }
@@ -187,6 +193,15 @@ impl<'c> AssemblerBuilder<'c> {
                         s.origin.name.clone(),
                     ));
                 }
+                let replaces = sections
+                    .get(&s.name)
+                    .map(|old| replaced(old, &s.name, &old.item.origin));
+                sink.extend(warnings::override_marker(
+                    ("section", &s.name, s.overrides),
+                    replaces.as_ref(),
+                    sections.keys(),
+                    s.origin.name.clone(),
+                ));
                 sections.insert(
                     s.name.clone(),
                     Placed {
@@ -194,6 +209,7 @@ impl<'c> AssemblerBuilder<'c> {
                         analysis,
                         env: &compiled.env,
                         label: Some(layer.label.as_str()),
+                        replaces,
                     },
                 );
             }
@@ -208,6 +224,15 @@ impl<'c> AssemblerBuilder<'c> {
                     ));
                     continue;
                 }
+                let replaces = contexts
+                    .get(&c.name)
+                    .map(|old| replaced(old, &c.name, &old.item.origin));
+                sink.extend(warnings::override_marker(
+                    ("context", &c.name, c.overrides),
+                    replaces.as_ref(),
+                    contexts.keys(),
+                    c.origin.name.clone(),
+                ));
                 contexts.insert(
                     c.name.clone(),
                     Placed {
@@ -215,6 +240,7 @@ impl<'c> AssemblerBuilder<'c> {
                         analysis,
                         env: &compiled.env,
                         label: Some(layer.label.as_str()),
+                        replaces,
                     },
                 );
             }
@@ -390,6 +416,14 @@ impl<'c> AssemblerBuilder<'c> {
         }
         let mut sorted_ctx: Vec<Placed<'_, PromptContext>> = contexts.into_values().collect();
         sorted_ctx.sort_by(|a, b| (a.item.order, &a.item.name).cmp(&(b.item.order, &b.item.name)));
+        let replaced_sections: BTreeMap<SectionName, Replaced> = sorted
+            .iter()
+            .filter_map(|s| Some((s.item.name.clone(), s.replaces.clone()?)))
+            .collect();
+        let replaced_contexts: BTreeMap<SectionName, Replaced> = sorted_ctx
+            .iter()
+            .filter_map(|c| Some((c.item.name.clone(), c.replaces.clone()?)))
+            .collect();
         let mut compiled_contexts = Vec::with_capacity(sorted_ctx.len());
         for c in &sorted_ctx {
             // Suppressed contexts are still compiled and checked, just never rendered.
@@ -495,7 +529,26 @@ impl<'c> AssemblerBuilder<'c> {
             wire_tools,
             tools_value,
             warnings,
+            replaced_sections,
+            replaced_contexts,
         })
+    }
+}
+
+/// What a piece named `name` replaces when it takes the place of `old` (whose origin is
+/// `origin`).
+fn replaced<T>(old: &Placed<'_, T>, name: &SectionName, origin: &SectionOrigin) -> Replaced {
+    match old.label {
+        Some(layer) => Replaced::Piece {
+            layer: layer.to_owned(),
+            declared_at: origin.name.clone(),
+        },
+        None => Replaced::ToolGuidance {
+            tool: name
+                .tool_guidance_target()
+                .unwrap_or(name.as_str())
+                .to_owned(),
+        },
     }
 }
 

@@ -9,8 +9,9 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
 use crate::prompt::variables::Values;
 
 impl PromptAssembler {
-    /// `mentions-hidden-tool`: sections of the system prompt (for `values`) whose rendered
-    /// text names a known tool that is not visible. Each tool name counts as a whole word.
+    /// `mentions-hidden-tool`: sections of the system prompt and runtime contexts (for
+    /// `values`) whose rendered text names a known tool that is not visible. Each tool
+    /// name counts as a whole word.
     /// Empty when the values do not render (that failure is reported on its own).
     pub fn hidden_tool_mentions(&self, values: &Values) -> Vec<Diagnostic> {
         self.mentions(values, None)
@@ -72,13 +73,16 @@ impl PromptAssembler {
                 .find(|r| std::ptr::eq(r.piece, std::ptr::from_ref(piece)))
         };
         let mut out = Vec::new();
-        for piece in pieces {
-            let text = match reuse(piece) {
+        // The system prompt's sections, then the runtime contexts (rendered only when
+        // one can be sent): the model reads both.
+        let contexts = self.contexts.iter().map(|p| ("context", p));
+        for (kind, piece) in pieces.into_iter().map(|p| ("section", p)).chain(contexts) {
+            let text = match reuse(piece).filter(|_| kind == "section") {
                 Some(r) => {
                     step.budget.add(r.cost.0, r.cost.1);
                     r.text.clone()
                 }
-                None => match self.render_pieces("section", &[piece], &step) {
+                None => match self.render_pieces(kind, &[piece], &step) {
                     Ok(text) => text,
                     Err(_) => return out,
                 },
@@ -109,7 +113,7 @@ impl PromptAssembler {
                 Diagnostic::new(
                     DiagnosticKind::MentionsHiddenTool,
                     format!(
-                        "section `{}` mentions {}, which the model cannot use: the tool is not visible in this preset",
+                        "{kind} `{}` mentions {}, which the model cannot use: the tool is not visible in this preset",
                         piece.name,
                         named.join(", ")
                     ),

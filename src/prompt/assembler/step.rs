@@ -167,6 +167,11 @@ impl PromptAssembler {
                 order: piece.order.get(),
                 text,
                 declared_at: piece.span.clone(),
+                replaces: match kind {
+                    "context" => self.replaced_context(piece.name.as_str()),
+                    _ => self.replaced_section(piece.name.as_str()),
+                }
+                .cloned(),
             });
         }
         Ok(out)
