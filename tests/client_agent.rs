@@ -680,9 +680,10 @@ fn tools_that_change_things_are_refused_without_approval() {
                 &mut history,
                 &mut ContextSnapshot::new(),
                 &mut |_| values(d, dir.path(), "2030-01-01"),
-                &mut RefuseChanges {
-                    reason: "nobody could be asked".into(),
-                },
+                &mut RefuseChanges::new(
+                    "nobody could be asked",
+                    &agent_presets::texts::Texts::english(),
+                ),
                 &mut |_| {},
             )
             .await

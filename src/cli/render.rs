@@ -136,8 +136,9 @@ pub(crate) fn run(
     let text = match (args.format, body_settings) {
         (_, Some(settings)) => {
             let mut history: Vec<Message> = args.prompt.iter().map(Message::user).collect();
-            let request =
-                RequestEnvelope::build(&assembly, &mut history, &mut ContextSnapshot::new());
+            let mut snapshot = ContextSnapshot::new();
+            snapshot.use_texts(preset.assembler().texts());
+            let request = RequestEnvelope::build(&assembly, &mut history, &mut snapshot);
             let tools = provider::wire_tools(&settings, preset.assembler().registry());
             pretty(&provider::request_body(&settings, &request, &tools, true))
         }

@@ -159,11 +159,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     let mut approval: Box<dyn ToolApproval> = if args.yes {
         Box::new(ApproveAll)
     } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        Box::new(TerminalApproval::new(client.redactor().clone()))
+        Box::new(TerminalApproval::new(
+            client.redactor().clone(),
+            std::sync::Arc::clone(preset.assembler().texts()),
+        ))
     } else {
-        Box::new(RefuseChanges {
-            reason: "it changes files or runs commands, and the user could not be asked (agent-presets runs without a terminal and without `--yes`)".into(),
-        })
+        Box::new(RefuseChanges::no_terminal(preset.assembler().texts()))
     };
 
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -469,13 +470,16 @@ struct TerminalApproval {
     always: Vec<String>,
     /// Masks the key in what is shown.
     redactor: Redactor,
+    /// What the model is told when a call is refused.
+    texts: std::sync::Arc<crate::texts::Texts>,
 }
 
 impl TerminalApproval {
-    fn new(redactor: Redactor) -> Self {
+    fn new(redactor: Redactor, texts: std::sync::Arc<crate::texts::Texts>) -> Self {
         TerminalApproval {
             always: Vec::new(),
             redactor,
+            texts,
         }
     }
 }
@@ -500,6 +504,16 @@ impl ToolApproval for TerminalApproval {
                 Some(l) => format!("{} lines", l.len()),
                 None => format!("{} bytes", call.arguments.len()),
             };
+            let model_size = match &lines {
+                Some(l) => self.texts.render(
+                    &crate::texts::AGENT_SIZE_LINES,
+                    &[("count", &l.len().to_string())],
+                ),
+                None => self.texts.render(
+                    &crate::texts::AGENT_SIZE_BYTES,
+                    &[("count", &call.arguments.len().to_string())],
+                ),
+            };
             let _ = writeln!(
                 err,
                 "\n{}: `{shown_name}` was not run: its arguments take {size}, more than this terminal shows ({rows} rows), so they cannot be reviewed here\n  = {}: rerun with `--yes` if you trust the agent, or use a larger terminal",
@@ -507,8 +521,13 @@ impl ToolApproval for TerminalApproval {
                 style.bold("help"),
             );
             let _ = err.flush();
-            return Approval::Refuse(format!(
-                "Error: `{name}` was not run: its arguments are too long for the user to review on their terminal ({size} on a {rows}-line screen).\nHint: split the work into smaller calls, or ask the user to rerun with `--yes`."
+            return Approval::Refuse(self.texts.render(
+                &crate::texts::AGENT_REFUSED_TOO_LONG_TO_REVIEW,
+                &[
+                    ("tool", name),
+                    ("size", &model_size),
+                    ("rows", &rows.to_string()),
+                ],
             ));
         }
         discard_typed_ahead();
@@ -528,9 +547,10 @@ impl ToolApproval for TerminalApproval {
                 self.always.push(name.to_owned());
                 Approval::Allow
             }
-            _ => Approval::Refuse(format!(
-                "Error: the user declined to run `{name}` with these arguments.\nHint: ask the user how to proceed, or continue without it."
-            )),
+            _ => Approval::Refuse(
+                self.texts
+                    .render(&crate::texts::AGENT_REFUSED_DECLINED, &[("tool", name)]),
+            ),
         }
     }
 }

@@ -10,6 +10,7 @@
 //! (hidden tool mentions, unguarded optional variables) in `checks`; token budgets in
 //! `budget`.
 
+use crate::texts::Texts;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -191,12 +192,19 @@ pub struct PromptAssembler {
     known_tools: Vec<String>,
     /// Token budgets (the tools were checked when building).
     budget: TokenBudget,
+    /// The texts in effect (locale pack and `texts:` overrides over English).
+    texts: Arc<Texts>,
 }
 
 impl PromptAssembler {
     /// The visible tools (for running calls).
     pub fn registry(&self) -> &Arc<ToolRegistry> {
         &self.registry
+    }
+
+    /// The texts refusals, errors and the runtime-context wrapper are told in.
+    pub fn texts(&self) -> &Arc<Texts> {
+        &self.texts
     }
 
     /// The visible tools' definitions as every assembly sends them.
