@@ -2,6 +2,7 @@
 //! resolution and full-build validation.
 
 pub mod catalog;
+pub mod locale_pack;
 pub mod provenance;
 pub mod resolve;
 mod shape;
@@ -9,6 +10,7 @@ pub mod source;
 mod source_file;
 pub mod spec;
 mod text_file;
+pub mod texts;
 mod tree;
 mod tree_de;
 pub mod validate;

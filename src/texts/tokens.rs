@@ -149,7 +149,8 @@ impl fmt::Display for MissingToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MissingToken::Placeholder(name) => write!(f, "placeholder `{{{{ {name} }}}}`"),
-            MissingToken::Token(t) => write!(f, "protected token {t}"),
+            MissingToken::Token(t) if t.starts_with('`') => write!(f, "protected token {t}"),
+            MissingToken::Token(t) => write!(f, "protected token `{t}`"),
         }
     }
 }
