@@ -73,6 +73,7 @@ pub(crate) fn run(
 ) -> Result<Exit, CliError> {
     args.values.check_stdin(&args.name)?;
     let mut workspace = Workspace::discover(global)?;
+    workspace.presets.set_locale(args.values.locale.clone());
     let preset = workspace.valid_preset(&args.name, io)?;
     let cwd = match &args.values.cwd {
         Some(dir) => dir.clone(),

@@ -86,6 +86,7 @@ pub(crate) struct RunArgs {
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
     args.values.check_stdin(&args.name)?;
     let mut workspace = Workspace::discover(global)?;
+    workspace.presets.set_locale(args.values.locale.clone());
     let preset = workspace.valid_preset(&args.name, io)?;
     args.values.refuse_model_vars()?;
     let Some(mut settings) = args.values.model_settings(&preset, &args.model)? else {

@@ -555,6 +555,35 @@ impl PresetCatalog {
         self.locale = locale;
     }
 
+    /// What `validate` says about the locale packs found in preset directories: each
+    /// pack's problems (unknown ids, dropped tokens, duplicate ids, …) and a warning for
+    /// a pack whose locale no preset on offer names.
+    pub fn pack_diagnostics(&self) -> Vec<Diagnostic> {
+        if self.packs.found().next().is_none() && self.packs.problems().is_empty() {
+            return Vec::new();
+        }
+        let targets = self.targets.iter().filter_map(|t| match t {
+            Target::Own { entry, .. } => Some(&**entry),
+            Target::Offered(_) => None,
+        });
+        let used: std::collections::BTreeSet<String> = self
+            .entries
+            .values()
+            .chain(targets)
+            .chain(&self.siblings)
+            .filter_map(|e| {
+                e.parsed()
+                    .ok()?
+                    .file
+                    .locale
+                    .as_ref()
+                    .map(|l| l.value.clone())
+            })
+            .chain(self.locale.clone())
+            .collect();
+        super::texts::check_packs(&self.packs, &used)
+    }
+
     /// The locale set with [`set_locale`](Self::set_locale).
     pub fn locale(&self) -> Option<&str> {
         self.locale.as_deref()

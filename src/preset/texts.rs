@@ -105,8 +105,7 @@ fn relevant(chain: &[&ParsedPreset]) -> impl Iterator<Item = &'static KnownText>
 
 /// `unknown-text`: an id no text has.
 fn unknown_id(id: &str, span: Span, whose: &str) -> Diagnostic {
-    let help = help_did_you_mean(id, known_texts().iter().map(|k| k.id.as_str()))
-        .unwrap_or_else(|| "`agent-presets texts` lists every text id".to_owned());
+    let help = help_for_unknown_id(id);
     Diagnostic::new(
         DiagnosticKind::UnknownText,
         format!("{whose} replaces `{id}`, but no text has that id"),
@@ -154,10 +153,7 @@ pub fn check_pack(pack: &LocalePack) -> Vec<Diagnostic> {
 /// warning for a project or user pack of a locale no preset in `used` names.
 pub fn check_packs(packs: &LocalePacks, used: &BTreeSet<String>) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = packs.problems().to_vec();
-    for pack in packs.iter() {
-        if pack.source == super::catalog::PresetSource::Builtin {
-            continue;
-        }
+    for pack in packs.found() {
         out.extend(check_pack(pack));
         if !used.contains(&pack.locale) && pack.problems.is_empty() {
             out.push(
@@ -375,6 +371,62 @@ pub(crate) fn resolve(
         origins,
         diagnostics,
     }
+}
+
+/// One row of `agent-presets texts`: an id, the text in effect and where it comes from.
+#[derive(Clone, Debug)]
+pub struct TextRow {
+    /// The id.
+    pub id: &'static str,
+    /// The text in effect.
+    pub text: String,
+    /// Where it comes from.
+    pub source: TextSource,
+    /// The original's placeholders and protected tokens, which a replacement keeps.
+    pub placeholders: Vec<String>,
+    /// The original's protected tokens.
+    pub protected: Vec<String>,
+}
+
+/// Every text a chain's model may read, with the text in effect (`texts`) and its
+/// source; without a chain, every known id.
+pub fn text_rows(chain: Option<&[&ParsedPreset]>, texts: &Texts) -> Vec<TextRow> {
+    let known: Vec<&'static KnownText> = match chain {
+        Some(chain) => relevant(chain).collect(),
+        None => known_texts().iter().collect(),
+    };
+    known
+        .into_iter()
+        .map(|k| {
+            let (text, source) = match texts.replacement(&k.id) {
+                Some(e) => (e.text.clone(), e.source.clone()),
+                None => (k.english.to_string(), TextSource::Builtin),
+            };
+            TextRow {
+                id: k.id.as_str(),
+                text,
+                source,
+                placeholders: crate::texts::placeholders(&k.english)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+                protected: crate::texts::protected_tokens(&k.english, k.declared),
+            }
+        })
+        .collect()
+}
+
+/// The texts with `locale`'s pack applied and nothing else (for `texts --locale` without
+/// a preset).
+pub fn locale_texts(packs: &LocalePacks, locale: Option<&str>) -> (Arc<Texts>, Vec<Diagnostic>) {
+    let resolved = resolve(&[], packs, locale);
+    (resolved.texts, resolved.diagnostics)
+}
+
+/// "did you mean" for an id no text has.
+pub fn help_for_unknown_id(id: &str) -> String {
+    help_did_you_mean(id, known_texts().iter().map(|k| k.id.as_str()))
+        .unwrap_or_else(|| "`agent-presets texts` lists every text id".to_owned())
 }
 
 #[cfg(test)]
