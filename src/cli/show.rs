@@ -99,7 +99,39 @@ fn resolved_yaml(
     tool_restriction(&mut out, preset, tools);
     budget(&mut out, chain);
     pass_env(&mut out, preset);
+    texts(&mut out, preset);
     out
+}
+
+/// The locale in force and the chain's `texts:` replacements of library texts (a pack's
+/// are not copied: `locale` selects them again; section, context and guidance texts are
+/// already written out in place).
+fn texts(out: &mut String, preset: &ValidPreset) {
+    let texts = preset.texts();
+    if let Some(locale) = texts.locale() {
+        entry(out, 0, "locale", &scalar(locale), None);
+    }
+    let own: Vec<_> = texts
+        .replacements()
+        .filter_map(|(id, e)| match &e.source {
+            crate::texts::TextSource::Preset { at, .. }
+                if !id.starts_with("section.")
+                    && !(id.starts_with("context.") && id.matches('.').count() >= 2)
+                    && !id.ends_with(".guidance") =>
+            {
+                Some((id, e, at))
+            }
+            _ => None,
+        })
+        .collect();
+    if own.is_empty() {
+        return;
+    }
+    entry(out, 0, "texts", "", None);
+    for (id, e, at) in own {
+        out.push_str(&format!("  # {}:{}\n", at.file, at.line));
+        text_entry(out, 2, id, &e.text);
+    }
 }
 
 /// The token budget in force: per key, the nearest preset that sets it.
@@ -216,8 +248,8 @@ fn persona(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
                 .map(|s| (p, s))
         });
         match defined {
-            Some((p, s)) => section(out, p, s),
-            None => guidance(out, name, tools),
+            Some((p, s)) => section(out, p, s, replaced(preset, "section", p, name)),
+            None => guidance(out, name, tools, preset),
         }
     }
 
@@ -237,7 +269,24 @@ fn persona(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
     }
 }
 
-fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec) {
+/// The text a locale pack or `texts:` puts in place of a built-in preset's section or
+/// context (`kind` is `section` or `context`).
+fn replaced<'a>(
+    preset: &'a ValidPreset,
+    kind: &str,
+    from: &ParsedPreset,
+    name: &str,
+) -> Option<&'a str> {
+    if *from.source.display != *format!("<builtin>/{}.yaml", from.name()) {
+        return None;
+    }
+    preset
+        .texts()
+        .replacement(&format!("{kind}.{}.{name}", from.name()))
+        .map(|e| e.text.as_str())
+}
+
+fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec, replaced: Option<&str>) {
     out.push_str("    - ");
     entry(
         out,
@@ -256,6 +305,11 @@ fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec) {
     if s.template == Some(false) {
         entry(out, 6, "template", "false", None);
     }
+    if let Some(text) = replaced {
+        out.push_str("      # text from the locale pack or `texts:`\n");
+        text_entry(out, 6, "text", text);
+        return;
+    }
     if let Some(file) = from.text_file_of(&s.text) {
         out.push_str(&format!("      # text from {} (textFile)\n", file.display));
     }
@@ -263,7 +317,7 @@ fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec) {
 }
 
 /// A `tool:<name>` section no preset defines: the tool's own guidance.
-fn guidance(out: &mut String, name: &str, tools: &ToolCatalog) {
+fn guidance(out: &mut String, name: &str, tools: &ToolCatalog, preset: &ValidPreset) {
     let tool = name.strip_prefix("tool:").and_then(|t| tools.get(t));
     let Some(g) = tool.and_then(|t| t.guidance()) else {
         out.push_str(&format!("    - name: {}\n", scalar(name)));
@@ -284,7 +338,14 @@ fn guidance(out: &mut String, name: &str, tools: &ToolCatalog) {
     if !g.template {
         entry(out, 6, "template", "false", None);
     }
-    text_entry(out, 6, "text", &g.text);
+    let text = preset
+        .texts()
+        .replacement(&format!(
+            "tool.{}.guidance",
+            name.trim_start_matches("tool:")
+        ))
+        .map_or(g.text.as_str(), |e| e.text.as_str());
+    text_entry(out, 6, "text", text);
 }
 
 fn order(value: f64) -> String {
@@ -324,6 +385,11 @@ fn contexts(out: &mut String, preset: &ValidPreset) {
         entry(out, 4, "order", &order(c.order.value), None);
         if c.template == Some(false) {
             entry(out, 4, "template", "false", None);
+        }
+        if let Some(text) = replaced(preset, "context", from, &c.name.value) {
+            out.push_str("    # text from the locale pack or `texts:`\n");
+            text_entry(out, 4, "text", text);
+            continue;
         }
         if let Some(file) = from.text_file_of(&c.text) {
             out.push_str(&format!("    # text from {} (textFile)\n", file.display));
