@@ -629,6 +629,8 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "passEnv",
             "sandbox",
             "allowRead",
+            "locale",
+            "texts",
         ],
     ),
     (
