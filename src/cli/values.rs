@@ -287,6 +287,7 @@ mod tests {
                 model: None,
                 provider: None,
                 cwd: None,
+                locale: None,
             };
             let model = ModelArgs {
                 base_url: Some(base_url.to_owned()),

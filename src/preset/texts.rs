@@ -432,6 +432,10 @@ pub fn help_for_unknown_id(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::preset::catalog::PresetCatalog;
+    use crate::preset::validate::validate_in_catalog;
+    use crate::texts::builtin_text;
+    use crate::tools::ToolCatalog;
 
     #[test]
     #[ignore = "prints the English texts for translators"]
@@ -439,5 +443,140 @@ mod tests {
         for k in known_texts() {
             println!("=== {}\n{}\n", k.id, k.english);
         }
+    }
+
+    /// The English sentences (runs of at least four words between template tags,
+    /// placeholders, line ends and sentence punctuation) of a built-in text.
+    fn english_sentences(text: &str) -> Vec<String> {
+        let mut plain = String::new();
+        let mut rest = text;
+        while let Some(open) = rest.find(['{', '`']) {
+            plain.push_str(&rest[..open]);
+            plain.push('|');
+            let tail = &rest[open..];
+            let close = match tail.as_bytes()[0] {
+                b'`' => tail[1..].find('`').map(|i| i + 2),
+                _ if tail.starts_with("{{") => tail.find("}}").map(|i| i + 2),
+                _ if tail.starts_with("{%") => tail.find("%}").map(|i| i + 2),
+                _ => Some(1),
+            };
+            rest = &tail[close.unwrap_or(tail.len())..];
+        }
+        plain.push_str(rest);
+        plain
+            .split(|c: char| "|\n.:;()—".contains(c))
+            .map(str::trim)
+            .filter(|s| {
+                s.split_whitespace()
+                    .filter(|w| w.chars().any(char::is_alphabetic))
+                    .count()
+                    >= 4
+            })
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn english_sentences_are_found() {
+        assert_eq!(
+            english_sentences(
+                "Use `x` to look at it; do not guess.{% if a %} Run the whole thing now{% endif %}"
+            ),
+            ["to look at it", "Run the whole thing now"]
+        );
+    }
+
+    #[test]
+    fn the_german_pack_is_complete_and_keeps_every_token() {
+        let packs = LocalePacks::builtin();
+        let de: Vec<&LocalePack> = packs.of("de").collect();
+        assert_eq!(de.len(), 1);
+        assert!(check_pack(de[0]).is_empty(), "{:#?}", check_pack(de[0]));
+        let missing: Vec<&str> = known_texts()
+            .iter()
+            .filter(|k| de[0].get(&k.id).is_none())
+            .map(|k| k.id.as_str())
+            .collect();
+        assert!(missing.is_empty(), "untranslated: {missing:?}");
+    }
+
+    /// `standard` (and `minimal`) with `--locale de`: under several tool subsets, every
+    /// sandbox mode, with and without runtime context, the system prompt, the contexts,
+    /// the tool descriptions on the wire and every library text hold no English sentence
+    /// of any built-in text.
+    #[test]
+    fn standard_in_german_holds_no_english_sentence() {
+        let sentences: Vec<(String, String)> = known_texts()
+            .iter()
+            .flat_map(|k| {
+                english_sentences(&k.english)
+                    .into_iter()
+                    .map(|s| (k.id.clone(), s))
+            })
+            .collect();
+        assert!(sentences.len() > 100, "{}", sentences.len());
+        let tools = ToolCatalog::builtin();
+        let mut checked = 0;
+        for (parent, deny) in [
+            ("standard", ""),
+            ("standard", "bash"),
+            ("standard", "edit_file, read_file, glob"),
+            (
+                "standard",
+                "bash, edit_file, glob, grep, list_dir, read_file, todo_write, write_file",
+            ),
+            ("minimal", ""),
+        ] {
+            for suppress in [false, true] {
+                let mut yaml = format!("version: 1\nname: child\nextends: {parent}\n");
+                if suppress {
+                    yaml.push_str("persona:\n  includeRuntimeContext: false\n");
+                }
+                if !deny.is_empty() {
+                    yaml.push_str(&format!("tools:\n  deny: [{deny}]\n"));
+                }
+                let mut catalog = PresetCatalog::builtin();
+                catalog
+                    .add_text("child", "child.yaml", yaml.as_str())
+                    .unwrap();
+                catalog.set_locale(Some("de".into()));
+                let validation = validate_in_catalog(&catalog, "child", &tools);
+                let preset = validation
+                    .preset
+                    .unwrap_or_else(|| panic!("{:#?}", validation.diagnostics));
+                assert!(
+                    preset
+                        .warnings()
+                        .iter()
+                        .all(|d| d.kind != DiagnosticKind::UntranslatedText)
+                );
+                for sandbox in ["read-only", "workspace-write", "full-access"] {
+                    let values = preset
+                        .default_values()
+                        .with("cwd", "/w")
+                        .with("os", "linux")
+                        .with("shell", "sh")
+                        .with("date", "2030-01-01")
+                        .with("sandbox", sandbox);
+                    let step = preset.assembler().assemble(&values).unwrap();
+                    let mut seen = step.system.to_string();
+                    seen.push_str(step.context.as_deref().unwrap_or_default());
+                    for tool in step.tools.iter() {
+                        seen.push_str(&tool.description);
+                    }
+                    for t in builtin_texts() {
+                        seen.push_str(preset.texts().get(builtin_text(t.id).unwrap()));
+                    }
+                    for (id, sentence) in &sentences {
+                        assert!(
+                            !seen.contains(sentence.as_str()),
+                            "{parent} - [{deny}], {sandbox}: English sentence of `{id}` left: {sentence:?}"
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 30);
     }
 }
