@@ -579,4 +579,40 @@ mod tests {
         }
         assert_eq!(checked, 30);
     }
+
+    /// The prefix fingerprint covers the texts on the wire: a replaced tool description
+    /// changes it, a chain that replaces nothing (or says `locale: en`) keeps it.
+    #[test]
+    fn the_fingerprint_covers_replaced_tool_descriptions() {
+        let tools = ToolCatalog::builtin();
+        let fingerprint = |extra: &str| {
+            let mut catalog = PresetCatalog::builtin();
+            let yaml = format!("version: 1\nname: child\nextends: standard\n{extra}");
+            catalog
+                .add_text("child", "child.yaml", yaml.as_str())
+                .unwrap();
+            let v = validate_in_catalog(&catalog, "child", &tools);
+            let preset = v.preset.unwrap_or_else(|| panic!("{:#?}", v.diagnostics));
+            let values = preset
+                .default_values()
+                .with("cwd", "/w")
+                .with("os", "linux")
+                .with("shell", "sh")
+                .with("date", "2030-01-01");
+            preset.assembler().assemble(&values).unwrap().fingerprint
+        };
+        let plain = fingerprint("");
+        assert_eq!(fingerprint("locale: en\n"), plain);
+        assert_eq!(
+            fingerprint("texts:\n  tools.timeout: \"`{{ tool }}`: {{ seconds }} s\"\n"),
+            plain
+        );
+        assert_ne!(
+            fingerprint(
+                "texts:\n  tool.list_dir.description: \"List a directory; `/` ends a directory.\"\n"
+            ),
+            plain
+        );
+        assert_ne!(fingerprint("locale: de\n"), plain);
+    }
 }
