@@ -103,6 +103,14 @@ fn resolved_yaml(
     out
 }
 
+/// Is `id` a text `show` writes where it is used (a section, a built-in preset's
+/// context, tool guidance)?
+fn written_in_place(id: &str) -> bool {
+    id.starts_with("section.")
+        || id.ends_with(".guidance")
+        || (id.starts_with("context.") && id.matches('.').count() >= 2)
+}
+
 /// The locale in force and the chain's `texts:` replacements of library texts (a pack's
 /// are not copied: `locale` selects them again; section, context and guidance texts are
 /// already written out in place).
@@ -114,11 +122,7 @@ fn texts(out: &mut String, preset: &ValidPreset) {
     let own: Vec<_> = texts
         .replacements()
         .filter_map(|(id, e)| match &e.source {
-            crate::texts::TextSource::Preset { at, .. }
-                if !id.starts_with("section.")
-                    && !(id.starts_with("context.") && id.matches('.').count() >= 2)
-                    && !id.ends_with(".guidance") =>
-            {
+            crate::texts::TextSource::Preset { at, .. } if !written_in_place(id) => {
                 Some((id, e, at))
             }
             _ => None,

@@ -437,14 +437,6 @@ mod tests {
     use crate::texts::builtin_text;
     use crate::tools::ToolCatalog;
 
-    #[test]
-    #[ignore = "prints the English texts for translators"]
-    fn dump_english() {
-        for k in known_texts() {
-            println!("=== {}\n{}\n", k.id, k.english);
-        }
-    }
-
     /// The English sentences (runs of at least four words between template tags,
     /// placeholders, line ends and sentence punctuation) of a built-in text.
     fn english_sentences(text: &str) -> Vec<String> {
