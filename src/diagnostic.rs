@@ -428,6 +428,8 @@ mod tests {
             K::ImpossibleCondition,
             K::AllowDeniedByParent,
             K::InsecureAllowed,
+            K::UnusedLocalePack,
+            K::UntranslatedText,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {
