@@ -303,7 +303,11 @@ pub(crate) fn resolve(
                 origins.insert(e.id.clone(), e.origin.clone());
             }
         }
-        if !of_locale.is_empty() && of_locale.iter().all(|p| p.problems.is_empty()) {
+        // English packs re-word; what they leave out is English anyway.
+        if !of_locale.is_empty()
+            && locale != ENGLISH_LOCALE
+            && of_locale.iter().all(|p| p.problems.is_empty())
+        {
             let missing: Vec<&str> = relevant(chain)
                 .filter(|k| texts.replacement(&k.id).is_none())
                 .map(|k| k.id.as_str())
