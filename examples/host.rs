@@ -248,9 +248,7 @@ fn run(
     let mut agent = Agent::new(preset.assembler(), &client, tools)
         .with_linted_tools(linted)
         .with_first_step(step);
-    let mut refuse = RefuseChanges {
-        reason: "this host does not ask before changes".into(),
-    };
+    let mut refuse = RefuseChanges::new("this host does not ask before changes", preset.texts());
     let outcome = runtime.block_on(agent.run(
         prompt,
         &mut Vec::new(),

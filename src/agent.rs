@@ -75,6 +75,10 @@ pub use crate::provider::MAX_TOOL_NAME_CHARS;
 use crate::provider::lint::LintedTools;
 use crate::provider::{self, FinishReason, StreamEvent, Usage, excerpt};
 use crate::request::{Fingerprint, Message, RequestEnvelope, ToolCall};
+use crate::texts::{
+    AGENT_INVALID_JSON, AGENT_REFUSED_LARGE_ARGUMENTS, AGENT_REFUSED_LONG_NAME,
+    AGENT_REFUSED_NO_TTY, AGENT_REFUSED_NOT_RUN, AGENT_REFUSED_TOO_MANY_CALLS, Texts, substitute,
+};
 use crate::tools::{ToolContext, ToolDefinition, ToolOutput, WireTool};
 
 /// What a request looks like apart from its messages. A provider caches the prefix per
@@ -190,15 +194,35 @@ impl ToolApproval for ApproveAll {
 /// Tools that change things are refused (no one is there to ask).
 #[derive(Clone, Debug)]
 pub struct RefuseChanges {
-    /// Why, for the model.
-    pub reason: String,
+    /// The model's text, over `{{ tool }}` and `{{ reason }}`.
+    template: String,
+    reason: String,
+}
+
+impl RefuseChanges {
+    /// Refuse saying `reason` (`agent.refused.not-run` in `texts`).
+    pub fn new(reason: impl Into<String>, texts: &Texts) -> Self {
+        RefuseChanges {
+            template: texts.get(&AGENT_REFUSED_NOT_RUN).to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Refuse because there is no terminal to ask on and no `--yes`
+    /// (`agent.refused.no-tty` in `texts`).
+    pub fn no_terminal(texts: &Texts) -> Self {
+        RefuseChanges {
+            template: texts.get(&AGENT_REFUSED_NO_TTY).to_owned(),
+            reason: String::new(),
+        }
+    }
 }
 
 impl ToolApproval for RefuseChanges {
     fn review(&mut self, call: &ToolCall, _: &ToolDefinition) -> Approval {
-        Approval::Refuse(format!(
-            "Error: `{}` was not run: {}\nHint: continue without it, or tell the user what you would run and why.",
-            call.name, self.reason
+        Approval::Refuse(substitute(
+            &self.template,
+            &[("tool", &call.name), ("reason", &self.reason)],
         ))
     }
 
@@ -425,6 +449,7 @@ impl<'a> Agent<'a> {
                 return Err(AgentError::ToolsRefused(Diagnostics::from_vec(refused)));
             }
         }
+        snapshot.use_texts(self.assembler.texts());
         history.push(Message::user(prompt));
         if let Some(m) = history.last() {
             on_event(AgentEvent::Message {
@@ -531,6 +556,7 @@ impl<'a> Agent<'a> {
     fn bound_calls(&self, calls: &mut [ToolCall]) -> Vec<Option<String>> {
         let total = calls.len();
         let max = self.max_tool_calls;
+        let texts = self.assembler.texts();
         calls
             .iter_mut()
             .enumerate()
@@ -546,19 +572,30 @@ impl<'a> Agent<'a> {
                     call.arguments = "{}".to_owned();
                 }
                 if i >= max {
-                    Some(format!(
-                        "Error: this tool call was not run: the answer made {total} tool calls and at most {max} run per answer (`--max-tool-calls`); this is call {}.\nHint: make fewer calls at a time; call it again in a later answer if it is still needed.",
-                        i + 1
+                    Some(texts.render(
+                        &AGENT_REFUSED_TOO_MANY_CALLS,
+                        &[
+                            ("total", &total.to_string()),
+                            ("max", &max.to_string()),
+                            ("number", &(i + 1).to_string()),
+                        ],
                     ))
                 } else if long_name {
-                    Some(format!(
-                        "Error: no tool was run: the tool name `{}` is longer than {MAX_TOOL_NAME_CHARS} characters.\nHint: call one of the tools you were given, by its exact name.",
-                        call.name
+                    Some(texts.render(
+                        &AGENT_REFUSED_LONG_NAME,
+                        &[
+                            ("tool", &call.name),
+                            ("max", &MAX_TOOL_NAME_CHARS.to_string()),
+                        ],
                     ))
                 } else if arguments > MAX_TOOL_ARGUMENT_BYTES {
-                    Some(format!(
-                        "Error: `{}` was not run: its arguments are {arguments} bytes, more than the {MAX_TOOL_ARGUMENT_BYTES} allowed.\nHint: send smaller arguments (e.g. write a large file in parts).",
-                        call.name
+                    Some(texts.render(
+                        &AGENT_REFUSED_LARGE_ARGUMENTS,
+                        &[
+                            ("tool", &call.name),
+                            ("bytes", &arguments.to_string()),
+                            ("max", &MAX_TOOL_ARGUMENT_BYTES.to_string()),
+                        ],
                     ))
                 } else {
                     None
@@ -623,10 +660,13 @@ impl<'a> Agent<'a> {
         let args = match call.parsed_arguments() {
             Ok(args) => args,
             Err(e) => {
-                return ToolOutput::error(format!(
-                    "Error: the arguments of this `{}` call are not valid JSON ({e}): `{}`\nHint: send the arguments as one JSON object that matches the tool's parameter schema, and call it again.",
-                    call.name,
-                    excerpt(&call.arguments, 200)
+                return ToolOutput::error(self.assembler.texts().render(
+                    &AGENT_INVALID_JSON,
+                    &[
+                        ("tool", &call.name),
+                        ("error", &e.to_string()),
+                        ("arguments", &excerpt(&call.arguments, 200)),
+                    ],
                 ));
             }
         };

@@ -152,6 +152,16 @@ diagnostic_kinds! {
     MentionsHiddenTool = ("P0107", "mentions-hidden-tool", Warning),
     /// A child's `allow` lists a tool a preset it extends removes with `deny`.
     AllowDeniedByParent = ("P0108", "allow-denied-by-parent", Warning),
+    /// A `texts:` entry or a locale pack entry whose id no text has.
+    UnknownText = ("P0120", "unknown-text", Error),
+    /// A replacement text that drops a placeholder or a protected token of the original.
+    TextDropsToken = ("P0121", "text-drops-token", Error),
+    /// A `locale` (or `--locale`) with no pack for it anywhere.
+    MissingLocale = ("P0122", "missing-locale", Error),
+    /// A project or user locale pack whose locale no preset names.
+    UnusedLocalePack = ("P0123", "unused-locale-pack", Warning),
+    /// A locale pack without a text for an id the preset uses: English is used.
+    UntranslatedText = ("P0124", "untranslated-text", Warning),
     /// A value that looks like an API key.
     LiteralSecret = ("P0201", "literal-secret", Error),
     /// A plain `http://` `baseUrl` for a host other than loopback, without `allowInsecure`.
@@ -438,6 +448,8 @@ mod tests {
             K::ProgramNotFound,
             K::ImplicitOverride,
             K::OverrideNothing,
+            K::UnusedLocalePack,
+            K::UntranslatedText,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {

@@ -68,6 +68,7 @@ pub mod request;
 pub mod secrets;
 pub mod source_files;
 pub mod suggest;
+pub mod texts;
 pub mod tokens;
 pub mod tools;
 pub mod trust;

@@ -652,6 +652,83 @@ fn a_hidden_tool_is_refused_like_an_unknown_one_and_the_loop_goes_on() {
     }
 }
 
+/// A preset in German (`locale: de`) with one text of its own: the tool descriptions on
+/// the wire, the runtime-context message, the registry's and the loop's refusals all reach
+/// the model in its texts.
+#[test]
+fn a_localized_preset_speaks_to_the_model_in_its_texts() {
+    for d in DIALECTS {
+        let dir = tempfile::tempdir().unwrap();
+        let server = MockProvider::start(vec![
+            d.call("call_u", "no_such_tool", json!({})),
+            Reply::sse(d.call_stream("call_m", "read_file", &[r#"{"path": "a.t"#])),
+            d.call(
+                "call_w",
+                "write_file",
+                json!({"path": "x.txt", "content": "x"}),
+            ),
+            d.text("fertig"),
+        ]);
+        let preset = preset_from(
+            "version: 1\nname: tester\nextends: standard\nlocale: de\ntools:\n  allow: [read_file, write_file, list_dir]\ntexts:\n  agent.refused.no-tty: \"Abgelehnt: `{{ tool }}` braucht ein Terminal oder `--yes`.\"\n",
+        );
+        let client = client(d, &server, options());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut history = Vec::new();
+        let outcome = runtime.block_on(async {
+            Agent::new(
+                preset.assembler(),
+                &client,
+                ToolContext::new(dir.path()).unwrap(),
+            )
+            .run(
+                "los",
+                &mut history,
+                &mut ContextSnapshot::new(),
+                &mut |_| values(d, dir.path(), "2030-01-01"),
+                &mut RefuseChanges::no_terminal(preset.texts()),
+                &mut |_| {},
+            )
+            .await
+        });
+        assert!(
+            matches!(outcome, Ok(Outcome::Answered { .. })),
+            "{outcome:?}"
+        );
+        let bodies = check_requests(d, &server);
+        let first = bodies[0].to_string();
+        assert!(first.contains("Liest eine UTF-8-Textdatei"), "{}", d.name);
+        assert!(!first.contains("Read a UTF-8 text file"), "{}", d.name);
+        assert!(
+            first.contains("<runtime-context>\\nArbeitsverzeichnis: "),
+            "{}: {first}",
+            d.name
+        );
+        let results = tool_results(d, &bodies[3]);
+        assert_eq!(results.len(), 3, "{results:?}");
+        assert!(
+            results[0]
+                .1
+                .starts_with("Fehler: unbekanntes Werkzeug `no_such_tool`."),
+            "{results:?}"
+        );
+        assert!(
+            results[1].1.starts_with(
+                "Fehler: Die Argumente dieses `read_file`-Aufrufs sind kein gültiges JSON"
+            ),
+            "{results:?}"
+        );
+        assert_eq!(
+            results[2].1,
+            "Abgelehnt: `write_file` braucht ein Terminal oder `--yes`."
+        );
+        assert!(!dir.path().join("x.txt").exists());
+    }
+}
+
 #[test]
 fn tools_that_change_things_are_refused_without_approval() {
     for d in DIALECTS {
@@ -682,9 +759,10 @@ fn tools_that_change_things_are_refused_without_approval() {
                 &mut history,
                 &mut ContextSnapshot::new(),
                 &mut |_| values(d, dir.path(), "2030-01-01"),
-                &mut RefuseChanges {
-                    reason: "nobody could be asked".into(),
-                },
+                &mut RefuseChanges::new(
+                    "nobody could be asked",
+                    &agent_presets::texts::Texts::english(),
+                ),
                 &mut |_| {},
             )
             .await

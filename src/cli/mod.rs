@@ -26,6 +26,7 @@ mod render;
 mod run;
 mod schema;
 mod show;
+mod texts;
 mod trust;
 mod validate;
 mod values;
@@ -89,6 +90,9 @@ enum Command {
     /// Trust presets you did not write (a project's, a shared directory's) to reach
     /// outside the process on `run`; list or revoke that trust.
     Trust(trust::TrustArgs),
+    /// List the texts the model reads by id, with where each comes from (built-in, a
+    /// locale pack, a preset's `texts:`), or show one.
+    Texts(texts::TextsArgs),
 }
 
 /// A failure a command reports instead of its normal output.
@@ -216,6 +220,7 @@ where
         Command::Explain(args) => explain::run(&cli.global, args, io),
         Command::Lock(args) => lock::run(&cli.global, args, io),
         Command::Trust(args) => trust::run(&cli.global, args, io),
+        Command::Texts(args) => texts::run(&cli.global, args, io),
     };
     let flushed = io.out.flush();
     match (result, flushed) {

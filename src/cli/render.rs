@@ -73,6 +73,7 @@ pub(crate) fn run(
 ) -> Result<Exit, CliError> {
     args.values.check_stdin(&args.name)?;
     let mut workspace = Workspace::discover(global)?;
+    workspace.presets.set_locale(args.values.locale.clone());
     let preset = workspace.valid_preset(&args.name, io)?;
     // Checked and made absolute as `run` does: a missing directory is refused alike.
     let cwd = super::run::working_directory(args.values.cwd.as_deref())?
@@ -134,8 +135,9 @@ pub(crate) fn run(
     let text = match (args.format, body_settings) {
         (_, Some(settings)) => {
             let mut history: Vec<Message> = args.prompt.iter().map(Message::user).collect();
-            let request =
-                RequestEnvelope::build(&assembly, &mut history, &mut ContextSnapshot::new());
+            let mut snapshot = ContextSnapshot::new();
+            snapshot.use_texts(preset.assembler().texts());
+            let request = RequestEnvelope::build(&assembly, &mut history, &mut snapshot);
             let tools = provider::wire_tools(&settings, preset.assembler().registry());
             pretty(&provider::request_body(&settings, &request, &tools, true))
         }

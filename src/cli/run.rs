@@ -91,6 +91,7 @@ pub(crate) struct RunArgs {
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
     args.values.check_stdin(&args.name)?;
     let mut workspace = Workspace::discover(global)?;
+    workspace.presets.set_locale(args.values.locale.clone());
     let preset = workspace.valid_preset(&args.name, io)?;
     args.values.refuse_model_vars()?;
     let Some(mut settings) = args.values.model_settings(&preset, &args.model)? else {
@@ -165,10 +166,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     let tools = with_containment_from_env(tools)?;
     let mut approval: Box<dyn ToolApproval> = match approval_policy(args.yes) {
         ApprovalPolicy::Yes => Box::new(ApproveAll),
-        ApprovalPolicy::Ask => Box::new(TerminalApproval::new(client.redactor().clone())),
-        ApprovalPolicy::Refuse => Box::new(RefuseChanges {
-            reason: "it changes files or runs commands, and the user could not be asked (agent-presets runs without a terminal and without `--yes`)".into(),
-        }),
+        ApprovalPolicy::Ask => Box::new(TerminalApproval::new(
+            client.redactor().clone(),
+            std::sync::Arc::clone(preset.assembler().texts()),
+        )),
+        ApprovalPolicy::Refuse => Box::new(RefuseChanges::no_terminal(preset.assembler().texts())),
     };
 
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -569,13 +571,16 @@ struct TerminalApproval {
     always: Vec<String>,
     /// Masks the key in what is shown.
     redactor: Redactor,
+    /// What the model is told when a call is refused.
+    texts: std::sync::Arc<crate::texts::Texts>,
 }
 
 impl TerminalApproval {
-    fn new(redactor: Redactor) -> Self {
+    fn new(redactor: Redactor, texts: std::sync::Arc<crate::texts::Texts>) -> Self {
         TerminalApproval {
             always: Vec::new(),
             redactor,
+            texts,
         }
     }
 }
@@ -600,6 +605,16 @@ impl ToolApproval for TerminalApproval {
                 Some(l) => format!("{} lines", l.len()),
                 None => format!("{} bytes", call.arguments.len()),
             };
+            let model_size = match &lines {
+                Some(l) => self.texts.render(
+                    &crate::texts::AGENT_SIZE_LINES,
+                    &[("count", &l.len().to_string())],
+                ),
+                None => self.texts.render(
+                    &crate::texts::AGENT_SIZE_BYTES,
+                    &[("count", &call.arguments.len().to_string())],
+                ),
+            };
             let _ = writeln!(
                 err,
                 "\n{}: `{shown_name}` was not run: its arguments take {size}, more than this terminal shows ({rows} rows), so they cannot be reviewed here\n  = {}: rerun with `--yes` if you trust the agent, or use a larger terminal",
@@ -607,8 +622,13 @@ impl ToolApproval for TerminalApproval {
                 style.bold("help"),
             );
             let _ = err.flush();
-            return Approval::Refuse(format!(
-                "Error: `{name}` was not run: its arguments are too long for the user to review on their terminal ({size} on a {rows}-line screen).\nHint: split the work into smaller calls, or ask the user to rerun with `--yes`."
+            return Approval::Refuse(self.texts.render(
+                &crate::texts::AGENT_REFUSED_TOO_LONG_TO_REVIEW,
+                &[
+                    ("tool", name),
+                    ("size", &model_size),
+                    ("rows", &rows.to_string()),
+                ],
             ));
         }
         discard_typed_ahead();
@@ -628,9 +648,10 @@ impl ToolApproval for TerminalApproval {
                 self.always.push(name.to_owned());
                 Approval::Allow
             }
-            _ => Approval::Refuse(format!(
-                "Error: the user declined to run `{name}` with these arguments.\nHint: ask the user how to proceed, or continue without it."
-            )),
+            _ => Approval::Refuse(
+                self.texts
+                    .render(&crate::texts::AGENT_REFUSED_DECLINED, &[("tool", name)]),
+            ),
         }
     }
 }

@@ -99,7 +99,43 @@ fn resolved_yaml(
     tool_restriction(&mut out, preset, tools);
     budget(&mut out, chain);
     pass_env(&mut out, preset);
+    texts(&mut out, preset);
     out
+}
+
+/// Is `id` a text `show` writes where it is used (a section, a built-in preset's
+/// context, tool guidance)?
+fn written_in_place(id: &str) -> bool {
+    id.starts_with("section.")
+        || id.ends_with(".guidance")
+        || (id.starts_with("context.") && id.matches('.').count() >= 2)
+}
+
+/// The locale in force and the chain's `texts:` replacements of library texts (a pack's
+/// are not copied: `locale` selects them again; section, context and guidance texts are
+/// already written out in place).
+fn texts(out: &mut String, preset: &ValidPreset) {
+    let texts = preset.texts();
+    if let Some(locale) = texts.locale() {
+        entry(out, 0, "locale", &scalar(locale), None);
+    }
+    let own: Vec<_> = texts
+        .replacements()
+        .filter_map(|(id, e)| match &e.source {
+            crate::texts::TextSource::Preset { at, .. } if !written_in_place(id) => {
+                Some((id, e, at))
+            }
+            _ => None,
+        })
+        .collect();
+    if own.is_empty() {
+        return;
+    }
+    entry(out, 0, "texts", "", None);
+    for (id, e, at) in own {
+        out.push_str(&format!("  # {}:{}\n", at.file, at.line));
+        text_entry(out, 2, id, &e.text);
+    }
 }
 
 /// The token budget in force: per key, the nearest preset that sets it.
@@ -216,8 +252,14 @@ fn persona(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
                 .map(|s| (p, s))
         });
         match defined {
-            Some((p, s)) => section(out, p, s, assembler.replaced_section(name)),
-            None => guidance(out, name, tools),
+            Some((p, s)) => section(
+                out,
+                p,
+                s,
+                assembler.replaced_section(name),
+                replaced(preset, "section", p, name),
+            ),
+            None => guidance(out, name, tools, preset),
         }
     }
 
@@ -237,7 +279,30 @@ fn persona(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
     }
 }
 
-fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec, replaced: Option<&Replaced>) {
+/// The text a locale pack or `texts:` puts in place of a built-in preset's section or
+/// context (`kind` is `section` or `context`).
+fn replaced<'a>(
+    preset: &'a ValidPreset,
+    kind: &str,
+    from: &ParsedPreset,
+    name: &str,
+) -> Option<&'a str> {
+    if *from.source.display != *format!("<builtin>/{}.yaml", from.name()) {
+        return None;
+    }
+    preset
+        .texts()
+        .replacement(&format!("{kind}.{}.{name}", from.name()))
+        .map(|e| e.text.as_str())
+}
+
+fn section(
+    out: &mut String,
+    from: &ParsedPreset,
+    s: &SectionSpec,
+    replaces: Option<&Replaced>,
+    replaced: Option<&str>,
+) {
     out.push_str("    - ");
     entry(
         out,
@@ -246,7 +311,7 @@ fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec, replaced: Opt
         &scalar(&s.name.value),
         Some(&at(from, from.span_of(&s.name).line)),
     );
-    override_entry(out, 6, s.overrides, replaced);
+    override_entry(out, 6, s.overrides, replaces);
     entry(out, 6, "order", &order(s.order.value), None);
     if s.complete == Some(true) {
         entry(out, 6, "complete", "true", None);
@@ -257,6 +322,11 @@ fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec, replaced: Opt
     if s.template == Some(false) {
         entry(out, 6, "template", "false", None);
     }
+    if let Some(text) = replaced {
+        out.push_str("      # text from the locale pack or `texts:`\n");
+        text_entry(out, 6, "text", text);
+        return;
+    }
     if let Some(file) = from.text_file_of(&s.text) {
         out.push_str(&format!("      # text from {} (textFile)\n", file.display));
     }
@@ -264,7 +334,7 @@ fn section(out: &mut String, from: &ParsedPreset, s: &SectionSpec, replaced: Opt
 }
 
 /// A `tool:<name>` section no preset defines: the tool's own guidance.
-fn guidance(out: &mut String, name: &str, tools: &ToolCatalog) {
+fn guidance(out: &mut String, name: &str, tools: &ToolCatalog, preset: &ValidPreset) {
     let tool = name.strip_prefix("tool:").and_then(|t| tools.get(t));
     let Some(g) = tool.and_then(|t| t.guidance()) else {
         out.push_str(&format!("    - name: {}\n", scalar(name)));
@@ -285,7 +355,14 @@ fn guidance(out: &mut String, name: &str, tools: &ToolCatalog) {
     if !g.template {
         entry(out, 6, "template", "false", None);
     }
-    text_entry(out, 6, "text", &g.text);
+    let text = preset
+        .texts()
+        .replacement(&format!(
+            "tool.{}.guidance",
+            name.trim_start_matches("tool:")
+        ))
+        .map_or(g.text.as_str(), |e| e.text.as_str());
+    text_entry(out, 6, "text", text);
 }
 
 /// `override: true` as written, with a comment naming what the piece replaced (also
@@ -350,6 +427,11 @@ fn contexts(out: &mut String, preset: &ValidPreset) {
         entry(out, 4, "order", &order(c.order.value), None);
         if c.template == Some(false) {
             entry(out, 4, "template", "false", None);
+        }
+        if let Some(text) = replaced(preset, "context", from, &c.name.value) {
+            out.push_str("    # text from the locale pack or `texts:`\n");
+            text_entry(out, 4, "text", text);
+            continue;
         }
         if let Some(file) = from.text_file_of(&c.text) {
             out.push_str(&format!("    # text from {} (textFile)\n", file.display));

@@ -169,6 +169,8 @@ pub(crate) fn run(
         report.add_diagnostics(gone);
     }
 
+    // Every locale pack found is checked, used or not.
+    report.add_diagnostics(workspace.presets.pack_diagnostics());
     report.sort_in_file_order();
     let exit = exit_code(&report, args.deny_warnings);
     let sources = workspace.presets.source_files();

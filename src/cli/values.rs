@@ -49,6 +49,20 @@ pub(crate) struct ValueArgs {
     /// The working directory the agent is told about [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<String>,
+    /// The locale pack the model's texts come from (`de`), instead of the preset's
+    /// `locale`; `en` is the built-in English.
+    #[arg(long, value_name = "LOCALE", value_parser = parse_locale)]
+    pub locale: Option<String>,
+}
+
+fn parse_locale(text: &str) -> Result<String, String> {
+    if crate::preset::locale_pack::is_valid_locale(text) {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "`{text}` is not a locale: write a language code, optionally with a region (`de`, `pt-BR`)"
+        ))
+    }
 }
 
 fn parse_var(text: &str) -> Result<(String, String), String> {
@@ -273,6 +287,7 @@ mod tests {
                 model: None,
                 provider: None,
                 cwd: None,
+                locale: None,
             };
             let model = ModelArgs {
                 base_url: Some(base_url.to_owned()),

@@ -25,6 +25,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use super::locale_pack::LocalePacks;
 use super::source::{
     MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, file_too_large, parse_source,
 };
@@ -485,6 +486,11 @@ pub struct PresetCatalog {
     siblings: Vec<PresetEntry>,
     /// The provider lint's results, shared by the presets validated from this catalog.
     lint_memo: LintMemo,
+    /// The locale packs on offer (built-in, and `locales/` of every preset directory).
+    packs: LocalePacks,
+    /// The locale every preset is validated with, whatever its `locale` says
+    /// (`--locale`).
+    locale: Option<String>,
 }
 
 /// A preset named by its file (or read from standard input), see
@@ -533,7 +539,54 @@ impl PresetCatalog {
             targets: Vec::new(),
             siblings: Vec::new(),
             lint_memo: LintMemo::default(),
+            packs: LocalePacks::builtin(),
+            locale: None,
         }
+    }
+
+    /// The locale packs on offer.
+    pub fn packs(&self) -> &LocalePacks {
+        &self.packs
+    }
+
+    /// Validate every preset with `locale`'s pack, whatever its `locale` key says
+    /// (`render --locale`, `run --locale`); `None`: each preset's own.
+    pub fn set_locale(&mut self, locale: Option<String>) {
+        self.locale = locale;
+    }
+
+    /// What `validate` says about the locale packs found in preset directories: each
+    /// pack's problems (unknown ids, dropped tokens, duplicate ids, …) and a warning for
+    /// a pack whose locale no preset on offer names.
+    pub fn pack_diagnostics(&self) -> Vec<Diagnostic> {
+        if self.packs.found().next().is_none() && self.packs.problems().is_empty() {
+            return Vec::new();
+        }
+        let targets = self.targets.iter().filter_map(|t| match t {
+            Target::Own { entry, .. } => Some(&**entry),
+            Target::Offered(_) => None,
+        });
+        let used: std::collections::BTreeSet<String> = self
+            .entries
+            .values()
+            .chain(targets)
+            .chain(&self.siblings)
+            .filter_map(|e| {
+                e.parsed()
+                    .ok()?
+                    .file
+                    .locale
+                    .as_ref()
+                    .map(|l| l.value.clone())
+            })
+            .chain(self.locale.clone())
+            .collect();
+        super::texts::check_packs(&self.packs, &used)
+    }
+
+    /// The locale set with [`set_locale`](Self::set_locale).
+    pub fn locale(&self) -> Option<&str> {
+        self.locale.as_deref()
     }
 
     /// Find every preset `options` points at. Problems that stop a file from being
@@ -553,6 +606,7 @@ impl PresetCatalog {
                 false,
                 &mut problems,
             );
+            catalog.scan_packs(&dir, PresetSource::Project);
         }
         for (i, dir) in options.extra_dirs.iter().enumerate() {
             let rank = RANK_FIRST_DIR.saturating_add(u32::try_from(i).unwrap_or(u32::MAX));
@@ -563,11 +617,13 @@ impl PresetCatalog {
                 true,
                 &mut problems,
             );
+            catalog.scan_packs(dir, PresetSource::Path);
         }
         if options.include_user
             && let Some(dir) = &options.user_dir
         {
             catalog.scan_dir(dir, PresetSource::User, RANK_USER, false, &mut problems);
+            catalog.scan_packs(dir, PresetSource::User);
         }
         for path in &options.paths {
             if let Err(d) = catalog.add_file(path) {
@@ -842,6 +898,7 @@ impl PresetCatalog {
                 files.insert(display.clone(), text.clone());
             }
         }
+        files.extend(self.packs.source_files());
         files
     }
 
@@ -950,6 +1007,14 @@ impl PresetCatalog {
                 problems.push(d);
             }
         }
+    }
+
+    /// Add the locale packs of `<dir>/locales/`, below those of the sources scanned
+    /// before.
+    fn scan_packs(&mut self, dir: &Path, source: PresetSource) {
+        let mut packs = std::mem::take(&mut self.packs);
+        packs.scan(dir, source, &|p| self.display_path(p));
+        self.packs = packs;
     }
 
     fn display_path(&self, path: &Path) -> Arc<str> {

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod own_tools;
+pub mod locale_pack;
 pub mod provenance;
 pub mod resolve;
 mod shape;
@@ -10,6 +11,7 @@ pub mod source;
 mod source_file;
 pub mod spec;
 mod text_file;
+pub mod texts;
 mod tree;
 mod tree_de;
 pub mod validate;

@@ -36,6 +36,9 @@ pub const SECTION_NAME_PATTERN: &str = "^[a-z][a-z0-9_.:-]*$";
 /// The pattern a preset-declared variable name must match.
 pub const VARIABLE_NAME_PATTERN: &str = "^[a-z][a-z0-9_]*$";
 
+/// The pattern a locale must match (`de`, `pt-BR`).
+pub const LOCALE_PATTERN: &str = super::locale_pack::LOCALE_PATTERN;
+
 /// The pattern an environment variable name in `passEnv` must match.
 pub const ENV_NAME_PATTERN: &str = "^[A-Za-z_][A-Za-z0-9_]*$";
 
@@ -136,6 +139,20 @@ pub struct PresetFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("propertyNames" = {"pattern": "^[a-zA-Z0-9_-]{1,64}$"}))]
     pub commands: Option<NamedMap<CommandSpec>>,
+    /// The locale pack the model's texts come from (`de`: `locales/de.yaml`); `en`, the
+    /// built-in English, needs none. Along `extends`, the nearest preset that sets it
+    /// wins; `render --locale` and `run --locale` override it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", pattern(LOCALE_PATTERN))]
+    pub locale: Option<Spanned<String>>,
+    /// Replacements of built-in texts by id (`tool.read_file.description`,
+    /// `agent.refused.no-tty`, `section.standard.identity`, …; `agent-presets texts` lists
+    /// them). A replacement keeps every `{{ placeholder }}` and protected token of the
+    /// original. Along `extends` the child's entry wins, and any entry wins over the
+    /// locale pack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<std::collections::BTreeMap<String, String>>")]
+    pub texts: Option<TextMap>,
 }
 
 /// The pattern an MCP server name must match.
@@ -319,6 +336,30 @@ impl<T> NamedMap<T> {
     }
 }
 
+/// `texts:` — text id → replacement, in file order with positions. Duplicate ids are
+/// rejected by the parser.
+#[derive(Clone, Debug, Default)]
+pub struct TextMap {
+    entries: Vec<(Spanned<String>, Spanned<String>)>,
+}
+
+impl TextMap {
+    /// The entries `(id, text)`, in file order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Spanned<String>, &Spanned<String>)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// How many entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No entries?
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for NamedMap<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct MapVisitor<T>(std::marker::PhantomData<T>);
@@ -404,6 +445,41 @@ impl<T: NamedValue> JsonSchema for NamedMap<T> {
             "type": "object",
             "additionalProperties": T::value_schema(generator),
         })
+    }
+}
+
+impl<'de> Deserialize<'de> for TextMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MapVisitor;
+
+        impl<'de> Visitor<'de> for MapVisitor {
+            type Value = TextMap;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping from text ids to texts")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TextMap, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(id) = map.next_key::<Spanned<String>>()? {
+                    let text = map.next_value::<Spanned<String>>()?;
+                    entries.push((id, text));
+                }
+                Ok(TextMap { entries })
+            }
+        }
+
+        deserializer.deserialize_map(MapVisitor)
+    }
+}
+
+impl Serialize for TextMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
+        for (id, text) in &self.entries {
+            map.serialize_entry(&id.value, &text.value)?;
+        }
+        map.end()
     }
 }
 
@@ -847,6 +923,8 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "allowRead",
             "mcpServers",
             "commands",
+            "locale",
+            "texts",
         ],
     ),
     (

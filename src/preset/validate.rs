@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex, Weak};
 
 use super::catalog::{PresetCatalog, PresetEntry, TargetId};
+use super::locale_pack::LocalePacks;
 use super::provenance::admitting_rule;
 use super::resolve::{Lookup, PresetChain, resolve_chain};
 use super::source::ParsedPreset;
@@ -52,6 +53,11 @@ impl ValidPreset {
     /// The preset's name.
     pub fn name(&self) -> &str {
         self.leaf().file.name.value.as_str()
+    }
+
+    /// The texts its model reads (locale pack and `texts:` over English).
+    pub fn texts(&self) -> &Arc<crate::texts::Texts> {
+        self.assembler.texts()
     }
 
     /// The preset's description.
@@ -202,6 +208,7 @@ pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCata
         tools,
         Some(catalog.lint_memo()),
         &|p| cached_layer(catalog.get(p.name()), p),
+        (catalog.packs(), catalog.locale()),
     )
 }
 
@@ -246,6 +253,7 @@ pub fn validate_target(catalog: &PresetCatalog, id: TargetId, tools: &ToolCatalo
             let own = Some(entry).filter(|e| e.parsed().is_ok_and(|q| std::ptr::eq(q, p)));
             cached_layer(own.or_else(|| catalog.lookup_for_target(id, p.name())), p)
         },
+        (catalog.packs(), catalog.locale()),
     )
 }
 
@@ -260,9 +268,15 @@ where
     L: Fn(&str) -> Lookup<'a>,
     N: Fn() -> Vec<String>,
 {
-    validate_preset_with(leaf, lookup, names, tools, None, &|p| {
-        Arc::new(FileLayer::of(p))
-    })
+    validate_preset_with(
+        leaf,
+        lookup,
+        names,
+        tools,
+        None,
+        &|p| Arc::new(FileLayer::of(p)),
+        (&LocalePacks::builtin(), None),
+    )
 }
 
 /// [`validate_preset`], with each file's layer from `layer_of`.
@@ -273,6 +287,7 @@ fn validate_preset_with<'a, L, N>(
     tools: &ToolCatalog,
     memo: Option<&LintMemo>,
     layer_of: &dyn Fn(&ParsedPreset) -> Arc<FileLayer>,
+    locale: (&LocalePacks, Option<&str>),
 ) -> Validation
 where
     L: Fn(&str) -> Lookup<'a>,
@@ -290,12 +305,18 @@ where
             };
         }
     };
-    validate_chain_with(&chain, tools, memo, layer_of)
+    validate_chain_with(&chain, tools, memo, layer_of, locale)
 }
 
 /// Validate an already resolved chain.
 pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validation {
-    validate_chain_with(chain, tools, None, &|p| Arc::new(FileLayer::of(p)))
+    validate_chain_with(
+        chain,
+        tools,
+        None,
+        &|p| Arc::new(FileLayer::of(p)),
+        (&LocalePacks::builtin(), None),
+    )
 }
 
 /// What one preset file contributes to every chain it is in: its layer, and the
@@ -372,16 +393,32 @@ fn validate_chain_with(
     tools: &ToolCatalog,
     memo: Option<&LintMemo>,
     layer_of: &dyn Fn(&ParsedPreset) -> Arc<FileLayer>,
+    (packs, locale): (&LocalePacks, Option<&str>),
 ) -> Validation {
     let mut diagnostics = Vec::new();
     let presets = chain.presets();
     // The host's tools plus the ones this preset brings (commands, locked MCP tools).
     let own_catalog = super::own_tools::preset_catalog(presets, tools, &mut diagnostics);
     let tools: &ToolCatalog = &own_catalog;
-    let mut builder = AssemblerBuilder::new(tools);
+    // The texts the model reads: the locale pack and `texts:`, over English.
+    let chain_texts = super::texts::resolve(presets, packs, locale);
+    diagnostics.extend(chain_texts.diagnostics.iter().cloned());
+    let replaced_tools;
+    let tools = if chain_texts.replaces_tools() {
+        replaced_tools = tools.with_texts(|name| chain_texts.tool_texts(name));
+        &replaced_tools
+    } else {
+        tools
+    };
+    let mut builder = AssemblerBuilder::new(tools).texts(Arc::clone(&chain_texts.texts));
     for (i, preset) in presets.iter().enumerate() {
         let file = layer_of(preset);
         diagnostics.extend(file.diagnostics.iter().cloned());
+        // A built-in preset whose sections a locale pack or `texts:` replaces.
+        if let Some(patched) = chain_texts.patch_layer(preset, &file.layer) {
+            builder = builder.layer(patched);
+            continue;
+        }
         let layer = Arc::clone(&file.layer);
         // A file other presets extend is compiled once for all of them; the preset being
         // validated compiles its own file here (most files are extended by none).

@@ -10,6 +10,7 @@
 //! (hidden tool mentions, unguarded optional variables) in `checks`; token budgets in
 //! `budget`.
 
+use crate::texts::Texts;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -198,6 +199,8 @@ pub struct PromptAssembler {
     /// Per context that replaced an inherited one, what it replaced (kept when runtime
     /// context is suppressed, for `show`).
     replaced_contexts: BTreeMap<SectionName, Replaced>,
+    /// The texts in effect (locale pack and `texts:` overrides over English).
+    texts: Arc<Texts>,
 }
 
 impl PromptAssembler {
@@ -217,6 +220,11 @@ impl PromptAssembler {
         handler: impl FnMut(&crate::tools::ToolDefinition) -> Option<crate::tools::ExternalHandler>,
     ) {
         Arc::make_mut(&mut self.registry).replace_handlers(handler);
+    }
+
+    /// The texts refusals, errors and the runtime-context wrapper are told in.
+    pub fn texts(&self) -> &Arc<Texts> {
+        &self.texts
     }
 
     /// The visible tools' definitions as every assembly sends them.

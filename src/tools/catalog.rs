@@ -109,6 +109,31 @@ impl ToolCatalog {
         Ok(self)
     }
 
+    /// This catalog with the description and guidance of some tools replaced:
+    /// `replacement(name)` gives the new description and guidance text of a tool
+    /// (`None`: keep). A host's tool is replaced the same way as a built-in one.
+    pub fn with_texts<'t, F>(&self, replacement: F) -> ToolCatalog
+    where
+        F: Fn(&str) -> (Option<&'t str>, Option<&'t str>),
+    {
+        let tools = self
+            .tools
+            .iter()
+            .map(|(name, def)| {
+                let def = match replacement(name.as_str()) {
+                    (None, None) => Arc::clone(def),
+                    (description, guidance) => Arc::new(def.with_texts(description, guidance)),
+                };
+                (name.clone(), def)
+            })
+            .collect();
+        ToolCatalog {
+            tools,
+            listings: self.listings.clone(),
+            servers: self.servers.clone(),
+        }
+    }
+
     /// Look a tool up by name.
     pub fn get(&self, name: &str) -> Option<&Arc<ToolDefinition>> {
         self.tools.get(name)

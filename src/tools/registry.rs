@@ -13,6 +13,10 @@ use super::name::ToolName;
 use super::restriction::{ToolRestriction, visible_tools};
 use super::tool::{ToolDefinition, ToolError, ToolOutput};
 use crate::suggest::did_you_mean;
+use crate::texts::{
+    TOOLS_INVALID_ARGUMENTS, TOOLS_TIMEOUT, TOOLS_UNKNOWN_TOOL, TOOLS_UNKNOWN_TOOL_SUGGESTION,
+    Texts,
+};
 
 /// Most schema problems listed for one call; the rest are counted.
 const MAX_LISTED_PROBLEMS: usize = 10;
@@ -117,27 +121,30 @@ pub enum ToolCallError {
 }
 
 impl ToolCallError {
-    /// The error as a tool result for the model.
+    /// The error as a tool result for the model (English).
     pub fn to_output(&self) -> ToolOutput {
+        self.to_output_with(&Texts::english())
+    }
+
+    /// The error as a tool result for the model, in the given texts (`tools.*` ids).
+    pub fn to_output_with(&self, texts: &Texts) -> ToolOutput {
         let text = match self {
             ToolCallError::UnknownTool { name, suggestion } => match suggestion {
-                Some(s) => format!(
-                    "Error: unknown tool `{}`.\nHint: did you mean `{s}`?",
-                    echo(name)
+                Some(s) => texts.render(
+                    &TOOLS_UNKNOWN_TOOL_SUGGESTION,
+                    &[("tool", &echo(name)), ("suggestion", s)],
                 ),
-                None => format!(
-                    "Error: unknown tool `{}`.\nHint: call only the tools listed in this request.",
-                    echo(name)
-                ),
+                None => texts.render(&TOOLS_UNKNOWN_TOOL, &[("tool", &echo(name))]),
             },
-            ToolCallError::InvalidArguments { tool, problems } => format!(
-                "Error: invalid arguments for `{tool}`:\n- {}\nHint: fix the arguments to match the tool's parameter schema and call it again.",
-                problems.join("\n- ")
+            ToolCallError::InvalidArguments { tool, problems } => texts.render(
+                &TOOLS_INVALID_ARGUMENTS,
+                &[("tool", tool), ("problems", &problems.join("\n- "))],
             ),
-            ToolCallError::Timeout { tool, seconds } => format!(
-                "Error: `{tool}` did not finish within {seconds} s and was stopped.\nHint: narrow the request or split it into smaller steps."
+            ToolCallError::Timeout { tool, seconds } => texts.render(
+                &TOOLS_TIMEOUT,
+                &[("tool", tool), ("seconds", &seconds.to_string())],
             ),
-            ToolCallError::Failed { error, .. } => error.to_model_text(),
+            ToolCallError::Failed { error, .. } => error.to_model_text_with(texts),
         };
         ToolOutput::error(text)
     }
@@ -148,6 +155,8 @@ impl ToolCallError {
 pub struct ToolRegistry {
     visible: Vec<Arc<ToolDefinition>>,
     index: HashMap<String, usize>,
+    /// The texts refusals and errors are told in.
+    texts: Arc<Texts>,
 }
 
 impl ToolRegistry {
@@ -172,7 +181,17 @@ impl ToolRegistry {
             .enumerate()
             .map(|(i, d)| (d.name().as_str().to_owned(), i))
             .collect();
-        ToolRegistry { visible, index }
+        ToolRegistry {
+            visible,
+            index,
+            texts: Texts::english(),
+        }
+    }
+
+    /// Tell refusals and errors in `texts` (see [`ToolCallError::to_output_with`]).
+    pub fn with_texts(mut self, texts: Arc<Texts>) -> Self {
+        self.texts = texts;
+        self
     }
 
     /// Send the calls of visible tools to other handlers: for each tool, `handler` says
@@ -314,7 +333,7 @@ impl ToolRegistry {
     ) -> ToolOutput {
         match self.call(name, args, ctx).await {
             Ok(out) => out,
-            Err(e) => e.to_output(),
+            Err(e) => e.to_output_with(&self.texts),
         }
     }
 }

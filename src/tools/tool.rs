@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::context::ToolContext;
 use super::name::ToolName;
 use super::schema::ToolSchemas;
+use crate::texts::{TOOLS_ERROR, TOOLS_ERROR_WITH_HINT, Texts};
 
 /// Guidance for the model on when and how to use a tool. It becomes the prompt section
 /// `tool:<name>` while (and only while) the tool is visible.
@@ -103,9 +104,18 @@ impl ToolError {
 
     /// The text a model reads: the message, then the hint.
     pub fn to_model_text(&self) -> String {
+        self.to_model_text_with(&Texts::english())
+    }
+
+    /// [`to_model_text`](Self::to_model_text) in the given texts (`tools.error`,
+    /// `tools.error-with-hint`).
+    pub fn to_model_text_with(&self, texts: &Texts) -> String {
         match &self.hint {
-            Some(h) => format!("Error: {}\nHint: {}", self.message, h),
-            None => format!("Error: {}", self.message),
+            Some(h) => texts.render(
+                &TOOLS_ERROR_WITH_HINT,
+                &[("message", &self.message), ("hint", h)],
+            ),
+            None => texts.render(&TOOLS_ERROR, &[("message", &self.message)]),
         }
     }
 }
@@ -338,6 +348,19 @@ impl ToolDefinition {
     /// Host-only guidance (becomes a prompt section, never a wire field).
     pub fn guidance(&self) -> Option<&ToolGuidance> {
         self.guidance.as_ref()
+    }
+
+    /// This tool with another description and guidance text (`None`: keep). The schemas,
+    /// handler and everything else are shared.
+    pub fn with_texts(&self, description: Option<&str>, guidance: Option<&str>) -> Self {
+        let mut def = self.clone();
+        if let Some(d) = description {
+            d.clone_into(&mut def.description);
+        }
+        if let (Some(text), Some(g)) = (guidance, def.guidance.as_mut()) {
+            text.clone_into(&mut g.text);
+        }
+        def
     }
 
     /// Host-only timeout.

@@ -25,6 +25,7 @@ use crate::prompt::variables::{
 };
 use crate::prompt::warnings;
 use crate::suggest::help_did_you_mean;
+use crate::texts::Texts;
 use crate::tools::{ToolCatalog, ToolRegistry, WireTool};
 
 /// A section or context where the merge put it: its text, its analysis, the template set
@@ -47,6 +48,7 @@ pub struct AssemblerBuilder<'c> {
     /// Per layer, its templates when the caller compiled them once for many builders.
     compiled: Vec<Option<Arc<LayerTemplates>>>,
     suppress: bool,
+    texts: Option<Arc<Texts>>,
 }
 
 impl<'c> AssemblerBuilder<'c> {
@@ -57,7 +59,15 @@ impl<'c> AssemblerBuilder<'c> {
             layers: Vec::new(),
             compiled: Vec::new(),
             suppress: false,
+            texts: None,
         }
+    }
+
+    /// The texts refusals, errors and the runtime-context wrapper are told in (default
+    /// English). Tool descriptions and guidance come from the catalog.
+    pub fn texts(mut self, texts: Arc<Texts>) -> Self {
+        self.texts = Some(texts);
+        self
     }
 
     /// Add the next (nearer) layer.
@@ -102,8 +112,10 @@ impl<'c> AssemblerBuilder<'c> {
                 sink.extend(r.check(catalog));
             }
         }
+        let texts = self.texts.clone().unwrap_or_else(Texts::english);
         let registry =
-            ToolRegistry::restricted(catalog, self.layers.iter().filter_map(|l| l.tools.as_ref()));
+            ToolRegistry::restricted(catalog, self.layers.iter().filter_map(|l| l.tools.as_ref()))
+                .with_texts(Arc::clone(&texts));
         let labelled: Vec<(&str, &crate::tools::ToolRestriction)> = self
             .layers
             .iter()
@@ -531,6 +543,7 @@ impl<'c> AssemblerBuilder<'c> {
             warnings,
             replaced_sections,
             replaced_contexts,
+            texts,
         })
     }
 }

@@ -27,6 +27,7 @@ use tokio::task::JoinHandle;
 use super::command_env::command_env;
 use super::containment::{self, Containment, describe};
 use super::limits::StreamCapture;
+use crate::texts::{TOOL_BASH_DESCRIPTION, TOOL_BASH_GUIDANCE};
 use crate::tools::sandbox::denial_note;
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
@@ -60,37 +61,13 @@ impl Tool for Bash {
     }
 
     fn description(&self) -> &str {
-        "Run a shell command with `bash -c` in the workspace root and get its exit status, \
-         stdout and stderr (each capped; long output keeps its beginning and end). The \
-         command is killed after `timeout_secs` (default 120, at most 600). When it ends, \
-         every process it started is killed too, background jobs and `setsid` or `nohup` \
-         ones included. Only a few environment variables are passed (PATH, HOME, locale)."
+        TOOL_BASH_DESCRIPTION.text
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
         // A template over `tools`: it recommends the file tools that are visible, and
         // none that are not.
-        Some(ToolGuidance::templated(
-            1060.0,
-            "{% macro words(names, last) %}{% for n in names %}{% if not loop.first %}\
-             {% if loop.last %} {{ last }} {% else %}, {% endif %}{% endif %}{{ n }}\
-             {% endfor %}{% endmacro %}\
-             {% set readers = ['read_file', 'grep', 'glob', 'list_dir'] | select('in', tools) | list %}\
-             {% set writers = ['edit_file', 'write_file'] | select('in', tools) | list %}\
-             Use bash to build, run tests, and use command-line tools.\
-             {% if readers or writers %} Prefer \
-             {% if readers %}{{ words(readers, 'and') }} for reading and searching{% endif %}\
-             {% if readers and writers %}, and {% endif %}\
-             {% if writers %}{{ words(writers, 'or') }} for changing files{% endif %}\
-             {% if (readers | length) + (writers | length) > 1 %}: they are confined to the \
-             workspace and their output is easier to use.\
-             {% else %}: it is confined to the workspace and its output is easier to use.\
-             {% endif %}{% endif %} Commands cannot be interactive (stdin is empty); \
-             background jobs are killed when the command ends, so do not start servers you \
-             expect to keep running, and do not detach processes with setsid or \
-             nohup-style daemonizing. Redirect very long output to a file and read it in \
-             parts.",
-        ))
+        Some(ToolGuidance::templated(1060.0, TOOL_BASH_GUIDANCE.text))
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::blocking::{CancelToken, run_blocking};
 use super::workspace::{MAX_TEXT_FILE_BYTES, read_text_file, resolve, write_atomic};
+use crate::texts::{TOOL_EDIT_FILE_DESCRIPTION, TOOL_EDIT_FILE_GUIDANCE};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// Arguments of `edit_file`.
@@ -37,21 +38,14 @@ impl Tool for EditFile {
     }
 
     fn description(&self) -> &str {
-        "Edit a text file by exact string replacement: `old_string` is replaced by \
-         `new_string`. Fails when `old_string` is not in the file, or occurs more than once \
-         and `replace_all` is not set. The file is rewritten atomically."
+        TOOL_EDIT_FILE_DESCRIPTION.text
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
         // A template over `tools`: it names another tool only while that one is visible.
         Some(ToolGuidance::templated(
             1040.0,
-            "Use edit_file for targeted changes to existing files. Read the file first \
-             and copy `old_string` exactly as it appears, with its indentation\
-             {% if 'read_file' in tools %}, but without the line-number prefix read_file \
-             shows{% endif %}. Include enough surrounding lines that it matches exactly \
-             once; set `replace_all` only when you mean every occurrence (e.g. renaming a \
-             variable). For several separate changes, make several calls.",
+            TOOL_EDIT_FILE_GUIDANCE.text,
         ))
     }
 

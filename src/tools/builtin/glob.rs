@@ -11,6 +11,7 @@ use serde::Deserialize;
 use super::limits::{cap_text, echo};
 use super::walk::{depth_note, run_blocking, stop_note, walk};
 use super::workspace::{not_found, resolve, shown};
+use crate::texts::{TOOL_GLOB_DESCRIPTION, TOOL_GLOB_GUIDANCE};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// Most paths `glob` lists.
@@ -38,10 +39,7 @@ impl Tool for Glob {
     }
 
     fn description(&self) -> &str {
-        "Find files whose path matches a glob pattern, e.g. `**/*.rs` or `docs/**/*.md`. \
-         Returns workspace-relative paths sorted by name. Files ignored by .gitignore and \
-         hidden files are skipped (unless the pattern names a hidden directory, like \
-         `.github/**`)."
+        TOOL_GLOB_DESCRIPTION.text
     }
 
     fn read_only(&self) -> bool {
@@ -50,13 +48,7 @@ impl Tool for Glob {
 
     fn guidance(&self) -> Option<ToolGuidance> {
         // A template over `tools`: it names another tool only while that one is visible.
-        Some(ToolGuidance::templated(
-            1020.0,
-            "Use glob to find files by name or extension. `*.rs` only matches in the \
-             search directory itself; use `**/*.rs` to search all subdirectories.\
-             {% if 'grep' in tools %} To find files by what they contain, use grep.\
-             {% endif %}",
-        ))
+        Some(ToolGuidance::templated(1020.0, TOOL_GLOB_GUIDANCE.text))
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -15,6 +15,7 @@ use super::glob::check_relative;
 use super::limits::{MAX_ECHO_CHARS, cap_text, cut_line, cut_line_around, echo};
 use super::walk::{Unread, depth_note, read_entry, run_blocking, stop_note, walk};
 use super::workspace::{MAX_TEXT_FILE_BYTES, not_found, resolve, shown};
+use crate::texts::{TOOL_GREP_DESCRIPTION, TOOL_GREP_GUIDANCE};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// `max_results` when the model sends none.
@@ -92,9 +93,7 @@ impl Tool for Grep {
     }
 
     fn description(&self) -> &str {
-        "Search file contents in the workspace with a regular expression, line by line (like \
-         ripgrep). Files ignored by .gitignore, hidden files and binary files are skipped. \
-         Returns matching lines as `path:line:text`, or only file paths, or counts."
+        TOOL_GREP_DESCRIPTION.text
     }
 
     fn read_only(&self) -> bool {
@@ -104,14 +103,7 @@ impl Tool for Grep {
     fn guidance(&self) -> Option<ToolGuidance> {
         // Names no other tool (the file-pattern argument is described by the schema), so
         // it stays true whatever else is visible.
-        Some(ToolGuidance::new(
-            1030.0,
-            "Use grep to find where something is defined or used before reading whole \
-             files. Narrow big searches with a `path` and a file pattern such as `*.rs`, \
-             and use output_mode `files_with_matches` when you only need to know which \
-             files match. The pattern is a regular expression: escape special characters \
-             to search for literal code such as `foo\\(`.",
-        ))
+        Some(ToolGuidance::new(1030.0, TOOL_GREP_GUIDANCE.text))
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -12,6 +12,7 @@ use super::beneath::{DirChain, ResolveError, read_entries};
 use super::blocking::run_blocking;
 use super::limits::{cap_text, echo};
 use super::workspace::{io_error, not_found, open_dir, resolve};
+use crate::texts::{TOOL_LIST_DIR_DESCRIPTION, TOOL_LIST_DIR_GUIDANCE};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// Most entries `list_dir` shows.
@@ -37,9 +38,7 @@ impl Tool for ListDir {
     }
 
     fn description(&self) -> &str {
-        "List one directory of the workspace (not recursive), sorted by name. Directories \
-         end with `/`, symbolic links show their target, files show their size in bytes. \
-         Hidden and ignored files are included."
+        TOOL_LIST_DIR_DESCRIPTION.text
     }
 
     fn read_only(&self) -> bool {
@@ -48,12 +47,7 @@ impl Tool for ListDir {
 
     fn guidance(&self) -> Option<ToolGuidance> {
         // A template over `tools`: it names another tool only while that one is visible.
-        Some(ToolGuidance::templated(
-            1010.0,
-            "Use list_dir to get your bearings in a directory you have not seen yet.\
-             {% if 'glob' in tools %} To find files by name across many directories, use \
-             glob instead of listing directory after directory.{% endif %}",
-        ))
+        Some(ToolGuidance::templated(1010.0, TOOL_LIST_DIR_GUIDANCE.text))
     }
 
     fn timeout(&self) -> Option<Duration> {

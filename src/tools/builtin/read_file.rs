@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::blocking::run_blocking;
 use super::limits::cut_line;
 use super::workspace::{read_text_file, resolve};
+use crate::texts::{TOOL_READ_FILE_DESCRIPTION, TOOL_READ_FILE_GUIDANCE};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// Arguments of `read_file`.
@@ -37,9 +38,7 @@ impl Tool for ReadFile {
     }
 
     fn description(&self) -> &str {
-        "Read a UTF-8 text file from the workspace. Lines are numbered from 1 (like `cat -n`: \
-         the number, a tab, then the line). Long files are shown a window at a time: use \
-         `offset` and `limit` to page through them."
+        TOOL_READ_FILE_DESCRIPTION.text
     }
 
     fn read_only(&self) -> bool {
@@ -50,13 +49,7 @@ impl Tool for ReadFile {
         // A template over `tools`: it names another tool only while that one is visible.
         Some(ToolGuidance::templated(
             1000.0,
-            "Use read_file to look at a file before you change it or answer questions \
-             about it; do not guess at contents. The line numbers and the tab after them \
-             are not part of the file\
-             {% if 'edit_file' in tools %}: leave them out when you copy text into \
-             edit_file{% endif %}. When the output says it was truncated, continue with \
-             the `offset` it names instead of reading the whole file again. Binary files \
-             are refused.",
+            TOOL_READ_FILE_GUIDANCE.text,
         ))
     }
 

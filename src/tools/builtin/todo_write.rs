@@ -8,6 +8,7 @@ use std::time::Duration;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
+use crate::texts::{TOOL_TODO_WRITE_DESCRIPTION, TOOL_TODO_WRITE_GUIDANCE};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// Most tasks one list may hold.
@@ -87,9 +88,7 @@ impl Tool for TodoWrite {
     }
 
     fn description(&self) -> &str {
-        "Replace the task list for this session and get it back. Each task has `content` \
-         and a `status` of `pending`, `in_progress` or `completed`. Send the whole list \
-         every time; an empty list clears it."
+        TOOL_TODO_WRITE_DESCRIPTION.text
     }
 
     fn read_only(&self) -> bool {
@@ -97,13 +96,7 @@ impl Tool for TodoWrite {
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
-        Some(ToolGuidance::new(
-            1070.0,
-            "Use todo_write to plan and track work that takes three or more steps, or when \
-             the user gives you several things to do. Keep exactly one task `in_progress` \
-             while you work, and mark a task `completed` as soon as it is done rather than \
-             in batches. Skip the list for a single, simple task.",
-        ))
+        Some(ToolGuidance::new(1070.0, TOOL_TODO_WRITE_GUIDANCE.text))
     }
 
     fn timeout(&self) -> Option<Duration> {

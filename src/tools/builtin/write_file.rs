@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::blocking::{CancelToken, run_blocking};
 use super::limits::line_count;
 use super::workspace::{MAX_TEXT_FILE_BYTES, resolve_for_write, write_atomic};
+use crate::texts::{TOOL_WRITE_FILE_DESCRIPTION, TOOL_WRITE_FILE_GUIDANCE};
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
 
 /// Arguments of `write_file`.
@@ -33,19 +34,14 @@ impl Tool for WriteFile {
     }
 
     fn description(&self) -> &str {
-        "Create a file, or replace an existing file's entire contents, inside the workspace. \
-         The write is atomic: the file ends up either unchanged or fully written."
+        TOOL_WRITE_FILE_DESCRIPTION.text
     }
 
     fn guidance(&self) -> Option<ToolGuidance> {
         // A template over `tools`: it names another tool only while that one is visible.
         Some(ToolGuidance::templated(
             1050.0,
-            "Use write_file to create new files or to rewrite a file completely. \
-             {% if 'edit_file' in tools %}To change part of an existing file, prefer \
-             edit_file: it is shorter and cannot drop content you did not mean to touch. \
-             {% endif %}Read a file before you overwrite it, and send the full contents — \
-             nothing is appended.",
+            TOOL_WRITE_FILE_GUIDANCE.text,
         ))
     }
 
