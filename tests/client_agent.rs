@@ -1004,9 +1004,8 @@ fn a_changed_approval_policy_is_resent_in_the_snapshot_and_the_prefix_stays() {
                 system_events += 1;
             }
         };
-        let mut refuse = RefuseChanges {
-            reason: "no one to ask".into(),
-        };
+        let mut refuse =
+            RefuseChanges::new("no one to ask", &agent_presets::texts::Texts::english());
         agent
             .run(
                 "One.",

@@ -2,8 +2,8 @@
 //! resolution and full-build validation.
 
 pub mod catalog;
-pub mod own_tools;
 pub mod locale_pack;
+pub mod own_tools;
 pub mod provenance;
 pub mod resolve;
 mod shape;
