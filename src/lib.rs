@@ -55,6 +55,7 @@ pub mod cli;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod codes;
+pub mod confine;
 pub mod diagnostic;
 pub mod endpoint;
 mod json_schema;

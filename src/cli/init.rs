@@ -7,10 +7,10 @@ use std::path::{Component, Path, PathBuf};
 
 use clap::Args;
 
-use super::project_file::write_confined;
 use super::schema::{LOCAL_SCHEMA_FILE, PRESET_SCHEMA_PATH, preset_schema_text};
 use super::workspace::{Workspace, absolute};
 use super::{CliError, Exit, GlobalArgs, Io};
+use crate::confine::write_confined;
 use crate::preset::catalog::{BUILTIN_PRESETS, PROJECT_PRESET_DIR, PresetSource};
 use crate::preset::spec::is_valid_preset_name;
 use crate::preset::validate::ValidPreset;

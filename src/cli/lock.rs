@@ -3,9 +3,9 @@
 
 use clap::Args;
 
-use super::project_file::write_confined;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
+use crate::confine::write_confined;
 use crate::diagnostic::Diagnostic;
 pub(crate) use crate::project::lock::{LOCK_FILE, LockError, LockFile, entry, stale_descendants};
 

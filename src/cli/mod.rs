@@ -19,7 +19,6 @@ mod explain;
 mod init;
 mod list;
 mod lock;
-mod project_file;
 mod provenance;
 mod render;
 mod run;
@@ -128,6 +127,12 @@ impl CliError {
             message: message.into(),
             help,
         }
+    }
+}
+
+impl From<crate::confine::ProjectFileError> for CliError {
+    fn from(e: crate::confine::ProjectFileError) -> Self {
+        CliError::usage_with(e.message, e.help)
     }
 }
 
