@@ -71,6 +71,8 @@ pub mod source_files;
 pub mod suggest;
 pub mod tokens;
 pub mod tools;
+#[cfg(feature = "client")]
+pub mod transcript;
 pub mod trust;
 mod yaml_scalar;
 

@@ -14,7 +14,9 @@
 //!   diagnostics of `validate --locked`;
 //! - [`environment`]: the runtime values of the machine (os, shell, date);
 //! - [`gate`]: the run gate's policy (transport, what must be trusted);
-//! - [`endpoint`]: the endpoint a request goes to, with the provider lint run once.
+//! - [`endpoint`]: the endpoint a request goes to, with the provider lint run once;
+//! - [`run_setup`]: what `run` settles before it starts (working directory, sandbox,
+//!   containment).
 //!
 //! The library never prints: everything comes back as [`Diagnostic`]s.
 
@@ -23,7 +25,11 @@ pub mod endpoint;
 pub mod environment;
 pub mod gate;
 pub mod lock;
+pub mod run_setup;
+mod usage;
 pub mod values;
+
+pub use usage::UsageError;
 
 use std::path::{Path, PathBuf};
 

@@ -47,6 +47,7 @@ pub mod json;
 mod mask;
 pub mod sarif;
 pub mod shown;
+mod streams;
 mod style;
 pub mod validation;
 
@@ -60,5 +61,6 @@ pub use json::{diagnostic_json, order_json, pretty};
 pub use mask::mask;
 pub use sarif::SarifRun;
 pub use shown::{MAX_SHOWN_PER_FILE, Shown, cap_per_file, more_text};
+pub use streams::Streams;
 pub use style::Style;
 pub use validation::{PresetOutcome, ValidationReport, message_with_help};

@@ -255,3 +255,4 @@ mod tests {
             format!("a\\u{{202e}}b{}", "*".repeat(KEY.len()))
         );
     }
+}

@@ -1,7 +1,6 @@
 //! [`Printer`]: what `run` shows of a run as it goes, for a person (the answer on one
 //! stream, progress on the other) or for a program (the transcript as JSON lines).
 
-use std::io::Write;
 use std::time::Duration;
 
 use serde_json::{Value, json};
