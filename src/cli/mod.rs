@@ -19,7 +19,6 @@ mod explain;
 mod init;
 mod list;
 mod lock;
-mod provenance;
 mod render;
 mod run;
 mod schema;
@@ -29,7 +28,6 @@ mod validate;
 mod values;
 mod waiting;
 mod workspace;
-mod yaml;
 
 use crate::report::{HumanRenderer, MachineFormat, Style};
 

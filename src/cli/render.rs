@@ -9,7 +9,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use super::provenance as explain;
+use crate::report::explain;
 use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};

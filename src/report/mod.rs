@@ -40,16 +40,19 @@
 //! ```
 
 mod exit;
+pub mod explain;
 mod format;
 pub mod github;
 pub mod human;
 pub mod json;
 mod mask;
 pub mod sarif;
+pub mod show;
 pub mod shown;
 mod streams;
 mod style;
 pub mod validation;
+mod yaml;
 
 #[cfg(test)]
 mod tests;
