@@ -35,7 +35,7 @@ files=(
     "src/secrets.rs|--lib|secrets"
     "src/redact.rs|--lib --test security_tools|"
     "src/confine/beneath.rs|--lib --test builtin_files --test security_tools|"
-    "src/confine/file.rs|--lib --test cli --test cli_validate_cases|"
+    "src/confine/file.rs|--lib|confine::"
     "src/tools/builtin/containment.rs|--test builtin_bash --test builtin_hardening|"
 )
 

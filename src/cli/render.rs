@@ -9,7 +9,6 @@
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use crate::report::explain;
 use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
@@ -17,6 +16,7 @@ use crate::endpoint::Provider;
 use crate::preset::ProvenanceError;
 use crate::prompt::{Assembly, ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
 use crate::provider::{self, Dialect, ModelSettings};
+use crate::report::explain;
 use crate::report::{MachineFormat, pretty};
 use crate::request::{Message, RequestEnvelope};
 use crate::tokens;

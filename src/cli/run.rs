@@ -283,7 +283,6 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     Ok(exit)
 }
 
-
 /// The first of SIGINT (Ctrl-C), SIGTERM and SIGHUP to arrive. Their handlers are
 /// installed when this is first polled (with the agent's first step), so from then on
 /// none of them ends the process before the running commands are killed.
@@ -313,7 +312,6 @@ fn parse_env_name(name: &str) -> Result<String, String> {
     }
     Ok(name.to_owned())
 }
-
 
 /// Asks on the terminal before a tool that changes things runs. The whole call is shown
 /// ([`approval_lines`]): wrapped, never cut, with control, bidirectional and invisible

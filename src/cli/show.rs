@@ -25,7 +25,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &ShowArgs, io: &mut Io<'_>) -> Resu
     let mut workspace = Workspace::discover(global)?;
     let preset = workspace.valid_preset(&args.name, io)?;
     io.out.write_all(
-        resolved_yaml(&preset, &workspace.tools, &shadowed(&preset, &workspace.presets)).as_bytes(),
+        resolved_yaml(
+            &preset,
+            &workspace.tools,
+            &shadowed(&preset, &workspace.presets),
+        )
+        .as_bytes(),
     )?;
     Ok(Exit::Ok)
 }

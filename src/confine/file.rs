@@ -393,4 +393,291 @@ mod tests {
             .collect();
         assert!(left.is_empty(), "{left:?}");
     }
+
+    /// A temporary directory holding `project/` (the root) and `elsewhere/`.
+    fn layout() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("project");
+        let elsewhere = outer.path().join("elsewhere");
+        fs::create_dir_all(root.join("a")).unwrap();
+        fs::create_dir_all(&elsewhere).unwrap();
+        (outer, root, elsewhere)
+    }
+
+    fn message(e: Result<(), ProjectFileError>) -> String {
+        let e = e.unwrap_err();
+        assert_eq!(e.to_string(), e.message);
+        e.message
+    }
+
+    #[test]
+    fn each_refusal_says_which_link_is_wrong() {
+        let (_outer, root, elsewhere) = layout();
+        let write = |rel: &str| write_confined(&root, &root.join(rel), rel, b"x");
+        fs::write(elsewhere.join("victim"), "keep").unwrap();
+        symlink(elsewhere.join("victim"), root.join("a/out.json")).unwrap();
+        let e = write("a/out.json").unwrap_err();
+        assert_eq!(
+            e.message,
+            format!(
+                "not writing `a/out.json`: it is a symbolic link to a file outside `{}`",
+                root.canonicalize().unwrap().display()
+            )
+        );
+        assert_eq!(
+            e.help.as_deref(),
+            Some(
+                "replace the symbolic link with a regular file or directory (e.g. `rm a/out.json`), then run the command again"
+            )
+        );
+        let nothing =
+            "it is a symbolic link to nothing (a file is never created where a link points)";
+        // Dangling: outside, inside, and a loop.
+        symlink(elsewhere.join("new"), root.join("a/gone-out.json")).unwrap();
+        assert!(message(write("a/gone-out.json")).ends_with(nothing));
+        symlink("missing.json", root.join("a/gone-in.json")).unwrap();
+        assert!(message(write("a/gone-in.json")).ends_with(nothing));
+        symlink("loop2", root.join("a/loop1")).unwrap();
+        symlink("loop1", root.join("a/loop2")).unwrap();
+        assert!(message(write("a/loop1")).ends_with(nothing));
+        // The same links on the way to the file: the path leads outside.
+        let via = "a symbolic link on its path leads outside";
+        symlink(&elsewhere, root.join("a/dir-out")).unwrap();
+        assert!(message(write("a/dir-out/f.json")).contains(via));
+        symlink("nowhere", root.join("a/dir-gone")).unwrap();
+        assert!(message(write("a/dir-gone/f.json")).contains(via));
+        assert!(message(write("a/loop1/f.json")).contains(via));
+        // A path that is not below the root at all.
+        let e = write_confined(&root, &elsewhere.join("victim"), "victim", b"x");
+        assert!(message(e).contains(via));
+        assert_eq!(fs::read(elsewhere.join("victim")).unwrap(), b"keep");
+        assert!(!elsewhere.join("new").exists());
+        assert!(!root.join("a/missing.json").exists());
+    }
+
+    #[test]
+    fn what_cannot_be_written_is_named() {
+        let (_outer, root, _elsewhere) = layout();
+        // The root itself has no directory to hold it.
+        let e = write_confined(&root, &root, "project", b"x");
+        assert_eq!(message(e), "cannot write `project`: it has no directory");
+        // A directory is not replaced.
+        let e = message(write_confined(&root, &root.join("a"), "a", b"x"));
+        assert!(e.starts_with("cannot write `a`: Is a directory"), "{e}");
+        assert!(root.join("a").is_dir());
+        // A file where a directory should be.
+        fs::write(root.join("file"), "f").unwrap();
+        let e = message(write_confined(&root, &root.join("file/x.json"), "x", b"x"));
+        assert_eq!(
+            e,
+            "cannot create the directory of `x`: `file` is not a directory"
+        );
+        // A root that is missing, or not a directory.
+        let e = message(write_confined(
+            &root.join("none"),
+            &root.join("none/x"),
+            "x",
+            b"",
+        ));
+        assert!(e.starts_with("cannot resolve `"), "{e}");
+        assert!(e.contains("No such file"), "{e}");
+        let e = message(write_confined(
+            &root.join("file"),
+            &root.join("file/x"),
+            "x",
+            b"",
+        ));
+        assert!(e.starts_with("cannot resolve `"), "{e}");
+        assert!(e.ends_with("is not a directory"), "{e}");
+        // A relative path, below a relative root: both from the current directory.
+        let here = std::env::current_dir().unwrap();
+        let rel_root = pathdiff(&root, &here);
+        write_confined(&rel_root, &rel_root.join("a/rel.json"), "rel", b"r").unwrap();
+        assert_eq!(fs::read(root.join("a/rel.json")).unwrap(), b"r");
+    }
+
+    /// `path` relative to `base`, with `..` as needed (both absolute).
+    fn pathdiff(path: &Path, base: &Path) -> PathBuf {
+        let path: Vec<_> = path.components().collect();
+        let base: Vec<_> = base.components().collect();
+        let common = path.iter().zip(&base).take_while(|(a, b)| a == b).count();
+        let mut out = PathBuf::new();
+        for _ in common..base.len() {
+            out.push("..");
+        }
+        for c in &path[common..] {
+            out.push(c);
+        }
+        out
+    }
+
+    #[test]
+    fn a_temporary_name_in_use_is_skipped() {
+        let (_outer, root, _elsewhere) = layout();
+        let taken = root.join(format!("a/.t.json.{}.0.tmp", std::process::id()));
+        fs::write(&taken, "someone else's").unwrap();
+        write_confined(&root, &root.join("a/t.json"), "t", b"mine").unwrap();
+        assert_eq!(fs::read(root.join("a/t.json")).unwrap(), b"mine");
+        assert_eq!(fs::read(&taken).unwrap(), b"someone else's");
+        let left: Vec<_> = fs::read_dir(root.join("a"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left.len(), 2, "{left:?}");
+    }
+
+    #[test]
+    fn removing_takes_the_name_never_what_it_points_to() {
+        let (_outer, root, elsewhere) = layout();
+        fs::write(elsewhere.join("victim"), "keep").unwrap();
+        symlink(elsewhere.join("victim"), root.join("a/link")).unwrap();
+        remove_confined(&root, &root.join("a/link"), "a/link").unwrap();
+        assert!(fs::symlink_metadata(root.join("a/link")).is_err());
+        assert_eq!(fs::read(elsewhere.join("victim")).unwrap(), b"keep");
+        fs::write(root.join("a/file"), "x").unwrap();
+        remove_confined(&root, &root.join("a/file"), "a/file").unwrap();
+        assert!(!root.join("a/file").exists());
+        // Through a linked directory that stays inside.
+        symlink("a", root.join("alias")).unwrap();
+        fs::write(root.join("a/inner"), "x").unwrap();
+        remove_confined(&root, &root.join("alias/inner"), "alias/inner").unwrap();
+        assert!(!root.join("a/inner").exists());
+        // Missing: the file, its directory.
+        let e = message(remove_confined(&root, &root.join("a/none"), "a/none"));
+        assert!(e.starts_with("cannot remove `a/none`: No such file"), "{e}");
+        let e = message(remove_confined(&root, &root.join("b/none"), "b/none"));
+        assert!(e.starts_with("cannot remove `b/none`: No such file"), "{e}");
+        // Outside, and the root itself.
+        symlink(&elsewhere, root.join("out")).unwrap();
+        let e = message(remove_confined(&root, &root.join("out/victim"), "v"));
+        assert!(e.contains("it is a symbolic link to a file outside"), "{e}");
+        let e = message(remove_confined(&root, &root.join("out/sub/victim"), "v"));
+        assert!(
+            e.contains("a symbolic link on its path leads outside"),
+            "{e}"
+        );
+        let e = message(remove_confined(&root, &root, "project"));
+        assert_eq!(e, "cannot remove `project`: it has no directory");
+        assert!(elsewhere.join("victim").exists());
+    }
+
+    fn read(dir: &Path, rel: &str) -> Result<Vec<u8>, ReadBeneathError> {
+        read_beneath(dir, Path::new(rel), 16)
+    }
+
+    #[test]
+    fn reads_stay_beneath_the_directory() {
+        let (_outer, root, elsewhere) = layout();
+        fs::write(root.join("a/t.md"), "text").unwrap();
+        fs::write(elsewhere.join("secret"), "secret").unwrap();
+        assert_eq!(read(&root, "a/t.md").unwrap(), b"text");
+        symlink("a/t.md", root.join("near")).unwrap();
+        assert_eq!(read(&root, "near").unwrap(), b"text");
+        symlink(elsewhere.join("secret"), root.join("far")).unwrap();
+        assert!(matches!(read(&root, "far"), Err(ReadBeneathError::Outside)));
+        symlink(&elsewhere, root.join("out")).unwrap();
+        assert!(matches!(
+            read(&root, "out/secret"),
+            Err(ReadBeneathError::Outside)
+        ));
+        assert!(matches!(
+            read(&root, "../elsewhere/secret"),
+            Err(ReadBeneathError::Outside)
+        ));
+        // A link out to nothing is dangling like one inside.
+        symlink(elsewhere.join("none"), root.join("gone-out")).unwrap();
+        symlink("none", root.join("gone-in")).unwrap();
+        for rel in ["gone-out", "gone-in"] {
+            assert!(
+                matches!(
+                    read(&root, rel),
+                    Err(ReadBeneathError::Read(BoundedReadError::DanglingLink))
+                ),
+                "{rel}"
+            );
+        }
+        // The preset's directory given as "" is the current one.
+        let here = std::env::current_dir().unwrap();
+        assert!(here.join("Cargo.toml").is_file());
+        let bytes = read_beneath(Path::new(""), Path::new("Cargo.toml"), 1 << 20).unwrap();
+        assert_eq!(bytes, fs::read(here.join("Cargo.toml")).unwrap());
+    }
+
+    #[test]
+    fn what_cannot_be_read_says_why() {
+        let (_outer, root, _elsewhere) = layout();
+        let refused = |rel: &str| match read(&root, rel) {
+            Err(ReadBeneathError::Read(e)) => e,
+            other => panic!("{rel}: {other:?}"),
+        };
+        assert!(matches!(refused("none"), BoundedReadError::NotFound));
+        assert!(matches!(refused("b/none"), BoundedReadError::NotFound));
+        assert!(matches!(refused("a"), BoundedReadError::Directory));
+        assert!(matches!(refused("."), BoundedReadError::Directory));
+        fs::write(root.join("file"), "f").unwrap();
+        let e = refused("file/x");
+        assert!(
+            matches!(&e, BoundedReadError::Io(io) if io.raw_os_error() == Some(libc::ENOTDIR)),
+            "{e:?}"
+        );
+        symlink("l2", root.join("l1")).unwrap();
+        symlink("l1", root.join("l2")).unwrap();
+        let e = refused("l1");
+        assert!(
+            matches!(&e, BoundedReadError::Io(io) if io.raw_os_error() == Some(libc::ELOOP)),
+            "{e:?}"
+        );
+        fs::write(root.join("big"), "x".repeat(17)).unwrap();
+        assert!(matches!(
+            refused("big"),
+            BoundedReadError::TooLarge {
+                size: Some(17),
+                limit: 16
+            }
+        ));
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &root.join("fifo"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(matches!(
+            refused("fifo"),
+            BoundedReadError::NotRegular(FileKind::Fifo)
+        ));
+        let _socket = std::os::unix::net::UnixListener::bind(root.join("sock")).unwrap();
+        assert!(matches!(
+            refused("sock"),
+            BoundedReadError::NotRegular(FileKind::Socket)
+        ));
+        // Missing or unusable directories.
+        let e = match read(&root.join("none"), "x") {
+            Err(ReadBeneathError::Read(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        assert!(matches!(e, BoundedReadError::NotFound), "{e:?}");
+        let e = match read(&root.join("file"), "x") {
+            Err(ReadBeneathError::Read(e)) => e,
+            other => panic!("{other:?}"),
+        };
+        assert!(e.to_string().ends_with("is not a directory"), "{e}");
+    }
+
+    #[test]
+    fn file_kinds_are_named_as_fstat_names_them() {
+        for (kind, named) in [
+            (FileType::RegularFile, FileKind::Regular),
+            (FileType::Directory, FileKind::Directory),
+            (FileType::Fifo, FileKind::Fifo),
+            (FileType::Socket, FileKind::Socket),
+            (FileType::CharacterDevice, FileKind::CharDevice),
+            (FileType::BlockDevice, FileKind::BlockDevice),
+            (FileType::Symlink, FileKind::Other),
+        ] {
+            assert_eq!(file_kind(kind), named);
+        }
+    }
 }

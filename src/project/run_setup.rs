@@ -106,7 +106,9 @@ mod tests {
 
     #[test]
     fn the_sandbox_flag_only_tightens_unless_it_asks_for_full_access() {
-        let p = preset("version: 1\nname: p\nextends: minimal\nsandbox: workspace-write\nallowRead: [docs]\n");
+        let p = preset(
+            "version: 1\nname: p\nextends: minimal\nsandbox: workspace-write\nallowRead: [docs]\n",
+        );
         let cwd = Path::new("/w");
         let own = sandbox_profile(&p, None, cwd).unwrap();
         assert_eq!(own.mode(), SandboxMode::WorkspaceWrite);
@@ -118,7 +120,10 @@ mod tests {
         assert!(e.message.starts_with("--sandbox: "), "{e:?}");
         let p = preset("version: 1\nname: p\nextends: minimal\nsandbox: read-only\n");
         let e = sandbox_profile(&p, Some("workspace-write"), cwd).unwrap_err();
-        assert!(e.message.contains("weaker than the preset's `read-only`"), "{e:?}");
+        assert!(
+            e.message.contains("weaker than the preset's `read-only`"),
+            "{e:?}"
+        );
         assert!(e.help.unwrap().contains("--sandbox full-access"));
     }
 
@@ -133,6 +138,9 @@ mod tests {
         assert!(e.message.ends_with("is not a directory"), "{e:?}");
         let e = working_directory(dir.path().join("missing").to_str()).unwrap_err();
         assert!(e.message.contains("cannot be used"), "{e:?}");
-        assert_eq!(e.help.as_deref(), Some("pass an existing directory with `--cwd DIR`"));
+        assert_eq!(
+            e.help.as_deref(),
+            Some("pass an existing directory with `--cwd DIR`")
+        );
     }
 }

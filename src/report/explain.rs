@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
-use crate::diagnostic::Span;
-use crate::preset::{PieceProvenance, Provenance, ToolAdmission};
 use super::mask;
 use super::{order_json, pretty};
+use crate::diagnostic::Span;
+use crate::preset::{PieceProvenance, Provenance, ToolAdmission};
 use crate::tokens;
 
 /// Right-aligned numeric columns, left-aligned text columns.

@@ -195,10 +195,10 @@ pub fn shown_line(redactor: &Redactor, text: &str, max: usize, style: Style) -> 
     out
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const KEY: &str = "sk-unit-0123456789abcdefghijkl";
 

@@ -438,7 +438,6 @@ fn message_json(step: usize, message: &Message) -> Value {
     value
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
