@@ -26,6 +26,7 @@ pub mod environment;
 pub mod gate;
 pub mod lock;
 pub mod run_setup;
+mod targets;
 mod usage;
 pub mod values;
 

@@ -46,6 +46,7 @@ pub mod github;
 pub mod human;
 pub mod json;
 mod mask;
+pub mod render;
 pub mod sarif;
 pub mod show;
 pub mod shown;
