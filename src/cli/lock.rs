@@ -6,8 +6,8 @@ use clap::Args;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::confine::write_confined;
-use crate::diagnostic::Diagnostic;
-pub(crate) use crate::project::lock::{LOCK_FILE, LockError, LockFile, entry, stale_descendants};
+use crate::project::LockEntriesError;
+pub(crate) use crate::project::lock::{LOCK_FILE, LockError, LockFile, stale_descendants};
 
 /// Arguments of `lock`.
 #[derive(Debug, Args)]
@@ -44,36 +44,17 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
         }
         args.names.clone()
     };
-    let mut problems: Vec<Diagnostic> = Vec::new();
-    let mut entries = Vec::new();
-    for name in &names {
-        problems.extend(workspace.problems_about(name));
-        let validation = workspace.validate(name);
-        match validation.preset {
-            Some(preset) if !workspace.is_ambiguous(name) => {
-                entries.push((name.clone(), entry(&preset).map_err(lock_error)?));
-            }
-            _ => problems.extend(
-                validation
-                    .diagnostics
-                    .into_iter()
-                    .filter(Diagnostic::is_error),
-            ),
+    let entries = match workspace.lock_entries(&names) {
+        Ok(entries) => entries,
+        Err(LockEntriesError::Lock(e)) => return Err(lock_error(e)),
+        Err(LockEntriesError::Invalid(list)) => {
+            return Err(CliError::Diagnostics {
+                list,
+                exit: Exit::Invalid,
+                sources: workspace.presets.source_files(),
+            });
         }
-    }
-    if problems.iter().any(Diagnostic::is_error) {
-        let mut list = Vec::new();
-        for d in problems {
-            if !list.contains(&d) {
-                list.push(d);
-            }
-        }
-        return Err(CliError::Diagnostics {
-            list,
-            exit: Exit::Invalid,
-            sources: workspace.presets.source_files(),
-        });
-    }
+    };
     let before = LockFile::load(&path).ok().flatten().unwrap_or_default();
     let changed = entries
         .iter()

@@ -314,7 +314,7 @@ fn replace(dir: BorrowedFd<'_>, name: &OsStr, contents: &[u8]) -> io::Result<()>
     written
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::fs;
@@ -512,6 +512,14 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(left.len(), 2, "{left:?}");
+        // After 100 names in use it gives up rather than look for ever.
+        for attempt in 1..=100 {
+            let taken = root.join(format!("a/.t.json.{}.{attempt}.tmp", std::process::id()));
+            fs::write(&taken, "").unwrap();
+        }
+        let e = message(write_confined(&root, &root.join("a/t.json"), "t", b"late"));
+        assert!(e.starts_with("cannot write `t`: File exists"), "{e}");
+        assert_eq!(fs::read(root.join("a/t.json")).unwrap(), b"mine");
     }
 
     #[test]

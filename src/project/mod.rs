@@ -24,12 +24,16 @@ pub mod batch;
 pub mod endpoint;
 pub mod environment;
 pub mod gate;
+pub mod init;
 pub mod lock;
+mod locking;
 pub mod run_setup;
 mod targets;
 mod usage;
+pub mod value_flags;
 pub mod values;
 
+pub use locking::LockEntriesError;
 pub use usage::UsageError;
 
 use std::path::{Path, PathBuf};

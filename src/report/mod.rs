@@ -53,6 +53,7 @@ pub mod shown;
 mod streams;
 mod style;
 pub mod validation;
+mod verdict;
 mod yaml;
 
 #[cfg(test)]
@@ -68,3 +69,4 @@ pub use shown::{MAX_SHOWN_PER_FILE, Shown, cap_per_file, more_text};
 pub use streams::Streams;
 pub use style::Style;
 pub use validation::{PresetOutcome, ValidationReport, message_with_help};
+pub use verdict::exit_code;
