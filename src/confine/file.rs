@@ -633,7 +633,7 @@ mod tests {
         ));
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &root.join("fifo"),
+            root.join("fifo"),
             FileType::Fifo,
             Mode::from_raw_mode(0o600),
             0,
