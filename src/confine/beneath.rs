@@ -605,4 +605,106 @@ mod tests {
             Err(WorkspaceError::NotADirectory { .. })
         ));
     }
+
+    /// A root under a temporary directory: `root/a/t` (a file), `root/b/` and `outside/`.
+    fn tree() -> (tempfile::TempDir, WorkspaceRoot) {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("root");
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        std::fs::create_dir_all(root.join("b")).unwrap();
+        std::fs::create_dir_all(outer.path().join("outside")).unwrap();
+        std::fs::write(root.join("a/t"), "t").unwrap();
+        let opened = WorkspaceRoot::open(&root).unwrap();
+        (outer, opened)
+    }
+
+    fn resolve(root: &WorkspaceRoot, path: &str) -> Result<Resolved, ResolveError> {
+        let components = root.components_below(Path::new(path)).unwrap();
+        root.resolve(root.chain(), components, false)
+    }
+
+    #[test]
+    fn dot_and_dot_dot_are_applied_on_the_held_directories() {
+        let (_outer, root) = tree();
+        let r = resolve(&root, "a/./t").unwrap();
+        assert_eq!(r.relative(), Path::new("a/t"));
+        assert_eq!(r.dir.depth(), 1);
+        assert!(!r.is_dir());
+        let r = resolve(&root, "b").unwrap();
+        assert!(r.is_dir());
+        assert_eq!(r.relative(), Path::new("b"));
+        let chain = r.into_dir_chain().unwrap();
+        assert_eq!(chain.depth(), 1);
+        assert_eq!(chain.relative(), Path::new("b"));
+        let levels: Vec<PathBuf> = chain.levels().map(|(_, p)| p).collect();
+        assert_eq!(levels, [PathBuf::new(), PathBuf::from("b")]);
+        // A link's `..` climbs the held chain, not the link's own place.
+        std::os::unix::fs::symlink("../a/t", root.path().join("b/up")).unwrap();
+        let r = resolve(&root, "b/up").unwrap();
+        assert_eq!(r.relative(), Path::new("a/t"));
+        assert_eq!(r.dir.depth(), 1);
+        // `..` above the root, in a link, leads outside.
+        std::os::unix::fs::symlink("../../outside", root.path().join("b/out")).unwrap();
+        assert!(matches!(
+            resolve(&root, "b/out/x"),
+            Err(ResolveError::Outside { link, target_missing: false }) if link == Path::new("b/out")
+        ));
+        std::os::unix::fs::symlink("..", root.path().join("parent")).unwrap();
+        assert!(matches!(
+            resolve(&root, "parent/outside"),
+            Err(ResolveError::Outside { .. })
+        ));
+        // The root itself.
+        let r = resolve(&root, ".").unwrap();
+        assert!(r.is_dir() && r.name.is_none());
+        assert_eq!(r.dir.depth(), 0);
+        assert_eq!(r.relative(), PathBuf::new());
+    }
+
+    #[test]
+    fn an_absolute_link_back_inside_starts_again_at_the_root() {
+        let (_outer, root) = tree();
+        let target = root.path().join("a/t");
+        std::os::unix::fs::symlink(&target, root.path().join("b/abs")).unwrap();
+        let r = resolve(&root, "b/abs").unwrap();
+        assert_eq!(r.relative(), Path::new("a/t"));
+        assert_eq!(r.dir.depth(), 1);
+        std::os::unix::fs::symlink(root.path().join("a"), root.path().join("b/absdir")).unwrap();
+        let r = resolve(&root, "b/absdir/t").unwrap();
+        assert_eq!(r.relative(), Path::new("a/t"));
+        let gone = root.path().join("b/none");
+        std::os::unix::fs::symlink(&gone, root.path().join("b/dangling")).unwrap();
+        assert!(matches!(
+            resolve(&root, "b/dangling"),
+            Err(ResolveError::Broken { link, .. }) if link == Path::new("b/dangling")
+        ));
+    }
+
+    #[test]
+    fn a_name_that_keeps_changing_is_given_up_on() {
+        let (_outer, root) = tree();
+        let mut walk = Walk {
+            root: &root,
+            chain: root.chain(),
+            queue: VecDeque::new(),
+            links: Vec::new(),
+            followed: 0,
+            retries: 0,
+            create_dirs: false,
+        };
+        for _ in 0..MAX_RETRIES {
+            assert!(walk.again(OsString::from("x"), None).is_ok());
+        }
+        assert!(matches!(
+            walk.again(OsString::from("x"), None),
+            Err(ResolveError::Unstable { at }) if at == Path::new("x")
+        ));
+        assert_eq!(walk.queue.len(), MAX_RETRIES);
+    }
+
+    #[test]
+    fn held_directories_never_follow_a_link_nor_leak_into_commands() {
+        let flags = walk_dir_flags();
+        assert!(flags.contains(OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC));
+    }
 }
