@@ -279,6 +279,14 @@ pub fn remove_confined(root: &Path, path: &Path, shown: &str) -> Result<(), Proj
     })
 }
 
+/// A temporary file is created, never opened through an existing name or a link
+/// (`O_CREAT | O_EXCL`, and `O_NOFOLLOW` besides), and not passed on to commands.
+const TEMPORARY_FLAGS: OFlags = OFlags::WRONLY
+    .union(OFlags::CREATE)
+    .union(OFlags::EXCL)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
 /// Write `contents` to a new temporary file in `dir` and rename it over `name`. The
 /// temporary file is created exclusively (`O_EXCL` never follows a link).
 fn replace(dir: BorrowedFd<'_>, name: &OsStr, contents: &[u8]) -> io::Result<()> {
@@ -286,12 +294,7 @@ fn replace(dir: BorrowedFd<'_>, name: &OsStr, contents: &[u8]) -> io::Result<()>
     let mut attempt = 0u32;
     let (temporary, fd): (OsString, OwnedFd) = loop {
         let candidate = OsString::from(format!(".{shown}.{}.{attempt}.tmp", std::process::id()));
-        match rustix::fs::openat(
-            dir,
-            &candidate,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o666),
-        ) {
+        match rustix::fs::openat(dir, &candidate, TEMPORARY_FLAGS, Mode::from_raw_mode(0o666)) {
             Ok(fd) => break (candidate, fd),
             Err(Errno::EXIST) if attempt < 100 => attempt += 1,
             Err(e) => return Err(e.into()),
