@@ -707,4 +707,52 @@ mod tests {
         let flags = walk_dir_flags();
         assert!(flags.contains(OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC));
     }
+
+    #[test]
+    fn forty_links_are_followed_and_the_forty_first_is_a_loop() {
+        let (_outer, root) = tree();
+        // l0 -> l1 -> ... -> l39 -> a/t: forty links.
+        for i in 0..40 {
+            let target = if i == 39 {
+                "a/t".to_owned()
+            } else {
+                format!("l{}", i + 1)
+            };
+            std::os::unix::fs::symlink(target, root.path().join(format!("l{i}"))).unwrap();
+        }
+        assert_eq!(resolve(&root, "l0").unwrap().relative(), Path::new("a/t"));
+        std::os::unix::fs::symlink("l0", root.path().join("m")).unwrap();
+        assert!(matches!(
+            resolve(&root, "m"),
+            Err(ResolveError::Loop { link, .. }) if link == Path::new("m")
+        ));
+    }
+
+    #[test]
+    fn entries_are_listed_without_following_links() {
+        let (_outer, root) = tree();
+        std::os::unix::fs::symlink("a/t", root.path().join("link")).unwrap();
+        let mut entries = read_entries(root.fd()).unwrap();
+        entries.sort_by(|x, y| x.0.cmp(&y.0));
+        assert_eq!(
+            entries,
+            [
+                (OsString::from("a"), FileType::Directory),
+                (OsString::from("b"), FileType::Directory),
+                (OsString::from("link"), FileType::Symlink),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_entry_is_opened_only_if_it_is_not_a_link() {
+        let (_outer, root) = tree();
+        std::os::unix::fs::symlink("a/t", root.path().join("link")).unwrap();
+        assert_eq!(
+            open_read(root.fd(), OsStr::new("link")).unwrap_err(),
+            Errno::LOOP
+        );
+        let chain = resolve(&root, "a").unwrap().into_dir_chain().unwrap();
+        assert!(open_read(chain.fd(), OsStr::new("t")).is_ok());
+    }
 }
