@@ -44,7 +44,10 @@ pub(crate) fn walk_dir_flags() -> OFlags {
     let access = OFlags::PATH;
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     let access = OFlags::RDONLY;
-    access | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+    access
+        .union(OFlags::DIRECTORY)
+        .union(OFlags::NOFOLLOW)
+        .union(OFlags::CLOEXEC)
 }
 
 /// The workspace root: its canonical path and a descriptor opened once, from which every
@@ -534,7 +537,9 @@ pub(crate) fn read_entries(dir: BorrowedFd<'_>) -> io::Result<Vec<(OsString, Fil
     let fd = rustix::fs::openat(
         dir,
         c".",
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        OFlags::RDONLY
+            .union(OFlags::DIRECTORY)
+            .union(OFlags::CLOEXEC),
         Mode::empty(),
     )?;
     let mut entries = Vec::new();
@@ -566,7 +571,11 @@ pub(crate) fn open_read(dir: BorrowedFd<'_>, name: &OsStr) -> rustix::io::Result
     rustix::fs::openat(
         dir,
         name,
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC,
+        OFlags::RDONLY
+            .union(OFlags::NONBLOCK)
+            .union(OFlags::NOFOLLOW)
+            .union(OFlags::NOCTTY)
+            .union(OFlags::CLOEXEC),
         Mode::empty(),
     )
 }
