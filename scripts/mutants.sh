@@ -34,7 +34,8 @@ files=(
     "src/prompt/step_cache.rs|--lib|"
     "src/secrets.rs|--lib|secrets"
     "src/redact.rs|--lib --test security_tools|"
-    "src/tools/builtin/beneath.rs|--lib --test builtin_files --test security_tools|"
+    "src/confine/beneath.rs|--lib|confine::"
+    "src/confine/file.rs|--lib|confine::"
     "src/tools/builtin/containment.rs|--test builtin_bash --test builtin_hardening|"
 )
 

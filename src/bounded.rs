@@ -39,7 +39,13 @@ use std::path::Path;
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
-    let file = open(path)?;
+    read_open_file(open(path)?, limit)
+}
+
+/// [`read_bounded`] of a file already opened (without blocking, `O_NONBLOCK`): the
+/// decision is taken on this descriptor. For a file opened beneath a directory
+/// descriptor ([`crate::confine`]).
+pub(crate) fn read_open_file(file: File, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
     let meta = file.metadata().map_err(BoundedReadError::Io)?;
     match FileKind::of(&meta) {
         FileKind::Regular => {}

@@ -55,6 +55,7 @@ pub mod cli;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod codes;
+pub mod confine;
 pub mod diagnostic;
 pub mod endpoint;
 mod json_schema;
@@ -71,6 +72,8 @@ pub mod suggest;
 pub mod texts;
 pub mod tokens;
 pub mod tools;
+#[cfg(feature = "client")]
+pub mod transcript;
 pub mod trust;
 mod yaml_scalar;
 

@@ -3,15 +3,14 @@
 
 use clap::Args;
 
-use super::project_file::write_confined;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
+use crate::confine::write_confined;
 use crate::diagnostic::Diagnostic;
+use crate::project::LockEntriesError;
 use std::sync::Arc;
 
-pub(crate) use crate::project::lock::{
-    LOCK_FILE, LockError, LockFile, entry_with_listings, stale_descendants,
-};
+pub(crate) use crate::project::lock::{LOCK_FILE, LockError, LockFile, stale_descendants};
 
 /// Arguments of `lock`.
 #[derive(Debug, Args)]
@@ -58,7 +57,6 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
         args.names.clone()
     };
     let mut workspace = workspace;
-    let mut problems: Vec<Diagnostic> = Vec::new();
     if args.connect {
         super::connect::consent(&workspace, &names, args.yes, io)?;
         let live = super::connect::list_live(&workspace, &names)?;
@@ -80,36 +78,17 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
         let listings = live.over(base);
         workspace.tools = workspace.tools.clone().with_listings(Arc::new(listings));
     }
-    let mut entries = Vec::new();
-    for name in &names {
-        problems.extend(workspace.problems_about(name));
-        let validation = workspace.validate(name);
-        match validation.preset {
-            Some(preset) if !workspace.is_ambiguous(name) => {
-                let locked = entry_with_listings(&preset, workspace.tools.listings());
-                entries.push((name.clone(), locked.map_err(lock_error)?));
-            }
-            _ => problems.extend(
-                validation
-                    .diagnostics
-                    .into_iter()
-                    .filter(Diagnostic::is_error),
-            ),
+    let entries = match workspace.lock_entries(&names) {
+        Ok(entries) => entries,
+        Err(LockEntriesError::Lock(e)) => return Err(lock_error(e)),
+        Err(LockEntriesError::Invalid(list)) => {
+            return Err(CliError::Diagnostics {
+                list,
+                exit: Exit::Invalid,
+                sources: workspace.presets.source_files(),
+            });
         }
-    }
-    if problems.iter().any(Diagnostic::is_error) {
-        let mut list = Vec::new();
-        for d in problems {
-            if !list.contains(&d) {
-                list.push(d);
-            }
-        }
-        return Err(CliError::Diagnostics {
-            list,
-            exit: Exit::Invalid,
-            sources: workspace.presets.source_files(),
-        });
-    }
+    };
     let before = LockFile::load(&path).ok().flatten().unwrap_or_default();
     let changed = entries
         .iter()

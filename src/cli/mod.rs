@@ -6,7 +6,7 @@
 //! problem (unknown preset name, missing path, unreadable file, bad `--var`).
 
 use std::ffi::OsString;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,8 +20,6 @@ mod explain;
 mod init;
 mod list;
 mod lock;
-mod project_file;
-mod provenance;
 mod render;
 mod run;
 mod schema;
@@ -32,7 +30,6 @@ mod validate;
 mod values;
 mod waiting;
 mod workspace;
-mod yaml;
 
 use crate::report::{HumanRenderer, MachineFormat, Style};
 
@@ -136,23 +133,26 @@ impl CliError {
     }
 }
 
+impl From<crate::project::UsageError> for CliError {
+    fn from(e: crate::project::UsageError) -> Self {
+        CliError::usage_with(e.message, e.help)
+    }
+}
+
+impl From<crate::confine::ProjectFileError> for CliError {
+    fn from(e: crate::confine::ProjectFileError) -> Self {
+        CliError::usage_with(e.message, e.help)
+    }
+}
+
 impl From<io::Error> for CliError {
     fn from(e: io::Error) -> Self {
         CliError::Output(e)
     }
 }
 
-/// What a command needs to write its output.
-pub(crate) struct Io<'a> {
-    /// Standard output.
-    pub out: &'a mut dyn Write,
-    /// Standard error.
-    pub err: &'a mut dyn Write,
-    /// Colours for standard output.
-    pub out_style: Style,
-    /// Colours for standard error.
-    pub err_style: Style,
-}
+/// What a command needs to write its output (see [`crate::report::Streams`]).
+pub(crate) use crate::report::Streams as Io;
 
 /// Run the CLI with the process's arguments and streams; returns the exit code.
 pub fn run() -> ExitCode {

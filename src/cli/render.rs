@@ -7,19 +7,18 @@
 //! The values come from [`ValueArgs`](super::values::ValueArgs).
 
 use clap::{Args, ValueEnum};
-use serde_json::{Value, json};
 
-use super::provenance as explain;
 use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
-use crate::endpoint::Provider;
 use crate::preset::ProvenanceError;
-use crate::prompt::{Assembly, ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
-use crate::provider::{self, Dialect, ModelSettings};
+use crate::project::endpoint::for_dialect;
+use crate::prompt::{ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
+use crate::provider::{self, Dialect};
+use crate::report::explain;
+use crate::report::render::{TokenCounts, json_output, text_output};
 use crate::report::{MachineFormat, pretty};
 use crate::request::{Message, RequestEnvelope};
-use crate::tokens;
 
 /// Arguments of `render`.
 #[derive(Debug, Args)]
@@ -76,7 +75,7 @@ pub(crate) fn run(
     workspace.presets.set_locale(args.values.locale.clone());
     let preset = workspace.valid_preset(&args.name, io)?;
     // Checked and made absolute as `run` does: a missing directory is refused alike.
-    let cwd = super::run::working_directory(args.values.cwd.as_deref())?
+    let cwd = crate::project::run_setup::working_directory(args.values.cwd.as_deref())?
         .to_string_lossy()
         .into_owned();
     let mut settings = args.values.model_settings(&preset, &args.model)?;
@@ -142,120 +141,14 @@ pub(crate) fn run(
             pretty(&provider::request_body(&settings, &request, &tools, true))
         }
         (RenderFormat::Json, None) => {
-            let counts = TokenCounts::of(&assembly)?;
+            let counts = TokenCounts::of(&assembly).map_err(|e| CliError::usage(e.to_string()))?;
             json_output(preset.name(), settings.as_ref(), &assembly, &counts)
         }
-        (_, None) => text_output(&assembly, &TokenCounts::of(&assembly)?),
+        (_, None) => text_output(
+            &assembly,
+            &TokenCounts::of(&assembly).map_err(|e| CliError::usage(e.to_string()))?,
+        ),
     };
     io.out.write_all(text.as_bytes())?;
     Ok(Exit::Ok)
-}
-
-/// The settings to render a body in `dialect` with: the preset's (or the flags') when its
-/// provider speaks that dialect, else the dialect's own provider with the same model name.
-fn for_dialect(
-    settings: Option<ModelSettings>,
-    dialect: Dialect,
-) -> Result<ModelSettings, CliError> {
-    let Some(settings) = settings else {
-        return Err(CliError::usage_with(
-            "this preset has no `model` block to render a request for",
-            Some(
-                "pass `--provider NAME --model NAME` (or add a `model` block to the preset)".into(),
-            ),
-        ));
-    };
-    if settings.dialect() == dialect {
-        return Ok(settings);
-    }
-    let provider = match dialect {
-        Dialect::OpenAi => Provider::Openai,
-        Dialect::Anthropic => Provider::Anthropic,
-    };
-    let mut switched = ModelSettings::new(provider, settings.name);
-    if let Some(max) = settings.max_tokens {
-        switched = switched.with_max_tokens(max);
-    }
-    Ok(switched)
-}
-
-/// Token counts of the three parts of a request (o200k_base).
-struct TokenCounts {
-    system: usize,
-    tools: usize,
-    context: Option<usize>,
-}
-
-impl TokenCounts {
-    fn of(assembly: &Assembly) -> Result<Self, CliError> {
-        let count = || -> Result<Self, tokens::TokenizerError> {
-            Ok(TokenCounts {
-                system: tokens::count(&assembly.system)?,
-                tools: tokens::count_tools(&assembly.tools)?,
-                context: assembly.context.as_deref().map(tokens::count).transpose()?,
-            })
-        };
-        count().map_err(|e| CliError::usage(e.to_string()))
-    }
-}
-
-fn text_output(assembly: &Assembly, counts: &TokenCounts) -> String {
-    let mut out = String::new();
-    out.push_str("=== system ===\n");
-    out.push_str(&assembly.system);
-    out.push_str("\n\n");
-    out.push_str(&format!("=== tools ({}) ===\n", assembly.tools.len()));
-    if assembly.tools.is_empty() {
-        out.push_str("(none)\n");
-    }
-    for tool in assembly.tools.iter() {
-        out.push_str(&tool.name);
-        out.push('\n');
-    }
-    out.push_str("\n=== context ===\n");
-    out.push_str(assembly.context.as_deref().unwrap_or("(none)"));
-    out.push_str("\n\n=== fingerprint ===\n");
-    out.push_str(&assembly.fingerprint.to_string());
-    out.push('\n');
-    out.push_str(&format!("\n=== tokens ({}) ===\n", tokens::ENCODING));
-    out.push_str(&format!("system: {}\n", counts.system));
-    out.push_str(&format!("tools: {}\n", counts.tools));
-    match counts.context {
-        Some(n) => out.push_str(&format!("context: {n}\n")),
-        None => out.push_str("context: (none)\n"),
-    }
-    out
-}
-
-/// `{provider, name, baseUrl, maxTokens}` of the model `run` would call.
-fn model_json(settings: &ModelSettings) -> Value {
-    json!({
-        "provider": settings.provider.as_str(),
-        "name": settings.name,
-        "baseUrl": settings.base_url,
-        "maxTokens": settings.max_tokens,
-    })
-}
-
-fn json_output(
-    preset: &str,
-    settings: Option<&ModelSettings>,
-    assembly: &Assembly,
-    counts: &TokenCounts,
-) -> String {
-    let value = json!({
-        "preset": preset,
-        "model": settings.map(model_json),
-        "system": assembly.system,
-        "tools": &*assembly.tools,
-        "context": assembly.context,
-        "fingerprint": assembly.fingerprint.to_string(),
-        "tokens": {
-            "encoding": tokens::ENCODING,
-            "system": counts.system,
-            "tools": counts.tools,
-            "context": counts.context,
-        },
-    });
-    pretty(&value)
 }

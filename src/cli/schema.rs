@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::project_file::{remove_confined, write_confined};
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::bounded::{BoundedReadError, read_bounded};
+use crate::confine::{remove_confined, write_confined};
 use crate::preset::catalog::PROJECT_PRESET_DIR;
 use crate::preset::spec::preset_json_schema;
 use crate::report::pretty;

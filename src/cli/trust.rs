@@ -15,8 +15,9 @@ use crate::diagnostic::DiagnosticKind;
 use crate::endpoint::{EndpointError, ModelSettings, Transport};
 use crate::preset::catalog::PROJECT_PRESET_DIR;
 use crate::preset::validate::ValidPreset;
-use crate::project::gate;
-use crate::trust::{PresetReach, ReachChange, ReachItem, TrustPolicy, TrustStatus, TrustStore};
+use crate::project::{Refusal, gate};
+use crate::trust::display::{describe, items_text, shown};
+use crate::trust::{PresetReach, ReachItem, TrustPolicy, TrustStatus, TrustStore};
 
 /// Arguments of `trust`.
 #[derive(Debug, Args)]
@@ -353,50 +354,28 @@ fn select(workspace: &mut Workspace, arg: &str) -> Result<Selected, CliError> {
     })
 }
 
-/// Every `*.yaml` / `*.yml` file in `dir` (not below), as file selections, sorted.
+/// Every preset file in `dir` ([`Project::select_directory`](crate::project::Project::select_directory)).
 fn directory(workspace: &mut Workspace, dir: &Path) -> Result<Vec<Selected>, CliError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| {
-        CliError::usage(format!(
-            "cannot read the directory `{}`: {e}",
-            dir.display()
-        ))
-    })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml") && p.is_file())
-        .collect();
-    files.sort();
-    let mut selections = Vec::with_capacity(files.len());
-    for file in files {
-        match workspace.presets.add_file(&file) {
-            Ok(id) => selections.push(Selected::Target(id)),
-            Err(d) => {
-                return Err(CliError::Diagnostics {
-                    list: vec![d],
-                    exit: Exit::Invalid,
-                    sources: workspace.presets.source_files(),
-                });
-            }
-        }
-    }
-    Ok(selections)
+    let selections = workspace.select_directory(dir);
+    selections.map_err(|r| refusal(r, workspace))
 }
 
-/// The file (or directory) `--revoke` names: a directory as it is, a preset's file.
+/// The file (or directory) `--revoke` names ([`Project::trust_file`](crate::project::Project::trust_file)).
 fn file_of(workspace: &mut Workspace, arg: &str) -> Result<PathBuf, CliError> {
-    let path = Path::new(arg);
-    if path.is_dir() || (super::workspace::is_path(arg) && !path.exists()) {
-        return Ok(path.to_path_buf());
+    let file = workspace.trust_file(arg);
+    file.map_err(|r| refusal(r, workspace))
+}
+
+/// An unusable argument is a usage error; an invalid file exit 1 with its diagnostics.
+fn refusal(refusal: Refusal, workspace: &Workspace) -> CliError {
+    match refusal {
+        Refusal::Unusable(d) => CliError::usage_with(d.message, d.help),
+        Refusal::Invalid(list) => CliError::Diagnostics {
+            list,
+            exit: Exit::Invalid,
+            sources: workspace.presets.source_files(),
+        },
     }
-    let selected = select(workspace, arg)?;
-    workspace
-        .entry(&selected)
-        .and_then(|e| e.path())
-        .map(Path::to_path_buf)
-        .ok_or_else(|| {
-            CliError::usage(format!("`{arg}` has no file, so nothing is trusted for it"))
-        })
 }
 
 fn write_items(items: &[ReachItem], io: &mut Io<'_>) -> Result<(), CliError> {
@@ -404,89 +383,19 @@ fn write_items(items: &[ReachItem], io: &mut Io<'_>) -> Result<(), CliError> {
     write_items_to(items, style, &mut *io.out)
 }
 
-/// `  field  value  file:line`, aligned.
+/// `  field  value  file:line`, aligned ([`items_text`]).
 fn write_items_to(
     items: &[ReachItem],
     style: crate::report::Style,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let field_width = items
-        .iter()
-        .map(|i| i.field.as_str().len())
-        .max()
-        .unwrap_or(0);
-    let values: Vec<String> = items
-        .iter()
-        .map(|i| {
-            if i.implied {
-                format!(
-                    "{} (the provider's default key, sent there)",
-                    shown(&i.value)
-                )
-            } else {
-                shown(&i.value)
-            }
-        })
-        .collect();
-    let value_width = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
-    for (item, value) in items.iter().zip(&values) {
-        let pad = value_width - value.chars().count();
-        writeln!(
-            out,
-            "  {}  {value}{}  {}",
-            style.bold(format!("{:<field_width$}", item.field.as_str())),
-            " ".repeat(pad),
-            style.dim(format!("{}:{}", item.span.file, item.span.line)),
-        )?;
-    }
+    out.write_all(items_text(items, style).as_bytes())?;
     Ok(())
-}
-
-fn describe(change: &ReachChange) -> String {
-    match change {
-        ReachChange::Added(i) => format!("+ {}: {}", i.field, shown(&i.value)),
-        ReachChange::Removed(i) => format!("- {}: {}", i.field, shown(&i.value)),
-        ReachChange::Changed { old, new } if old.value == new.value => format!(
-            "~ {}: {} now from {} (was {})",
-            new.field,
-            shown(&new.value),
-            new.file,
-            old.file
-        ),
-        ReachChange::Changed { old, new } => format!(
-            "~ {}: {} → {}",
-            new.field,
-            shown(&old.value),
-            shown(&new.value)
-        ),
-    }
-}
-
-/// A value as printed: control and bidirectional-text characters escaped, so a file
-/// cannot make the terminal show something else than what it holds.
-fn shown(value: &str) -> String {
-    value
-        .chars()
-        .map(|c| {
-            let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}');
-            if c.is_control() || bidi {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn values_cannot_hide_behind_control_characters() {
-        assert_eq!(shown("a\u{202E}b\nc"), "a\\u{202e}b\\u{a}c");
-        assert_eq!(shown("https://x"), "https://x");
-    }
 
     #[test]
     fn the_trust_command_repeats_the_global_flags() {

@@ -7,12 +7,12 @@ use super::lock::lock_error;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
-use crate::project::batch::stem_name;
+use crate::project::batch::refused_outcome;
 use crate::project::connect;
 use crate::project::lock::{self, LockFile};
 use crate::report::HumanRenderer;
 use crate::report::SarifRun;
-use crate::report::{MachineFormat, PresetOutcome, ValidationReport};
+use crate::report::{MachineFormat, PresetOutcome, ValidationReport, exit_code};
 
 /// Arguments of `validate`.
 #[derive(Debug, Args)]
@@ -204,27 +204,4 @@ pub(crate) fn run(
         }
     }
     Ok(exit)
-}
-
-fn refused_outcome(file: &str) -> PresetOutcome {
-    PresetOutcome {
-        name: stem_name(file),
-        file: file.to_owned(),
-        valid: false,
-        blamed_parents: Vec::new(),
-    }
-}
-
-fn exit_code(report: &ValidationReport, deny_warnings: bool) -> Exit {
-    let diagnostics: &[Diagnostic] = report.diagnostics();
-    if diagnostics.iter().any(|d| d.kind == DiagnosticKind::Io) {
-        Exit::Usage
-    } else if report.presets().iter().any(|p| !p.valid)
-        || diagnostics.iter().any(Diagnostic::is_error)
-        || (deny_warnings && !diagnostics.is_empty())
-    {
-        Exit::Invalid
-    } else {
-        Exit::Ok
-    }
 }

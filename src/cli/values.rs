@@ -17,11 +17,11 @@ use super::{CliError, Exit, Io};
 use crate::diagnostic::Diagnostics;
 use crate::endpoint::{ModelSettings, Overrides, Provider, UnknownProvider};
 use crate::preset::ValidPreset;
+use crate::project::value_flags;
 use crate::project::values::{
-    LoadedVarFile, STDIN_ARG, ValueInputs, ValuesError, explain_missing, read_var_file,
-    runtime_values,
+    LoadedVarFile, ValueInputs, ValuesError, explain_missing, runtime_values,
 };
-use crate::prompt::{MODEL_VARIABLE, PROVIDER_VARIABLE, Values};
+use crate::prompt::Values;
 use crate::provider::lint::LintedTools;
 use crate::report::HumanRenderer;
 
@@ -141,86 +141,34 @@ impl ValueArgs {
     /// where the model actually called must be what the prompt says (`run`): those come
     /// from `--model` / `--provider`.
     pub(crate) fn refuse_model_vars(&self) -> Result<(), CliError> {
-        for (key, _) in &self.vars {
-            if key == MODEL_VARIABLE || key == PROVIDER_VARIABLE {
-                return Err(CliError::usage_with(
-                    format!(
-                        "`--var {key}=…` would make the prompt name another model than the one called"
-                    ),
-                    Some(format!("use `--{key} …` instead")),
-                ));
-            }
-        }
-        for (file, key) in self.file_keys() {
-            if key == MODEL_VARIABLE || key == PROVIDER_VARIABLE {
-                return Err(CliError::usage_with(
-                    format!(
-                        "`{key}` in `--var-file {file}` would make the prompt name another model than the one called"
-                    ),
-                    Some(format!(
-                        "use `--{key} …` instead, and remove `{key}` from the file"
-                    )),
-                ));
-            }
-        }
-        Ok(())
+        Ok(value_flags::refuse_model_vars(
+            &self.vars,
+            &self.file_keys(),
+        )?)
     }
 
     /// Does `--var` or a `--var-file` set `key` (so the caller must not replace it)?
     pub(crate) fn pins(&self, key: &str) -> bool {
-        self.vars.iter().any(|(k, _)| k == key) || self.file_keys().iter().any(|(_, k)| k == key)
+        value_flags::pins(&self.vars, &self.file_keys(), key)
     }
 
     /// `(file, name)` of every name the `--var-file`s that can be read set. (Files that
     /// cannot be read are reported by [`ValueArgs::values`].)
     fn file_keys(&self) -> Vec<(String, String)> {
-        let Ok(loaded) = self.var_files() else {
-            return Vec::new();
-        };
-        loaded
-            .iter()
-            .filter_map(|file| file.as_ref().ok())
-            .flat_map(|file| {
-                let shown = file.source.display.to_string();
-                file.entries
-                    .iter()
-                    .map(move |e| (shown.clone(), e.name.clone()))
-            })
-            .collect()
+        self.var_files()
+            .map(value_flags::file_keys)
+            .unwrap_or_default()
     }
 
     /// Refuse a second reader of standard input: the preset `-` and `--var-file -`.
     pub(crate) fn check_stdin(&self, preset_arg: &str) -> Result<(), CliError> {
-        if preset_arg == STDIN_ARG && self.var_files.iter().any(|p| p.as_os_str() == STDIN_ARG) {
-            return Err(CliError::usage_with(
-                "the preset `-` and `--var-file -` both read standard input, which can be read only once",
-                Some(
-                    "give the values in a file (`--var-file values.yaml`), or the preset as a path"
-                        .into(),
-                ),
-            ));
-        }
-        Ok(())
+        Ok(value_flags::check_stdin(preset_arg, &self.var_files)?)
     }
 
     /// Every `--var-file`, read and parsed the first time it is needed. Standard input
     /// may be given once.
     fn var_files(&self) -> Result<&[LoadedVarFile], CliError> {
-        if self
-            .var_files
-            .iter()
-            .filter(|p| p.as_os_str() == STDIN_ARG)
-            .count()
-            > 1
-        {
-            return Err(CliError::usage_with(
-                "`--var-file -` is given twice, but standard input can be read only once",
-                Some("put all the values into one file on standard input".into()),
-            ));
-        }
-        Ok(self
-            .loaded
-            .get_or_init(|| self.var_files.iter().map(|p| read_var_file(p)).collect()))
+        Ok(value_flags::load_var_files(&self.var_files, &self.loaded)?)
     }
 }
 

@@ -8,7 +8,7 @@ use super::{CliError, Exit, GlobalArgs};
 use crate::diagnostic::Diagnostic;
 use crate::preset::validate::ValidPreset;
 use crate::project::{Project, ProjectError, ProjectOptions, Refusal};
-pub(crate) use crate::project::{Selected, absolute, is_path};
+pub(crate) use crate::project::{Selected, absolute};
 use crate::source_files::SourceFiles;
 
 /// The project of one invocation (see [`Project`], which it derefs to).

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use super::source::{MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, TextFile};
 use super::spec::Spanned;
-use crate::bounded::{BoundedReadError, byte_size, read_bounded};
+use crate::bounded::{BoundedReadError, byte_size};
+use crate::confine::{ReadBeneathError, read_beneath};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 use crate::source_files::SourceText;
 
@@ -114,21 +115,17 @@ fn read_text_file(
         Err(why) => return Err(escape(at, relative, why)),
     };
     let dir = preset_path.parent().unwrap_or(Path::new(""));
-    let path = dir.join(&inside);
     let display = display_of(&parsed.source.display, &inside);
-    // A symbolic link may lead out even when the path does not: judge where it ends.
-    if let (Ok(real_dir), Ok(real)) = (canonical(dir), path.canonicalize())
-        && !real.starts_with(&real_dir)
-    {
-        return Err(escape(
-            at,
+    let limit = MAX_PRESET_FILE_BYTES as u64;
+    // Resolved beneath the preset's directory: a symbolic link that leads out is refused
+    // before anything is opened.
+    let bytes = read_beneath(dir, &inside, limit).map_err(|e| match e {
+        ReadBeneathError::Outside => escape(
+            at.clone(),
             relative,
             "it is a symbolic link (or passes through one) that leads outside the preset's directory",
-        ));
-    }
-    let limit = MAX_PRESET_FILE_BYTES as u64;
-    let bytes = read_bounded(&path, limit).map_err(|e| match e {
-        BoundedReadError::TooLarge { size, .. } => Diagnostic::new(
+        ),
+        ReadBeneathError::Read(BoundedReadError::TooLarge { size, .. }) => Diagnostic::new(
             DiagnosticKind::LimitExceeded,
             match size {
                 Some(size) => format!(
@@ -145,16 +142,18 @@ fn read_text_file(
         .help("split the text into several sections, each with its own file"),
         // Nothing readable at the path is a mistake in the preset (exit 1, like any other
         // invalid preset); a read that fails (permissions, a failing disk) is I/O.
-        other @ (BoundedReadError::NotFound
-        | BoundedReadError::DanglingLink
-        | BoundedReadError::Directory
-        | BoundedReadError::NotRegular(_)) => Diagnostic::new(
+        ReadBeneathError::Read(
+            other @ (BoundedReadError::NotFound
+            | BoundedReadError::DanglingLink
+            | BoundedReadError::Directory
+            | BoundedReadError::NotRegular(_)),
+        ) => Diagnostic::new(
             DiagnosticKind::InvalidValue,
             format!("`textFile` `{relative}` names no file to read (`{display}`: {other})"),
         )
         .at(at.clone())
         .help("the path is relative to the preset file's directory"),
-        other => Diagnostic::new(
+        ReadBeneathError::Read(other) => Diagnostic::new(
             DiagnosticKind::Io,
             format!("cannot read `textFile` `{relative}` (`{display}`): {other}"),
         )
@@ -210,14 +209,6 @@ fn confined(relative: &str) -> Result<PathBuf, &'static str> {
         return Err("it names no file");
     }
     Ok(inside)
-}
-
-fn canonical(dir: &Path) -> std::io::Result<PathBuf> {
-    if dir.as_os_str().is_empty() {
-        Path::new(".").canonicalize()
-    } else {
-        dir.canonicalize()
-    }
 }
 
 /// How the text file is shown: next to the preset as the preset is shown

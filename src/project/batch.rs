@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use super::{Project, Selected, is_path};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::preset::validate::Validation;
+use crate::report::PresetOutcome;
 
 /// From how many presets the work is spread over the cores (below it, starting the
 /// threads costs more than it saves).
@@ -203,6 +204,17 @@ pub fn stem_name(file: &str) -> String {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// The outcome of a file that could not be read as a preset: invalid, named after its
+/// stem.
+pub fn refused_outcome(file: &str) -> PresetOutcome {
+    PresetOutcome {
+        name: stem_name(file),
+        file: file.to_owned(),
+        valid: false,
+        blamed_parents: Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! [`Overrides`] applied, and the provider lint of exactly the tools that endpoint gets,
 //! run once (validation's memo answers what it already linted).
 
+use super::UsageError;
 use crate::diagnostic::Diagnostic;
-use crate::endpoint::{ModelSettings, OverrideError, Overrides};
+use crate::endpoint::{Dialect, ModelSettings, OverrideError, Overrides, Provider};
 use crate::preset::ValidPreset;
 use crate::preset::catalog::PresetCatalog;
 use crate::provider::lint::LintedTools;
@@ -37,6 +38,34 @@ pub fn problems(
     catalog: &PresetCatalog,
 ) -> Vec<Diagnostic> {
     lint(preset, settings, catalog).diagnostics().to_vec()
+}
+
+/// The settings to render a body in `dialect` with: the preset's (or the flags') when its
+/// provider speaks that dialect, else the dialect's own provider with the same model name.
+pub fn for_dialect(
+    settings: Option<ModelSettings>,
+    dialect: Dialect,
+) -> Result<ModelSettings, UsageError> {
+    let Some(settings) = settings else {
+        return Err(UsageError::with(
+            "this preset has no `model` block to render a request for",
+            Some(
+                "pass `--provider NAME --model NAME` (or add a `model` block to the preset)".into(),
+            ),
+        ));
+    };
+    if settings.dialect() == dialect {
+        return Ok(settings);
+    }
+    let provider = match dialect {
+        Dialect::OpenAi => Provider::Openai,
+        Dialect::Anthropic => Provider::Anthropic,
+    };
+    let mut switched = ModelSettings::new(provider, settings.name);
+    if let Some(max) = settings.max_tokens {
+        switched = switched.with_max_tokens(max);
+    }
+    Ok(switched)
 }
 
 #[cfg(test)]
@@ -97,5 +126,25 @@ mod tests {
             assert_eq!(kinds, [DiagnosticKind::ToolNameRejected], "{found:?}");
             assert!(found[0].message.contains(&long), "{found:?}");
         }
+    }
+
+    /// A body in another dialect goes to that dialect's provider, same model and limit;
+    /// one in the endpoint's own dialect keeps the endpoint.
+    #[test]
+    fn a_body_in_another_dialect_keeps_the_model_and_its_limit() {
+        let deepseek = ModelSettings::new(Provider::Deepseek, "m".to_owned()).with_max_tokens(7);
+        assert_eq!(
+            for_dialect(Some(deepseek.clone()), Dialect::OpenAi).unwrap(),
+            deepseek
+        );
+        let switched = for_dialect(Some(deepseek), Dialect::Anthropic).unwrap();
+        assert_eq!(
+            switched,
+            ModelSettings::new(Provider::Anthropic, "m".to_owned()).with_max_tokens(7)
+        );
+        let back = for_dialect(Some(switched), Dialect::OpenAi).unwrap();
+        assert_eq!(back.provider, Provider::Openai);
+        let e = for_dialect(None, Dialect::OpenAi).unwrap_err();
+        assert!(e.message.contains("no `model` block"), "{e:?}");
     }
 }

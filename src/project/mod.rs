@@ -17,7 +17,9 @@
 //!   `tool-drift` between a pinned and a live listing;
 //! - [`environment`]: the runtime values of the machine (os, shell, date);
 //! - [`gate`]: the run gate's policy (transport, what must be trusted);
-//! - [`endpoint`]: the endpoint a request goes to, with the provider lint run once.
+//! - [`endpoint`]: the endpoint a request goes to, with the provider lint run once;
+//! - [`run_setup`]: what `run` settles before it starts (working directory, sandbox,
+//!   containment).
 //!
 //! The library never prints: everything comes back as [`Diagnostic`]s.
 
@@ -27,9 +29,18 @@ pub mod connect;
 pub mod endpoint;
 pub mod environment;
 pub mod gate;
+pub mod init;
 pub mod lock;
+mod locking;
+pub mod run_setup;
 pub mod servers;
+mod targets;
+mod usage;
+pub mod value_flags;
 pub mod values;
+
+pub use locking::LockEntriesError;
+pub use usage::UsageError;
 
 use std::path::{Path, PathBuf};
 

@@ -40,15 +40,21 @@
 //! ```
 
 mod exit;
+pub mod explain;
 mod format;
 pub mod github;
 pub mod human;
 pub mod json;
 mod mask;
+pub mod render;
 pub mod sarif;
+pub mod show;
 pub mod shown;
+mod streams;
 mod style;
 pub mod validation;
+mod verdict;
+mod yaml;
 
 #[cfg(test)]
 mod tests;
@@ -60,5 +66,7 @@ pub use json::{diagnostic_json, order_json, pretty};
 pub use mask::mask;
 pub use sarif::SarifRun;
 pub use shown::{MAX_SHOWN_PER_FILE, Shown, cap_per_file, more_text};
+pub use streams::Streams;
 pub use style::Style;
 pub use validation::{PresetOutcome, ValidationReport, message_with_help};
+pub use verdict::exit_code;

@@ -1,12 +1,13 @@
 //! [`ToolContext`]: what a handler may touch — the confined workspace, the session and
 //! the environment of commands.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use super::builtin::beneath::WorkspaceRoot;
 use super::builtin::{CommandLimits, Containment, OutputLimits, TodoItem};
 use super::sandbox::{SandboxProfile, SharedProfile};
+pub use crate::confine::WorkspaceError;
+use crate::confine::beneath::WorkspaceRoot;
 
 /// Per-session state shared by the tools of one agent session (e.g. the todo list).
 #[derive(Debug, Default)]
@@ -33,34 +34,6 @@ impl SessionState {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = todos;
     }
-}
-
-/// Why [`ToolContext::new`] refused a workspace root.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum WorkspaceError {
-    /// The root is not an absolute path (`missing/..`, `.`, `src`): a relative root
-    /// would depend on the process's current directory.
-    #[error("the workspace root `{}` is not an absolute path", path.display())]
-    NotAbsolute {
-        /// The root as given.
-        path: PathBuf,
-    },
-    /// The root does not exist or cannot be opened.
-    #[error("the workspace root `{}` cannot be opened: {source}", path.display())]
-    Inaccessible {
-        /// The root as given.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The root exists but is not a directory.
-    #[error("the workspace root `{}` is not a directory", path.display())]
-    NotADirectory {
-        /// The root as given.
-        path: PathBuf,
-    },
 }
 
 /// What a tool handler receives besides its arguments: the workspace (opened once, as a

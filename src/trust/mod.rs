@@ -36,6 +36,7 @@
 //! assert_eq!(reach.items[0].value, "AWS_SECRET_ACCESS_KEY");
 //! ```
 
+pub mod display;
 mod reach;
 mod store;
 

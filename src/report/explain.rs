@@ -1,12 +1,13 @@
-//! `render --explain`: the provenance of a rendered request as a table or as JSON.
+//! `render --explain`: the provenance of a rendered request as a table ([`text`]) or as
+//! JSON ([`json`]).
 
 use serde_json::{Value, json};
 
+use super::mask;
+use super::{order_json, pretty};
 use crate::diagnostic::Span;
 use crate::preset::{PieceProvenance, Provenance, ToolAdmission};
 use crate::prompt::Replaced;
-use crate::report::mask;
-use crate::report::{order_json, pretty};
 use crate::tokens;
 
 /// Right-aligned numeric columns, left-aligned text columns.
@@ -135,7 +136,7 @@ fn pieces_table(pieces: &[PieceProvenance], label: &str, total: (usize, usize)) 
 
 /// The provenance as tables: sections, tools, contexts, then the prefix's total and
 /// fingerprint.
-pub(crate) fn text(p: &Provenance, fingerprint: &str) -> String {
+pub fn text(p: &Provenance, fingerprint: &str) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "=== system prompt: {} sections, in the cacheable prefix (tokens: {}) ===\n",
@@ -231,7 +232,7 @@ fn piece_json(p: &PieceProvenance) -> Value {
 }
 
 /// `{"preset", "encoding", "sections", "tools", "contexts", "totals", "fingerprint"}`.
-pub(crate) fn json(preset: &str, p: &Provenance, fingerprint: &str) -> String {
+pub fn json(preset: &str, p: &Provenance, fingerprint: &str) -> String {
     let tools: Vec<Value> = p
         .tools
         .iter()
