@@ -617,6 +617,31 @@ mod tests {
     }
 
     #[test]
+    fn an_object_whose_only_key_is_a_secret_has_the_key_masked() {
+        let r = Redactor::new([KEY]);
+        let mut v = serde_json::json!({ KEY: KEY });
+        r.redact_json(&mut v);
+        let m = "*".repeat(KEY.len());
+        assert_eq!(v.to_string(), format!("{{\"{m}\":\"{m}\"}}"));
+    }
+
+    #[test]
+    fn a_secret_given_twice_is_one_set_of_patterns() {
+        // `Debug` shows how many patterns there are, never what they are.
+        assert_eq!(
+            format!("{:?}", Redactor::new(["abc"])),
+            "Redactor { patterns: 1 }"
+        );
+        assert_eq!(
+            format!("{:?}", Redactor::new(["abc", "abc"])),
+            "Redactor { patterns: 1 }"
+        );
+        let once = format!("{:?}", Redactor::new([KEY]));
+        assert_eq!(format!("{:?}", Redactor::new([KEY, KEY])), once);
+        assert_eq!(format!("{:?}", Redactor::new([KEY]).with_secret(KEY)), once);
+    }
+
+    #[test]
     fn a_key_split_across_pieces_never_comes_out() {
         let r = Redactor::new([KEY]);
         let mut s = r.stream();
