@@ -11,6 +11,8 @@
 #                       directory shared by every run, so dependencies build once and
 #                       the worktree's own target/ is never touched
 #   MUTANTS_OUT         where the reports go (default target/mutants-out/<file>)
+#   MUTANTS_ARGS        more cargo-mutants arguments for every file, e.g. `--iterate` to test
+#                       only what the last run in MUTANTS_OUT did not catch
 #
 # cargo-mutants copies the tree to a scratch directory and mutates the copy (never
 # `--in-place`), so the worktree can be edited while a run goes on.
@@ -75,7 +77,7 @@ for entry in "${files[@]}"; do
         read -r -a words <<<"$filters"
         test_args=(-- -- "${words[@]}")
     fi
-    read -r -a extra_args <<<"$extra"
+    read -r -a extra_args <<<"$extra ${MUTANTS_ARGS:-}"
     if [[ $extra != *--timeout* ]]; then
         extra_args+=(--timeout 120)
     fi
