@@ -13,6 +13,10 @@
 #   MUTANTS_OUT         where the reports go (default target/mutants-out/<file>)
 #   MUTANTS_ARGS        more cargo-mutants arguments for every file, e.g. `--iterate` to test
 #                       only what the last run in MUTANTS_OUT did not catch
+#   MUTANTS_MAX_KIB     address space per process, in KiB (default 8 GiB): a mutant that
+#                       turns a loop into an endless one that allocates (`from = start + 1`
+#                       → `start * 1` in the redactor's search) fails its test at the limit
+#                       instead of filling the shared machine's memory
 #
 # cargo-mutants copies the tree to a scratch directory and mutates the copy (never
 # `--in-place`), so the worktree can be edited while a run goes on.
@@ -27,6 +31,7 @@ if ! command -v cargo-mutants >/dev/null 2>&1; then
 fi
 
 jobs=${MUTANTS_JOBS:-1}
+ulimit -v "${MUTANTS_MAX_KIB:-8388608}"
 export CARGO_TARGET_DIR=${MUTANTS_TARGET_DIR:-$PWD/target/mutants-build}
 out_root=${MUTANTS_OUT:-target/mutants-out}
 
