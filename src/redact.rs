@@ -642,6 +642,29 @@ mod tests {
     }
 
     #[test]
+    fn a_text_that_is_just_the_secret_and_separate_occurrences() {
+        let short = Redactor::new(["abc"]);
+        assert_eq!(short.redact("abc"), "***", "as long as the only pattern");
+        assert_eq!(
+            short.redact("abc-x-abc"),
+            "***-x-***",
+            "not merged across `-x-`"
+        );
+        // Eight characters is long enough for the case variants and encodings.
+        let eight = Redactor::new(["abcdefgh"]);
+        assert_eq!(eight.redact("ABCDEFGH abcdefgh"), "******** ********");
+    }
+
+    #[test]
+    fn the_stream_counts_what_it_holds_back() {
+        let mut s = Redactor::new([KEY]).stream();
+        assert_eq!(s.push("sk-li"), "");
+        assert_eq!(s.pending_len(), 5);
+        assert_eq!(s.finish(), "sk-li");
+        assert_eq!(s.pending_len(), 0);
+    }
+
+    #[test]
     fn a_key_split_across_pieces_never_comes_out() {
         let r = Redactor::new([KEY]);
         let mut s = r.stream();
@@ -697,6 +720,21 @@ mod tests {
             escape_for_display("plain é 漢字 ✓", DisplayContext::Strict),
             Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn display_pieces_hold_no_empty_runs() {
+        use DisplayPiece::{Escaped, Plain};
+        let rtl = '\u{202e}';
+        assert_eq!(
+            display_pieces("\u{202e}\u{202e}", DisplayContext::Strict),
+            [Escaped(rtl), Escaped(rtl)]
+        );
+        assert_eq!(
+            display_pieces("ab\u{202e}é\u{202e}", DisplayContext::Text),
+            [Plain("ab"), Escaped(rtl), Plain("é"), Escaped(rtl)]
+        );
+        assert_eq!(display_pieces("", DisplayContext::Text), []);
     }
 
     /// The forms of `key` a hostile server might echo.
