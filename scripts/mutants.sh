@@ -52,11 +52,11 @@ files=(
     "src/tools/restriction.rs|--lib --test core_registry --test conformance_core --test properties --test preset_validate||"
     "src/prompt/step_cache.rs|--lib||"
     "src/secrets.rs|--lib|secrets|"
-    "src/redact.rs|--lib|redact::|"
+    "src/redact.rs|--lib|redact::|--timeout 20"
     "src/tools/builtin/beneath.rs|--lib --test builtin_files --test security_tools||"
     "src/tools/builtin/command_env.rs|--lib|command_env|"
     "src/tools/builtin/containment.rs|--lib|containment::|--timeout 30 --re $containment_unit --exclude-re $containment_skip"
-    "src/tools/builtin/containment.rs|--lib --test builtin_bash --test security_tools --test builtin_hardening|$containment_tests|--exclude-re $containment_unit --exclude-re $containment_skip"
+    "src/tools/builtin/containment.rs|--lib --test builtin_bash --test security_tools --test builtin_hardening|$containment_tests|--timeout 60 --exclude-re $containment_unit --exclude-re $containment_skip"
 )
 
 status=0
@@ -68,8 +68,8 @@ for entry in "${files[@]}"; do
     fi
     part=$((part + 1))
     name=$(basename "$file" .rs)
-    if [[ -n $extra ]]; then
-        name="$name-$part"
+    if [[ $(printf '%s\n' "${files[@]}" | grep -c "^$file|") -gt 1 ]]; then
+        name="$name-$part" # a file run in parts: one report each
     fi
     echo "== $file (cargo test $targets -- $filters) $extra"
     mkdir -p "$out_root/$name"
