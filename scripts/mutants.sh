@@ -4,6 +4,7 @@
 #
 #   scripts/mutants.sh                 # every file below
 #   scripts/mutants.sh step_cache      # the files whose path contains `step_cache`
+#   scripts/mutants.sh containment 1   # only the first part of a file run in parts
 #
 # Environment:
 #   MUTANTS_JOBS        parallel builds (default 1: each build already uses every core)
@@ -54,19 +55,20 @@ files=(
     "src/secrets.rs|--lib|secrets|"
     "src/redact.rs|--lib|redact::|--timeout 20"
     "src/tools/builtin/beneath.rs|--lib --test builtin_files --test security_tools||"
-    "src/tools/builtin/command_env.rs|--lib|command_env|"
+    "src/tools/builtin/command_env.rs|--lib|command_env|--timeout 30"
     "src/tools/builtin/containment.rs|--lib|containment::|--timeout 30 --re $containment_unit --exclude-re $containment_skip"
     "src/tools/builtin/containment.rs|--lib --test builtin_bash --test security_tools --test builtin_hardening|$containment_tests|--timeout 60 --exclude-re $containment_unit --exclude-re $containment_skip"
 )
 
 status=0
-part=0
+declare -A parts
 for entry in "${files[@]}"; do
     IFS='|' read -r file targets filters extra <<<"$entry"
-    if [[ $# -gt 0 && $file != *"$1"* ]]; then
+    parts[$file]=$((${parts[$file]:-0} + 1))
+    part=${parts[$file]}
+    if [[ $# -gt 0 && $file != *"$1"* ]] || [[ $# -gt 1 && $part != "$2" ]]; then
         continue
     fi
-    part=$((part + 1))
     name=$(basename "$file" .rs)
     if [[ $(printf '%s\n' "${files[@]}" | grep -c "^$file|") -gt 1 ]]; then
         name="$name-$part" # a file run in parts: one report each
