@@ -574,6 +574,24 @@ mod tests {
     }
 
     #[test]
+    fn base64_of_the_key_alone_is_masked_whole_and_with_text_after_it_too() {
+        let r = Redactor::new([KEY]);
+        // 27 bytes: whole groups, so every character is fixed by the key.
+        let bare = b64(KEY, STANDARD);
+        assert_eq!(r.redact(&bare), "*".repeat(bare.len()));
+        // The key in the middle of what was encoded, at each alignment: the characters
+        // touched by the bytes around it stay visible, the rest is masked.
+        for (before, after) in [("me:", ":x"), ("u:", "!"), ("a", "tail")] {
+            for alphabet in [STANDARD, URL_SAFE] {
+                let text = b64(&format!("{before}{KEY}{after}"), alphabet);
+                let out = r.redact(&text);
+                let masked = out.chars().filter(|c| *c == MASK).count();
+                assert!(masked >= KEY.len() * 4 / 3 - 2, "{text} -> {out}");
+            }
+        }
+    }
+
+    #[test]
     fn percent_encoding_is_masked_where_it_differs() {
         let key = "abc+def/ghi=jkl";
         let r = Redactor::new([key]);
