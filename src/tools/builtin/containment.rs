@@ -1724,12 +1724,23 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = libc::pid_t::try_from(root.id()).unwrap();
+        // Its children, from every process's `stat` (`pid (comm) state ppid …`).
         let children = |pid: libc::pid_t| -> Vec<libc::pid_t> {
-            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-                .unwrap_or_default()
-                .split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect()
+            let mut kids: Vec<libc::pid_t> = std::fs::read_dir("/proc")
+                .unwrap()
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .filter(|&p: &libc::pid_t| {
+                    std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|stat| {
+                        stat.rfind(')').is_some_and(|close| {
+                            stat[close + 1..].split_whitespace().nth(1)
+                                == Some(pid.to_string().as_str())
+                        })
+                    })
+                })
+                .collect();
+            kids.sort_unstable();
+            kids
         };
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let (live, zombie) = loop {
