@@ -1629,18 +1629,25 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_cgroup_is_left_over_only_when_its_owner_is_gone() {
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .unwrap();
-        let name = format!("{CGROUP_PREFIX}{}-3", child.id());
-        assert!(!owner_gone(&name), "a live owner");
-        child.kill().unwrap();
-        child.wait().unwrap();
+        let sleep = || {
+            std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap()
+        };
+        let (mut live, mut dead) = (sleep(), sleep());
+        let name = |child: &std::process::Child| format!("{CGROUP_PREFIX}{}-3", child.id());
+        dead.kill().unwrap();
+        dead.wait().unwrap();
         // Reaped: the pid is free (a new process taking it this instant is unlikely).
-        assert!(owner_gone(&name), "a gone owner");
+        assert!(owner_gone(&name(&dead)), "a gone owner");
+        // Right after a lookup that failed with ESRCH (errno still says so), a live
+        // owner is still live: the answer is kill(2)'s, not a stale errno's.
+        assert!(!owner_gone(&name(&live)), "a live owner");
         assert!(!owner_gone(&format!("{CGROUP_PREFIX}0-1")));
         assert!(!owner_gone(&format!("{CGROUP_PREFIX}x-1")));
+        live.kill().unwrap();
+        live.wait().unwrap();
     }
 
     #[cfg(target_os = "linux")]
