@@ -42,14 +42,16 @@ out_root=${MUTANTS_OUT:-target/mutants-out}
 # containment.rs runs in two parts: the functions that unit tests in the file reach
 # (fast: the lib alone), and the rest (spawning, killing, cgroups, the supervisor) with
 # the integration tests that run commands, filtered to those that exercise containment
-# (without --lib: the crate then builds once per mutant, not twice).
+# (without --lib: the crate then builds once per mutant, not twice); cli_run's tests
+# run the agent itself, the only place commands are spawned from the main thread (the
+# death signal).
 # Two mutants are left out of both: `i += 1` → `i *= 1` in `cgroup::unescape` loops
 # forever while pushing bytes (memory, not just time, on a shared machine), and so does
 # `i += 4` → `i *= 4` on an escape at the start of a field; cargo-mutants names the two
 # alike. `mountinfo_escapes_are_undone_and_nothing_else_changes` checks that loop.
 containment_unit='Containment|CommandLimits|half_of_physical_memory|describe|unique_suffix|owner_gone|remove_dir_blocking|cgroup::unescape|subreaper::parse_pid|subreaper::live_descendants|subreaper::survivors|subreaper::kill_tree'
 containment_skip='replace.\+=.with.\*=.in.cgroup::unescape'
-containment_tests='timeout background dropped fork_past allocates_past exit_status supervisor leaves_the_process_group'
+containment_tests='timeout background dropped fork_past allocates_past exit_status supervisor leaves_the_process_group sigkill stops_its_subreaper'
 files=(
     "src/tools/restriction.rs|--lib --test core_registry --test conformance_core --test properties --test preset_validate||"
     "src/prompt/step_cache.rs|--lib||"
@@ -58,7 +60,7 @@ files=(
     "src/tools/builtin/beneath.rs|--lib --test builtin_files --test security_tools||"
     "src/tools/builtin/command_env.rs|--lib|command_env|--timeout 30"
     "src/tools/builtin/containment.rs|--lib|containment::|--timeout 30 --re $containment_unit --exclude-re $containment_skip"
-    "src/tools/builtin/containment.rs|--test builtin_bash --test security_tools --test builtin_hardening|$containment_tests|--timeout 60 --exclude-re $containment_unit --exclude-re $containment_skip"
+    "src/tools/builtin/containment.rs|--test builtin_bash --test security_tools --test builtin_hardening --test cli_run|$containment_tests|--timeout 60 --exclude-re $containment_unit --exclude-re $containment_skip"
 )
 
 status=0
