@@ -197,6 +197,33 @@ async fn background_jobs_holding_the_pipes_do_not_hang_the_call() {
 }
 
 #[tokio::test]
+async fn the_process_group_containment_kills_the_group_when_the_command_ends() {
+    use agent_presets::tools::builtin::Containment;
+    // The containment of hosts without Linux's: on Linux only when asked for.
+    let f = Fixture::new();
+    let ctx = f.ctx.clone().with_containment(Containment::ProcessGroup);
+    let out = f
+        .registry
+        .call(
+            "bash",
+            json!({"command": "sleep 60 & echo $! > bg.pid; echo launched"}),
+            &ctx,
+        )
+        .await
+        .unwrap()
+        .content;
+    assert!(
+        out.starts_with("exit code: 0\n--- stdout ---\nlaunched\n"),
+        "{out}"
+    );
+    let bg = read_pid(&f.ws, "bg.pid").await;
+    assert!(
+        wait_gone(bg).await,
+        "the background job {bg} outlived the command"
+    );
+}
+
+#[tokio::test]
 async fn a_dropped_call_kills_the_process_group() {
     let f = Fixture::new();
     let call = f.call(json!({
