@@ -4,6 +4,7 @@
 #
 #   scripts/mutants.sh                 # every file below
 #   scripts/mutants.sh step_cache      # the files whose path contains `step_cache`
+#   scripts/mutants.sh containment 1   # only the first part of a file run in parts
 #
 # Environment:
 #   MUTANTS_JOBS        parallel builds (default 1: each build already uses every core)
@@ -11,6 +12,12 @@
 #                       directory shared by every run, so dependencies build once and
 #                       the worktree's own target/ is never touched
 #   MUTANTS_OUT         where the reports go (default target/mutants-out/<file>)
+#   MUTANTS_ARGS        more cargo-mutants arguments for every file, e.g. `--iterate` to test
+#                       only what the last run in MUTANTS_OUT did not catch
+#   MUTANTS_MAX_KIB     address space per process, in KiB (default 8 GiB): a mutant that
+#                       turns a loop into an endless one that allocates (`from = start + 1`
+#                       → `start * 1` in the redactor's search) fails its test at the limit
+#                       instead of filling the shared machine's memory
 #
 # cargo-mutants copies the tree to a scratch directory and mutates the copy (never
 # `--in-place`), so the worktree can be edited while a run goes on.
@@ -25,39 +32,68 @@ if ! command -v cargo-mutants >/dev/null 2>&1; then
 fi
 
 jobs=${MUTANTS_JOBS:-1}
+ulimit -v "${MUTANTS_MAX_KIB:-8388608}"
 export CARGO_TARGET_DIR=${MUTANTS_TARGET_DIR:-$PWD/target/mutants-build}
 out_root=${MUTANTS_OUT:-target/mutants-out}
 
-# file | cargo arguments for the build and the run (which test targets) | test filter
+# file | cargo arguments for the build and the run (which test targets) | test name
+# filters (any of them; space-separated) | more cargo-mutants arguments (which mutants)
+#
+# containment.rs runs in two parts: the functions that unit tests in the file reach
+# (fast: the lib alone), and the rest (spawning, killing, cgroups, the supervisor) with
+# the integration tests that run commands, filtered to those that exercise containment
+# (without --lib: the crate then builds once per mutant, not twice); cli_run's tests
+# run the agent itself, the only place commands are spawned from the main thread (the
+# death signal).
+# Two mutants are left out of both: `i += 1` → `i *= 1` in `cgroup::unescape` loops
+# forever while pushing bytes (memory, not just time, on a shared machine), and so does
+# `i += 4` → `i *= 4` on an escape at the start of a field; cargo-mutants names the two
+# alike. `mountinfo_escapes_are_undone_and_nothing_else_changes` checks that loop.
+containment_unit='Containment|CommandLimits|half_of_physical_memory|describe|unique_suffix|owner_gone|remove_dir_blocking|cgroup::unescape|subreaper::parse_pid|subreaper::live_descendants|subreaper::survivors|subreaper::kill_tree'
+containment_skip='replace.\+=.with.\*=.in.cgroup::unescape'
+containment_tests='timeout background dropped fork_past allocates_past exit_status supervisor leaves_the_process_group sigkill stops_its_subreaper'
 files=(
-    "src/tools/restriction.rs|--lib --test core_registry --test conformance_core --test properties --test preset_validate|"
-    "src/prompt/step_cache.rs|--lib|"
-    "src/secrets.rs|--lib|secrets"
-    "src/redact.rs|--lib --test security_tools|"
-    "src/confine/beneath.rs|--lib|confine::"
-    "src/confine/file.rs|--lib|confine::"
-    "src/tools/builtin/containment.rs|--test builtin_bash --test builtin_hardening|"
+    "src/tools/restriction.rs|--lib --test core_registry --test conformance_core --test properties --test preset_validate||"
+    "src/prompt/step_cache.rs|--lib||"
+    "src/secrets.rs|--lib|secrets|"
+    "src/redact.rs|--lib|redact::|--timeout 20"
+    "src/confine/beneath.rs|--lib|confine::|"
+    "src/confine/file.rs|--lib|confine::|"
+    "src/tools/builtin/command_env.rs|--lib|command_env|--timeout 30"
+    "src/tools/builtin/containment.rs|--lib|containment::|--timeout 30 --re $containment_unit --exclude-re $containment_skip"
+    "src/tools/builtin/containment.rs|--test builtin_bash --test security_tools --test builtin_hardening --test cli_run|$containment_tests|--timeout 60 --exclude-re $containment_unit --exclude-re $containment_skip"
 )
 
 status=0
+declare -A parts
 for entry in "${files[@]}"; do
-    IFS='|' read -r file targets filter <<<"$entry"
-    if [[ $# -gt 0 && $file != *"$1"* ]]; then
+    IFS='|' read -r file targets filters extra <<<"$entry"
+    parts[$file]=$((${parts[$file]:-0} + 1))
+    part=${parts[$file]}
+    if [[ $# -gt 0 && $file != *"$1"* ]] || [[ $# -gt 1 && $part != "$2" ]]; then
         continue
     fi
     name=$(basename "$file" .rs)
-    echo "== $file (cargo test $targets -- $filter)"
+    if [[ $(printf '%s\n' "${files[@]}" | grep -c "^$file|") -gt 1 ]]; then
+        name="$name-$part" # a file run in parts: one report each
+    fi
+    echo "== $file (cargo test $targets -- $filters) $extra"
     mkdir -p "$out_root/$name"
     cargo_args=()
     for arg in $targets; do
         cargo_args+=("--cargo-arg=$arg")
     done
     test_args=()
-    if [[ -n $filter ]]; then
-        test_args=(-- -- "$filter")
+    if [[ -n $filters ]]; then
+        read -r -a words <<<"$filters"
+        test_args=(-- -- "${words[@]}")
+    fi
+    read -r -a extra_args <<<"$extra ${MUTANTS_ARGS:-}"
+    if [[ $extra != *--timeout* ]]; then
+        extra_args+=(--timeout 120)
     fi
     cargo mutants --file "$file" --jobs "$jobs" --output "$out_root/$name" \
-        --timeout 120 --build-timeout 1200 --baseline "${MUTANTS_BASELINE:-run}" --no-shuffle \
-        "${cargo_args[@]}" "${test_args[@]}" || status=$?
+        --build-timeout 1200 --baseline "${MUTANTS_BASELINE:-run}" --no-shuffle \
+        "${extra_args[@]}" "${cargo_args[@]}" "${test_args[@]}" || status=$?
 done
 exit "$status"

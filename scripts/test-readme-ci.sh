@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The README's "In CI" section, copied as is into a fresh Git repository and run there,
-# with a local clone of this repository (its committed HEAD, tagged with the release tag
-# the README names) standing in for the public one:
+# The CI recipes of docs/ci.md (the README's "In CI" links there), copied as is into a
+# fresh Git repository and run there, with a local clone of this repository (its
+# committed HEAD, tagged with the release tag the recipes name) standing in for the
+# public one:
 #
 #   - the GitHub workflow (.github/workflows/presets.yml): its steps run as a runner
 #     would (scripts/action_runner.py); `uses: <this repository>@<tag>` runs the clone's
@@ -68,15 +69,15 @@ tools:
 EOF
 (cd "$project" && agent-presets lock)
 
-echo "== the README's CI snippets, copied as written"
+echo "== the CI snippets of docs/ci.md, copied as written"
 REPO="$repo" PROJECT="$project" python3 - <<'PY'
 import os, re
-readme = open(os.path.join(os.environ["REPO"], "README.md")).read()
-section = readme[readme.index("\n## In CI\n"):]
-section = section[:section.index("\n### ")]
+page = open(os.path.join(os.environ["REPO"], "docs", "ci.md")).read()
+# The recipes: everything before the prompt-drift lock.
+section = page[:page.index("\n## Prompt-drift lock\n")]
 def block(fence, first_line):
     m = re.search(r"```" + fence + r"\n(" + re.escape(first_line) + r"\n.*?)```\n", section, re.S)
-    assert m, f"no ```{fence} block starting {first_line!r} in the In CI section"
+    assert m, f"no ```{fence} block starting {first_line!r} in docs/ci.md"
     return m.group(1)
 files = {
     ".github/workflows/presets.yml": block("yaml", "# .github/workflows/presets.yml"),
@@ -181,4 +182,4 @@ if $with_pre_commit; then
     echo "   refused a drifted prompt"
     undrift
 fi
-echo "README CI section: works as written"
+echo "docs/ci.md recipes: work as written"

@@ -2,8 +2,8 @@
 //! example that triggers it, and how to fix it.
 //!
 //! The pages are the Markdown files `docs/diagnostics/<CODE>.md`, compiled into the crate.
-//! They are the one source of `agent-presets explain CODE`, of the README's table of
-//! diagnostics (a test keeps the two equal) and of the rule descriptions in SARIF output.
+//! They are the one source of `agent-presets explain CODE`, of the table of diagnostics in
+//! `docs/diagnostics.md` (a test keeps the two equal) and of the rule descriptions in SARIF output.
 //! Each page is also a module here (`codes::P0103`), so the crate documentation shows it
 //! at a stable address ([`CodePage::url`]).
 //!

@@ -574,6 +574,24 @@ mod tests {
     }
 
     #[test]
+    fn base64_of_the_key_alone_is_masked_whole_and_with_text_after_it_too() {
+        let r = Redactor::new([KEY]);
+        // 27 bytes: whole groups, so every character is fixed by the key.
+        let bare = b64(KEY, STANDARD);
+        assert_eq!(r.redact(&bare), "*".repeat(bare.len()));
+        // The key in the middle of what was encoded, at each alignment: the characters
+        // touched by the bytes around it stay visible, the rest is masked.
+        for (before, after) in [("me:", ":x"), ("u:", "!"), ("a", "tail")] {
+            for alphabet in [STANDARD, URL_SAFE] {
+                let text = b64(&format!("{before}{KEY}{after}"), alphabet);
+                let out = r.redact(&text);
+                let masked = out.chars().filter(|c| *c == MASK).count();
+                assert!(masked >= KEY.len() * 4 / 3 - 2, "{text} -> {out}");
+            }
+        }
+    }
+
+    #[test]
     fn percent_encoding_is_masked_where_it_differs() {
         let key = "abc+def/ghi=jkl";
         let r = Redactor::new([key]);
@@ -614,6 +632,54 @@ mod tests {
         let text = v.to_string();
         assert!(!text.contains(KEY), "{text}");
         assert_eq!(v["n"], 2);
+    }
+
+    #[test]
+    fn an_object_whose_only_key_is_a_secret_has_the_key_masked() {
+        let r = Redactor::new([KEY]);
+        let mut v = serde_json::json!({ KEY: KEY });
+        r.redact_json(&mut v);
+        let m = "*".repeat(KEY.len());
+        assert_eq!(v.to_string(), format!("{{\"{m}\":\"{m}\"}}"));
+    }
+
+    #[test]
+    fn a_secret_given_twice_is_one_set_of_patterns() {
+        // `Debug` shows how many patterns there are, never what they are.
+        assert_eq!(
+            format!("{:?}", Redactor::new(["abc"])),
+            "Redactor { patterns: 1 }"
+        );
+        assert_eq!(
+            format!("{:?}", Redactor::new(["abc", "abc"])),
+            "Redactor { patterns: 1 }"
+        );
+        let once = format!("{:?}", Redactor::new([KEY]));
+        assert_eq!(format!("{:?}", Redactor::new([KEY, KEY])), once);
+        assert_eq!(format!("{:?}", Redactor::new([KEY]).with_secret(KEY)), once);
+    }
+
+    #[test]
+    fn a_text_that_is_just_the_secret_and_separate_occurrences() {
+        let short = Redactor::new(["abc"]);
+        assert_eq!(short.redact("abc"), "***", "as long as the only pattern");
+        assert_eq!(
+            short.redact("abc-x-abc"),
+            "***-x-***",
+            "not merged across `-x-`"
+        );
+        // Eight characters is long enough for the case variants and encodings.
+        let eight = Redactor::new(["abcdefgh"]);
+        assert_eq!(eight.redact("ABCDEFGH abcdefgh"), "******** ********");
+    }
+
+    #[test]
+    fn the_stream_counts_what_it_holds_back() {
+        let mut s = Redactor::new([KEY]).stream();
+        assert_eq!(s.push("sk-li"), "");
+        assert_eq!(s.pending_len(), 5);
+        assert_eq!(s.finish(), "sk-li");
+        assert_eq!(s.pending_len(), 0);
     }
 
     #[test]
@@ -672,6 +738,21 @@ mod tests {
             escape_for_display("plain é 漢字 ✓", DisplayContext::Strict),
             Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn display_pieces_hold_no_empty_runs() {
+        use DisplayPiece::{Escaped, Plain};
+        let rtl = '\u{202e}';
+        assert_eq!(
+            display_pieces("\u{202e}\u{202e}", DisplayContext::Strict),
+            [Escaped(rtl), Escaped(rtl)]
+        );
+        assert_eq!(
+            display_pieces("ab\u{202e}é\u{202e}", DisplayContext::Text),
+            [Plain("ab"), Escaped(rtl), Plain("é"), Escaped(rtl)]
+        );
+        assert_eq!(display_pieces("", DisplayContext::Text), []);
     }
 
     /// The forms of `key` a hostile server might echo.

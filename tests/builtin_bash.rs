@@ -95,6 +95,39 @@ async fn reports_exit_status_stdout_and_stderr_separately() {
 }
 
 #[tokio::test]
+async fn every_containment_passes_the_output_through_untouched() {
+    use agent_presets::tools::builtin::{CommandLimits, Containment};
+    let f = Fixture::new();
+    for containment in [
+        Containment::best_available(),
+        Containment::Subreaper,
+        Containment::ProcessGroup,
+    ] {
+        // With and without the (cgroup v1) limit groups a command may have to join
+        // before it runs: joining writes to a descriptor, never to the command's output.
+        for limits in [CommandLimits::default(), CommandLimits::unlimited()] {
+            let ctx = f
+                .ctx
+                .clone()
+                .with_containment(containment)
+                .with_command_limits(limits);
+            let out = f
+                .registry
+                .call("bash", json!({"command": "echo out; echo err >&2"}), &ctx)
+                .await
+                .unwrap()
+                .content;
+            // The process group says what it does not track, after the output.
+            let rest = out.strip_prefix("exit code: 0\n--- stdout ---\nout\n--- stderr ---\nerr");
+            assert!(
+                rest.is_some_and(|r| r.is_empty() || r.starts_with("\n[note: ")),
+                "{containment} {limits:?}: {out}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
 async fn runs_in_the_workspace_with_empty_stdin() {
     let f = Fixture::new();
     let out = f
@@ -155,6 +188,33 @@ async fn background_jobs_holding_the_pipes_do_not_hang_the_call() {
     assert_eq!(
         out,
         "exit code: 0\n--- stdout ---\nlaunched\n--- stderr ---\n(empty)"
+    );
+    let bg = read_pid(&f.ws, "bg.pid").await;
+    assert!(
+        wait_gone(bg).await,
+        "the background job {bg} outlived the command"
+    );
+}
+
+#[tokio::test]
+async fn the_process_group_containment_kills_the_group_when_the_command_ends() {
+    use agent_presets::tools::builtin::Containment;
+    // The containment of hosts without Linux's: on Linux only when asked for.
+    let f = Fixture::new();
+    let ctx = f.ctx.clone().with_containment(Containment::ProcessGroup);
+    let out = f
+        .registry
+        .call(
+            "bash",
+            json!({"command": "sleep 60 & echo $! > bg.pid; echo launched"}),
+            &ctx,
+        )
+        .await
+        .unwrap()
+        .content;
+    assert!(
+        out.starts_with("exit code: 0\n--- stdout ---\nlaunched\n"),
+        "{out}"
     );
     let bg = read_pid(&f.ws, "bg.pid").await;
     assert!(

@@ -1,9 +1,10 @@
-//! The README's ready-to-copy CI recipes — the GitHub Actions workflow using this
-//! repository's Action, the pre-commit framework's configuration using its hook, and a
-//! plain Git hook — checked against `action.yml`, `.pre-commit-hooks.yaml` and the
-//! manifest's `repository`, and run against a valid, a broken and a drifted project with
-//! `agent-presets` being the binary under test. (`scripts/test-readme-ci.sh` runs them
-//! from a fresh Git repository against a local clone, pre-commit included.)
+//! The ready-to-copy CI recipes of `docs/ci.md` (the README's "In CI" links there) —
+//! the GitHub Actions workflow using this repository's Action, the pre-commit
+//! framework's configuration using its hook, and a plain Git hook — checked against
+//! `action.yml`, `.pre-commit-hooks.yaml` and the manifest's `repository`, and run
+//! against a valid, a broken and a drifted project with `agent-presets` being the binary
+//! under test. (`scripts/test-readme-ci.sh` runs them from a fresh Git repository
+//! against a local clone, pre-commit included.)
 #![cfg(feature = "cli")]
 
 use std::fs;
@@ -18,17 +19,17 @@ mod sarif_schema;
 
 use project::Project;
 
-fn readme() -> String {
-    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+fn ci_page() -> String {
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ci.md")).unwrap()
 }
 
-/// The body of the README's fenced block whose first line is `first_line`.
-fn block(readme: &str, fence: &str, first_line: &str) -> String {
+/// The body of the page's fenced block whose first line is `first_line`.
+fn block(page: &str, fence: &str, first_line: &str) -> String {
     let start = format!("```{fence}\n{first_line}\n");
-    let at = readme
+    let at = page
         .find(&start)
-        .unwrap_or_else(|| panic!("README has no ```{fence} block starting `{first_line}`"));
-    let body = &readme[at + "```".len() + fence.len() + 1..];
+        .unwrap_or_else(|| panic!("docs/ci.md has no ```{fence} block starting `{first_line}`"));
+    let body = &page[at + "```".len() + fence.len() + 1..];
     let end = body.find("```\n").unwrap();
     body[..end].to_owned()
 }
@@ -121,7 +122,11 @@ fn action_validate(project: &Project, inputs: &[(&str, &str)]) -> project::Run {
 
 #[test]
 fn github_workflow_uses_the_action_of_this_repository() {
-    let workflow = yaml(&block(&readme(), "yaml", "# .github/workflows/presets.yml"));
+    let workflow = yaml(&block(
+        &ci_page(),
+        "yaml",
+        "# .github/workflows/presets.yml",
+    ));
     let steps = workflow["jobs"]["presets"]["steps"].as_array().unwrap();
     let expected = format!("{}@{}", github_repository(), release_tag());
     let step = steps
@@ -151,7 +156,7 @@ fn github_workflow_uses_the_action_of_this_repository() {
         assert_eq!(workflow["permissions"]["security-events"], "write");
     }
 
-    // The Action's validate step with the README's inputs.
+    // The Action's validate step with the inputs of docs/ci.md's workflow.
     let given: Vec<(String, String)> = with
         .iter()
         .map(|(k, v)| {
@@ -200,7 +205,7 @@ fn github_workflow_uses_the_action_of_this_repository() {
 
 #[test]
 fn git_pre_commit_hook() {
-    let script = block(&readme(), "sh", "#!/bin/sh");
+    let script = block(&ci_page(), "sh", "#!/bin/sh");
     assert!(script.contains("# .git/hooks/pre-commit"), "{script}");
     for (project, exit) in [(valid(), 0), (broken(), 1), (drifted(), 1)] {
         let hook = project.write(".git/hooks/pre-commit", &script);
@@ -216,7 +221,7 @@ fn git_pre_commit_hook() {
 
 #[test]
 fn pre_commit_framework_uses_the_hook_of_this_repository() {
-    let config = yaml(&block(&readme(), "yaml", "# .pre-commit-config.yaml"));
+    let config = yaml(&block(&ci_page(), "yaml", "# .pre-commit-config.yaml"));
     let repo = &config["repos"][0];
     assert_eq!(
         repo["repo"].as_str(),
@@ -229,7 +234,7 @@ fn pre_commit_framework_uses_the_hook_of_this_repository() {
         .unwrap()
         .iter()
         .find(|h| h["id"] == repo["hooks"][0]["id"])
-        .expect("the README's hook id in .pre-commit-hooks.yaml");
+        .expect("the hook id of docs/ci.md in .pre-commit-hooks.yaml");
     assert_eq!(hook["language"], "rust");
     assert_eq!(hook["pass_filenames"], false);
     // It runs when a preset or the lock changes, and not for other files.

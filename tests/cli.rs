@@ -1291,9 +1291,10 @@ fn readme_starts_with_the_two_commands() {
     );
 }
 
-/// The library example of the README, verbatim apart from printing: keep the two in sync.
+/// The library example of `docs/library.md`, verbatim apart from printing: keep the two in
+/// sync (the README's short version shares its key line).
 #[test]
-fn readme_library_example_compiles_and_runs() {
+fn library_example_compiles_and_runs() {
     use agent_presets::preset::{CatalogOptions, PresetCatalog, validate_in_catalog};
     use agent_presets::prompt::Values;
     use agent_presets::request::Fingerprint;
@@ -1319,10 +1320,15 @@ fn readme_library_example_compiles_and_runs() {
         .assemble(&values)
         .expect("all values given");
 
-    let readme = fs::read_to_string(repo("README.md")).unwrap();
-    assert!(readme.contains(
-        "let assembly = preset.assembler().assemble(&values).expect(\"all values given\");"
-    ));
+    for page in ["docs/library.md", "README.md"] {
+        let text = fs::read_to_string(repo(page)).unwrap();
+        assert!(
+            text.contains(
+                "let assembly = preset.assembler().assemble(&values).expect(\"all values given\");"
+            ),
+            "{page} lost the library example"
+        );
+    }
     let p = Project::new();
     let run = p.run(&with_pinned(&["render", "standard", "--format", "json"]));
     let v = json(&run.stdout);
@@ -1337,6 +1343,152 @@ fn readme_library_example_compiles_and_runs() {
         )
         .to_string()
     );
+}
+
+/// Markdown files the README leads to: the README and everything under `docs/`.
+fn markdown_docs() -> Vec<PathBuf> {
+    let mut files = vec![repo("README.md")];
+    let mut dirs = vec![repo("docs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The lines of a Markdown text outside fenced code blocks, numbered from 1.
+fn unfenced_lines(text: &str) -> Vec<(usize, &str)> {
+    let mut fenced = false;
+    let mut lines = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            lines.push((i + 1, line));
+        }
+    }
+    lines
+}
+
+/// The lines outside fenced code blocks with inline code blanked (no links in there).
+fn prose_lines(text: &str) -> Vec<(usize, String)> {
+    unfenced_lines(text)
+        .into_iter()
+        .map(|(n, line)| (n, line.split('`').step_by(2).collect::<Vec<_>>().join(" ")))
+        .collect()
+}
+
+/// GitHub's anchors for the headings of a Markdown text (`## The `model` block` →
+/// `the-model-block`; a repeated heading gets `-1`, `-2`, …).
+fn anchors(text: &str) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut anchors = Vec::new();
+    for (_, line) in unfenced_lines(text) {
+        let line = line.replace('`', "");
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        let Some(title) = line[hashes..].strip_prefix(' ') else {
+            continue;
+        };
+        if hashes == 0 || hashes > 6 {
+            continue;
+        }
+        let slug: String = title
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let n = seen.iter().filter(|s| **s == slug).count();
+        anchors.push(if n == 0 {
+            slug.clone()
+        } else {
+            format!("{slug}-{n}")
+        });
+        seen.push(slug);
+    }
+    anchors
+}
+
+/// The targets of the links in a line: `[text](target)` and `[label]: target`.
+fn link_targets(line: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        if let Some(end) = rest.find(')') {
+            let target = &rest[..end];
+            if !target.is_empty() && !target.contains(char::is_whitespace) {
+                targets.push(target.to_owned());
+            }
+        }
+    }
+    if line.starts_with('[')
+        && let Some(at) = line.find("]: ")
+    {
+        targets.push(line[at + 3..].trim().to_owned());
+    }
+    targets
+}
+
+#[test]
+fn every_relative_link_in_the_readme_and_docs_resolves() {
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in markdown_docs() {
+        let text = fs::read_to_string(&file).unwrap();
+        for (number, line) in prose_lines(&text) {
+            for target in link_targets(&line) {
+                let scheme = target.split_once(':').map(|(s, _)| s);
+                if scheme
+                    .is_some_and(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphabetic()))
+                {
+                    continue; // https:, mailto:
+                }
+                checked += 1;
+                let (path, anchor) = target.split_once('#').unwrap_or((&target, ""));
+                let dest = if path.is_empty() {
+                    file.clone()
+                } else {
+                    file.parent().unwrap().join(path)
+                };
+                let place = format!("{}:{number}: {target}", file.display());
+                if !dest.exists() {
+                    broken.push(format!("{place} (no such file)"));
+                } else if !anchor.is_empty()
+                    && dest.extension().is_some_and(|e| e == "md")
+                    && !anchors(&fs::read_to_string(&dest).unwrap()).contains(&anchor.to_owned())
+                {
+                    broken.push(format!("{place} (no such heading)"));
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "only {checked} links found: is the scan broken?"
+    );
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn link_check_sees_a_broken_anchor_and_a_missing_file() {
+    let text = "# Top\n\n## The `model` block\n\nSee [m](#the-model-block), [x](#nowhere).\n";
+    assert_eq!(anchors(text), ["top", "the-model-block"]);
+    let (_, line) = &prose_lines(text)[4];
+    assert_eq!(link_targets(line), ["#the-model-block", "#nowhere"]);
+    assert_eq!(
+        link_targets("[`Containment`]: src/tools/builtin/containment.rs"),
+        ["src/tools/builtin/containment.rs"]
+    );
+    assert!(prose_lines("```\n[a](b)\n```\n").is_empty());
 }
 
 #[test]

@@ -1696,6 +1696,59 @@ fn background_processes_of_an_agent_killed_with_sigkill_are_cleaned_by_the_next_
     assert_eq!(cgroups_of(pid), Vec::<PathBuf>::new());
 }
 
+/// Is `pid` a live process (not a zombie)?
+fn is_alive(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| !rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn the_commands_shell_dies_with_an_agent_killed_with_sigkill() {
+    // PR_SET_PDEATHSIG, set where the CLI spawns commands (its main thread): the
+    // command's shell gets SIGKILL when the agent dies, even of a SIGKILL. Under the
+    // process-group containment nothing else would end it.
+    let mark = marker();
+    let server = MockProvider::start(vec![bash_call(
+        &format!("echo $$ > shell.tmp && mv shell.tmp shell; sleep {mark} & wait"),
+        60,
+    )]);
+    let p = Project::new("deepseek", &server, "");
+    let mut agent = start_agent(&p, "process-group");
+    let file = p.dir.path().join("shell");
+    wait_for_file(&file);
+    let shell: i32 = fs::read_to_string(&file).unwrap().trim().parse().unwrap();
+    assert!(is_alive(shell));
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    let mut outlived = true;
+    for _ in 0..250 {
+        if !is_alive(shell) {
+            outlived = false;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if outlived {
+        // SAFETY: clean up after a failed test: the test's own command shell.
+        unsafe { libc::kill(shell, libc::SIGKILL) };
+    }
+    // What the shell started has no death signal of its own (the process group is
+    // only killed by a living agent): the test's own `sleep`, cleaned up here.
+    for pid in processes_with(&mark) {
+        // SAFETY: the test's own leftover `sleep`.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(
+        !outlived,
+        "the command's shell outlived the agent killed with SIGKILL"
+    );
+}
+
 #[test]
 fn an_unknown_containment_is_a_usage_error() {
     let server = MockProvider::start(vec![]);

@@ -1,6 +1,6 @@
 //! The diagnostic pages (`docs/diagnostics/<CODE>.md`, [`CodePage`]) are the one source
-//! of `explain`, the README's table and SARIF's rule descriptions. These tests keep the
-//! README's table equal to the pages, and run every page's example to check it triggers
+//! of `explain`, the table in `docs/diagnostics.md` and SARIF's rule descriptions. These
+//! tests keep that table equal to the pages, and run every page's example to check it triggers
 //! its code (and no other error): through the real binary, or, when the example has host
 //! tools (`# tool: NAME` blocks holding a parameter schema), through the library with
 //! those tools registered.
@@ -32,18 +32,18 @@ const NOT_RUNNABLE: &[DiagnosticKind] = &[
     DiagnosticKind::ServerUnavailable,
 ];
 
-fn readme() -> String {
-    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+fn diagnostics_page() -> String {
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/diagnostics.md")).unwrap()
 }
 
-/// The rows the README's diagnostics table must hold, in order.
+/// The rows the table of `docs/diagnostics.md` must hold, in order.
 fn expected_rows() -> Vec<String> {
     CodePage::all()
         .iter()
         .map(|p| {
             let code = p.kind().code();
             format!(
-                "| [`{code}`](docs/diagnostics/{code}.md) | `{}` | {} |",
+                "| [`{code}`](diagnostics/{code}.md) | `{}` | {} |",
                 p.kind().name(),
                 p.summary()
             )
@@ -52,14 +52,14 @@ fn expected_rows() -> Vec<String> {
 }
 
 #[test]
-fn readme_table_is_the_pages() {
-    let readme = readme();
+fn diagnostics_table_is_the_pages() {
+    let page = diagnostics_page();
     let header = "| Code | Kind | Meaning |\n|---|---|---|\n";
-    let start = readme
+    let start = page
         .find(header)
-        .expect("README has the diagnostics table")
+        .expect("docs/diagnostics.md has the diagnostics table")
         + header.len();
-    let table: Vec<&str> = readme[start..]
+    let table: Vec<&str> = page[start..]
         .lines()
         .take_while(|l| l.starts_with('|'))
         .collect();
@@ -67,7 +67,7 @@ fn readme_table_is_the_pages() {
     assert_eq!(
         table,
         expected,
-        "the README's diagnostics table differs from docs/diagnostics/*.md; it should read:\n{}",
+        "the table of docs/diagnostics.md differs from docs/diagnostics/*.md; it should read:\n{}",
         expected.join("\n")
     );
 }

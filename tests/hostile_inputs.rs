@@ -3,7 +3,7 @@
 //! `/proc/self/pagemap`, FIFOs, 90,000 unknown keys. Each must finish (a watchdog kills
 //! a run that hangs, failing the test), with the secure outcome, and with a small peak
 //! memory, read from the kernel's accounting of the child (`wait4`). No timing is
-//! asserted; `cargo run --release` figures are in the README.
+//! asserted; `cargo run --release` figures are in docs/security.md.
 #![cfg(all(feature = "cli", target_os = "linux"))]
 
 use std::fs;

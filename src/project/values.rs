@@ -218,7 +218,7 @@ pub fn read_var_file(path: &Path) -> LoadedVarFile {
             format!("`--var-file {display}`")
         };
         let d = match e {
-            // A size limit, like a preset file's (README: Limits).
+            // A size limit, like a preset file's (docs/security.md: Limits).
             BoundedReadError::TooLarge { .. } => Diagnostic::new(
                 DiagnosticKind::LimitExceeded,
                 format!("cannot read {what}: {e}"),

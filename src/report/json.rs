@@ -1,5 +1,5 @@
 //! The JSON rendering: `{"diagnostics": [...], "presets": [...]}` (the shape of one
-//! diagnostic is stable and documented in the README), and the JSON helpers every
+//! diagnostic is stable and documented in docs/diagnostics.md), and the JSON helpers every
 //! command's `--format json` shares.
 
 use serde_json::{Value, json};
@@ -32,7 +32,7 @@ impl ValidationReport {
     }
 }
 
-/// The JSON shape of one diagnostic (stable; documented in the README).
+/// The JSON shape of one diagnostic (stable; documented in `docs/diagnostics.md`).
 pub fn diagnostic_json(d: &Diagnostic) -> Value {
     json!({
         "code": d.code(),

@@ -106,6 +106,17 @@ mod tests {
             names(&env),
             ["PATH", "LC_ALL", "CARGO_HOME", "PAGER", "GIT_PAGER"]
         );
+        // A passed pager is replaced, not doubled: commands never wait for one.
+        let pagers = ctx().with_passed_env(["PAGER", "GIT_PAGER"]);
+        let env = command_env(
+            &pagers,
+            [("PAGER", "less"), ("GIT_PAGER", "less")]
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        );
+        assert_eq!(
+            env,
+            [("PAGER", "cat"), ("GIT_PAGER", "cat")].map(|(k, v)| (k.into(), v.into()))
+        );
         // The host can withhold any name, allowlisted ones included.
         let hidden = passed.with_hidden_env(["PATH", "CARGO_HOME"]);
         assert_eq!(

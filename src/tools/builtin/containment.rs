@@ -713,7 +713,7 @@ mod cgroup {
     }
 
     /// `\040`-style escapes of /proc/self/mountinfo undone.
-    fn unescape(field: &str) -> String {
+    pub(super) fn unescape(field: &str) -> String {
         let bytes = field.as_bytes();
         let mut out = Vec::with_capacity(bytes.len());
         let mut i = 0;
@@ -1343,7 +1343,7 @@ mod subreaper {
     }
 
     /// The number a `/proc` entry name (NUL-terminated) spells, if it is one.
-    fn parse_pid(name: &[u8]) -> Option<libc::pid_t> {
+    pub(super) fn parse_pid(name: &[u8]) -> Option<libc::pid_t> {
         let mut pid: libc::pid_t = 0;
         let mut digits = 0;
         for &b in name {
@@ -1465,7 +1465,7 @@ mod subreaper {
     }
 
     /// The descendants of `root` that are not zombies.
-    fn live_descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
+    pub(super) fn live_descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
@@ -1553,5 +1553,251 @@ mod tests {
         )));
         assert!(!owner_gone(&format!("{CGROUP_PREFIX}1-0")));
         assert!(!owner_gone("user.slice"));
+    }
+
+    #[test]
+    fn each_containment_names_itself_and_its_kill_and_falls_back_to_a_weaker_one() {
+        use Containment::*;
+        let all = [Cgroup, Subreaper, ProcessGroup];
+        let shown: Vec<String> = all.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["cgroup", "subreaper", "process-group"]);
+        assert_eq!(
+            all.map(Containment::killed_by),
+            [
+                "through their cgroup",
+                "by the command's subreaper supervisor",
+                "with the command's process group",
+            ]
+        );
+        assert_eq!(
+            all.map(Containment::tracks_every_descendant),
+            [true, true, false]
+        );
+        assert_eq!(
+            all.map(Containment::weaker),
+            [Some(Subreaper), Some(ProcessGroup), None]
+        );
+        assert!(ProcessGroup.possible());
+        #[cfg(target_os = "linux")]
+        {
+            assert!(Subreaper.possible());
+            assert_eq!(Cgroup.possible(), cgroup::available());
+            assert_eq!(
+                Containment::best_available(),
+                if cgroup::available() {
+                    Cgroup
+                } else {
+                    Subreaper
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn limits_are_set_one_by_one() {
+        let five = NonZeroU64::new(5);
+        let gib = NonZeroU64::new(1 << 30);
+        let limits = CommandLimits::unlimited()
+            .with_max_processes(five)
+            .with_max_memory(gib);
+        assert_eq!((limits.max_processes(), limits.max_memory()), (five, gib));
+        let lifted = limits.with_max_processes(None);
+        assert_eq!((lifted.max_processes(), lifted.max_memory()), (None, gib));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_default_memory_limit_is_half_of_what_the_kernel_reports() {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let kib: u64 = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        let half = half_of_physical_memory().unwrap().get();
+        let total = kib * 1024;
+        // sysconf's page count and MemTotal are the same figure, give or take rounding.
+        assert!(
+            half * 2 >= total - total / 100 && half * 2 <= total + total / 100,
+            "half {half} of {total}"
+        );
+    }
+
+    #[test]
+    fn exit_statuses_are_described_by_code_or_signal() {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(describe(ExitStatus::from_raw(0)), "exit code: 0");
+        assert_eq!(describe(ExitStatus::from_raw(3 << 8)), "exit code: 3");
+        assert_eq!(describe(ExitStatus::from_raw(9)), "killed by signal 9");
+    }
+
+    #[test]
+    fn cgroup_names_are_unique_and_carry_our_pid() {
+        let (a, b) = (unique_suffix(), unique_suffix());
+        assert_ne!(a, b);
+        for s in [&a, &b] {
+            let (pid, n) = s.split_once('-').unwrap();
+            assert_eq!(pid, std::process::id().to_string());
+            assert!(n.parse::<u64>().is_ok(), "{s}");
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_cgroup_is_left_over_only_when_its_owner_is_gone() {
+        let sleep = || {
+            std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap()
+        };
+        let (mut live, mut dead) = (sleep(), sleep());
+        let name = |child: &std::process::Child| format!("{CGROUP_PREFIX}{}-3", child.id());
+        dead.kill().unwrap();
+        dead.wait().unwrap();
+        // Reaped: the pid is free (a new process taking it this instant is unlikely).
+        assert!(owner_gone(&name(&dead)), "a gone owner");
+        // Right after a lookup that failed with ESRCH (errno still says so), a live
+        // owner is still live: the answer is kill(2)'s, not a stale errno's.
+        assert!(!owner_gone(&name(&live)), "a live owner");
+        assert!(!owner_gone(&format!("{CGROUP_PREFIX}0-1")));
+        assert!(!owner_gone(&format!("{CGROUP_PREFIX}x-1")));
+        live.kill().unwrap();
+        live.wait().unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_directory_is_removed_once_empty_or_given_up_on_after_the_wait() {
+        let tmp = tempfile::tempdir().unwrap();
+        let empty = tmp.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        assert!(remove_dir_blocking(&empty, Duration::from_secs(5)));
+        assert!(!empty.exists());
+        assert!(remove_dir_blocking(&empty, Duration::ZERO), "already gone");
+        let full = tmp.path().join("full");
+        std::fs::create_dir(&full).unwrap();
+        std::fs::write(full.join("f"), "x").unwrap();
+        let start = std::time::Instant::now();
+        assert!(!remove_dir_blocking(&full, Duration::from_millis(50)));
+        assert!(start.elapsed() >= Duration::from_millis(50));
+        assert!(full.exists());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn mountinfo_escapes_are_undone_and_nothing_else_changes() {
+        use super::cgroup::unescape;
+        assert_eq!(unescape("/sys/fs/cgroup"), "/sys/fs/cgroup");
+        assert_eq!(unescape("/a\\040b"), "/a b");
+        assert_eq!(unescape("/tab\\011x\\134y"), "/tab\tx\\y");
+        assert_eq!(unescape("/a\\040"), "/a ", "an escape at the very end");
+        // Not escapes: cut short at the end, not octal, digits without a backslash.
+        assert_eq!(unescape("/ab\\04"), "/ab\\04");
+        assert_eq!(unescape("x\\04"), "x\\04");
+        assert_eq!(unescape("/a\\9zz"), "/a\\9zz");
+        assert_eq!(unescape("a123"), "a123");
+        assert_eq!(unescape(""), "");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn proc_entry_names_are_pids_only_when_all_digits() {
+        use super::subreaper::parse_pid;
+        assert_eq!(parse_pid(b"1234\0"), Some(1234));
+        assert_eq!(parse_pid(b"1234"), Some(1234));
+        assert_eq!(parse_pid(b"7\0junk"), Some(7));
+        assert_eq!(parse_pid(b"\0"), None);
+        assert_eq!(parse_pid(b""), None);
+        assert_eq!(parse_pid(b"self\0"), None);
+        assert_eq!(parse_pid(b"12a\0"), None);
+        assert_eq!(parse_pid(b"99999999999\0"), None, "overflows a pid");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn survivors_are_counted_and_named() {
+        use super::subreaper::survivors;
+        assert_eq!(
+            survivors(&[42]),
+            "1 process the command started could not be killed and may still be running (pid 42)"
+        );
+        assert_eq!(
+            survivors(&[42, 43]),
+            "2 processes the command started could not be killed and may still be running (pid 42, 43)"
+        );
+    }
+
+    /// `/proc/<pid>/stat`'s state letter.
+    #[cfg(target_os = "linux")]
+    fn state_of(pid: libc::pid_t) -> Option<String> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = &stat[stat.rfind(')')? + 1..];
+        Some(rest.split_whitespace().next()?.to_owned())
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_tree_walk_finds_live_descendants_skips_zombies_and_kills_them() {
+        use super::subreaper::{kill_tree, live_descendants};
+        // A root whose children are one live `sleep` and one zombie (the root execs a
+        // program that never reaps).
+        let mut root = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & (exit 0) & exec sleep 30"])
+            .spawn()
+            .unwrap();
+        let pid = libc::pid_t::try_from(root.id()).unwrap();
+        // Its children, from every process's `stat` (`pid (comm) state ppid …`).
+        let children = |pid: libc::pid_t| -> Vec<libc::pid_t> {
+            let mut kids: Vec<libc::pid_t> = std::fs::read_dir("/proc")
+                .unwrap()
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .filter(|&p: &libc::pid_t| {
+                    std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|stat| {
+                        stat.rfind(')').is_some_and(|close| {
+                            stat[close + 1..].split_whitespace().nth(1)
+                                == Some(pid.to_string().as_str())
+                        })
+                    })
+                })
+                .collect();
+            kids.sort_unstable();
+            kids
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let (live, zombie) = loop {
+            let kids = children(pid);
+            let states: Vec<Option<String>> = kids.iter().map(|&k| state_of(k)).collect();
+            let zombie = kids
+                .iter()
+                .zip(&states)
+                .find(|(_, s)| s.as_deref() == Some("Z"))
+                .map(|(k, _)| *k);
+            let live = kids
+                .iter()
+                .zip(&states)
+                .find(|(_, s)| s.as_deref().is_some_and(|s| s != "Z"))
+                .map(|(k, _)| *k);
+            if let (Some(l), Some(z), 2) = (live, zombie, kids.len()) {
+                break (l, z);
+            }
+            assert!(std::time::Instant::now() < deadline, "{kids:?} {states:?}");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_ne!(live, zombie);
+        assert_eq!(live_descendants(pid), [live]);
+        assert_eq!(kill_tree(root.id()), Vec::<libc::pid_t>::new());
+        assert!(
+            state_of(live).is_none_or(|s| s == "Z"),
+            "the live child was killed"
+        );
+        assert_eq!(
+            state_of(pid).as_deref().map(|s| s != "Z"),
+            Some(true),
+            "not the root"
+        );
+        root.kill().unwrap();
+        root.wait().unwrap();
     }
 }
