@@ -176,6 +176,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         .enable_all()
         .build()
         .map_err(|e| CliError::usage(format!("cannot start the async runtime: {e}")))?;
+    // Listen for the signals that end the run before anything is started, and keep
+    // listening until it ends.
+    let mut signals = {
+        let _entered = runtime.enter();
+        StopSignals::new()
+    };
     // The MCP servers whose tools the run can call, started in parallel; their calls go
     // to the live sessions.
     let held = super::connect::HeldLines::default();
@@ -185,7 +191,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         preset,
         &tools,
         (args.allow_tool_drift, held.sink()),
-        io,
+        (io, &mut signals),
     );
     held.flush(&mut *io.err);
     let (mut servers, assembler) = started?;
@@ -232,7 +238,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         );
         tokio::select! {
             result = run => Some(result),
-            signal = stop_signal() => {
+            signal = signals.recv() => {
                 stopped_by = Some(signal);
                 None
             }
@@ -320,7 +326,7 @@ fn start_mcp_servers(
     preset: crate::preset::ValidPreset,
     tools: &ToolContext,
     (allow_drift, sink): (bool, crate::mcp::StderrSink),
-    io: &mut Io<'_>,
+    (io, signals): (&mut Io<'_>, &mut StopSignals),
 ) -> Result<(RunServers, crate::prompt::PromptAssembler), CliError> {
     let vars: Vec<_> = std::env::vars_os().collect();
     let listings = workspace.tools.listings();
@@ -330,7 +336,7 @@ fn start_mcp_servers(
     let started = runtime.block_on(async {
         tokio::select! {
             result = start => Ok(result),
-            signal = stop_signal() => Err(signal),
+            signal = signals.recv() => Err(signal),
         }
     });
     let started = match started {
@@ -388,23 +394,49 @@ fn approval_policy(yes: bool) -> ApprovalPolicy {
 /// The first of SIGINT (Ctrl-C), SIGTERM and SIGHUP to arrive. Their handlers are
 /// installed when this is first polled (with the agent's first step), so from then on
 /// none of them ends the process before the running commands are killed.
-async fn stop_signal() -> StopSignal {
+/// The signals that end `run` (SIGINT, SIGTERM, SIGHUP), listened for from before the
+/// first server or command starts until the run ends. A listener made only when it is
+/// first awaited would leave a window where the signal's default action kills the agent
+/// without stopping what it started, and one made per wait would swallow a signal that
+/// arrives between two waits.
+struct StopSignals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let (Ok(mut term), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) {
+    streams: Option<[tokio::signal::unix::Signal; 3]>,
+}
+
+impl StopSignals {
+    /// Start listening (inside the runtime).
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let streams = match (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+            ) {
+                (Ok(int), Ok(term), Ok(hup)) => Some([int, term, hup]),
+                _ => None,
+            };
+            StopSignals { streams }
+        }
+        #[cfg(not(unix))]
+        StopSignals {}
+    }
+
+    /// The next signal that ends the run.
+    async fn recv(&mut self) -> StopSignal {
+        #[cfg(unix)]
+        if let Some([int, term, hup]) = &mut self.streams {
             return tokio::select! {
-                _ = tokio::signal::ctrl_c() => StopSignal::Interrupt,
+                _ = int.recv() => StopSignal::Interrupt,
                 _ = term.recv() => StopSignal::Terminate,
                 _ = hup.recv() => StopSignal::HangUp,
             };
         }
+        let _ = tokio::signal::ctrl_c().await;
+        StopSignal::Interrupt
     }
-    let _ = tokio::signal::ctrl_c().await;
-    StopSignal::Interrupt
 }
 
 /// `--api-key-env NAME`: a name a variable can have (not empty, no `=`, no NUL).
