@@ -232,6 +232,10 @@ pub struct LocalePacks {
     found: Vec<LocalePack>,
     /// Directories that could not be read.
     problems: Vec<Diagnostic>,
+    /// Set once this set handed out a built-in pack: only then are the built-in packs'
+    /// texts among its [`source_files`](LocalePacks::source_files) (they are parsed once
+    /// per process, so whether they are parsed says nothing about this set).
+    builtin_used: OnceLock<()>,
 }
 
 impl LocalePacks {
@@ -313,12 +317,16 @@ impl LocalePacks {
 
     /// Every pack, highest precedence first (the built-in ones last).
     pub fn iter(&self) -> impl Iterator<Item = &LocalePack> {
+        let _ = self.builtin_used.set(());
         self.found.iter().chain(builtin_packs())
     }
 
     /// The packs of `locale`, highest precedence first.
     pub fn of(&self, locale: &str) -> impl Iterator<Item = &LocalePack> {
         let builtin = BUILTIN_PACKS.iter().any(|(l, _)| *l == locale);
+        if builtin {
+            let _ = self.builtin_used.set(());
+        }
         self.found
             .iter()
             .chain(builtin.then(builtin_packs).into_iter().flatten())
@@ -351,7 +359,10 @@ impl LocalePacks {
     /// The text of every pack read, for snippets.
     pub fn source_files(&self) -> SourceFiles {
         let mut files = SourceFiles::new();
-        let builtin = BUILTIN_BUILT.get().map(Vec::as_slice).unwrap_or_default();
+        let builtin = match self.builtin_used.get() {
+            Some(()) => BUILTIN_BUILT.get().map(Vec::as_slice).unwrap_or_default(),
+            None => &[],
+        };
         for p in self.found.iter().chain(builtin) {
             if let Some(text) = &p.text {
                 files.insert(
@@ -404,6 +415,20 @@ mod tests {
             b"version: 1\nlocale: de\ntexts: {}\n",
         );
         assert_eq!(wrong.problems[0].kind, DiagnosticKind::NameMismatch);
+    }
+
+    /// The built-in packs are parsed once per process: a set of packs that never handed
+    /// one out does not list their texts among its sources, whatever other sets did
+    /// (one catalog's snippets do not depend on what another one read).
+    #[test]
+    fn builtin_pack_texts_are_sources_only_of_a_set_that_used_them() {
+        let _ = builtin_packs();
+        let unused = LocalePacks::builtin();
+        assert!(unused.source_files().is_empty());
+        let used = LocalePacks::builtin();
+        assert!(used.has("de"));
+        assert!(!used.source_files().is_empty());
+        assert!(unused.source_files().is_empty());
     }
 
     #[test]

@@ -9,10 +9,8 @@ use agent_presets::DiagnosticKind;
 use agent_presets::codes::CodePage;
 use serde_json::Value;
 
-#[path = "support/project.rs"]
-mod project;
-#[path = "support/sarif_schema.rs"]
-mod sarif_schema;
+use crate::support::project;
+use crate::support::sarif_schema;
 
 use project::{Project, Run};
 

@@ -4,9 +4,8 @@
 //! exactly the body `render --format openai|anthropic` shows.
 #![cfg(feature = "cli")]
 
-#[path = "support/project.rs"]
-mod project;
-mod support;
+use crate::support::project;
+use crate::support;
 
 use std::fs;
 use std::path::PathBuf;
@@ -2284,8 +2283,7 @@ fn a_project_preset_runs_no_command_tool_until_it_is_trusted() {
     );
 }
 
-#[path = "support/mcp_fixture.rs"]
-mod mcp_fixture;
+use crate::support::mcp_fixture;
 
 /// Not a test: the MCP fixture server's entry point (see tests/support/mcp_fixture.rs).
 #[test]

@@ -4,8 +4,7 @@
 
 use serde_json::Value;
 
-#[path = "support/project.rs"]
-mod project;
+use crate::support::project;
 
 use project::Project;
 

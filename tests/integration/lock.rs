@@ -7,8 +7,7 @@ use std::fs;
 
 use serde_json::Value;
 
-#[path = "support/project.rs"]
-mod project;
+use crate::support::project;
 
 use project::Project;
 

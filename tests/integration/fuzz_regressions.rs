@@ -102,7 +102,7 @@ fn stream_parse(input: &[u8]) -> Option<Result<ModelTurn, ResponseError>> {
 #[test]
 fn a_tool_call_index_of_u32_max_then_none_does_not_overflow() {
     let input =
-        include_bytes!("../fuzz/regressions/stream_parse/openai-index-u32-max-then-no-index");
+        include_bytes!("../../fuzz/regressions/stream_parse/openai-index-u32-max-then-no-index");
     // The two lines alone: no panic (the stream is unfinished, or refused).
     assert!(!matches!(stream_parse(input), Some(Ok(_))));
     // Finished properly: either refused as a protocol error, or both calls in the order

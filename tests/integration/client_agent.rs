@@ -6,9 +6,8 @@
 //! shape.
 #![cfg(feature = "client")]
 
-#[path = "support/host_tool.rs"]
-mod host_tool;
-mod support;
+use crate::support::host_tool;
+use crate::support;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -12,10 +12,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-#[path = "support/project.rs"]
-mod project;
-#[path = "support/sarif_schema.rs"]
-mod sarif_schema;
+use crate::support::project;
+use crate::support::sarif_schema;
 
 use project::Project;
 

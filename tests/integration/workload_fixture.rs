@@ -2,7 +2,7 @@
 //! bytes the Python seed and jinja2 assemblers, the plain-JS one and DSH's npm package
 //! produce, so the per-step figures in BENCHMARKS.md compare the same work.
 
-#[path = "../benches/support/workload.rs"]
+#[path = "../../benches/support/workload.rs"]
 mod workload;
 
 use agent_presets::tools::builtin::BUILTIN_TOOL_NAMES;

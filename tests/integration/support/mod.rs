@@ -4,3 +4,7 @@
 
 pub mod mock_provider;
 pub mod request_shape;
+pub mod host_tool;
+pub mod mcp_fixture;
+pub mod project;
+pub mod sarif_schema;

@@ -8,9 +8,8 @@ use agent_presets::provider::{ModelSettings, wire_tools};
 use agent_presets::{Diagnostic, DiagnosticKind, ToolCatalog};
 use serde_json::json;
 
-#[path = "support/host_tool.rs"]
-mod host_tool;
-mod support;
+use crate::support::host_tool;
+use crate::support;
 
 /// The built-ins plus one host tool per rule.
 fn broken_host() -> ToolCatalog {

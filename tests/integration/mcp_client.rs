@@ -3,8 +3,7 @@
 //! to misbehave, and against a published third-party server (`mcp-server-time`).
 #![cfg(feature = "client")]
 
-#[path = "support/mcp_fixture.rs"]
-mod mcp_fixture;
+use crate::support::mcp_fixture;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -14,10 +14,8 @@ use agent_presets::preset::{CatalogOptions, PresetCatalog, validate_in_catalog};
 use agent_presets::{DiagnosticKind, ToolCatalog};
 use serde_json::Value;
 
-#[path = "support/host_tool.rs"]
-mod host_tool;
-#[path = "support/project.rs"]
-mod project;
+use crate::support::host_tool;
+use crate::support::project;
 
 use project::Project;
 

@@ -4,8 +4,7 @@
 //! `NO_COLOR=1`. Data-driven `validate` cases live in `tests/cli_validate_cases.rs`.
 #![cfg(feature = "cli")]
 
-#[path = "support/project.rs"]
-mod project;
+use crate::support::project;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,39 @@
+//! The integration tests, one crate: each file below was its own test binary, and
+//! linking the library 34 times dominated CI. Run one file's tests with
+//! `cargo test --test integration -- <file>::`.
+
+mod support;
+
+mod bounded_reads;
+mod builtin_bash;
+mod builtin_files;
+mod builtin_hardening;
+mod builtin_registry;
+mod builtin_search;
+mod builtin_text_truth;
+mod ci_recipes;
+mod cli;
+mod cli_report_formats;
+mod cli_run;
+mod cli_validate_cases;
+mod client_agent;
+mod conformance_core;
+mod core_registry;
+mod core_session;
+mod diagnostic_pages;
+mod fuzz_regressions;
+mod lock;
+mod mcp_client;
+mod preset_catalog;
+mod preset_parse;
+mod preset_schema_drift;
+mod preset_shape;
+mod preset_validate;
+mod prompt_step_cache;
+mod prompt_substitution;
+mod properties;
+mod provider_lint;
+mod render_explain;
+mod schema_drift;
+mod security_tools;
+mod workload_fixture;
