@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Hostile inputs stay cheap: every input of the adversarial tests (tests/bounded_reads.rs,
-# tests/preset_catalog.rs, tests/preset_parse.rs, tests/preset_shape.rs,
+# Hostile inputs stay cheap: every input of the adversarial tests (tests/integration/bounded_reads.rs,
+# tests/integration/preset_catalog.rs, tests/integration/preset_parse.rs, tests/integration/preset_shape.rs,
 # tests/conformance/core/template-fuel.yaml, the adversarial tests/cli/validate cases and
 # the large files of benches/parse.rs), written to disk and given to the release binary's
 # `validate`, one whole process each. Prints wall time, CPU time (user+sys) and peak RSS
@@ -41,7 +41,7 @@ def case(name, args, files=None):
         f.write("\n".join(args))
     return d
 
-# tests/bounded_reads.rs and tests/preset_catalog.rs: what a path can be.
+# tests/integration/bounded_reads.rs and tests/integration/preset_catalog.rs: what a path can be.
 d = case("sparse-1.5GB", ["giant.yaml"])
 with open(os.path.join(d, "giant.yaml"), "wb") as f:
     f.truncate(1_500_000_000)
@@ -63,7 +63,7 @@ os.symlink("/proc/self/pagemap", os.path.join(d, ".agent-presets/evil.yaml"))
 os.makedirs(os.path.join(d, ".agent-presets/folder.yaml"))
 d = case("loose-file-1MiB+1", ["big.yaml"], {"big.yaml": "#" * (MIB + 1)})
 
-# tests/preset_parse.rs
+# tests/integration/preset_parse.rs
 text = "version: 1\nname: big\n"
 while len(text) <= MIB:
     text += "# padding padding padding padding padding padding padding padding\n"
@@ -79,7 +79,7 @@ text = "version: 1\nname: bomb\ndescription: &a0 lol\ntools:\n  allow: [" + ", "
 case("alias-bomb-typed-field", ["bomb.yaml"], {"bomb.yaml": text})
 case("deep-nesting-100", ["foo.yaml"], {"foo.yaml": "version: 1\nname: foo\ntools:\n  allow: " + "[" * 100 + "]" * 100 + "\n"})
 
-# tests/preset_shape.rs
+# tests/integration/preset_shape.rs
 def aliases(n):
     t = "version: 1\nname: x\ntools:\n  allow: [&t grep]\n  deny:\n"
     return t + "    - *t\n" * n

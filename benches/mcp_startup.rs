@@ -2,7 +2,7 @@
 //! `agent-presets run` to its first model request against the slowest server's own
 //! startup.
 //!
-//! The servers are the in-tree fixture (tests/support/mcp_fixture.rs, this binary run
+//! The servers are the in-tree fixture (tests/integration/support/mcp_fixture.rs, this binary run
 //! again), each behind `sleep` of 100, 200 and 300 ms, so their startups differ the way
 //! real servers' do (`uvx` resolving a package, a JVM). Measured, each the median of
 //! `RUNS`:
@@ -17,9 +17,9 @@
 //!
 //! Run: `cargo bench --bench mcp_startup` (or `--profile dev`; figures in BENCHMARKS.md).
 
-#[path = "../tests/support/mcp_fixture.rs"]
+#[path = "../tests/integration/support/mcp_fixture.rs"]
 mod mcp_fixture;
-#[path = "../tests/support/mock_provider.rs"]
+#[path = "../tests/integration/support/mock_provider.rs"]
 #[allow(dead_code)]
 mod mock_provider;
 

@@ -24,7 +24,7 @@ again over a corpus the fuzzer has grown only adds what is missing.
   users from REDACT_CASES, each form of the key planted once in ordinary text, split
   across pushes at several points, and all forms planted together.
 - every target: fuzz/regressions/<target>/*, the inputs that once failed (each is also a
-  test in tests/fuzz_regressions.rs).
+  test in tests/integration/fuzz_regressions.rs).
 """
 
 from __future__ import annotations

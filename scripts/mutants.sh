@@ -42,7 +42,8 @@ out_root=${MUTANTS_OUT:-target/mutants-out}
 # containment.rs runs in two parts: the functions that unit tests in the file reach
 # (fast: the lib alone), and the rest (spawning, killing, cgroups, the supervisor) with
 # the integration tests that run commands, filtered to those that exercise containment
-# (without --lib: the crate then builds once per mutant, not twice); cli_run's tests
+# (without --lib: the crate then builds once per mutant, not twice; the filter words
+# select them among every integration test); cli_run's tests
 # run the agent itself, the only place commands are spawned from the main thread (the
 # death signal).
 # Two mutants are left out of both: `i += 1` → `i *= 1` in `cgroup::unescape` loops
@@ -53,7 +54,7 @@ containment_unit='Containment|CommandLimits|half_of_physical_memory|describe|uni
 containment_skip='replace.\+=.with.\*=.in.cgroup::unescape'
 containment_tests='timeout background dropped fork_past allocates_past exit_status supervisor leaves_the_process_group sigkill stops_its_subreaper'
 files=(
-    "src/tools/restriction.rs|--lib --test core_registry --test conformance_core --test properties --test preset_validate||"
+    "src/tools/restriction.rs|--lib --test integration|tools:: preset:: prompt:: core_registry:: conformance_core:: properties:: preset_validate::|"
     "src/prompt/step_cache.rs|--lib||"
     "src/secrets.rs|--lib|secrets|"
     "src/redact.rs|--lib|redact::|--timeout 20"
@@ -61,7 +62,7 @@ files=(
     "src/confine/file.rs|--lib|confine::|"
     "src/tools/builtin/command_env.rs|--lib|command_env|--timeout 30"
     "src/tools/builtin/containment.rs|--lib|containment::|--timeout 30 --re $containment_unit --exclude-re $containment_skip"
-    "src/tools/builtin/containment.rs|--test builtin_bash --test security_tools --test builtin_hardening --test cli_run|$containment_tests|--timeout 60 --exclude-re $containment_unit --exclude-re $containment_skip"
+    "src/tools/builtin/containment.rs|--test integration|$containment_tests|--timeout 60 --exclude-re $containment_unit --exclude-re $containment_skip"
 )
 
 status=0

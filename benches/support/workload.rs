@@ -4,7 +4,7 @@
 //! parameters in the catalog, the 12 sections in one host layer in the file's (shuffled)
 //! order, `project` declared, and the step's four values.
 //!
-//! Used by `benches/workload.rs` and by `tests/workload_fixture.rs`, which pins the bytes
+//! Used by `benches/workload.rs` and by `tests/integration/workload_fixture.rs`, which pins the bytes
 //! the baselines agree on.
 
 #![allow(dead_code)] // each user needs a different part

@@ -335,7 +335,7 @@ fn make_nullable(schema: &mut Value) {
 /// (strict), as `(path relative to the crate root, contents)`, pretty-printed with a
 /// trailing newline, in byte order of the paths.
 ///
-/// `tests/schema_drift.rs` checks the committed files against this; the CLI's
+/// `tests/integration/schema_drift.rs` checks the committed files against this; the CLI's
 /// `schema --write` writes it.
 pub fn builtin_schema_files() -> Vec<(String, String)> {
     let catalog = ToolCatalog::builtin();

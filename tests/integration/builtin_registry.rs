@@ -16,7 +16,7 @@ fn committed(name: &str) -> Value {
         .join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "{} is missing ({e}); run UPDATE_SCHEMAS=1 cargo test --test schema_drift",
+            "{} is missing ({e}); run UPDATE_SCHEMAS=1 cargo test --test integration schema_drift",
             path.display()
         )
     });

@@ -1,7 +1,7 @@
 //! The CLI through the built binary: every subcommand and every exit code. Each test runs
 //! in its own temporary project directory, with the user preset directory pointed at an
 //! empty temporary directory (so the machine's configuration never leaks in) and
-//! `NO_COLOR=1`. Data-driven `validate` cases live in `tests/cli_validate_cases.rs`.
+//! `NO_COLOR=1`. Data-driven `validate` cases live in `tests/integration/cli_validate_cases.rs`.
 #![cfg(feature = "cli")]
 
 use crate::support::project;
@@ -1282,7 +1282,7 @@ fn help_version_and_usage_errors() {
 
 #[test]
 fn readme_starts_with_the_two_commands() {
-    // The diagnostics table is checked against the pages in `tests/diagnostic_pages.rs`.
+    // The diagnostics table is checked against the pages in `tests/integration/diagnostic_pages.rs`.
     let readme = fs::read_to_string(repo("README.md")).unwrap();
     assert!(
         readme.contains("```\ncargo run --release -- render standard\ncargo test\n```\n"),

@@ -4,8 +4,8 @@
 //! exactly the body `render --format openai|anthropic` shows.
 #![cfg(feature = "cli")]
 
-use crate::support::project;
 use crate::support;
+use crate::support::project;
 
 use std::fs;
 use std::path::PathBuf;
@@ -2284,12 +2284,6 @@ fn a_project_preset_runs_no_command_tool_until_it_is_trusted() {
 }
 
 use crate::support::mcp_fixture;
-
-/// Not a test: the MCP fixture server's entry point (see tests/support/mcp_fixture.rs).
-#[test]
-fn mcp_fixture_server() {
-    mcp_fixture::serve_stdio_if_asked();
-}
 
 /// The `mcpServers`/`commands` part of an `agent` preset: a stdio fixture `fx` (logging
 /// to `log`), a Streamable HTTP fixture `web` at `url`, and a command tool.

@@ -6,8 +6,8 @@
 //! shape.
 #![cfg(feature = "client")]
 
-use crate::support::host_tool;
 use crate::support;
+use crate::support::host_tool;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -4,6 +4,13 @@
 
 mod support;
 
+/// Not a test: the MCP fixture server's entry point, at the crate root so that
+/// `--exact mcp_fixture_server` selects it (see support/mcp_fixture.rs).
+#[test]
+fn mcp_fixture_server() {
+    support::mcp_fixture::serve_stdio_if_asked();
+}
+
 mod bounded_reads;
 mod builtin_bash;
 mod builtin_files;

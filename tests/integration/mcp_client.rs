@@ -1,5 +1,5 @@
 //! The MCP client (`agent_presets::mcp`) against the in-tree fixture server
-//! (tests/support/mcp_fixture.rs) over stdio and Streamable HTTP on 127.0.0.1, scripted
+//! (tests/integration/support/mcp_fixture.rs) over stdio and Streamable HTTP on 127.0.0.1, scripted
 //! to misbehave, and against a published third-party server (`mcp-server-time`).
 #![cfg(feature = "client")]
 
@@ -15,12 +15,6 @@ use agent_presets::mcp::{
 };
 use agent_presets::tools::ToolContext;
 use serde_json::{Map, Value, json};
-
-/// Not a test: the fixture server's entry point (see tests/support/mcp_fixture.rs).
-#[test]
-fn mcp_fixture_server() {
-    mcp_fixture::serve_stdio_if_asked();
-}
 
 struct Fix {
     _dir: tempfile::TempDir,

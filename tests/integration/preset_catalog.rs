@@ -568,18 +568,53 @@ fn inline_text() {
     );
 }
 
+/// `AGENT_PRESETS_CONFIG_DIR` as the library reads it. The environment is process-wide and
+/// this binary runs every integration test on many threads, so the checks run in a child
+/// process of this test binary (the ignored test below) with the variable set there.
 #[test]
 fn config_dir_environment_variable() {
-    // The only test in this binary that touches the environment.
     let tmp = tempfile::tempdir().unwrap();
     write(
         &tmp.path().join("presets/fromenv.yaml"),
         &preset("fromenv", "env"),
     );
-    // SAFETY: no other test in this binary reads or writes the environment.
-    unsafe { std::env::set_var(agent_presets::preset::CONFIG_DIR_ENV, tmp.path()) };
+    for value in [tmp.path().as_os_str(), std::ffi::OsStr::new("")] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "preset_catalog::config_dir_environment_variable_in_child",
+                "--include-ignored",
+                "--nocapture",
+            ])
+            .env(agent_presets::preset::CONFIG_DIR_ENV, value)
+            .env_remove(agent_presets::preset::NO_USER_ENV)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("1 passed"), "the child ran the check: {text}");
+    }
+}
+
+/// Run by [`config_dir_environment_variable`] in a child process with the variable set.
+#[test]
+#[ignore = "run by config_dir_environment_variable with the environment it needs"]
+fn config_dir_environment_variable_in_child() {
+    let Some(value) = std::env::var_os(agent_presets::preset::CONFIG_DIR_ENV) else {
+        panic!("run only by config_dir_environment_variable");
+    };
     let options = CatalogOptions::from_environment();
-    assert_eq!(options.user_dir, Some(tmp.path().join("presets")));
+    if value.is_empty() {
+        // Empty: user presets off.
+        assert_eq!(options.user_dir, None);
+        return;
+    }
+    let dir = std::path::PathBuf::from(value);
+    assert_eq!(options.user_dir, Some(dir.join("presets")));
     assert!(options.include_user);
     let mut isolated = CatalogOptions::builtin_only();
     isolated.user_dir = options.user_dir.clone();
@@ -587,13 +622,6 @@ fn config_dir_environment_variable() {
     let (catalog, problems) = PresetCatalog::discover(&isolated);
     assert!(problems.is_empty());
     assert_eq!(catalog.get("fromenv").unwrap().source(), PresetSource::User);
-
-    // Empty: user presets off.
-    // SAFETY: as above.
-    unsafe { std::env::set_var(agent_presets::preset::CONFIG_DIR_ENV, "") };
-    assert_eq!(CatalogOptions::from_environment().user_dir, None);
-    // SAFETY: as above.
-    unsafe { std::env::remove_var(agent_presets::preset::CONFIG_DIR_ENV) };
 }
 
 /// A too-large file is refused from its reported size, located at the file, whether it

@@ -17,7 +17,7 @@ fn preset_schema_is_up_to_date() {
     assert!(
         committed == text,
         "schemas/preset.schema.json is out of date with the preset types in src/preset/spec.rs.\n\
-         Regenerate it with:\n\n    UPDATE_SCHEMAS=1 cargo test --test preset_schema_drift\n\n\
+         Regenerate it with:\n\n    UPDATE_SCHEMAS=1 cargo test --test integration preset_schema_drift\n\n\
          and commit the result."
     );
 }

@@ -270,7 +270,7 @@ fn extends_depth_limit_is_reported_at_the_preset_validated() {
 /// A small report built by library calls only, as a host (an editor plugin, a bot)
 /// builds it: a preset with an error, one invalid only because it extends it, and one
 /// with a warning and a key-like string (masked in every format). The CLI prints the same
-/// bytes for the same report (`tests/cli_report_formats.rs`).
+/// bytes for the same report (`tests/integration/cli_report_formats.rs`).
 mod report_formats {
     use agent_presets::preset::{PresetCatalog, validate_in_catalog};
     use agent_presets::report::{Exit, PresetOutcome, SarifRun, Style, ValidationReport};

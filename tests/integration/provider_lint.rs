@@ -8,8 +8,8 @@ use agent_presets::provider::{ModelSettings, wire_tools};
 use agent_presets::{Diagnostic, DiagnosticKind, ToolCatalog};
 use serde_json::json;
 
-use crate::support::host_tool;
 use crate::support;
+use crate::support::host_tool;
 
 /// The built-ins plus one host tool per rule.
 fn broken_host() -> ToolCatalog {

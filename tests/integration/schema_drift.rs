@@ -3,7 +3,7 @@
 //! a diff of the wire schema.
 //!
 //! To regenerate the files after an intended change, run
-//! `UPDATE_SCHEMAS=1 cargo test --test schema_drift` and commit the result.
+//! `UPDATE_SCHEMAS=1 cargo test --test integration schema_drift` and commit the result.
 
 use std::path::{Path, PathBuf};
 
@@ -53,7 +53,7 @@ fn committed_tool_schemas_match_the_generated_ones() {
 
     assert!(
         problems.is_empty(),
-        "tool schema drift:\n  {}\nRegenerate with `UPDATE_SCHEMAS=1 cargo test --test schema_drift` and review the diff.",
+        "tool schema drift:\n  {}\nRegenerate with `UPDATE_SCHEMAS=1 cargo test --test integration schema_drift` and review the diff.",
         problems.join("\n  ")
     );
 }

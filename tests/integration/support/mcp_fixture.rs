@@ -1,10 +1,10 @@
 //! An MCP server for tests, built on rmcp's server side and scriptable to misbehave.
 //!
 //! Over stdio it runs as a child process: the test binary itself, re-run with the one
-//! test [`ENTRY_TEST`] selected. A test file that uses it declares
-//! `#[path = "support/mcp_fixture.rs"] mod mcp_fixture;` and the entry test
-//! `#[test] fn mcp_fixture_server() { mcp_fixture::serve_stdio_if_asked() }`, and starts
-//! the server with [`stdio_argv`] and [`stdio_env`]. libtest prints its own lines on
+//! test [`ENTRY_TEST`] selected. The test crate declares the entry test at its root
+//! (`#[test] fn mcp_fixture_server() { support::mcp_fixture::serve_stdio_if_asked() }`,
+//! see tests/integration/main.rs; a bench declares its own), and a test starts the
+//! server with [`stdio_argv`] and [`stdio_env`]. libtest prints its own lines on
 //! stdout before the test runs, so the protocol goes over descriptor 3 (the `sh` wrapper
 //! of [`stdio_argv`] moves the client's pipe there and stdout to /dev/null).
 //!

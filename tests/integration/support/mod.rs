@@ -2,9 +2,9 @@
 //! the expected shapes of the two request dialects.
 #![allow(dead_code)]
 
-pub mod mock_provider;
-pub mod request_shape;
 pub mod host_tool;
 pub mod mcp_fixture;
+pub mod mock_provider;
 pub mod project;
+pub mod request_shape;
 pub mod sarif_schema;
