@@ -96,6 +96,7 @@ code_pages! {
     P0106 => NoTools,
     P0107 => MentionsHiddenTool,
     P0108 => AllowDeniedByParent,
+    P0109 => DeclaredToolHidden,
     P0201 => LiteralSecret,
     P0202 => InsecureEndpoint,
     P0203 => InsecureAllowed,

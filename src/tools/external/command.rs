@@ -98,13 +98,18 @@ async fn run_command(
     let mut contained =
         containment::spawn(&build, ctx.containment(), ctx.command_limits(), &sandbox).map_err(
             |e| {
+                let hint = "the program this tool runs is missing or cannot run here; do not call this tool again";
+                let sandbox = (e.kind() != std::io::ErrorKind::NotFound)
+                    .then(|| sandbox_help(ctx, program, &env))
+                    .flatten();
                 ToolError::new(format!(
-            "could not start `{program}` for tool `{}`: {e}",
-            tool.name
-        ))
-        .hint(
-            "the program this tool runs is missing or cannot run here; do not call this tool again",
-        )
+                    "could not start `{program}` for tool `{}`: {e}",
+                    tool.name
+                ))
+                .hint(match sandbox {
+                    Some(help) => format!("{hint}; {help}"),
+                    None => hint.to_owned(),
+                })
             },
         )?;
 
@@ -152,23 +157,45 @@ async fn run_command(
             }
         ))
         .hint("call it with a smaller request, or not at all")),
-        Some(status) if !status.success() => Err(ToolError::new(format!(
-            "tool `{}` failed ({}){}",
-            tool.name,
-            describe(status),
-            if stderr.is_empty() {
-                " with no output on stderr".to_owned()
-            } else {
-                format!(":\n{stderr}")
-            }
-        ))
-        .hint("read the error, fix the arguments if they are the cause, and call it again")),
+        Some(status) if !status.success() => {
+            let hint = "read the error, fix the arguments if they are the cause, and call it again";
+            // It died of a refused read or exec (126: found but could not be run): the
+            // sandbox may be what stopped it.
+            let refused = status.code() == Some(126)
+                || stderr.contains("Permission denied")
+                || stderr.contains("Operation not permitted");
+            let hint = match refused.then(|| sandbox_help(ctx, program, &env)).flatten() {
+                Some(help) => format!("{hint}; {help}"),
+                None => hint.to_owned(),
+            };
+            Err(ToolError::new(format!(
+                "tool `{}` failed ({}){}",
+                tool.name,
+                describe(status),
+                if stderr.is_empty() {
+                    " with no output on stderr".to_owned()
+                } else {
+                    format!(":\n{stderr}")
+                }
+            ))
+            .hint(hint))
+        }
         Some(_) => Ok(if stdout.is_empty() {
             "(no output)".to_owned()
         } else {
             stdout
         }),
     }
+}
+
+/// [`SandboxProfile::start_failure_help`] for `program`, looked up on the `PATH` the tool
+/// gets (`env`), relative to the workspace.
+///
+/// [`SandboxProfile::start_failure_help`]: crate::tools::sandbox::SandboxProfile::start_failure_help
+fn sandbox_help(ctx: &ToolContext, program: &str, env: &[(OsString, OsString)]) -> Option<String> {
+    let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
+    ctx.sandbox()
+        .start_failure_help(program, path, ctx.workspace())
 }
 
 /// The environment of `tool` run in `ctx`, from `vars` (the agent's): the allowlist and
@@ -373,6 +400,54 @@ mod tests {
         let out = r.call_for_model("t", json!({"path": "x"}), &ctx).await;
         assert!(out.is_error);
         assert!(out.content.contains("could not start"), "{}", out.content);
+    }
+
+    /// A program the sandbox cannot read (this test binary, outside the workspace) does
+    /// not start; the hint says the sandbox may be why, names the program and how to let
+    /// it through. Without a sandbox it runs.
+    #[tokio::test]
+    async fn a_program_the_sandbox_cannot_read_gets_a_sandbox_hint() {
+        use crate::tools::sandbox::{SandboxMode, SandboxProfile};
+        let exe = std::env::current_exe().unwrap();
+        let resolved = std::fs::canonicalize(&exe).unwrap();
+        let run = [exe.to_str().unwrap(), "--list"];
+        let (_dir, plain) = ctx();
+        let boxed = plain
+            .clone()
+            .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite));
+        let out = registry(&run, Duration::from_secs(60))
+            .call_for_model("t", json!({"path": "x"}), &boxed)
+            .await;
+        if out.content.contains("Landlock") {
+            eprintln!("skipped: this kernel cannot sandbox ({})", out.content);
+            return;
+        }
+        assert!(out.is_error, "{}", out.content);
+        assert!(
+            out.content
+                .contains("the `workspace-write` sandbox may be what stopped it"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content
+                .contains(&format!("the program is `{}`", resolved.display())),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains(&format!(
+                "`allowRead: [{}]`",
+                resolved.parent().unwrap().display()
+            )),
+            "{}",
+            out.content
+        );
+        assert!(out.content.contains("--sandbox full-access"), "{}", out.content);
+        let out = registry(&run, Duration::from_secs(60))
+            .call_for_model("t", json!({"path": "x"}), &plain)
+            .await;
+        assert!(!out.is_error, "{}", out.content);
     }
 
     #[test]

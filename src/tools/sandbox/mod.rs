@@ -267,6 +267,45 @@ impl SandboxProfile {
         self.mode != SandboxMode::FullAccess
     }
 
+    /// What to tell the user when `program` (as written in a command's argv, run in
+    /// `cwd`, looked up on `path`, the child's `PATH`) could not start or died at once
+    /// under this profile: that the sandbox may be the cause, the program's resolved
+    /// path, and how to let it through (`allowRead` in the preset, or
+    /// `--sandbox full-access`). `None` for `full-access`, where the sandbox is not it.
+    pub fn start_failure_help(
+        &self,
+        program: &str,
+        path: Option<&std::ffi::OsStr>,
+        cwd: &Path,
+    ) -> Option<String> {
+        if !self.is_sandboxed() {
+            return None;
+        }
+        let found = if program.contains('/') {
+            Some(cwd.join(program)).filter(|p| p.is_file())
+        } else {
+            path.or(std::env::var_os("PATH").as_deref())
+                .and_then(|p| std::env::split_paths(p).map(|d| d.join(program)).find(|p| p.is_file()))
+        };
+        let resolved = found.map(|p| std::fs::canonicalize(&p).unwrap_or(p));
+        // A program in `<prefix>/bin` (a virtualenv, a tool's install) usually needs its
+        // whole prefix.
+        let dir = resolved.as_deref().and_then(Path::parent).map(|d| {
+            match (d.file_name(), d.parent()) {
+                (Some(name), Some(prefix)) if name == "bin" && prefix.parent().is_some() => prefix,
+                _ => d,
+            }
+        });
+        let (what, dir) = match (&resolved, dir) {
+            (Some(p), Some(d)) => (format!("the program is `{}`", p.display()), d.display().to_string()),
+            _ => (format!("`{program}` was not found to say where it is"), "<its directory>".to_owned()),
+        };
+        Some(format!(
+            "the `{mode}` sandbox may be what stopped it: sandboxed programs can read only the workspace, system directories, the toolchains on PATH and the preset's `allowRead`, and {what} (it may also need files elsewhere: an interpreter, a virtualenv, a package cache such as ~/.cache/uv); let it read them with `allowRead: [{dir}]` in the preset, or run with `--sandbox full-access`",
+            mode = self.mode.as_str()
+        ))
+    }
+
     /// The paths outside the workspace a command may read in this profile (for
     /// documentation and `--explain`-style output), with the secret paths excluded as
     /// described in the module documentation. Empty for `full-access`.
