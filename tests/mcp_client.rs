@@ -790,7 +790,10 @@ async fn a_stdio_server_the_sandbox_cannot_read_says_how_to_allow_it() {
         argv.drain(..3);
         assert_eq!(argv[0], std::env::current_exe().unwrap().to_string_lossy());
     }
-    for (config, names) in [(direct, exe.display().to_string()), (fix.stdio(""), String::new())] {
+    for (config, names) in [
+        (direct, exe.display().to_string()),
+        (fix.stdio(""), String::new()),
+    ] {
         let reason = match McpSession::connect(&config, &ctx).await {
             Err(McpError::Start { reason, .. }) if reason.contains("Landlock") => {
                 eprintln!("skipped: this kernel cannot sandbox ({reason})");
@@ -812,8 +815,14 @@ async fn a_stdio_server_the_sandbox_cannot_read_says_how_to_allow_it() {
             assert!(reason.contains("ended before the handshake"), "{reason}");
             assert!(reason.contains("the program is `/"), "{reason}");
         } else {
-            assert!(reason.contains(&format!("the program is `{names}`")), "{reason}");
-            assert!(reason.contains(&format!("`allowRead: [{exe_dir}]`")), "{reason}");
+            assert!(
+                reason.contains(&format!("the program is `{names}`")),
+                "{reason}"
+            );
+            assert!(
+                reason.contains(&format!("`allowRead: [{exe_dir}]`")),
+                "{reason}"
+            );
         }
     }
     // Without a sandbox the sandbox is not blamed.

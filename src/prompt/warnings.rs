@@ -227,7 +227,9 @@ pub(super) fn allow_denied_by_parent(
             let tool = entry.as_str();
             let span = entry.span().cloned().or_else(|| r.span.clone());
             if entry.is_glob() {
-                out.extend(glob_outside_parent_allow(catalog, label, entry, outer).map(|d| d.at(span)));
+                out.extend(
+                    glob_outside_parent_allow(catalog, label, entry, outer).map(|d| d.at(span)),
+                );
                 continue;
             }
             if !catalog.contains(tool) {
@@ -280,7 +282,10 @@ fn excluding_allow<'r>(
         if allow.iter().any(|p| p.matches(tool)) {
             return None;
         }
-        let span = allow.first().and_then(ToolPattern::span).or(pr.span.as_ref());
+        let span = allow
+            .first()
+            .and_then(ToolPattern::span)
+            .or(pr.span.as_ref());
         Some((*parent, span))
     })
 }
@@ -677,7 +682,11 @@ mod tests {
                 "`child` allows `*_dir`, but `base`, which it extends, does not allow `list_dir` (its `allow`, base.yaml:5), and no tool the glob matches is left visible by the presets `child` extends",
             ]
         );
-        assert!(found.iter().all(|d| d.kind == DiagnosticKind::AllowDeniedByParent));
+        assert!(
+            found
+                .iter()
+                .all(|d| d.kind == DiagnosticKind::AllowDeniedByParent)
+        );
         assert!(
             found[0]
                 .help
@@ -693,7 +702,9 @@ mod tests {
         );
         assert_eq!(found.len(), 2);
         // Without an outer `allow`, nothing.
-        assert!(allow_denied_by_parent(&catalog, &[("middle", &middle), ("child", &child)]).is_empty());
+        assert!(
+            allow_denied_by_parent(&catalog, &[("middle", &middle), ("child", &child)]).is_empty()
+        );
     }
 
     #[test]

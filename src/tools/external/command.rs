@@ -95,23 +95,27 @@ async fn run_command(
             .stderr(Stdio::piped());
         builder
     };
-    let mut contained =
-        containment::spawn(&build, ctx.containment(), ctx.command_limits(), &sandbox).map_err(
-            |e| {
-                let hint = "the program this tool runs is missing or cannot run here; do not call this tool again";
-                let sandbox = (e.kind() != std::io::ErrorKind::NotFound)
-                    .then(|| sandbox_help(ctx, program, &env))
-                    .flatten();
-                ToolError::new(format!(
-                    "could not start `{program}` for tool `{}`: {e}",
-                    tool.name
-                ))
-                .hint(match sandbox {
-                    Some(help) => format!("{hint}; {help}"),
-                    None => hint.to_owned(),
-                })
-            },
-        )?;
+    let mut contained = containment::spawn(
+        &build,
+        ctx.containment(),
+        ctx.command_limits(),
+        &sandbox,
+    )
+    .map_err(|e| {
+        let hint =
+            "the program this tool runs is missing or cannot run here; do not call this tool again";
+        let sandbox = (e.kind() != std::io::ErrorKind::NotFound)
+            .then(|| sandbox_help(ctx, program, &env))
+            .flatten();
+        ToolError::new(format!(
+            "could not start `{program}` for tool `{}`: {e}",
+            tool.name
+        ))
+        .hint(match sandbox {
+            Some(help) => format!("{hint}; {help}"),
+            None => hint.to_owned(),
+        })
+    })?;
 
     let limits = *ctx.limits();
     let stdout = Arc::new(Mutex::new(StreamCapture::new(limits.max_bytes)));
@@ -193,7 +197,10 @@ async fn run_command(
 ///
 /// [`SandboxProfile::start_failure_help`]: crate::tools::sandbox::SandboxProfile::start_failure_help
 fn sandbox_help(ctx: &ToolContext, program: &str, env: &[(OsString, OsString)]) -> Option<String> {
-    let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_os_str());
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_os_str());
     ctx.sandbox()
         .start_failure_help(program, path, ctx.workspace())
 }
@@ -406,6 +413,7 @@ mod tests {
     /// not start; the hint says the sandbox may be why, names the program and how to let
     /// it through. Without a sandbox it runs.
     #[tokio::test]
+    #[allow(clippy::print_stderr)] // says why it skips where the kernel cannot sandbox
     async fn a_program_the_sandbox_cannot_read_gets_a_sandbox_hint() {
         use crate::tools::sandbox::{SandboxMode, SandboxProfile};
         let exe = std::env::current_exe().unwrap();
@@ -443,7 +451,11 @@ mod tests {
             "{}",
             out.content
         );
-        assert!(out.content.contains("--sandbox full-access"), "{}", out.content);
+        assert!(
+            out.content.contains("--sandbox full-access"),
+            "{}",
+            out.content
+        );
         let out = registry(&run, Duration::from_secs(60))
             .call_for_model("t", json!({"path": "x"}), &plain)
             .await;

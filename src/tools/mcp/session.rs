@@ -481,7 +481,7 @@ async fn connect_stdio(
                 // It died at once: the sandbox may be what stopped it.
                 McpError::Start { server, mut reason } => {
                     if let Some(help) = sandbox_help(ctx, program, &env, cwd) {
-                        reason.push_str("\n");
+                        reason.push('\n');
                         reason.push_str(&help);
                     }
                     McpError::Start { server, reason }
@@ -630,7 +630,10 @@ fn sandbox_help(
     env: &[(String, String)],
     cwd: &std::path::Path,
 ) -> Option<String> {
-    let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| std::ffi::OsStr::new(v));
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| std::ffi::OsStr::new(v));
     ctx.sandbox().start_failure_help(program, path, cwd)
 }
 

@@ -284,21 +284,34 @@ impl SandboxProfile {
         let found = if program.contains('/') {
             Some(cwd.join(program)).filter(|p| p.is_file())
         } else {
-            path.or(std::env::var_os("PATH").as_deref())
-                .and_then(|p| std::env::split_paths(p).map(|d| d.join(program)).find(|p| p.is_file()))
+            path.or(std::env::var_os("PATH").as_deref()).and_then(|p| {
+                std::env::split_paths(p)
+                    .map(|d| d.join(program))
+                    .find(|p| p.is_file())
+            })
         };
         let resolved = found.map(|p| std::fs::canonicalize(&p).unwrap_or(p));
         // A program in `<prefix>/bin` (a virtualenv, a tool's install) usually needs its
         // whole prefix.
-        let dir = resolved.as_deref().and_then(Path::parent).map(|d| {
-            match (d.file_name(), d.parent()) {
-                (Some(name), Some(prefix)) if name == "bin" && prefix.parent().is_some() => prefix,
-                _ => d,
-            }
-        });
+        let dir =
+            resolved
+                .as_deref()
+                .and_then(Path::parent)
+                .map(|d| match (d.file_name(), d.parent()) {
+                    (Some(name), Some(prefix)) if name == "bin" && prefix.parent().is_some() => {
+                        prefix
+                    }
+                    _ => d,
+                });
         let (what, dir) = match (&resolved, dir) {
-            (Some(p), Some(d)) => (format!("the program is `{}`", p.display()), d.display().to_string()),
-            _ => (format!("`{program}` was not found to say where it is"), "<its directory>".to_owned()),
+            (Some(p), Some(d)) => (
+                format!("the program is `{}`", p.display()),
+                d.display().to_string(),
+            ),
+            _ => (
+                format!("`{program}` was not found to say where it is"),
+                "<its directory>".to_owned(),
+            ),
         };
         Some(format!(
             "the `{mode}` sandbox may be what stopped it: sandboxed programs can read only the workspace, system directories, the toolchains on PATH and the preset's `allowRead`, and {what} (it may also need files elsewhere: an interpreter, a virtualenv, a package cache such as ~/.cache/uv); let it read them with `allowRead: [{dir}]` in the preset, or run with `--sandbox full-access`",
