@@ -603,11 +603,17 @@ mod own_tools {
             .find(|d| d.kind.name() == "declared-tool-hidden")
             .unwrap();
         assert!(
-            hidden.message.contains("MCP server `time` is declared but hidden in `clock`"),
+            hidden
+                .message
+                .contains("MCP server `time` is declared but hidden in `clock`"),
             "{}",
             hidden.message
         );
-        assert!(hidden.message.contains("mcp__time__convert_time"), "{}", hidden.message);
+        assert!(
+            hidden.message.contains("mcp__time__convert_time"),
+            "{}",
+            hidden.message
+        );
 
         let clock = format!("{CLOCK}tools:\n  deny: [mcp__time__convert_time]\n");
         let v = validate(&[("clock", &clock)], "clock", listings());

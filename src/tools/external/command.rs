@@ -105,7 +105,7 @@ async fn run_command(
         let hint =
             "the program this tool runs is missing or cannot run here; do not call this tool again";
         let sandbox = (e.kind() != std::io::ErrorKind::NotFound)
-            .then(|| sandbox_help(ctx, program, &env))
+            .then(|| sandbox_help(ctx, &tool.run, &env))
             .flatten();
         ToolError::new(format!(
             "could not start `{program}` for tool `{}`: {e}",
@@ -168,7 +168,10 @@ async fn run_command(
             let refused = status.code() == Some(126)
                 || stderr.contains("Permission denied")
                 || stderr.contains("Operation not permitted");
-            let hint = match refused.then(|| sandbox_help(ctx, program, &env)).flatten() {
+            let hint = match refused
+                .then(|| sandbox_help(ctx, &tool.run, &env))
+                .flatten()
+            {
                 Some(help) => format!("{hint}; {help}"),
                 None => hint.to_owned(),
             };
@@ -192,17 +195,21 @@ async fn run_command(
     }
 }
 
-/// [`SandboxProfile::start_failure_help`] for `program`, looked up on the `PATH` the tool
-/// gets (`env`), relative to the workspace.
+/// [`SandboxProfile::start_failure_help`] for the tool's `argv`, its program looked up on
+/// the `PATH` the tool gets (`env`), relative to the workspace.
 ///
 /// [`SandboxProfile::start_failure_help`]: crate::tools::sandbox::SandboxProfile::start_failure_help
-fn sandbox_help(ctx: &ToolContext, program: &str, env: &[(OsString, OsString)]) -> Option<String> {
+fn sandbox_help(
+    ctx: &ToolContext,
+    argv: &[String],
+    env: &[(OsString, OsString)],
+) -> Option<String> {
     let path = env
         .iter()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.as_os_str());
     ctx.sandbox()
-        .start_failure_help(program, path, ctx.workspace())
+        .start_failure_help(argv, path, ctx.workspace())
 }
 
 /// The environment of `tool` run in `ctx`, from `vars` (the agent's): the allowlist and

@@ -407,7 +407,7 @@ async fn connect_stdio(
                     )
                 } else {
                     let mut reason = format!("could not run `{}`: {e}", cut(program, 200));
-                    if let Some(help) = sandbox_help(ctx, program, &env, cwd) {
+                    if let Some(help) = sandbox_help(ctx, argv, &env, cwd) {
                         reason.push_str("; ");
                         reason.push_str(&help);
                     }
@@ -480,7 +480,7 @@ async fn connect_stdio(
             match handshake_error(&name, *error, Some(exit), &stderr) {
                 // It died at once: the sandbox may be what stopped it.
                 McpError::Start { server, mut reason } => {
-                    if let Some(help) = sandbox_help(ctx, program, &env, cwd) {
+                    if let Some(help) = sandbox_help(ctx, argv, &env, cwd) {
                         reason.push('\n');
                         reason.push_str(&help);
                     }
@@ -620,13 +620,13 @@ fn session(
     }
 }
 
-/// [`SandboxProfile::start_failure_help`] for a stdio server's `program`, looked up on the
-/// `PATH` it is given (`env`).
+/// [`SandboxProfile::start_failure_help`] for a stdio server's `argv`, its program looked
+/// up on the `PATH` it is given (`env`).
 ///
 /// [`SandboxProfile::start_failure_help`]: crate::tools::sandbox::SandboxProfile::start_failure_help
 fn sandbox_help(
     ctx: &ToolContext,
-    program: &str,
+    argv: &[String],
     env: &[(String, String)],
     cwd: &std::path::Path,
 ) -> Option<String> {
@@ -634,7 +634,7 @@ fn sandbox_help(
         .iter()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| std::ffi::OsStr::new(v));
-    ctx.sandbox().start_failure_help(program, path, cwd)
+    ctx.sandbox().start_failure_help(argv, path, cwd)
 }
 
 /// A failed handshake, said in terms of what the user can do.

@@ -267,20 +267,26 @@ impl SandboxProfile {
         self.mode != SandboxMode::FullAccess
     }
 
-    /// What to tell the user when `program` (as written in a command's argv, run in
-    /// `cwd`, looked up on `path`, the child's `PATH`) could not start or died at once
-    /// under this profile: that the sandbox may be the cause, the program's resolved
-    /// path, and how to let it through (`allowRead` in the preset, or
+    /// What to tell the user when the command `argv` (run in `cwd`, its program looked
+    /// up on `path`, the child's `PATH`) could not start or died at once under this
+    /// profile: that the sandbox may be the cause, the resolved path of what it could not
+    /// read, and how to let it through (`allowRead` in the preset, or
     /// `--sandbox full-access`). `None` for `full-access`, where the sandbox is not it.
+    ///
+    /// What is named is the program, unless the sandbox can read it anyway (`/bin/sh`,
+    /// `python3` on `PATH`) and an argument is a file it cannot (the script or binary it
+    /// runs): then that file.
     pub fn start_failure_help(
         &self,
-        program: &str,
+        argv: &[String],
         path: Option<&std::ffi::OsStr>,
         cwd: &Path,
     ) -> Option<String> {
         if !self.is_sandboxed() {
             return None;
         }
+        let (program, args) = argv.split_first()?;
+        let resolve = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
         let found = if program.contains('/') {
             Some(cwd.join(program)).filter(|p| p.is_file())
         } else {
@@ -290,11 +296,23 @@ impl SandboxProfile {
                     .find(|p| p.is_file())
             })
         };
-        let resolved = found.map(|p| std::fs::canonicalize(&p).unwrap_or(p));
+        let readable = self.readable_paths();
+        let unreadable =
+            |p: &Path| !p.starts_with(cwd) && !readable.iter().any(|r| p.starts_with(r));
+        let found = found.map(resolve);
+        let named = match &found {
+            Some(p) if !unreadable(p) => args
+                .iter()
+                .filter(|a| a.contains('/'))
+                .map(|a| resolve(cwd.join(a)))
+                .find(|a| a.is_file() && unreadable(a))
+                .or(found.clone()),
+            _ => found.clone(),
+        };
         // A program in `<prefix>/bin` (a virtualenv, a tool's install) usually needs its
         // whole prefix.
         let dir =
-            resolved
+            named
                 .as_deref()
                 .and_then(Path::parent)
                 .map(|d| match (d.file_name(), d.parent()) {
@@ -303,9 +321,13 @@ impl SandboxProfile {
                     }
                     _ => d,
                 });
-        let (what, dir) = match (&resolved, dir) {
-            (Some(p), Some(d)) => (
+        let (what, dir) = match (&named, dir) {
+            (Some(p), Some(d)) if named == found => (
                 format!("the program is `{}`", p.display()),
+                d.display().to_string(),
+            ),
+            (Some(p), Some(d)) => (
+                format!("it runs `{}`", p.display()),
                 d.display().to_string(),
             ),
             _ => (
