@@ -212,10 +212,12 @@ fn literal_text(literal: &ComparedLiteral) -> String {
 ///   `deny` entry;
 /// - a name, or a glob every match of which is such a tool, that an earlier layer's
 ///   `allow` leaves out: the warning names that `allow` (a child of `minimal` allowing
-///   `read_file` or its own command tool).
+///   `read_file` or its own command tool). Only when `any_visible`: a preset left with no
+///   tools gets `no-tools`, which names what the parents allow, instead.
 pub(super) fn allow_denied_by_parent(
     catalog: &ToolCatalog,
     restrictions: &[(&str, &ToolRestriction)],
+    any_visible: bool,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for (i, (label, r)) in restrictions.iter().enumerate() {
@@ -227,9 +229,11 @@ pub(super) fn allow_denied_by_parent(
             let tool = entry.as_str();
             let span = entry.span().cloned().or_else(|| r.span.clone());
             if entry.is_glob() {
-                out.extend(
-                    glob_outside_parent_allow(catalog, label, entry, outer).map(|d| d.at(span)),
-                );
+                if any_visible {
+                    out.extend(
+                        glob_outside_parent_allow(catalog, label, entry, outer).map(|d| d.at(span)),
+                    );
+                }
                 continue;
             }
             if !catalog.contains(tool) {
@@ -242,7 +246,9 @@ pub(super) fn allow_denied_by_parent(
                     .find(|d| d.matches(tool))
                     .map(|d| (*parent, d))
             }) else {
-                out.extend(outside_parent_allow(label, tool, None, outer).map(|d| d.at(span)));
+                if any_visible {
+                    out.extend(outside_parent_allow(label, tool, None, outer).map(|d| d.at(span)));
+                }
                 continue;
             };
             let place = deny
@@ -644,7 +650,7 @@ mod tests {
             .unwrap()
             .with_deny(["grep"])
             .unwrap();
-        let found = allow_denied_by_parent(&catalog, &[("base", &base), ("child", &child)]);
+        let found = allow_denied_by_parent(&catalog, &[("base", &base), ("child", &child)], true);
         let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(
             messages,
@@ -658,7 +664,7 @@ mod tests {
                 .iter()
                 .all(|d| d.kind == DiagnosticKind::AllowDeniedByParent)
         );
-        assert!(allow_denied_by_parent(&catalog, &[("child", &child)]).is_empty());
+        assert!(allow_denied_by_parent(&catalog, &[("child", &child)], true).is_empty());
     }
 
     #[test]
@@ -673,7 +679,7 @@ mod tests {
         // `read_file` and the glob `*_dir` (matching only tools base leaves out) warn;
         // `bash`, allowed by base, and `*_file` (which matches `edit_file`) do not.
         let child = ToolRestriction::allow(["bash", "read_file", "*_dir", "*_file"]).unwrap();
-        let found = allow_denied_by_parent(&catalog, &[("base", &base), ("child", &child)]);
+        let found = allow_denied_by_parent(&catalog, &[("base", &base), ("child", &child)], true);
         let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(
             messages,
@@ -699,11 +705,20 @@ mod tests {
         let found = allow_denied_by_parent(
             &catalog,
             &[("base", &base), ("middle", &middle), ("child", &child)],
+            true,
         );
         assert_eq!(found.len(), 2);
+        // With no tool visible at all, `no-tools` says it instead.
+        let found = allow_denied_by_parent(
+            &catalog,
+            &[("base", &base), ("middle", &middle), ("child", &child)],
+            false,
+        );
+        assert!(found.is_empty());
         // Without an outer `allow`, nothing.
         assert!(
-            allow_denied_by_parent(&catalog, &[("middle", &middle), ("child", &child)]).is_empty()
+            allow_denied_by_parent(&catalog, &[("middle", &middle), ("child", &child)], true)
+                .is_empty()
         );
     }
 
