@@ -150,7 +150,8 @@ diagnostic_kinds! {
     NoTools = ("P0106", "no-tools", Warning),
     /// A section's or context's rendered text names a known tool that is not visible.
     MentionsHiddenTool = ("P0107", "mentions-hidden-tool", Warning),
-    /// A child's `allow` lists a tool a preset it extends removes with `deny`.
+    /// A child's `allow` lists a tool a preset it extends removes with `deny` or leaves out
+    /// of its `allow`.
     AllowDeniedByParent = ("P0108", "allow-denied-by-parent", Warning),
     /// A `texts:` entry or a locale pack entry whose id no text has.
     UnknownText = ("P0120", "unknown-text", Error),
@@ -162,6 +163,8 @@ diagnostic_kinds! {
     UnusedLocalePack = ("P0123", "unused-locale-pack", Warning),
     /// A locale pack without a text for an id the preset uses: English is used.
     UntranslatedText = ("P0124", "untranslated-text", Warning),
+    /// A command tool or an MCP server a preset declares whose tools that preset hides.
+    DeclaredToolHidden = ("P0109", "declared-tool-hidden", Warning),
     /// A value that looks like an API key.
     LiteralSecret = ("P0201", "literal-secret", Error),
     /// A plain `http://` `baseUrl` for a host other than loopback, without `allowInsecure`.
@@ -444,6 +447,7 @@ mod tests {
             K::MentionsHiddenTool,
             K::ImpossibleCondition,
             K::AllowDeniedByParent,
+            K::DeclaredToolHidden,
             K::InsecureAllowed,
             K::ProgramNotFound,
             K::ImplicitOverride,

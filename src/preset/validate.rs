@@ -10,7 +10,7 @@ use super::locale_pack::LocalePacks;
 use super::provenance::admitting_rule;
 use super::resolve::{Lookup, PresetChain, resolve_chain};
 use super::source::ParsedPreset;
-use super::spec::{ModelSpec, PresetFile, Provider, VariableEntry, is_valid_env_name};
+use super::spec::{ModelSpec, NamedMap, PresetFile, Provider, VariableEntry, is_valid_env_name};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::endpoint::{
     EndpointError, ModelSettings, Transport, check_base_url, strict_tools_allowed,
@@ -438,6 +438,9 @@ fn validate_chain_with(
     if let Some(a) = &assembler {
         diagnostics.extend(check_provider(chain, a, memo));
         diagnostics.extend(a.warnings().iter().cloned());
+        if let Some(leaf) = presets.last() {
+            diagnostics.extend(declared_but_hidden(leaf, tools, a));
+        }
         let unguarded = a.unguarded_optional_uses();
         let statically_missing = !unguarded.is_empty();
         diagnostics.extend(unguarded);
@@ -499,6 +502,67 @@ fn validate_chain_with(
         diagnostics,
         preset,
     }
+}
+
+/// `declared-tool-hidden`: a command tool or an MCP server `leaf` itself declares (not one
+/// it inherits: hiding a parent's tool is narrowing) none of whose tools the assembled
+/// preset shows. A server whose tools are not locked (or that lists none) is left alone.
+fn declared_but_hidden(
+    leaf: &ParsedPreset,
+    tools: &ToolCatalog,
+    assembler: &PromptAssembler,
+) -> Vec<Diagnostic> {
+    use crate::tools::external::ToolOrigin;
+    let visible: std::collections::BTreeSet<&str> =
+        assembler.registry().names().map(|n| n.as_str()).collect();
+    let help = "restrictions along `extends` intersect: extend a preset that allows it (e.g. `standard` instead of `minimal`), or add it to the `allow` (and take it out of the `deny`) that hides it; if the preset does not need it, remove the declaration";
+    let mut out = Vec::new();
+    for (name, _) in leaf.file.commands.iter().flat_map(NamedMap::iter) {
+        let n = name.value.as_str();
+        let is_command = tools
+            .get(n)
+            .is_some_and(|d| matches!(d.origin(), ToolOrigin::Command { .. }));
+        if is_command && !visible.contains(n) {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::DeclaredToolHidden,
+                    format!(
+                        "command tool `{n}` is declared but hidden in `{}`: the model never sees it",
+                        leaf.name()
+                    ),
+                )
+                .at(leaf.span_of(name))
+                .help(help),
+            );
+        }
+    }
+    for (name, _) in leaf.file.mcp_servers.iter().flat_map(NamedMap::iter) {
+        let s = name.value.as_str();
+        let of_server: Vec<&str> = tools
+            .names()
+            .filter(|t| {
+                tools.get(t).is_some_and(
+                    |d| matches!(d.origin(), ToolOrigin::Mcp { server, .. } if server == s),
+                )
+            })
+            .collect();
+        if of_server.is_empty() || of_server.iter().any(|t| visible.contains(t)) {
+            continue;
+        }
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::DeclaredToolHidden,
+                format!(
+                    "MCP server `{s}` is declared but hidden in `{}`: none of its tools ({}) is visible",
+                    leaf.name(),
+                    crate::suggest::list_names(of_server.iter().copied())
+                ),
+            )
+            .at(leaf.span_of(name))
+            .help(help),
+        );
+    }
+    out
 }
 
 /// Provider lint of exactly the tools `run` would send: the visible tools in the schema

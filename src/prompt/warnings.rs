@@ -12,7 +12,7 @@ use super::variables::VariableDecl;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::prompt::section::{Replaced, SectionName};
 use crate::suggest::help_did_you_mean;
-use crate::tools::{ToolCatalog, ToolRestriction, visible_tools};
+use crate::tools::{ToolCatalog, ToolPattern, ToolRestriction, visible_tools};
 
 /// How many value combinations `complete-may-conflict` evaluates at most.
 const MAX_COMBINATIONS: usize = 4096;
@@ -205,30 +205,50 @@ fn literal_text(literal: &ComparedLiteral) -> String {
     }
 }
 
-/// `allow-denied-by-parent`: an `allow` entry naming a tool (not a glob) that an earlier
-/// layer's `deny` removes. Restrictions along `extends` intersect, so the entry can never
-/// make the tool visible; the warning names the `deny` entry that removes it.
+/// `allow-denied-by-parent`: an `allow` entry that can never make a tool visible, because
+/// restrictions along `extends` intersect:
+///
+/// - a name (not a glob) that an earlier layer's `deny` removes: the warning names that
+///   `deny` entry;
+/// - a name, or a glob every match of which is such a tool, that an earlier layer's
+///   `allow` leaves out: the warning names that `allow` (a child of `minimal` allowing
+///   `read_file` or its own command tool). Only when `any_visible`: a preset left with no
+///   tools gets `no-tools`, which names what the parents allow, instead.
 pub(super) fn allow_denied_by_parent(
     catalog: &ToolCatalog,
     restrictions: &[(&str, &ToolRestriction)],
+    any_visible: bool,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for (i, (label, r)) in restrictions.iter().enumerate() {
         let Some(allow) = &r.allow else {
             continue;
         };
+        let outer = &restrictions[..i];
         for entry in allow {
             let tool = entry.as_str();
-            if entry.is_glob() || !catalog.contains(tool) {
+            let span = entry.span().cloned().or_else(|| r.span.clone());
+            if entry.is_glob() {
+                if any_visible {
+                    out.extend(
+                        glob_outside_parent_allow(catalog, label, entry, outer).map(|d| d.at(span)),
+                    );
+                }
+                continue;
+            }
+            if !catalog.contains(tool) {
                 continue;
             }
             // The nearest outer layer whose `deny` removes the tool.
-            let Some((parent, deny)) = restrictions[..i].iter().rev().find_map(|(parent, pr)| {
+            let Some((parent, deny)) = outer.iter().rev().find_map(|(parent, pr)| {
                 pr.deny
                     .iter()
                     .find(|d| d.matches(tool))
                     .map(|d| (*parent, d))
             }) else {
+                if any_visible {
+                    out.extend(outside_parent_allow(label, tool, None, outer).map(|d| d.at(span)));
+                }
                 continue;
             };
             let place = deny
@@ -247,7 +267,7 @@ pub(super) fn allow_denied_by_parent(
                         "`{label}` allows `{tool}`, but `{parent}`, which it extends, denies it (`{pattern}` in its `deny`{place}): the tool stays hidden"
                     ),
                 )
-                .at(entry.span().cloned().or_else(|| r.span.clone()))
+                .at(span)
                 .help(format!(
                     "a child can only narrow its parent's tools: remove `{tool}` from this `allow`; if `{label}` needs the tool, remove `{pattern}` from the `deny` of `{parent}`{at}, or extend a preset that keeps it"
                 )),
@@ -255,6 +275,77 @@ pub(super) fn allow_denied_by_parent(
         }
     }
     out
+}
+
+/// The nearest of `outer` whose `allow` leaves `tool` out, with where that `allow` is
+/// written (its first entry, else its `tools` key).
+fn excluding_allow<'r>(
+    tool: &str,
+    outer: &[(&'r str, &'r ToolRestriction)],
+) -> Option<(&'r str, Option<&'r Span>)> {
+    outer.iter().rev().find_map(|(parent, pr)| {
+        let allow = pr.allow.as_ref()?;
+        if allow.iter().any(|p| p.matches(tool)) {
+            return None;
+        }
+        let span = allow
+            .first()
+            .and_then(ToolPattern::span)
+            .or(pr.span.as_ref());
+        Some((*parent, span))
+    })
+}
+
+/// The warning for `allow` entry `written` (the tool's name, or `glob` matching only
+/// tools like it) when an outer layer's `allow` leaves `tool` out.
+fn outside_parent_allow(
+    label: &str,
+    tool: &str,
+    glob: Option<&str>,
+    outer: &[(&str, &ToolRestriction)],
+) -> Option<Diagnostic> {
+    let (parent, span) = excluding_allow(tool, outer)?;
+    let place = span
+        .map(|s| format!(", {}:{}", s.file, s.line))
+        .unwrap_or_default();
+    let at = span
+        .map(|s| format!(" ({}:{})", s.file, s.line))
+        .unwrap_or_default();
+    let (message, written) = match glob {
+        None => (
+            format!(
+                "`{label}` allows `{tool}`, but `{parent}`, which it extends, does not allow it (its `allow`{place}): the tool stays hidden"
+            ),
+            tool,
+        ),
+        Some(glob) => (
+            format!(
+                "`{label}` allows `{glob}`, but `{parent}`, which it extends, does not allow `{tool}` (its `allow`{place}), and no tool the glob matches is left visible by the presets `{label}` extends"
+            ),
+            glob,
+        ),
+    };
+    Some(
+        Diagnostic::new(DiagnosticKind::AllowDeniedByParent, message).help(format!(
+            "a child can only narrow its parent's tools: to have `{tool}`, extend a preset that allows it, or add `{tool}` to the `allow` of `{parent}`{at}; otherwise remove `{written}` from this `allow`"
+        )),
+    )
+}
+
+/// A glob `allow` entry that matches known tools, every one of which an outer layer's
+/// `allow` leaves out: the warning for the first of them.
+fn glob_outside_parent_allow(
+    catalog: &ToolCatalog,
+    label: &str,
+    entry: &ToolPattern,
+    outer: &[(&str, &ToolRestriction)],
+) -> Option<Diagnostic> {
+    let matched: Vec<&str> = catalog.names().filter(|n| entry.matches(n)).collect();
+    let first = *matched.first()?;
+    if !matched.iter().all(|n| excluding_allow(n, outer).is_some()) {
+        return None;
+    }
+    outside_parent_allow(label, first, Some(entry.as_str()), outer)
 }
 
 /// `override-drops-placeholder`: `new` replaces `old` (a section of an outer layer) and no
@@ -559,7 +650,7 @@ mod tests {
             .unwrap()
             .with_deny(["grep"])
             .unwrap();
-        let found = allow_denied_by_parent(&catalog, &[("base", &base), ("child", &child)]);
+        let found = allow_denied_by_parent(&catalog, &[("base", &base), ("child", &child)], true);
         let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(
             messages,
@@ -573,7 +664,62 @@ mod tests {
                 .iter()
                 .all(|d| d.kind == DiagnosticKind::AllowDeniedByParent)
         );
-        assert!(allow_denied_by_parent(&catalog, &[("child", &child)]).is_empty());
+        assert!(allow_denied_by_parent(&catalog, &[("child", &child)], true).is_empty());
+    }
+
+    #[test]
+    fn allow_outside_an_outer_allow_names_that_allow() {
+        let catalog = ToolCatalog::builtin();
+        let span = |line| Some(Span::new("base.yaml".into(), line, 11));
+        let mut base = ToolRestriction::allow(["bash", "edit_file"]).unwrap();
+        base.allow = Some(vec![
+            ToolPattern::new("bash", span(5)).unwrap(),
+            ToolPattern::new("edit_file", span(6)).unwrap(),
+        ]);
+        // `read_file` and the glob `*_dir` (matching only tools base leaves out) warn;
+        // `bash`, allowed by base, and `*_file` (which matches `edit_file`) do not.
+        let child = ToolRestriction::allow(["bash", "read_file", "*_dir", "*_file"]).unwrap();
+        let found = allow_denied_by_parent(&catalog, &[("base", &base), ("child", &child)], true);
+        let messages: Vec<&str> = found.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "`child` allows `read_file`, but `base`, which it extends, does not allow it (its `allow`, base.yaml:5): the tool stays hidden",
+                "`child` allows `*_dir`, but `base`, which it extends, does not allow `list_dir` (its `allow`, base.yaml:5), and no tool the glob matches is left visible by the presets `child` extends",
+            ]
+        );
+        assert!(
+            found
+                .iter()
+                .all(|d| d.kind == DiagnosticKind::AllowDeniedByParent)
+        );
+        assert!(
+            found[0]
+                .help
+                .as_deref()
+                .unwrap()
+                .contains("extend a preset that allows it, or add `read_file` to the `allow` of `base` (base.yaml:5)")
+        );
+        // A nearer parent without `allow` changes nothing; the grandparent's still counts.
+        let middle = ToolRestriction::default().with_deny(["grep"]).unwrap();
+        let found = allow_denied_by_parent(
+            &catalog,
+            &[("base", &base), ("middle", &middle), ("child", &child)],
+            true,
+        );
+        assert_eq!(found.len(), 2);
+        // With no tool visible at all, `no-tools` says it instead.
+        let found = allow_denied_by_parent(
+            &catalog,
+            &[("base", &base), ("middle", &middle), ("child", &child)],
+            false,
+        );
+        assert!(found.is_empty());
+        // Without an outer `allow`, nothing.
+        assert!(
+            allow_denied_by_parent(&catalog, &[("middle", &middle), ("child", &child)], true)
+                .is_empty()
+        );
     }
 
     #[test]

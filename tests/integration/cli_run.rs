@@ -2306,6 +2306,50 @@ fn own_tools_yaml(log: &std::path::Path, url: &str, script: &str) -> String {
     )
 }
 
+/// `run` under the default sandbox (`workspace-write`) with a stdio server the sandbox
+/// cannot read (the test binary, without `allowRead` for its directory): the run stops,
+/// and the error says the sandbox may be why and how to let the server through.
+#[test]
+fn a_stdio_server_the_sandbox_cannot_read_says_how_to_allow_it() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let url = rt.block_on(mcp_fixture::serve_http(
+        mcp_fixture::Script::default(),
+        None,
+    ));
+    let server = MockProvider::start(vec![Reply::json(mock::openai_text("Unused."))]);
+    let yaml = own_tools_yaml(&logs.path().join("fx.log"), &url, "");
+    // Without its first line, `allowRead: [<the test binary's directory>]`.
+    let yaml = yaml.split_once('\n').unwrap().1;
+    assert!(!yaml.contains("allowRead"), "{yaml}");
+    let p = Project::new("deepseek", &server, yaml);
+    // `lock --connect` starts servers unconfined.
+    let lock = p.run(&["lock", "--connect"]);
+    assert_eq!(lock.code, 0, "{lock:?}");
+    let run = p.run(&["run", "agent", "Use your tools."]);
+    if run.stderr.contains("Landlock") {
+        eprintln!("skipped: this kernel cannot sandbox ({})", run.stderr);
+        return;
+    }
+    assert_ne!(run.code, 0, "{run:?}");
+    for needle in [
+        "MCP server `fx` did not start",
+        "the `workspace-write` sandbox may be what stopped it",
+        "--sandbox full-access",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}: {run:?}");
+    }
+    // The server runs through `/bin/sh`, which the sandbox can read: the binary it runs is
+    // what is named.
+    let exe = fs::canonicalize(std::env::current_exe().unwrap()).unwrap();
+    for named in [
+        format!("it runs `{}`", exe.display()),
+        format!("`allowRead: [{}]`", exe.parent().unwrap().display()),
+    ] {
+        assert!(run.stderr.contains(&named), "{named}: {run:?}");
+    }
+}
+
 /// The whole journey of a preset that brings its own tools: a stdio MCP server, a
 /// Streamable HTTP one and a command tool validate, lock (`lock --connect`), render
 /// offline byte-identically twice, and `run` calls one tool of each and feeds the

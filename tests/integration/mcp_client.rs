@@ -764,6 +764,76 @@ fn sessions_and_their_calls_can_move_between_threads() {
     let _ = call;
 }
 
+/// A stdio server the sandbox cannot read (the test binary, outside the workspace, no
+/// `allowRead`) does not start, and the error says the sandbox may be why, names the
+/// program's resolved path and how to let it through; the same server started through
+/// `/bin/sh` (which the sandbox can run) dies at once, and the binary it runs is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_the_sandbox_cannot_read_says_how_to_allow_it() {
+    use agent_presets::tools::sandbox::{SandboxMode, SandboxProfile};
+    let fix = Fix::new();
+    let exe = std::fs::canonicalize(std::env::current_exe().unwrap()).unwrap();
+    let exe_dir = exe.parent().unwrap().display().to_string();
+    let ctx = fix
+        .ctx()
+        .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite));
+    // The fixture without its `/bin/sh` wrapper: the program is the test binary itself.
+    let mut direct = fix.stdio("");
+    if let ServerTransport::Stdio { argv, .. } = &mut direct.transport {
+        argv.drain(..3);
+        assert_eq!(argv[0], std::env::current_exe().unwrap().to_string_lossy());
+    }
+    for (config, names) in [
+        (direct, exe.display().to_string()),
+        (fix.stdio(""), String::new()),
+    ] {
+        let reason = match McpSession::connect(&config, &ctx).await {
+            Err(McpError::Start { reason, .. }) if reason.contains("Landlock") => {
+                eprintln!("skipped: this kernel cannot sandbox ({reason})");
+                return;
+            }
+            Err(McpError::Start { reason, .. }) => reason,
+            Ok(session) => {
+                session.shutdown().await;
+                panic!("the sandbox let the server read the test binary: nothing to check");
+            }
+            Err(err) => panic!("{err}"),
+        };
+        assert!(
+            reason.contains("the `workspace-write` sandbox may be what stopped it"),
+            "{reason}"
+        );
+        assert!(reason.contains("--sandbox full-access"), "{reason}");
+        if names.is_empty() {
+            // `/bin/sh` can be read: the binary it runs is named.
+            assert!(reason.contains("ended before the handshake"), "{reason}");
+            assert!(
+                reason.contains(&format!("it runs `{}`", exe.display())),
+                "{reason}"
+            );
+        } else {
+            assert!(
+                reason.contains(&format!("the program is `{names}`")),
+                "{reason}"
+            );
+        }
+        assert!(
+            reason.contains(&format!("`allowRead: [{exe_dir}]`")),
+            "{reason}"
+        );
+    }
+    // Without a sandbox the sandbox is not blamed.
+    let unboxed = fix.ctx().with_sandbox(SandboxProfile::full_access());
+    let mut missing = fix.stdio("");
+    if let ServerTransport::Stdio { argv, .. } = &mut missing.transport {
+        *argv = vec!["/bin/sh".into(), "-c".into(), "exit 3".into()];
+    }
+    match McpSession::connect(&missing, &unboxed).await {
+        Err(McpError::Start { reason, .. }) => assert!(!reason.contains("sandbox"), "{reason}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}
+
 /// Under the CLI's default sandbox (`workspace-write`) a server runs confined like
 /// `bash`, with the network allowed: it can run from a path the sandbox lets it read
 /// (here `allowRead` names the test binary's directory) and answers.

@@ -575,6 +575,54 @@ mod own_tools {
         assert_eq!(visible(&v), ["read_file"]);
     }
 
+    /// Under `minimal` (allow: [bash, edit_file]) a server's tools are hidden whatever the
+    /// child allows: the glob entry warns naming minimal's `allow`, and the server, all of
+    /// whose tools are hidden, warns at its declaration. Hiding only some of its tools, or
+    /// hiding a server a parent declares, is narrowing: no warning.
+    #[test]
+    fn a_server_whose_tools_are_all_hidden_warns_at_its_declaration() {
+        let listings = || {
+            let mut l = ListingMap::new();
+            l.insert("clock", "time", time_listing());
+            l.insert("child", "time", time_listing());
+            l
+        };
+        let under_minimal = CLOCK.replace("extends: standard", "extends: minimal");
+        let clock = format!("{under_minimal}tools:\n  allow: [bash, \"mcp__time__*\"]\n");
+        let v = validate(&[("clock", &clock)], "clock", listings());
+        assert_eq!(
+            found(&v),
+            [
+                "allow-denied-by-parent@clock.yaml:11:17",
+                "declared-tool-hidden@clock.yaml:5:3"
+            ]
+        );
+        let hidden = v
+            .diagnostics
+            .iter()
+            .find(|d| d.kind.name() == "declared-tool-hidden")
+            .unwrap();
+        assert!(
+            hidden
+                .message
+                .contains("MCP server `time` is declared but hidden in `clock`"),
+            "{}",
+            hidden.message
+        );
+        assert!(
+            hidden.message.contains("mcp__time__convert_time"),
+            "{}",
+            hidden.message
+        );
+
+        let clock = format!("{CLOCK}tools:\n  deny: [mcp__time__convert_time]\n");
+        let v = validate(&[("clock", &clock)], "clock", listings());
+        assert_eq!(found(&v), Vec::<String>::new());
+        let child = "version: 1\nname: child\nextends: clock\ntools:\n  deny: [\"mcp__time__*\"]\n";
+        let v = validate(&[("clock", CLOCK), ("child", child)], "child", listings());
+        assert_eq!(found(&v), Vec::<String>::new());
+    }
+
     #[test]
     fn mcp_names_that_collide_are_errors() {
         let mut listing = time_listing();

@@ -122,12 +122,13 @@ impl<'c> AssemblerBuilder<'c> {
             .filter_map(|l| l.tools.as_ref().map(|r| (l.label.as_str(), r)))
             .collect();
         if !sink.has_errors() {
-            sink.extend(warnings::no_tools(
+            let any_visible = registry.names().next().is_some();
+            sink.extend(warnings::no_tools(catalog, &labelled, any_visible));
+            sink.extend(warnings::allow_denied_by_parent(
                 catalog,
                 &labelled,
-                registry.names().next().is_some(),
+                any_visible,
             ));
-            sink.extend(warnings::allow_denied_by_parent(catalog, &labelled));
         }
         let templates = TemplateSet::new();
 

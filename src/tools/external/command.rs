@@ -95,18 +95,27 @@ async fn run_command(
             .stderr(Stdio::piped());
         builder
     };
-    let mut contained =
-        containment::spawn(&build, ctx.containment(), ctx.command_limits(), &sandbox).map_err(
-            |e| {
-                ToolError::new(format!(
+    let mut contained = containment::spawn(
+        &build,
+        ctx.containment(),
+        ctx.command_limits(),
+        &sandbox,
+    )
+    .map_err(|e| {
+        let hint =
+            "the program this tool runs is missing or cannot run here; do not call this tool again";
+        let sandbox = (e.kind() != std::io::ErrorKind::NotFound)
+            .then(|| sandbox_help(ctx, &tool.run, &env))
+            .flatten();
+        ToolError::new(format!(
             "could not start `{program}` for tool `{}`: {e}",
             tool.name
         ))
-        .hint(
-            "the program this tool runs is missing or cannot run here; do not call this tool again",
-        )
-            },
-        )?;
+        .hint(match sandbox {
+            Some(help) => format!("{hint}; {help}"),
+            None => hint.to_owned(),
+        })
+    })?;
 
     let limits = *ctx.limits();
     let stdout = Arc::new(Mutex::new(StreamCapture::new(limits.max_bytes)));
@@ -152,23 +161,55 @@ async fn run_command(
             }
         ))
         .hint("call it with a smaller request, or not at all")),
-        Some(status) if !status.success() => Err(ToolError::new(format!(
-            "tool `{}` failed ({}){}",
-            tool.name,
-            describe(status),
-            if stderr.is_empty() {
-                " with no output on stderr".to_owned()
-            } else {
-                format!(":\n{stderr}")
-            }
-        ))
-        .hint("read the error, fix the arguments if they are the cause, and call it again")),
+        Some(status) if !status.success() => {
+            let hint = "read the error, fix the arguments if they are the cause, and call it again";
+            // It died of a refused read or exec (126: found but could not be run): the
+            // sandbox may be what stopped it.
+            let refused = status.code() == Some(126)
+                || stderr.contains("Permission denied")
+                || stderr.contains("Operation not permitted");
+            let hint = match refused
+                .then(|| sandbox_help(ctx, &tool.run, &env))
+                .flatten()
+            {
+                Some(help) => format!("{hint}; {help}"),
+                None => hint.to_owned(),
+            };
+            Err(ToolError::new(format!(
+                "tool `{}` failed ({}){}",
+                tool.name,
+                describe(status),
+                if stderr.is_empty() {
+                    " with no output on stderr".to_owned()
+                } else {
+                    format!(":\n{stderr}")
+                }
+            ))
+            .hint(hint))
+        }
         Some(_) => Ok(if stdout.is_empty() {
             "(no output)".to_owned()
         } else {
             stdout
         }),
     }
+}
+
+/// [`SandboxProfile::start_failure_help`] for the tool's `argv`, its program looked up on
+/// the `PATH` the tool gets (`env`), relative to the workspace.
+///
+/// [`SandboxProfile::start_failure_help`]: crate::tools::sandbox::SandboxProfile::start_failure_help
+fn sandbox_help(
+    ctx: &ToolContext,
+    argv: &[String],
+    env: &[(OsString, OsString)],
+) -> Option<String> {
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_os_str());
+    ctx.sandbox()
+        .start_failure_help(argv, path, ctx.workspace())
 }
 
 /// The environment of `tool` run in `ctx`, from `vars` (the agent's): the allowlist and
@@ -373,6 +414,59 @@ mod tests {
         let out = r.call_for_model("t", json!({"path": "x"}), &ctx).await;
         assert!(out.is_error);
         assert!(out.content.contains("could not start"), "{}", out.content);
+    }
+
+    /// A program the sandbox cannot read (this test binary, outside the workspace) does
+    /// not start; the hint says the sandbox may be why, names the program and how to let
+    /// it through. Without a sandbox it runs.
+    #[tokio::test]
+    #[allow(clippy::print_stderr)] // says why it skips where the kernel cannot sandbox
+    async fn a_program_the_sandbox_cannot_read_gets_a_sandbox_hint() {
+        use crate::tools::sandbox::{SandboxMode, SandboxProfile};
+        let exe = std::env::current_exe().unwrap();
+        let resolved = std::fs::canonicalize(&exe).unwrap();
+        let run = [exe.to_str().unwrap(), "--list"];
+        let (_dir, plain) = ctx();
+        let boxed = plain
+            .clone()
+            .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite));
+        let out = registry(&run, Duration::from_secs(60))
+            .call_for_model("t", json!({"path": "x"}), &boxed)
+            .await;
+        if out.content.contains("Landlock") {
+            eprintln!("skipped: this kernel cannot sandbox ({})", out.content);
+            return;
+        }
+        assert!(out.is_error, "{}", out.content);
+        assert!(
+            out.content
+                .contains("the `workspace-write` sandbox may be what stopped it"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content
+                .contains(&format!("the program is `{}`", resolved.display())),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains(&format!(
+                "`allowRead: [{}]`",
+                resolved.parent().unwrap().display()
+            )),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains("--sandbox full-access"),
+            "{}",
+            out.content
+        );
+        let out = registry(&run, Duration::from_secs(60))
+            .call_for_model("t", json!({"path": "x"}), &plain)
+            .await;
+        assert!(!out.is_error, "{}", out.content);
     }
 
     #[test]

@@ -406,7 +406,12 @@ async fn connect_stdio(
                         cut(program, 200)
                     )
                 } else {
-                    format!("could not run `{}`: {e}", cut(program, 200))
+                    let mut reason = format!("could not run `{}`: {e}", cut(program, 200));
+                    if let Some(help) = sandbox_help(ctx, argv, &env, cwd) {
+                        reason.push_str("; ");
+                        reason.push_str(&help);
+                    }
+                    reason
                 },
             },
         )?;
@@ -472,7 +477,17 @@ async fn connect_stdio(
         },
         (Failure::Handshake(error), None) => {
             let exit = process.exit_detail().await;
-            handshake_error(&name, *error, Some(exit), &stderr)
+            match handshake_error(&name, *error, Some(exit), &stderr) {
+                // It died at once: the sandbox may be what stopped it.
+                McpError::Start { server, mut reason } => {
+                    if let Some(help) = sandbox_help(ctx, argv, &env, cwd) {
+                        reason.push('\n');
+                        reason.push_str(&help);
+                    }
+                    McpError::Start { server, reason }
+                }
+                other => other,
+            }
         }
     };
     process.kill().await;
@@ -603,6 +618,23 @@ fn session(
             shut_down: AtomicBool::new(false),
         }),
     }
+}
+
+/// [`SandboxProfile::start_failure_help`] for a stdio server's `argv`, its program looked
+/// up on the `PATH` it is given (`env`).
+///
+/// [`SandboxProfile::start_failure_help`]: crate::tools::sandbox::SandboxProfile::start_failure_help
+fn sandbox_help(
+    ctx: &ToolContext,
+    argv: &[String],
+    env: &[(String, String)],
+    cwd: &std::path::Path,
+) -> Option<String> {
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| std::ffi::OsStr::new(v));
+    ctx.sandbox().start_failure_help(argv, path, cwd)
 }
 
 /// A failed handshake, said in terms of what the user can do.

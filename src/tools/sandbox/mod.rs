@@ -267,6 +267,80 @@ impl SandboxProfile {
         self.mode != SandboxMode::FullAccess
     }
 
+    /// What to tell the user when the command `argv` (run in `cwd`, its program looked
+    /// up on `path`, the child's `PATH`) could not start or died at once under this
+    /// profile: that the sandbox may be the cause, the resolved path of what it could not
+    /// read, and how to let it through (`allowRead` in the preset, or
+    /// `--sandbox full-access`). `None` for `full-access`, where the sandbox is not it.
+    ///
+    /// What is named is the program, unless the sandbox can read it anyway (`/bin/sh`,
+    /// `python3` on `PATH`) and an argument is a file it cannot (the script or binary it
+    /// runs): then that file.
+    pub fn start_failure_help(
+        &self,
+        argv: &[String],
+        path: Option<&std::ffi::OsStr>,
+        cwd: &Path,
+    ) -> Option<String> {
+        if !self.is_sandboxed() {
+            return None;
+        }
+        let (program, args) = argv.split_first()?;
+        let resolve = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p);
+        let found = if program.contains('/') {
+            Some(cwd.join(program)).filter(|p| p.is_file())
+        } else {
+            path.or(std::env::var_os("PATH").as_deref()).and_then(|p| {
+                std::env::split_paths(p)
+                    .map(|d| d.join(program))
+                    .find(|p| p.is_file())
+            })
+        };
+        let readable = self.readable_paths();
+        let unreadable =
+            |p: &Path| !p.starts_with(cwd) && !readable.iter().any(|r| p.starts_with(r));
+        let found = found.map(resolve);
+        let named = match &found {
+            Some(p) if !unreadable(p) => args
+                .iter()
+                .filter(|a| a.contains('/'))
+                .map(|a| resolve(cwd.join(a)))
+                .find(|a| a.is_file() && unreadable(a))
+                .or(found.clone()),
+            _ => found.clone(),
+        };
+        // A program in `<prefix>/bin` (a virtualenv, a tool's install) usually needs its
+        // whole prefix.
+        let dir =
+            named
+                .as_deref()
+                .and_then(Path::parent)
+                .map(|d| match (d.file_name(), d.parent()) {
+                    (Some(name), Some(prefix)) if name == "bin" && prefix.parent().is_some() => {
+                        prefix
+                    }
+                    _ => d,
+                });
+        let (what, dir) = match (&named, dir) {
+            (Some(p), Some(d)) if named == found => (
+                format!("the program is `{}`", p.display()),
+                d.display().to_string(),
+            ),
+            (Some(p), Some(d)) => (
+                format!("it runs `{}`", p.display()),
+                d.display().to_string(),
+            ),
+            _ => (
+                format!("`{program}` was not found to say where it is"),
+                "<its directory>".to_owned(),
+            ),
+        };
+        Some(format!(
+            "the `{mode}` sandbox may be what stopped it: sandboxed programs can read only the workspace, system directories, the toolchains on PATH and the preset's `allowRead`, and {what} (it may also need files elsewhere: an interpreter, a virtualenv, a package cache such as ~/.cache/uv); let it read them with `allowRead: [{dir}]` in the preset, or run with `--sandbox full-access`",
+            mode = self.mode.as_str()
+        ))
+    }
+
     /// The paths outside the workspace a command may read in this profile (for
     /// documentation and `--explain`-style output), with the secret paths excluded as
     /// described in the module documentation. Empty for `full-access`.
