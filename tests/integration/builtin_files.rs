@@ -2,8 +2,7 @@
 //! temporary workspace, called through the registry as a model would call them, including
 //! every way out of the workspace they must refuse.
 
-#[path = "support/tool_workspace.rs"]
-mod tool_workspace;
+use crate::support::tool_workspace;
 
 use std::os::unix::fs::symlink;
 use std::path::Path;
@@ -13,11 +12,25 @@ use agent_presets::tools::{ToolCallError, ToolContext};
 use serde_json::{Value, json};
 use tool_workspace::ToolWorkspace;
 
-type Fixture = ToolWorkspace;
+/// This file's set-up and calls, on the shared workspace.
+struct Fixture(ToolWorkspace);
+
+impl std::ops::Deref for Fixture {
+    type Target = ToolWorkspace;
+    fn deref(&self) -> &ToolWorkspace {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Fixture {
+    fn deref_mut(&mut self) -> &mut ToolWorkspace {
+        &mut self.0
+    }
+}
 
 impl Fixture {
     fn new() -> Self {
-        let f = Fixture::empty();
+        let f = Fixture(ToolWorkspace::empty());
         std::fs::write(f.outside.join("secret.txt"), "top secret\n").unwrap();
         f
     }

@@ -1,8 +1,7 @@
 //! `glob` and `grep` against a real temporary workspace: matching, `.gitignore`, hidden
 //! and binary files, symbolic links, caps and argument validation.
 
-#[path = "support/tool_workspace.rs"]
-mod tool_workspace;
+use crate::support::tool_workspace;
 
 use std::os::unix::fs::symlink;
 
@@ -11,12 +10,26 @@ use agent_presets::tools::builtin::OutputLimits;
 use serde_json::{Value, json};
 use tool_workspace::ToolWorkspace;
 
-type Fixture = ToolWorkspace;
+/// This file's set-up and calls, on the shared workspace.
+struct Fixture(ToolWorkspace);
+
+impl std::ops::Deref for Fixture {
+    type Target = ToolWorkspace;
+    fn deref(&self) -> &ToolWorkspace {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Fixture {
+    fn deref_mut(&mut self) -> &mut ToolWorkspace {
+        &mut self.0
+    }
+}
 
 impl Fixture {
     /// A small project: sources, a `.gitignore`d `target/`, a hidden dir, a binary file.
     fn new() -> Self {
-        let f = Fixture::empty();
+        let f = Fixture(ToolWorkspace::empty());
         std::fs::write(f.outside.join("secret.rs"), "fn needle() {}\n").unwrap();
         f.write(".gitignore", "target/\n*.log\n");
         f.write("src/main.rs", "fn main() {\n    needle();\n}\n");

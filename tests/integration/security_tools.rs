@@ -19,8 +19,7 @@
 //! that swaps as fast as it can. Every single call must be safe, so on a correct
 //! implementation they cannot fail by chance; on a broken one they fail within a second.
 
-#[path = "support/tool_workspace.rs"]
-mod tool_workspace;
+use crate::support::tool_workspace;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -42,13 +41,27 @@ const RACE_CALLS: usize = 300;
 /// with `O_NOFOLLOW` dropped from one open, 3000 calls caught it within a second).
 const READ_RACE_CALLS: usize = 2000;
 
-type Fixture = ToolWorkspace;
+/// This file's set-up and calls, on the shared workspace.
+struct Fixture(ToolWorkspace);
+
+impl std::ops::Deref for Fixture {
+    type Target = ToolWorkspace;
+    fn deref(&self) -> &ToolWorkspace {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Fixture {
+    fn deref_mut(&mut self) -> &mut ToolWorkspace {
+        &mut self.0
+    }
+}
 
 const SECRET: &str = "SECRET-OUTSIDE";
 
 impl Fixture {
     fn new() -> Self {
-        let f = Fixture::empty();
+        let f = Fixture(ToolWorkspace::empty());
         std::fs::write(f.outside.join("secret.txt"), format!("{SECRET}\n")).unwrap();
         f
     }

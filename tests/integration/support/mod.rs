@@ -8,3 +8,4 @@ pub mod mock_provider;
 pub mod project;
 pub mod request_shape;
 pub mod sarif_schema;
+pub mod tool_workspace;

@@ -1,8 +1,7 @@
 //! A workspace for calling the built-in tools: a temporary directory holding `ws/` (the
 //! workspace root of `ctx`) and `outside/` next to it (what no tool may reach), and the
-//! unrestricted built-in registry. Include with
-//! `#[path = "support/tool_workspace.rs"] mod tool_workspace;`; each test file adds its
-//! own set-up and calls in an `impl` of its own.
+//! unrestricted built-in registry. Each test file wraps it in a `Fixture` of its own
+//! (dereferencing to it) with its own set-up and calls.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
