@@ -2,12 +2,12 @@
 //! symbolic link leads outside it. One implementation for everything the crate opens on
 //! someone else's say-so:
 //!
-//! - the tools' workspace ([`beneath::WorkspaceRoot`], used by `tools/builtin/`),
-//! - a `textFile` beside its preset ([`read_beneath`], used by `preset/text_file.rs`),
+//! - the tools' workspace (`beneath::WorkspaceRoot`, used by `tools/builtin/`),
+//! - a `textFile` beside its preset (`read_beneath`, used by `preset/text_file.rs`),
 //! - the project files `schema --write` and `lock` write ([`write_confined`],
 //!   [`remove_confined`]).
 //!
-//! [`beneath`] walks a path one component at a time from an open directory descriptor,
+//! `beneath` walks a path one component at a time from an open directory descriptor,
 //! reading every link and never letting the kernel follow one; [`file`](self) reads and
 //! writes one file at the end of such a walk.
 

@@ -1,5 +1,5 @@
 //! `render --explain`: the provenance of a rendered request as a table ([`text`]) or as
-//! JSON ([`json`]).
+//! JSON ([`json()`]).
 
 use serde_json::{Value, json};
 

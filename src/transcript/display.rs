@@ -25,7 +25,7 @@ enum Cell {
 /// The arguments of a call as the approval prompt shows them: each field of a JSON
 /// object on its own (`  field:` then its value, string values as their text), else the
 /// raw text; the key and known secret formats masked, control, bidirectional and
-/// invisible characters escaped and marked, runs of [`SPACE_RUN`] or more spaces shown
+/// invisible characters escaped and marked, runs of `SPACE_RUN` or more spaces shown
 /// as `␠×N`, every value wrapped to `columns` (indented by four), never cut.
 pub fn approval_lines(
     redactor: &Redactor,
