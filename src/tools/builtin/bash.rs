@@ -21,12 +21,10 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::task::JoinHandle;
 
 use super::command_env::command_env;
 use super::containment::{self, Containment, describe};
-use super::limits::StreamCapture;
+use super::limits::{Readers, StreamCapture, pump, take};
 use crate::texts::{TOOL_BASH_DESCRIPTION, TOOL_BASH_GUIDANCE};
 use crate::tools::sandbox::denial_note;
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
@@ -251,48 +249,6 @@ async fn run(
         warning: ending.warning,
         sandbox_note,
     })
-}
-
-fn take(capture: &Arc<Mutex<StreamCapture>>) -> StreamCapture {
-    let mut guard = capture.lock().unwrap_or_else(|p| p.into_inner());
-    std::mem::replace(&mut *guard, StreamCapture::new(0))
-}
-
-/// Copy a pipe into a capture until EOF.
-async fn pump(mut pipe: impl AsyncRead + Unpin, capture: Arc<Mutex<StreamCapture>>) {
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => capture
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(&buf[..n]),
-        }
-    }
-}
-
-/// The pipe readers; aborted when dropped, so none outlives the call.
-struct Readers(Vec<JoinHandle<()>>);
-
-impl Readers {
-    /// Let the readers drain what is left, for at most `grace`.
-    async fn finish(&mut self, grace: Duration) {
-        let _ = tokio::time::timeout(grace, async {
-            for handle in &mut self.0 {
-                let _ = handle.await;
-            }
-        })
-        .await;
-    }
-}
-
-impl Drop for Readers {
-    fn drop(&mut self) {
-        for handle in &self.0 {
-            handle.abort();
-        }
-    }
 }
 
 fn section(capture: &StreamCapture, max_lines: usize, name: &str) -> String {

@@ -4,6 +4,11 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::task::JoinHandle;
 
 /// Caps on the text a built-in tool hands back to the model. A result that would exceed
 /// them is cut, and the cut is announced in the result itself.
@@ -274,6 +279,51 @@ fn last_lines(bytes: &[u8], n: usize) -> &[u8] {
         }
     }
     bytes
+}
+
+// The pipes of a command (`bash`, command tools) read into captures.
+
+/// What is left of a capture, leaving an empty one behind.
+pub(crate) fn take(capture: &Arc<Mutex<StreamCapture>>) -> StreamCapture {
+    let mut guard = capture.lock().unwrap_or_else(|p| p.into_inner());
+    std::mem::replace(&mut *guard, StreamCapture::new(0))
+}
+
+/// Copy a pipe into a capture until EOF.
+pub(crate) async fn pump(mut pipe: impl AsyncRead + Unpin, capture: Arc<Mutex<StreamCapture>>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => capture
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(&buf[..n]),
+        }
+    }
+}
+
+/// The pipe readers; aborted when dropped, so none outlives the call.
+pub(crate) struct Readers(pub(crate) Vec<JoinHandle<()>>);
+
+impl Readers {
+    /// Let the readers drain what is left, for at most `grace`.
+    pub(crate) async fn finish(&mut self, grace: Duration) {
+        let _ = tokio::time::timeout(grace, async {
+            for handle in &mut self.0 {
+                let _ = handle.await;
+            }
+        })
+        .await;
+    }
+}
+
+impl Drop for Readers {
+    fn drop(&mut self) {
+        for handle in &self.0 {
+            handle.abort();
+        }
+    }
 }
 
 #[cfg(test)]

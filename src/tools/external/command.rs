@@ -14,12 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::task::JoinHandle;
+use tokio::io::AsyncWriteExt;
 
 use crate::tools::builtin::command_env::command_env;
 use crate::tools::builtin::containment::{self, describe};
-use crate::tools::builtin::limits::StreamCapture;
+use crate::tools::builtin::limits::{Readers, StreamCapture, pump, take};
 use crate::tools::{ExternalHandler, ToolContext, ToolError, ToolFuture};
 
 /// How long output is still read after the process group was killed.
@@ -120,7 +119,7 @@ async fn run_command(
     let limits = *ctx.limits();
     let stdout = Arc::new(Mutex::new(StreamCapture::new(limits.max_bytes)));
     let stderr = Arc::new(Mutex::new(StreamCapture::new(MAX_STDERR_BYTES)));
-    let mut tasks = Tasks(Vec::new());
+    let mut tasks = Readers(Vec::new());
     if let Some(mut pipe) = contained.child.stdin.take() {
         let mut input = serde_json::to_vec(args).unwrap_or_default();
         input.push(b'\n');
@@ -248,47 +247,6 @@ fn humantime(d: Duration) -> String {
         format!("{} s", d.as_secs())
     } else {
         format!("{} ms", d.as_millis())
-    }
-}
-
-fn take(capture: &Arc<Mutex<StreamCapture>>) -> StreamCapture {
-    let mut guard = capture.lock().unwrap_or_else(|p| p.into_inner());
-    std::mem::replace(&mut *guard, StreamCapture::new(0))
-}
-
-/// Copy a pipe into a capture until EOF.
-async fn pump(mut pipe: impl AsyncRead + Unpin, capture: Arc<Mutex<StreamCapture>>) {
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => capture
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(&buf[..n]),
-        }
-    }
-}
-
-/// The pipe tasks; aborted when dropped, so none outlives the call.
-struct Tasks(Vec<JoinHandle<()>>);
-
-impl Tasks {
-    async fn finish(&mut self, grace: Duration) {
-        let _ = tokio::time::timeout(grace, async {
-            for handle in &mut self.0 {
-                let _ = handle.await;
-            }
-        })
-        .await;
-    }
-}
-
-impl Drop for Tasks {
-    fn drop(&mut self) {
-        for handle in &self.0 {
-            handle.abort();
-        }
     }
 }
 
