@@ -62,35 +62,19 @@ where
     let tool_timeout = server.tool_timeout();
     let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
     let transport = if let Some(command) = &spec.command {
-        // As for a command tool: the allowlist and the preset's `passEnv` as for `bash`,
-        // then the server's own `passEnv` names (passed even when they look like
-        // credentials: the preset names them for this one program), then its literal
-        // `env`. Names the host withholds (the model's API key) never.
-        let hidden = |name: &str| ctx.hidden_env().iter().any(|h| h == name);
-        let mut env: Vec<(String, String)> =
-            crate::tools::builtin::command_env::command_env(ctx, vars.iter().cloned())
-                .into_iter()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-                .collect();
-        for name in spec.pass_env.iter().flatten().map(|n| n.value.as_str()) {
-            if hidden(name) || env.iter().any(|(n, _)| n == name) {
-                continue;
-            }
-            let found = vars
+        // As for a command tool (`program_env`); the child's environment is UTF-8 only.
+        let env = crate::tools::builtin::command_env::program_env(
+            ctx,
+            &vars,
+            spec.pass_env.iter().flatten().map(|n| n.value.as_str()),
+            spec.env
                 .iter()
-                .find(|(n, _)| n.to_str() == Some(name))
-                .and_then(|(_, v)| v.to_str());
-            if let Some(value) = found {
-                env.push((name.to_owned(), value.to_owned()));
-            }
-        }
-        for (k, v) in spec.env.iter().flat_map(|e| e.iter()) {
-            if hidden(&k.value) {
-                continue;
-            }
-            env.retain(|(name, _)| *name != k.value);
-            env.push((k.value.clone(), v.value.clone()));
-        }
+                .flat_map(|e| e.iter())
+                .map(|(k, v)| (k.value.as_str(), v.value.as_str())),
+        )
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
         ServerTransport::Stdio {
             argv: command.value.iter().map(|a| a.value.clone()).collect(),
             env,

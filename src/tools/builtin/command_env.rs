@@ -54,6 +54,37 @@ where
     env
 }
 
+/// The environment of a program a preset declares (a command tool, a stdio MCP server):
+/// [`command_env`] (the allowlist and the preset's `passEnv`, as for `bash`), then the
+/// program's own `pass_env` names — passed even when they look like credentials, since
+/// the preset names them for this one program — then its literal `env`. Names the host
+/// withholds ([`ToolContext::hidden_env`]: the model's API key) are never passed.
+pub(crate) fn program_env<'a>(
+    ctx: &ToolContext,
+    vars: &[(OsString, OsString)],
+    pass_env: impl IntoIterator<Item = &'a str>,
+    literal: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<(OsString, OsString)> {
+    let mut env = command_env(ctx, vars.iter().cloned());
+    let hidden = |name: &str| ctx.hidden_env().iter().any(|h| h == name);
+    for name in pass_env {
+        if hidden(name) || env.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        if let Some((n, v)) = vars.iter().find(|(n, _)| n == name) {
+            env.push((n.clone(), v.clone()));
+        }
+    }
+    for (name, value) in literal {
+        if hidden(name) {
+            continue;
+        }
+        env.retain(|(n, _)| n != name);
+        env.push((OsString::from(name), OsString::from(value)));
+    }
+    env
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

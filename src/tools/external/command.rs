@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
-use crate::tools::builtin::command_env::command_env;
+use crate::tools::builtin::command_env::program_env;
 use crate::tools::builtin::containment::{self, describe};
 use crate::tools::builtin::limits::{Readers, StreamCapture, pump, take};
 use crate::tools::{ExternalHandler, ToolContext, ToolError, ToolFuture};
@@ -221,24 +221,12 @@ where
     I: IntoIterator<Item = (OsString, OsString)>,
 {
     let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
-    let mut env = command_env(ctx, vars.iter().cloned());
-    let hidden = |name: &str| ctx.hidden_env().iter().any(|h| h == name);
-    for name in &tool.pass_env {
-        if hidden(name) || env.iter().any(|(n, _)| n == name.as_str()) {
-            continue;
-        }
-        if let Some((n, v)) = vars.iter().find(|(n, _)| n == name.as_str()) {
-            env.push((n.clone(), v.clone()));
-        }
-    }
-    for (name, value) in &tool.env {
-        if hidden(name) {
-            continue;
-        }
-        env.retain(|(n, _)| n != name.as_str());
-        env.push((OsString::from(name), OsString::from(value)));
-    }
-    env
+    program_env(
+        ctx,
+        &vars,
+        tool.pass_env.iter().map(String::as_str),
+        tool.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    )
 }
 
 /// A duration as a preset writes it (`20s`, `1500ms`).
