@@ -102,9 +102,19 @@ pub fn find_secrets(text: &str) -> Vec<SecretMatch> {
     out
 }
 
-fn is_token_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '+' | '/' | '=')
-}
+/// The bytes a token is made of (ASCII letters, digits and `_-.+/=`), as a table: the
+/// scan below runs over every diagnostic a report prints.
+static TOKEN_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] =
+            c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'+' | b'/' | b'=');
+        b += 1;
+    }
+    table
+};
 
 /// A long run mixing letters and digits: a key in a format we do not know.
 fn looks_opaque(token: &str) -> bool {
@@ -118,21 +128,23 @@ fn looks_opaque(token: &str) -> bool {
 /// character, so columns and carets stay aligned.
 pub fn mask_secrets(text: &str) -> Cow<'_, str> {
     let mut ranges: Vec<Range<usize>> = find_secrets(text).into_iter().map(|m| m.range).collect();
-    let mut start: Option<usize> = None;
-    for (i, c) in text
-        .char_indices()
-        .chain(std::iter::once((text.len(), ' ')))
-    {
-        match (is_token_char(c) && i < text.len(), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                if looks_opaque(&text[s..i]) {
-                    ranges.push(s..i);
-                }
-                start = None;
-            }
-            _ => {}
+    // Token characters are ASCII, so bytes find the same tokens as characters would (a
+    // byte of a multi-byte character is never one), at a fraction of the cost.
+    // Only runs of 32 or more are looked at ([`looks_opaque`]).
+    let mut run = 0;
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        if TOKEN_BYTE[usize::from(b)] {
+            run += 1;
+            continue;
         }
+        if run >= 32 && looks_opaque(&text[i - run..i]) {
+            ranges.push(i - run..i);
+        }
+        run = 0;
+    }
+    let end = text.len();
+    if run >= 32 && looks_opaque(&text[end - run..]) {
+        ranges.push(end - run..end);
     }
     if ranges.is_empty() {
         return Cow::Borrowed(text);
@@ -336,6 +348,27 @@ mod tests {
             mask_secrets("token q9W8e7R6t5Y4u3I2o1P0a9S8d7F6g5H4 end"),
             "token ******************************** end"
         );
+    }
+
+    #[test]
+    fn unknown_tokens_are_masked_from_32_characters_wherever_they_stand() {
+        let t32 = "a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6";
+        let t31 = &t32[..31];
+        let stars = "*".repeat(32);
+        // At the start, at the end, the whole text, and right after a multi-byte character.
+        assert_eq!(mask_secrets(&format!("{t32} x")), format!("{stars} x"));
+        assert_eq!(mask_secrets(&format!("x {t32}")), format!("x {stars}"));
+        assert_eq!(mask_secrets(t32), stars);
+        assert_eq!(mask_secrets(&format!("é{t32}é")), format!("é{stars}é"));
+        // One character short, letters only, or a path: left alone.
+        for text in [
+            format!("{t31} x"),
+            format!("x {t31}"),
+            "abcdefghijklmnopqrstuvwxyzabcdefgh".to_owned(),
+            format!("src/{t32}"),
+        ] {
+            assert!(matches!(mask_secrets(&text), Cow::Borrowed(_)), "{text}");
+        }
     }
 
     #[test]

@@ -176,7 +176,11 @@ pub(crate) fn run(
     let sources = workspace.presets.source_files();
     let text = match args.format {
         ValidateFormat::Human => report.human(io.out_style, &sources),
-        ValidateFormat::Json => report.json(),
+        ValidateFormat::Json => {
+            // Streamed: a thousand presets' report is megabytes.
+            report.write_json(io.out)?;
+            String::new()
+        }
         ValidateFormat::Github => report.github(args.deny_warnings),
         ValidateFormat::Sarif => {
             let cwd = std::env::current_dir().ok();

@@ -15,7 +15,12 @@ use std::borrow::Cow;
 pub fn mask(text: &str) -> Cow<'_, str> {
     let masked = crate::secrets::mask_secrets(text);
     let hostile = |c: char| crate::redact::needs_escape(c, crate::redact::DisplayContext::Text);
-    if !masked.chars().any(hostile) {
+    // Printable ASCII, tabs and newlines are never hostile: most text is only those, and
+    // a byte scan tells it (every diagnostic of a report goes through here).
+    let maybe_hostile = masked.bytes().fold(false, |found, b| {
+        found | (b >= 0x7f || (b < 0x20 && b != b'\n' && b != b'\t'))
+    });
+    if !maybe_hostile || !masked.chars().any(hostile) {
         return masked;
     }
     Cow::Owned(

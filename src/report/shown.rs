@@ -50,22 +50,48 @@ pub fn cap_per_file(list: &[Diagnostic]) -> Vec<Shown<'_>> {
 }
 
 fn cap(list: &[Diagnostic], max: usize) -> Vec<Shown<'_>> {
+    // A file's diagnostics mostly come one after another: each run of one file is counted
+    // locally and hashed once, not once per diagnostic (a thousand presets' report holds
+    // thousands).
     let mut totals: HashMap<Option<&str>, usize> = HashMap::new();
+    let mut run: Option<(Option<&str>, usize)> = None;
     for d in list {
-        *totals.entry(file_of(d)).or_default() += 1;
+        let key = file_of(d);
+        match &mut run {
+            Some((file, n)) if *file == key => *n += 1,
+            _ => {
+                if let Some((file, n)) = run.replace((key, 1)) {
+                    *totals.entry(file).or_default() += n;
+                }
+            }
+        }
+    }
+    if let Some((file, n)) = run {
+        *totals.entry(file).or_default() += n;
     }
     let mut shown: HashMap<Option<&str>, usize> = HashMap::new();
+    // The current run's file, how many of it are shown so far, and its total.
+    let mut current: Option<(Option<&str>, usize, usize)> = None;
     let mut out = Vec::with_capacity(list.len().min(max.saturating_mul(totals.len())) + 1);
     for d in list {
         let key = file_of(d);
-        let n = shown.entry(key).or_default();
-        if *n >= max {
+        let (_, n, total) = match current {
+            Some(c) if c.0 == key => c,
+            _ => {
+                if let Some((file, n, _)) = current {
+                    shown.insert(file, n);
+                }
+                let n = shown.get(&key).copied().unwrap_or(0);
+                (key, n, totals.get(&key).copied().unwrap_or(0))
+            }
+        };
+        current = Some((key, n.saturating_add(1).min(max), total));
+        if n >= max {
             continue;
         }
-        *n += 1;
+        let n = n + 1;
         out.push(Shown::Diagnostic(d));
-        let total = totals.get(&key).copied().unwrap_or(0);
-        if *n == max && total > max {
+        if n == max && total > max {
             out.push(Shown::More {
                 file: key,
                 count: total - max,
