@@ -2747,3 +2747,43 @@ fn lock_connect_starts_a_server_a_family_shares_once() {
         "mcp__fx__echo"
     );
 }
+
+#[test]
+fn the_sandbox_directory_of_an_agent_killed_with_sigkill_is_removed_by_the_next_agent() {
+    // A command's private TMPDIR is removed when the command ends; an agent killed with
+    // SIGKILL never gets there, so the next agent's first command removes it.
+    let mark = marker();
+    let server = MockProvider::start(vec![bash_call(
+        &format!("echo \"$TMPDIR\" > tmpdir.tmp && mv tmpdir.tmp tmpdir; sleep {mark} & wait"),
+        60,
+    )]);
+    let p = Project::new("deepseek", &server, "");
+    let mut agent = start_agent(&p, "process-group");
+    let file = p.dir.path().join("tmpdir");
+    wait_for_file(&file);
+    let tmpdir = PathBuf::from(fs::read_to_string(&file).unwrap().trim());
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    for pid in processes_with(&mark) {
+        // SAFETY: the test's own leftover `sleep` (its shell died with the agent).
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let name = tmpdir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if !name.starts_with("agent-presets-sandbox-") {
+        // No sandbox on this host (commands run without a private TMPDIR).
+        return;
+    }
+    assert!(tmpdir.is_dir(), "{} went with the agent", tmpdir.display());
+    let server = MockProvider::start(vec![
+        bash_call("true", 10),
+        Reply::json(mock::openai_text("done")),
+    ]);
+    let q = Project::new("deepseek", &server, "");
+    let run = q.run(&["run", "agent", "go", "--yes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        !tmpdir.exists(),
+        "{} outlived its agent and the next one",
+        tmpdir.display()
+    );
+}

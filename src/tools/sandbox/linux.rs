@@ -405,10 +405,17 @@ struct TempDir {
     path: PathBuf,
 }
 
+/// The name of every command's temporary directory starts with this, then the agent's pid.
+const TEMP_PREFIX: &str = "agent-presets-sandbox-";
+
 impl TempDir {
     fn create() -> io::Result<TempDir> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
+        static CLEANED: std::sync::Once = std::sync::Once::new();
         let base = std::env::temp_dir();
+        // An agent killed with SIGKILL never drops its directories: the first command of
+        // the next agent removes what agents that are gone left behind.
+        CLEANED.call_once(|| remove_stale_temp_dirs(&base));
         for _ in 0..100 {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
             let nanos = std::time::SystemTime::now()
@@ -416,7 +423,7 @@ impl TempDir {
                 .map(|d| d.subsec_nanos())
                 .unwrap_or(0);
             let path = base.join(format!(
-                "agent-presets-sandbox-{}-{n}-{nanos:08x}",
+                "{TEMP_PREFIX}{}-{n}-{nanos:08x}",
                 std::process::id()
             ));
             let mut builder = std::fs::DirBuilder::new();
@@ -438,5 +445,110 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Remove the commands' temporary directories in `base` whose agent is gone: ours by
+/// owner (a directory someone else made is left alone), a real directory (not a link),
+/// named `agent-presets-sandbox-<pid>-…` for a pid no process has. A pid reused since is
+/// taken as alive (its leftovers wait for a later agent); our own pid is never touched.
+fn remove_stale_temp_dirs(base: &Path) {
+    use std::os::unix::fs::MetadataExt;
+
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    let uid = unsafe { libc::geteuid() };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(TEMP_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // Our own pid, 0 and 1 always exist.
+        if process_exists(pid) {
+            continue;
+        }
+        let path = entry.path();
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() && meta.uid() == uid => {
+                let _ = std::fs::remove_dir_all(&path);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Is there a process `pid` (one we may not signal counts; so does a number no pid can
+/// be, so its directory is left alone)?
+fn process_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: kill(2) with signal 0 only checks whether the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_directories_of_agents_that_are_gone_are_removed_and_nothing_else() {
+        let base = std::env::temp_dir().join(format!("ap-stale-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir(&base).unwrap();
+        // A pid that was a process and is gone: a child that exited and was reaped.
+        let gone = std::process::Command::new("true").spawn().unwrap();
+        let gone_pid = gone.id();
+        let mut gone = gone;
+        gone.wait().unwrap();
+        // A pid that is alive: a child still running.
+        let mut alive = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let own = std::process::id();
+        let dead_dir = base.join(format!("{TEMP_PREFIX}{gone_pid}-0-0000abcd"));
+        std::fs::create_dir(&dead_dir).unwrap();
+        std::fs::write(dead_dir.join("file"), "x").unwrap();
+        let kept = [
+            format!("{TEMP_PREFIX}{}-0-00000001", alive.id()),
+            format!("{TEMP_PREFIX}{own}-0-00000002"),
+            format!("{TEMP_PREFIX}1-0-00000003"),
+            format!("{TEMP_PREFIX}0-0-00000005"),
+            format!("{TEMP_PREFIX}99999999999-0-00000004"),
+            format!("other-{gone_pid}-0"),
+        ];
+        for name in &kept {
+            std::fs::create_dir(base.join(name)).unwrap();
+        }
+        // A link named like a stale directory is not followed or removed.
+        let target = base.join("target");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("keep"), "x").unwrap();
+        let link = base.join(format!("{TEMP_PREFIX}{gone_pid}-1-0000abce"));
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+
+        remove_stale_temp_dirs(&base);
+        let _ = alive.kill();
+        let _ = alive.wait();
+
+        assert!(!dead_dir.exists(), "the gone agent's directory stays");
+        for name in &kept {
+            assert!(base.join(name).is_dir(), "{name} was removed");
+        }
+        assert!(
+            std::fs::symlink_metadata(&link).is_ok(),
+            "the link was removed"
+        );
+        assert!(target.join("keep").is_file(), "the link was followed");
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }
