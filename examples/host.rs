@@ -233,13 +233,14 @@ fn run(
 ) -> Result<ExitCode, String> {
     use agent_presets::agent::{Agent, AgentError, Outcome, RefuseChanges};
     use agent_presets::client::{ClientOptions, ModelClient};
-    use agent_presets::tools::ToolContext;
 
     let client =
         ModelClient::from_env(settings, ClientOptions::default()).map_err(|e| e.to_string())?;
-    let tools = ToolContext::new(cwd)
+    // passEnv and the sandbox the preset declares (the one its prompt tells the model
+    // about), as `agent-presets run` without `--sandbox`.
+    let tools = preset
+        .tool_context(cwd)
         .map_err(|e| e.to_string())?
-        .with_passed_env(preset.pass_env())
         .with_hidden_env(client.settings().api_key_env.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -267,7 +268,7 @@ fn run(
             print_all(ds.as_slice());
             Ok(ExitCode::from(1))
         }
-        Err(AgentError::Client(e)) => Err(e.to_string()),
+        Err(e) => Err(e.to_string()),
     }
 }
 

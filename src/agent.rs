@@ -27,7 +27,6 @@
 //! use agent_presets::client::{ClientOptions, ModelClient};
 //! use agent_presets::prompt::ContextSnapshot;
 //! use agent_presets::provider::ModelSettings;
-//! use agent_presets::tools::ToolContext;
 //! use agent_presets::{PresetCatalog, ToolCatalog, validate_in_catalog};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -38,7 +37,8 @@
 //!     .expect("standard is valid");
 //! let settings = ModelSettings::from_spec(preset.model().expect("a model block"));
 //! let client = ModelClient::from_env(settings, ClientOptions::default())?; // DEEPSEEK_API_KEY
-//! let workspace = ToolContext::new("/workspace/demo")?.with_passed_env(preset.pass_env());
+//! // passEnv and the sandbox the preset declares, which the prompt tells the model about:
+//! let workspace = preset.tool_context("/workspace/demo")?;
 //! let mut agent = Agent::new(preset.assembler(), &client, workspace);
 //! let (mut history, mut snapshot) = (Vec::new(), ContextSnapshot::new());
 //! let values = preset
@@ -317,6 +317,7 @@ pub enum Outcome {
 
 /// Why a run stopped with an error.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
     /// The prompt could not be assembled (e.g. a required variable without a value).
     #[error("the prompt could not be assembled")]
@@ -328,6 +329,19 @@ pub enum AgentError {
     /// the endpoint the client talks to); nothing was sent.
     #[error("the provider would refuse the tools of the request")]
     ToolsRefused(Diagnostics),
+    /// The step's `sandbox` value (what the system prompt tells the model about where
+    /// commands run) is not the sandbox the [`ToolContext`] runs them in; nothing was
+    /// sent. Build the context with the preset's sandbox:
+    /// [`ValidPreset::tool_context`](crate::preset::ValidPreset::tool_context).
+    #[error(
+        "the prompt tells the model that commands run in the `{told}` sandbox, but the tools run them in `{enforced}`: build the tools with the preset's sandbox (`preset.tool_context(workspace)`) or set the `sandbox` value to `{enforced}`"
+    )]
+    SandboxMismatch {
+        /// The step's `sandbox` value.
+        told: String,
+        /// The mode of the tool context's sandbox.
+        enforced: &'static str,
+    },
 }
 
 /// Runs a conversation against one model with one preset's assembler and tools.
@@ -368,6 +382,20 @@ pub const DEFAULT_MAX_TOOL_CALLS: usize = 64;
 pub const MAX_TOOL_ARGUMENT_BYTES: usize = 1 << 20;
 
 impl<'a> Agent<'a> {
+    /// The model is told where commands run (the `sandbox` value, rendered into the
+    /// system prompt): a host whose tool context runs them elsewhere would tell it
+    /// something false, so that step is refused before anything is sent.
+    fn check_sandbox(&self, values: &Values) -> Result<(), AgentError> {
+        let enforced = self.tools.sandbox().mode().as_str();
+        match values.get("sandbox").and_then(|v| v.as_str()) {
+            Some(told) if told != enforced => Err(AgentError::SandboxMismatch {
+                told: told.to_owned(),
+                enforced,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// An agent whose tools work in `tools`' workspace.
     pub fn new(
         assembler: &'a PromptAssembler,
@@ -462,6 +490,7 @@ impl<'a> Agent<'a> {
                 Some(first) if step == 1 => (first, None),
                 _ => {
                     let mut v = values(step);
+                    self.check_sandbox(&v)?;
                     v.set(APPROVAL_VARIABLE, approval.policy().as_str());
                     let assembly = self.assembler.assemble(&v).map_err(AgentError::Assemble)?;
                     (assembly, Some(v))

@@ -304,6 +304,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             printer.failed(io, &ds.to_string());
             return Err(render_failed(ds, &workspace));
         }
+        Some(Err(e @ AgentError::SandboxMismatch { .. })) => {
+            // `run` sets the `sandbox` value from the sandbox it enforces; only a value
+            // given another way (e.g. `--var sandbox=…`) can differ.
+            printer.failed(io, &e.to_string());
+            return Err(CliError::usage(e.to_string()));
+        }
         Some(Err(AgentError::ToolsRefused(ds))) => {
             printer.failed(io, &ds.to_string());
             return Err(CliError::Diagnostics {

@@ -125,6 +125,27 @@ impl ValidPreset {
         paths
     }
 
+    /// A [`ToolContext`](crate::tools::ToolContext) rooted at `workspace` that runs this
+    /// preset's tools as `run` does (without `--sandbox`): the environment variables it
+    /// passes (`passEnv`) and the sandbox it declares ([`sandbox_mode`](Self::sandbox_mode),
+    /// its `allowRead` resolved against the workspace), so commands run where the system
+    /// prompt ([`default_values`](Self::default_values)' `sandbox`) says they do. Add
+    /// `.with_hidden_env([api key variable])` for the client's key.
+    pub fn tool_context(
+        &self,
+        workspace: impl AsRef<std::path::Path>,
+    ) -> Result<crate::tools::ToolContext, crate::tools::WorkspaceError> {
+        let context = crate::tools::ToolContext::new(workspace)?;
+        let root = context.workspace().to_path_buf();
+        let allow_read: Vec<std::path::PathBuf> =
+            self.allow_read().iter().map(|p| root.join(p)).collect();
+        let sandbox = crate::tools::sandbox::SandboxProfile::new(self.sandbox_mode())
+            .with_allow_read(allow_read);
+        Ok(context
+            .with_passed_env(self.pass_env())
+            .with_sandbox(sandbox))
+    }
+
     /// The values the preset itself supplies: `model` and `provider` from its nearest
     /// `model` block, and `sandbox` ([`sandbox_mode`](Self::sandbox_mode)). Add the runtime facts (`cwd`, `os`, `shell`, `date`, declared
     /// variables) before assembling.

@@ -1559,3 +1559,68 @@ fn a_page_that_is_not_the_api_names_the_url_and_its_content_type() {
         assert!(error.help().unwrap().contains("ends where the API root is"));
     }
 }
+
+/// The system prompt tells the model where commands run (the `sandbox` value); an agent
+/// whose tool context runs them elsewhere refuses the step before anything is sent, and
+/// `ValidPreset::tool_context` gives the tools the sandbox the prompt names.
+#[test]
+fn the_prompt_and_the_tools_agree_on_the_sandbox() {
+    let d = OPENAI;
+    let dir = tempfile::tempdir().unwrap();
+    let preset = preset();
+    let told = preset
+        .default_values()
+        .with("cwd", dir.path().to_string_lossy().into_owned())
+        .with("os", "linux")
+        .with("shell", "bash")
+        .with("date", "2030-01-01");
+    assert_eq!(
+        told.get("sandbox").and_then(|v| v.as_str()),
+        Some("workspace-write")
+    );
+    let ask = |tools: ToolContext| {
+        let server = MockProvider::start(vec![d.text("Done.")]);
+        let client = client(d, &server, options());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let result = runtime.block_on(async {
+            Agent::new(preset.assembler(), &client, tools)
+                .run(
+                    "Fix the failing test.",
+                    &mut Vec::new(),
+                    &mut ContextSnapshot::new(),
+                    &mut |_| told.clone(),
+                    &mut ApproveAll,
+                    &mut |_| {},
+                )
+                .await
+        });
+        (result, server.requests().len())
+    };
+
+    // A bare context runs commands unconfined: the prompt would be false.
+    let (result, sent) = ask(ToolContext::new(dir.path()).unwrap());
+    match &result {
+        Err(e @ AgentError::SandboxMismatch { told, enforced }) => {
+            assert_eq!(
+                (told.as_str(), *enforced),
+                ("workspace-write", "full-access")
+            );
+            assert!(
+                e.to_string().contains("preset.tool_context(workspace)"),
+                "{e}"
+            );
+        }
+        other => panic!("expected a sandbox mismatch, got {other:?}"),
+    }
+    assert_eq!(sent, 0, "a request was sent");
+
+    // The preset's own context: the sandbox it declares, and the run goes on.
+    let tools = preset.tool_context(dir.path()).unwrap();
+    assert_eq!(tools.sandbox().mode().as_str(), "workspace-write");
+    let (result, sent) = ask(tools);
+    assert!(matches!(result, Ok(Outcome::Answered { .. })), "{result:?}");
+    assert_eq!(sent, 1);
+}
