@@ -105,8 +105,9 @@ say "## per step, in-process (median of $REPS x $STEPS steps)"
 if [ $callgrind = 1 ]; then
   if command -v valgrind >/dev/null; then
     say "## instructions per step (callgrind, 1,000 steps + 100 warm-up per loop)"
-    for kind in unchanged model; do
+    for kind in unchanged model date; do
       fn=steps_unchanged; [ $kind = model ] && fn=steps_model_changes
+      [ $kind = date ] && fn=steps_date_changes
       cg=$WORK/callgrind.$kind.out
       valgrind --tool=callgrind --callgrind-out-file="$cg" --collect-atstart=no \
         "--toggle-collect=*workload::$fn*" "$bench_exe" --loop --only "$kind" --steps 1000 --reps 1 \
@@ -227,7 +228,7 @@ for k in ("ours-validate-builtins", "python-validate-1000-csafe", "node-e"):
 for k in ("python-jinja2", "node-plainjs"):
     if by.get(k) and step:
         print(f"unchanged step vs {k}: {by[k]['step_ns_median'] / step:.0f}x (model change: {by[k]['step_ns_median'] / model:.1f}x)")
-for k in ("unchanged", "model"):
+for k in ("unchanged", "model", "date"):
     if by.get(k):
         print(f"instructions per step ({k}): {by[k]['instructions_per_step']:,}")
 codes = {k: by[k].get("exit_codes") for k in ("ours-validate-1000", "ours-validate-builtins") if by.get(k)}

@@ -10,9 +10,10 @@
 //! - `cargo bench --bench workload` — divan;
 //! - `cargo bench --bench workload -- --loop [--steps N] [--reps R] [--only KIND]` — the
 //!   baselines' own method (median of R repetitions of N steps after N/10 warm-up steps),
-//!   one JSON line, for `benches/compare.sh`. KIND (`unchanged`, `model`, `standard`)
-//!   limits the run to one loop, e.g. for `valgrind --tool=callgrind`, where each loop is
-//!   a function of its own (`workload::steps_*`) to pass to `--toggle-collect`.
+//!   one JSON line, for `benches/compare.sh`. KIND (`unchanged`, `model`, `standard`, or
+//!   `date`: only `standard`'s date-change loop) limits the run to one loop, e.g. for
+//!   `valgrind --tool=callgrind`, where each loop is a function of its own
+//!   (`workload::steps_*`) to pass to `--toggle-collect`.
 
 #[path = "support/standard.rs"]
 mod standard;
@@ -94,6 +95,16 @@ fn steps_unchanged(assembler: &PromptAssembler, values: &Values, n: usize) {
 
 #[inline(never)]
 fn steps_model_changes(assembler: &PromptAssembler, a: &Values, b: &Values, n: usize) {
+    for i in 0..n {
+        let values = if i % 2 == 0 { a } else { b };
+        black_box(assembler.assemble(black_box(values)).is_ok());
+    }
+}
+
+/// [`steps_model_changes`] under its own name, for `--only date` under callgrind
+/// (`--toggle-collect=*steps_date_changes*`): `standard`, only the date changing.
+#[inline(never)]
+fn steps_date_changes(assembler: &PromptAssembler, a: &Values, b: &Values, n: usize) {
     for i in 0..n {
         let values = if i % 2 == 0 { a } else { b };
         black_box(assembler.assemble(black_box(values)).is_ok());
@@ -191,6 +202,15 @@ fn loop_mode(args: &[String]) -> i32 {
             steps_model_changes(&assembler, &values, &other, n)
         });
         fields.push(json_timing("model_change", t));
+    }
+    if only == Some("date") {
+        let preset = standard::standard();
+        let base = standard::values();
+        let next_day = base.clone().with("date", "2030-01-02");
+        let t = timed(steps, reps, |n| {
+            steps_date_changes(preset.assembler(), &base, &next_day, n)
+        });
+        fields.push(json_timing("standard_date_change", t));
     }
     if run("standard") {
         // The built-in `standard` (the original rows): unchanged, only the

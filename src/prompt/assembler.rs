@@ -187,6 +187,8 @@ pub struct PromptAssembler {
     system_vars: Vec<String>,
     /// Variables the runtime context depends on.
     context_vars: Vec<String>,
+    /// The same, per context piece (in the order of `contexts`).
+    context_piece_vars: Vec<Vec<String>>,
     cache: Mutex<StepCache>,
     /// The fingerprint's hash of the tools (they never change), taken on first use.
     prefix_hasher: OnceLock<PrefixHasher>,

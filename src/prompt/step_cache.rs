@@ -55,12 +55,23 @@ pub(crate) struct ContextPart {
     pub(crate) cost: RenderCost,
 }
 
+/// The last rendered text of one runtime context piece: when only some of the facts
+/// change (the date), the pieces that do not use them are not rendered again.
+#[derive(Debug)]
+pub(crate) struct PiecePart {
+    pub(crate) key: StepKey,
+    pub(crate) text: String,
+    pub(crate) cost: RenderCost,
+}
+
 /// The last assembly (by the stamp of its value set) and the last rendered parts.
 #[derive(Debug, Default)]
 pub(crate) struct StepCache {
     pub(crate) last: Option<(u64, Assembly)>,
     pub(crate) system: Option<SystemPart>,
     pub(crate) context: Option<ContextPart>,
+    /// Each context piece's last text, by its index in the assembler's contexts.
+    pub(crate) context_pieces: Vec<Option<PiecePart>>,
 }
 
 /// Would every template print and test `a` and `b` alike? `false` when unsure.

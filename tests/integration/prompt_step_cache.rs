@@ -26,6 +26,14 @@ fn assembler(catalog: &ToolCatalog) -> PromptAssembler {
         .section(section("one", 2.0, "a is one").when("a == 1"))
         .section(section("truthy", 3.0, "b is truthy").when("b"))
         .context(PromptContext::new("facts", 0.0, "c={{ c }} {{ c is number }}").expect("valid"))
+        // Context pieces on different values (each is reused while its own values stay),
+        // one that renders nothing for some values, one verbatim.
+        .context(
+            PromptContext::new("both", 1.0, "{% if b %}b={{ b }}{% endif %} a={{ a }}")
+                .expect("valid"),
+        )
+        .context(PromptContext::new("maybe", 2.0, "{% if c == 1 %}one{% endif %}").expect("valid"))
+        .context(PromptContext::new("fixed", 3.0, "fixed").expect("valid"))
         .variable(VariableDecl::new("a", "a").expect("name").with_default("d"))
         .variable(VariableDecl::new("b", "b").expect("name").with_default("d"))
         .variable(VariableDecl::new("c", "c").expect("name").with_default("d"));

@@ -525,6 +525,10 @@ impl<'c> AssemblerBuilder<'c> {
         Ok(PromptAssembler {
             system_vars: prefix_dependencies(&compiled_sections),
             context_vars: dependencies(&contexts),
+            context_piece_vars: contexts
+                .iter()
+                .map(|c| dependencies(std::slice::from_ref(c)))
+                .collect(),
             cache: Mutex::new(StepCache::default()),
             prefix_hasher: OnceLock::new(),
             known_tools: catalog.names().map(str::to_owned).collect(),

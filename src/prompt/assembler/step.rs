@@ -14,7 +14,9 @@ use super::{Assembly, Body, CompiledPiece, Engine, PromptAssembler, RenderedPiec
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
 use crate::prompt::fingerprint::{Fingerprint, PrefixHasher};
 use crate::prompt::prompt_text::PromptText;
-use crate::prompt::step_cache::{ContextPart, RenderCost, StepKey, SystemPart, same_value};
+use crate::prompt::step_cache::{
+    ContextPart, PiecePart, RenderCost, StepKey, SystemPart, same_value,
+};
 use crate::prompt::substitution::{Substitution, SubstitutionError};
 use crate::prompt::template::{
     AssemblyBudget, BUDGET_KEY, TEMPLATE_FUEL, TEMPLATE_OUTPUT_BYTES, TemplateError,
@@ -223,7 +225,7 @@ impl PromptAssembler {
         self.check_types(values)?;
         let mut step = StepValues::new(self, values);
         step.record = record;
-        let cache = guard.as_deref_mut();
+        let mut cache = guard.as_deref_mut();
         let mut cached_system = cache
             .as_ref()
             .and_then(|c| c.system.as_ref())
@@ -269,8 +271,8 @@ impl PromptAssembler {
             None => {
                 // A cached system prompt costs what it cost when it was rendered.
                 step.budget.charge(system_cost.0, system_cost.1);
-                let pieces: Vec<&CompiledPiece> = self.contexts.iter().collect();
-                let text = self.render_pieces("context", &pieces, &step)?;
+                let memo = cache.as_deref_mut().map(|c| &mut c.context_pieces);
+                let text = self.render_contexts(&step, memo)?;
                 let (fuel, bytes) = step.used();
                 (
                     Some(text).filter(|t| !t.is_empty()).map(PromptText::from),
@@ -309,6 +311,61 @@ impl PromptAssembler {
             }
         }
         Ok(assembly)
+    }
+
+    /// The runtime context: its pieces rendered in order, as [`Self::render_pieces`] would
+    /// (non-empty texts joined by a blank line). With `memo` (a real step), a piece whose
+    /// own values are those of its last render is not rendered again but charged what
+    /// it cost, when that certainly fits the budget (else it renders, and fails exactly
+    /// as a fresh assembler would): a new date re-renders the date, not every context.
+    pub(super) fn render_contexts(
+        &self,
+        step: &StepValues<'_>,
+        memo: Option<&mut Vec<Option<PiecePart>>>,
+    ) -> Result<String, Diagnostics> {
+        let Some(memo) = memo else {
+            let pieces: Vec<&CompiledPiece> = self.contexts.iter().collect();
+            return self.render_pieces("context", &pieces, step);
+        };
+        memo.resize_with(self.contexts.len(), || None);
+        // Room for what the pieces printed last time, and the blank lines.
+        let last: usize = memo.iter().flatten().map(|p| p.text.len() + 2).sum();
+        let mut out = String::with_capacity(last);
+        let push = |out: &mut String, text: &str| {
+            if !text.is_empty() {
+                if !out.is_empty() {
+                    out.push_str("\n\n");
+                }
+                out.push_str(text);
+            }
+        };
+        for ((piece, names), slot) in self
+            .contexts
+            .iter()
+            .zip(&self.context_piece_vars)
+            .zip(memo.iter_mut())
+        {
+            if let Some(part) = slot.as_ref().filter(|part| {
+                key_matches(names, &part.key, step) && fits_together(step.used(), part.cost)
+            }) {
+                step.budget.add(part.cost.0, part.cost.1);
+                push(&mut out, &part.text);
+                continue;
+            }
+            let before = step.used();
+            let text = self.render_pieces("context", &[piece], step)?;
+            let after = step.used();
+            push(&mut out, &text);
+            *slot = Some(PiecePart {
+                key: self.key(names, step),
+                text,
+                cost: (
+                    after.0.saturating_sub(before.0),
+                    after.1.saturating_sub(before.1),
+                ),
+            });
+        }
+        Ok(out)
     }
 
     pub(super) fn render_system(&self, step: &StepValues<'_>) -> Result<String, Diagnostics> {
