@@ -528,29 +528,89 @@ async fn the_cgroup_containment_is_used_exactly_where_the_host_allows_cgroups() 
     assert_eq!(Containment::best_available() == Containment::Cgroup, host);
     let f = Fixture::new();
     // Our cgroups, named `agent-presets-<pid>-<n>`.
-    let ours = format!("/agent-presets-{}-", std::process::id());
+    let ours = format!("agent-presets-{}-", std::process::id());
     for ctx in [
         f.ctx.clone(),
         f.ctx.clone().with_containment(Containment::Cgroup),
     ] {
+        let started = Instant::now();
         let out = f
             .registry
-            .call(
-                "bash",
-                json!({"command": "grep ^0:: /proc/self/cgroup"}),
-                &ctx,
-            )
+            .call("bash", json!({"command": "cat /proc/self/cgroup"}), &ctx)
             .await
             .unwrap()
             .content;
+        // The cgroup is removed as soon as it is empty, not after the 2 s grace a
+        // command's killed processes get to leave.
+        assert!(started.elapsed() < Duration::from_secs(2), "{out}");
         assert!(out.starts_with("exit code: 0\n"), "{out}");
         let line = cgroup_line(&out);
-        assert_eq!(line.contains(&ours), host, "{out}");
+        assert_eq!(line.contains(&format!("/{ours}")), host, "{out}");
         if host {
             // Removed once the command ended.
             let dir = cgroup_host::dir_of(&line["0::".len()..]).unwrap();
             assert!(!dir.exists(), "{} was left behind", dir.display());
         }
+        // Limits the cgroup (v2) cannot carry go to groups of the v1 hierarchies, made
+        // below our own group there, and removed once the command ended.
+        let listed = out.split("--- stdout ---\n").nth(1).unwrap();
+        for controller in ["pids", "memory"] {
+            let (Some(own), Some(theirs)) = (
+                cgroup_host::own_v1_path(controller),
+                cgroup_host::v1_path(listed, controller),
+            ) else {
+                continue;
+            };
+            if own == theirs {
+                continue;
+            }
+            let expected = format!("{}/{ours}", own.trim_end_matches('/'));
+            assert!(theirs.starts_with(&expected), "{controller}: {out}");
+            let dir = cgroup_host::v1_dir_of(controller, &theirs).unwrap();
+            assert!(!dir.exists(), "{} was left behind", dir.display());
+        }
+    }
+}
+
+#[tokio::test]
+async fn what_a_command_that_kills_its_supervisor_started_dies_with_its_limit_groups() {
+    use crate::support::cgroup_host;
+    use agent_presets::tools::builtin::Containment;
+    // SIGKILL is the one signal the supervisor cannot ignore: what the command started
+    // then escapes the subreaper (to init), but not the cgroup v1 groups that carry its
+    // limits, whose members are killed when they are removed.
+    let f = Fixture::new();
+    let ctx = f.ctx.clone().with_containment(Containment::Subreaper);
+    let out = f
+        .registry
+        .call(
+            "bash",
+            json!({"command": "cat /proc/self/cgroup; sleep 300 & echo $! > bg.pid; kill -KILL $PPID; sleep 5"}),
+            &ctx,
+        )
+        .await
+        .unwrap()
+        .content;
+    assert!(
+        out.contains("the supervisor of the command ended unexpectedly (killed by signal 9)"),
+        "{out}"
+    );
+    let bg = read_pid(&f.ws, "bg.pid").await;
+    let grouped = ["pids", "memory"].iter().any(|c| {
+        cgroup_host::v1_path(&out, c).is_some_and(|p| Some(p) != cgroup_host::own_v1_path(c))
+    });
+    let gone = wait_gone(bg).await;
+    if !gone {
+        // SAFETY: the test's own `sleep`, left over.
+        unsafe { libc::kill(bg as i32, libc::SIGKILL) };
+    }
+    if grouped {
+        assert!(
+            gone,
+            "the background sleep outlived its limit groups: {out}"
+        );
+    } else {
+        eprintln!("not checked: the command ran in no cgroup v1 group here");
     }
 }
 

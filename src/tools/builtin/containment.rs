@@ -662,6 +662,13 @@ fn owner_gone(name: &str) -> bool {
 #[cfg(target_os = "linux")]
 const CGROUP_PREFIX: &str = "agent-presets-";
 
+/// How a cgroup's `cgroup.procs` and `cgroup.kill` are opened: write-only, not inherited
+/// by the command. (`union`, not `|`: cargo-mutants' `|` → `^` on distinct bits is the
+/// same set.)
+#[cfg(target_os = "linux")]
+const PROCS_FLAGS: rustix::fs::OFlags =
+    rustix::fs::OFlags::WRONLY.union(rustix::fs::OFlags::CLOEXEC);
+
 /// Remove `dir` once it is empty, waiting (blocking) for at most `wait`.
 #[cfg(target_os = "linux")]
 fn remove_dir_blocking(dir: &std::path::Path, wait: Duration) -> bool {
@@ -688,10 +695,10 @@ mod cgroup {
     use std::sync::{Arc, OnceLock};
     use std::time::{Duration, Instant};
 
-    use rustix::fs::{Mode, OFlags};
+    use rustix::fs::Mode;
 
     use super::CGROUP_PREFIX as PREFIX;
-    use super::CommandLimits;
+    use super::{CommandLimits, PROCS_FLAGS};
 
     /// Set once a cgroup could not be used: from then on commands use the subreaper.
     static DISABLED: AtomicBool = AtomicBool::new(false);
@@ -842,13 +849,7 @@ mod cgroup {
                         .max_memory()
                         .filter(|_| set("memory.max", limits.max_memory())),
                 );
-            let open = |name: &str| {
-                rustix::fs::open(
-                    dir.join(name),
-                    OFlags::WRONLY | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-            };
+            let open = |name: &str| rustix::fs::open(dir.join(name), PROCS_FLAGS, Mode::empty());
             match (open("cgroup.procs"), open("cgroup.kill")) {
                 (Ok(procs), Ok(kill)) => Ok((
                     Cgroup {
@@ -943,9 +944,9 @@ mod v1 {
     use std::sync::OnceLock;
     use std::time::Duration;
 
-    use rustix::fs::{Mode, OFlags};
+    use rustix::fs::Mode;
 
-    use super::{CGROUP_PREFIX, CommandLimits};
+    use super::{CGROUP_PREFIX, CommandLimits, PROCS_FLAGS};
 
     /// One command's group in one v1 hierarchy: emptied and removed when dropped.
     pub(crate) struct Group {
@@ -998,12 +999,8 @@ mod v1 {
         let dir = base?.join(format!("{CGROUP_PREFIX}{}", super::unique_suffix()));
         std::fs::create_dir(&dir).ok()?;
         let opened = std::fs::write(dir.join(file), value.to_string()).and_then(|()| {
-            rustix::fs::open(
-                dir.join("cgroup.procs"),
-                OFlags::WRONLY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(io::Error::from)
+            rustix::fs::open(dir.join("cgroup.procs"), PROCS_FLAGS, Mode::empty())
+                .map_err(io::Error::from)
         });
         match opened {
             Ok(procs) => Some(Group { dir, procs }),

@@ -58,3 +58,42 @@ pub fn check_name(what: &str) -> String {
         N.fetch_add(1, Ordering::Relaxed)
     )
 }
+
+/// The path of this process in the cgroup v1 hierarchy of `controller`
+/// (`/proc/self/cgroup`), if there is one.
+pub fn own_v1_path(controller: &str) -> Option<String> {
+    v1_path(
+        &std::fs::read_to_string("/proc/self/cgroup").ok()?,
+        controller,
+    )
+}
+
+/// The path in the cgroup v1 hierarchy of `controller` in `cgroups`, the text of a
+/// `/proc/<pid>/cgroup`.
+pub fn v1_path(cgroups: &str, controller: &str) -> Option<String> {
+    cgroups.lines().find_map(|line| {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == controller)
+            .then(|| path.to_owned())
+    })
+}
+
+/// The directory of `path` in the cgroup v1 hierarchy of `controller`, where it is
+/// mounted.
+pub fn v1_dir_of(controller: &str, path: &str) -> Option<PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    mounts.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let dash = fields.iter().position(|&f| f == "-")?;
+        if fields.get(dash + 1) != Some(&"cgroup")
+            || !fields.get(dash + 3)?.split(',').any(|o| o == controller)
+        {
+            return None;
+        }
+        let below = path.strip_prefix(fields[3])?;
+        Some(Path::new(fields[4]).join(below.trim_start_matches('/')))
+    })
+}
