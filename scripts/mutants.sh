@@ -52,7 +52,7 @@ out_root=${MUTANTS_OUT:-target/mutants-out}
 # forever while pushing bytes (memory, not just time, on a shared machine), and so does
 # `i += 4` → `i *= 4` on an escape at the start of a field; cargo-mutants names the two
 # alike. `mountinfo_escapes_are_undone_and_nothing_else_changes` checks that loop.
-containment_unit='Containment|CommandLimits|half_of_physical_memory|describe|unique_suffix|owner_gone|remove_dir_blocking|first_that_starts|cgroup::own_dir|cgroup::usable|cgroup::killable|cgroup::remove_stale|cgroup::enable_controllers|cgroup::unescape|subreaper::parse_pid|subreaper::live_descendants|subreaper::survivors|subreaper::kill_tree'
+containment_unit='Containment|CommandLimits|half_of_physical_memory|describe|unique_suffix|owner_gone|remove_dir_blocking|wait_until|first_that_starts|cgroup::own_dir|cgroup::usable|cgroup::killable|cgroup::remove_stale|cgroup::enable_controllers|cgroup::populated|cgroup::unescape|subreaper::pipe|subreaper::wait_for_eof|subreaper::parse_pid|subreaper::live_descendants|subreaper::survivors|subreaper::kill_tree'
 containment_skip='replace.\+=.with.\*=.in.cgroup::unescape'
 containment_tests='timeout background dropped fork_past allocates_past exit_status supervisor leaves_the_process_group sigkill stops_its_subreaper containment cgroup'
 files=(

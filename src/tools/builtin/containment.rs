@@ -480,10 +480,10 @@ impl Contained {
                 if waited.is_none() {
                     let _ = tokio::time::timeout(grace, self.child.wait()).await;
                 }
-                group.remove_when_empty(grace).await;
+                let warning = group.remove_when_empty(grace).await;
                 Ok(Ending {
                     status: waited,
-                    warning: None,
+                    warning,
                 })
             }
             #[cfg(target_os = "linux")]
@@ -669,6 +669,21 @@ const CGROUP_PREFIX: &str = "agent-presets-";
 const PROCS_FLAGS: rustix::fs::OFlags =
     rustix::fs::OFlags::WRONLY.union(rustix::fs::OFlags::CLOEXEC);
 
+/// Wait until `done` (asked every 2 ms), for at most `wait`; whether it was.
+#[cfg(target_os = "linux")]
+async fn wait_until(wait: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        if done() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
 /// Remove `dir` once it is empty, waiting (blocking) for at most `wait`.
 #[cfg(target_os = "linux")]
 fn remove_dir_blocking(dir: &std::path::Path, wait: Duration) -> bool {
@@ -693,7 +708,7 @@ mod cgroup {
     use std::path::{Path, PathBuf};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, OnceLock};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use rustix::fs::Mode;
 
@@ -819,6 +834,13 @@ mod cgroup {
         }
     }
 
+    /// Does the cgroup at `dir` hold a live process (`cgroup.events`)?
+    pub(super) fn populated(dir: &Path) -> bool {
+        std::fs::read_to_string(dir.join("cgroup.events"))
+            .map(|events| events.lines().any(|l| l == "populated 1"))
+            .unwrap_or(false)
+    }
+
     /// One command's cgroup: killed and removed when done (or dropped).
     pub(super) struct Cgroup {
         dir: PathBuf,
@@ -880,20 +902,18 @@ mod cgroup {
             }
         }
 
-        fn populated(&self) -> bool {
-            std::fs::read_to_string(self.dir.join("cgroup.events"))
-                .map(|events| events.lines().any(|l| l == "populated 1"))
-                .unwrap_or(false)
-        }
-
         /// Wait (at most `grace`) for the killed processes to be gone, then remove the
-        /// cgroup.
-        pub(super) async fn remove_when_empty(&mut self, grace: Duration) {
-            let deadline = Instant::now() + grace;
-            while self.populated() && Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
+        /// cgroup. Returns the warning for the result when it could not be removed: the
+        /// kill is then not verified (as the subreaper's is).
+        pub(super) async fn remove_when_empty(&mut self, grace: Duration) -> Option<String> {
+            super::wait_until(grace, || !populated(&self.dir)).await;
             self.removed = std::fs::remove_dir(&self.dir).is_ok();
+            (!self.removed).then(|| {
+                format!(
+                    "the command's cgroup could not be removed {} ms after its processes were killed; some may still be running",
+                    grace.as_millis()
+                )
+            })
         }
     }
 
@@ -1152,7 +1172,7 @@ mod subreaper {
 
     /// A pipe whose ends are close-on-exec and numbered 3 or above (so setting up the
     /// child's stdin, stdout and stderr cannot overwrite them).
-    fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    pub(super) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
         let (r, w) = std::io::pipe()?;
         let high = |fd: OwnedFd| -> io::Result<OwnedFd> {
             if fd.as_raw_fd() > 2 {
@@ -1231,11 +1251,7 @@ mod subreaper {
             }
             if pid == 0 {
                 libc::close(sync[1]);
-                let mut byte = 0u8;
-                while libc::read(sync[0], (&raw mut byte).cast(), 1) < 0
-                    && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-                {
-                }
+                wait_for_eof(sync[0]);
                 libc::close(sync[0]);
                 // The command's process: the signal handling it would have had, and death
                 // with the supervisor.
@@ -1254,6 +1270,16 @@ mod subreaper {
     }
 
     extern "C" fn on_child(_: libc::c_int) {}
+
+    /// Block until end of file on `fd` (every write end closed), through interruptions
+    /// by signals. Only system calls: for a freshly forked child.
+    pub(super) fn wait_for_eof(fd: RawFd) {
+        let mut byte = 0u8;
+        // SAFETY: read(2) into a byte on our stack.
+        while unsafe { libc::read(fd, (&raw mut byte).cast(), 1) } < 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+        {}
+    }
 
     /// The supervisor: wait for the command or the end of the lifeline, kill every
     /// descendant, report the command's status, exit. `waiting` is the signal mask while
@@ -1962,6 +1988,161 @@ mod tests {
         assert_eq!(after("cpu pids memory\n", "pids\n"), "+memory");
         assert_eq!(after("cpu io\n", "cpu\n"), "cpu\n", "neither offered");
         assert_eq!(after("pids memory\n", "memory pids\n"), "memory pids\n");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_wait_ends_as_soon_as_it_is_done_or_at_its_deadline() {
+        use std::time::Instant;
+        let mut asked = 0;
+        let start = Instant::now();
+        let done = wait_until(Duration::from_secs(10), || {
+            asked += 1;
+            asked == 3
+        })
+        .await;
+        assert!(done);
+        assert_eq!(asked, 3, "asked until done, then no more");
+        assert!(start.elapsed() < Duration::from_secs(10));
+        let mut asked = 0;
+        let start = Instant::now();
+        let done = wait_until(Duration::from_millis(50), || {
+            asked += 1;
+            false
+        })
+        .await;
+        assert!(!done);
+        assert!(start.elapsed() >= Duration::from_millis(50));
+        assert!(asked >= 2, "asked again while waiting: {asked}");
+        assert!(wait_until(Duration::ZERO, || true).await, "done at once");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_cgroup_is_populated_while_its_events_say_so() {
+        use super::cgroup::populated;
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        assert!(!populated(d), "no cgroup.events");
+        for (events, expected) in [
+            ("populated 1\nfrozen 0\n", true),
+            ("frozen 0\npopulated 1\n", true),
+            ("populated 0\nfrozen 0\n", false),
+        ] {
+            std::fs::write(d.join("cgroup.events"), events).unwrap();
+            assert_eq!(populated(d), expected, "{events}");
+        }
+    }
+
+    /// Wait (at most 10 s) for the forked `child` to exit; its exit code, or `None` when
+    /// it had to be killed.
+    #[cfg(target_os = "linux")]
+    fn exit_code_of(child: libc::pid_t) -> Option<i32> {
+        let mut status = 0;
+        for _ in 0..1000 {
+            // SAFETY: waitpid(2) on our own child, into our stack variable.
+            if unsafe { libc::waitpid(child, &mut status, libc::WNOHANG) } == child {
+                return libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: kill(2) and waitpid(2) of our own child, which hangs.
+        unsafe {
+            libc::kill(child, libc::SIGKILL);
+            libc::waitpid(child, &mut status, 0);
+        }
+        None
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn pipe_ends_are_never_numbered_as_stdin_stdout_or_stderr() {
+        use std::os::fd::AsRawFd;
+        // In a forked child with stdin and stderr closed, 0 and 2 are the lowest free
+        // numbers: a pipe gets them. (Only system calls there: this process has threads.)
+        // SAFETY: the child calls close, pipe2, fcntl and _exit, and allocates nothing.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0);
+        if child == 0 {
+            // SAFETY: see above.
+            unsafe {
+                libc::close(0);
+                libc::close(2);
+                let code = match super::subreaper::pipe() {
+                    Ok((r, w)) if r.as_raw_fd() > 2 && w.as_raw_fd() > 2 => 0,
+                    Ok(_) => 1,
+                    Err(_) => 2,
+                };
+                libc::_exit(code);
+            }
+        }
+        assert_eq!(exit_code_of(child), Some(0));
+    }
+
+    #[cfg(target_os = "linux")]
+    extern "C" fn on_alarm(_: libc::c_int) {}
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_wait_for_end_of_file_goes_on_through_a_signal() {
+        use super::subreaper::wait_for_eof;
+        // In a forked child: a SIGALRM handler without SA_RESTART interrupts the read at
+        // 50 ms; a grandchild holds the pipe's write end until 300 ms.
+        let mut fds = [-1; 2];
+        // SAFETY: pipe2(2) into our array; fork(2), after which the child makes only
+        // system calls and allocates nothing.
+        let child = unsafe {
+            assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0);
+            libc::fork()
+        };
+        assert!(child >= 0);
+        if child == 0 {
+            // SAFETY: see above.
+            unsafe {
+                let holder = libc::fork();
+                if holder == 0 {
+                    libc::close(fds[0]);
+                    let hold = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 300_000_000,
+                    };
+                    libc::nanosleep(&hold, std::ptr::null_mut());
+                    libc::_exit(0);
+                }
+                libc::close(fds[1]);
+                let mut alarm: libc::sigaction = std::mem::zeroed();
+                alarm.sa_sigaction = on_alarm as extern "C" fn(libc::c_int) as usize;
+                libc::sigemptyset(&mut alarm.sa_mask);
+                libc::sigaction(libc::SIGALRM, &alarm, std::ptr::null_mut());
+                let timer = libc::itimerval {
+                    it_interval: libc::timeval {
+                        tv_sec: 0,
+                        tv_usec: 0,
+                    },
+                    it_value: libc::timeval {
+                        tv_sec: 0,
+                        tv_usec: 50_000,
+                    },
+                };
+                let now = || {
+                    let mut t: libc::timespec = std::mem::zeroed();
+                    libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t);
+                    t.tv_sec * 1000 + t.tv_nsec / 1_000_000
+                };
+                let start = now();
+                libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut());
+                wait_for_eof(fds[0]);
+                let waited = now() - start;
+                libc::waitpid(holder, std::ptr::null_mut(), 0);
+                libc::_exit(if waited >= 250 { 0 } else { 1 });
+            }
+        }
+        // SAFETY: our copies of the pipe's ends, which the child has its own of.
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        assert_eq!(exit_code_of(child), Some(0));
     }
 
     #[cfg(target_os = "linux")]
