@@ -248,6 +248,47 @@ async fn a_dropped_call_kills_the_process_group() {
 }
 
 #[tokio::test]
+async fn a_dropped_call_kills_everything_even_when_the_command_stopped_its_supervisor() {
+    use agent_presets::tools::builtin::{CommandLimits, Containment};
+    // A stopped supervisor does not see its lifeline close: the call's side kills the
+    // tree itself, then the supervisor. (Without limits: the cgroup v1 groups that carry
+    // them would kill their members too.)
+    let f = Fixture::new();
+    let ctx = f
+        .ctx
+        .clone()
+        .with_containment(Containment::Subreaper)
+        .with_command_limits(CommandLimits::unlimited());
+    let call = f.registry.call(
+        "bash",
+        json!({"command": "echo $PPID > supervisor.pid; setsid sleep 60 & echo $! > bg.pid; sleep 0.1; kill -STOP $PPID; sleep 60"}),
+        &ctx,
+    );
+    let outcome = tokio::time::timeout(Duration::from_millis(1500), call).await;
+    assert!(
+        outcome.is_err(),
+        "the command should still have been running"
+    );
+    let supervisor = read_pid(&f.ws, "supervisor.pid").await;
+    let bg = read_pid(&f.ws, "bg.pid").await;
+    let (bg_gone, supervisor_gone) = (wait_gone(bg).await, wait_gone(supervisor).await);
+    for (pid, gone) in [(bg, bg_gone), (supervisor, supervisor_gone)] {
+        if !gone {
+            // SAFETY: the test's own leftover processes.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    }
+    assert!(
+        bg_gone,
+        "the background sleep {bg} outlived the dropped call"
+    );
+    assert!(
+        supervisor_gone,
+        "the stopped supervisor {supervisor} outlived the dropped call"
+    );
+}
+
+#[tokio::test]
 async fn long_output_keeps_its_beginning_and_end_with_a_marker() {
     let f = Fixture::new();
     let out = f.call(json!({"command": "seq 1 100000"})).await.unwrap();
