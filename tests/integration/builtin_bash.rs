@@ -225,26 +225,41 @@ async fn the_process_group_containment_kills_the_group_when_the_command_ends() {
 
 #[tokio::test]
 async fn a_dropped_call_kills_the_process_group() {
+    use agent_presets::tools::builtin::Containment;
     let f = Fixture::new();
-    let call = f.call(json!({
-        "command": "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; wait"
-    }));
-    // Stands in for the registry's own timeout, or an agent that gives up on the call.
-    let outcome = tokio::time::timeout(Duration::from_millis(1500), call).await;
-    assert!(
-        outcome.is_err(),
-        "the command should still have been running"
-    );
-    let shell = read_pid(&f.ws, "shell.pid").await;
-    let child = read_pid(&f.ws, "child.pid").await;
-    assert!(
-        wait_gone(shell).await,
-        "the shell {shell} outlived the dropped call"
-    );
-    assert!(
-        wait_gone(child).await,
-        "the child {child} outlived the dropped call"
-    );
+    // The best containment here, and the process group's own (its group is killed when
+    // the call is dropped: the shell alone would be, by tokio's kill on drop).
+    for containment in [Containment::best_available(), Containment::ProcessGroup] {
+        let ctx = f.ctx.clone().with_containment(containment);
+        let call = f.registry.call(
+            "bash",
+            json!({"command": "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; wait"}),
+            &ctx,
+        );
+        // Stands in for the registry's own timeout, or an agent that gives up on the call.
+        let outcome = tokio::time::timeout(Duration::from_millis(1500), call).await;
+        assert!(
+            outcome.is_err(),
+            "the command should still have been running"
+        );
+        let shell = read_pid(&f.ws, "shell.pid").await;
+        let child = read_pid(&f.ws, "child.pid").await;
+        assert!(
+            wait_gone(shell).await,
+            "{containment}: the shell {shell} outlived the dropped call"
+        );
+        let gone = wait_gone(child).await;
+        if !gone {
+            // SAFETY: the test's own leftover `sleep`.
+            unsafe { libc::kill(child as i32, libc::SIGKILL) };
+        }
+        assert!(
+            gone,
+            "{containment}: the child {child} outlived the dropped call"
+        );
+        std::fs::remove_file(f.ws.join("shell.pid")).unwrap();
+        std::fs::remove_file(f.ws.join("child.pid")).unwrap();
+    }
 }
 
 #[tokio::test]
