@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use agent_presets::tools::builtin::Containment;
+use agent_presets::tools::builtin::{CommandLimits, Containment};
 use agent_presets::tools::{ToolCallError, ToolCatalog, ToolContext, ToolOutput, WorkspaceError};
 use serde_json::{Value, json};
 use tool_workspace::ToolWorkspace;
@@ -458,6 +458,15 @@ async fn assert_escapes_dead(ws: &Path, containment: Containment, when: &str, ou
     assert!(left.is_empty(), "{containment}: {left:?} outlived {when}");
 }
 
+/// `ctx` with `containment` alone: without limits, whose cgroup v1 groups (where the
+/// host has them) would kill what is left in them too, and hide a containment that
+/// fails to.
+fn alone(ctx: &ToolContext, containment: Containment) -> ToolContext {
+    ctx.clone()
+        .with_containment(containment)
+        .with_command_limits(CommandLimits::unlimited())
+}
+
 /// The containments to test: the cgroup one where the host allows it (found out
 /// without the code under test, whose probe might wrongly say no), and the subreaper
 /// (always there on Linux).
@@ -473,7 +482,7 @@ fn containments() -> Vec<Containment> {
 async fn background_jobs_of_every_kind_are_dead_after_the_command_ends() {
     let f = Fixture::new();
     for containment in containments() {
-        let ctx = f.ctx.clone().with_containment(containment);
+        let ctx = alone(&f.ctx, containment);
         let out = f
             .text_in(
                 &ctx,
@@ -492,7 +501,7 @@ async fn background_jobs_of_every_kind_are_dead_after_the_command_ends() {
 async fn background_jobs_of_every_kind_are_dead_after_a_timeout() {
     let f = Fixture::new();
     for containment in containments() {
-        let ctx = f.ctx.clone().with_containment(containment);
+        let ctx = alone(&f.ctx, containment);
         let command = format!("{ESCAPES}\nsleep 60");
         let started = Instant::now();
         let out = f
@@ -517,7 +526,7 @@ async fn background_jobs_of_every_kind_are_dead_after_a_timeout() {
 async fn background_jobs_of_every_kind_are_dead_after_a_dropped_call() {
     let f = Fixture::new();
     for containment in containments() {
-        let ctx = f.ctx.clone().with_containment(containment);
+        let ctx = alone(&f.ctx, containment);
         let command = format!("grep ^0:: /proc/self/cgroup > cgroup.txt\n{ESCAPES}\nsleep 60");
         let call = f.registry.call("bash", json!({"command": command}), &ctx);
         // Give the command time to start everything, then give up on the call.
