@@ -176,6 +176,39 @@ async fn a_timeout_kills_the_command_and_everything_it_started() {
 }
 
 #[tokio::test]
+async fn on_a_timeout_the_subreaper_supervisor_is_told_and_ends_at_once() {
+    use agent_presets::tools::builtin::{CommandLimits, Containment};
+    // The call closes the supervisor's lifeline: it kills the tree and exits at once.
+    // (Were it not told, the call would wait the 2 s grace for it, then kill the tree
+    // itself.)
+    let f = Fixture::new();
+    let ctx = f
+        .ctx
+        .clone()
+        .with_containment(Containment::Subreaper)
+        .with_command_limits(CommandLimits::unlimited());
+    let started = Instant::now();
+    let result = f
+        .registry
+        .call(
+            "bash",
+            json!({"command": "sleep 60 & sleep 60", "timeout_secs": 1}),
+            &ctx,
+        )
+        .await;
+    let elapsed = started.elapsed();
+    let text = match result {
+        Err(e @ ToolCallError::Failed { .. }) => e.to_output().content,
+        other => panic!("expected a timeout failure, got {other:?}"),
+    };
+    assert!(text.contains("did not finish within 1 s"), "{text}");
+    assert!(
+        elapsed < Duration::from_millis(2500),
+        "took {elapsed:?}: {text}"
+    );
+}
+
+#[tokio::test]
 async fn background_jobs_holding_the_pipes_do_not_hang_the_call() {
     let f = Fixture::new();
     let started = Instant::now();
