@@ -1839,7 +1839,13 @@ mod tests {
             let below = path.strip_prefix(fields[3]).unwrap_or(path);
             Some(std::path::Path::new(fields[4]).join(below.trim_start_matches('/')))
         })?;
-        let child = dir.join(format!("agent-presets-check-{}", std::process::id()));
+        // Not `agent-presets-<pid>-<n>`: no clean-up of dead agents' cgroups takes it.
+        static N: AtomicU64 = AtomicU64::new(0);
+        let child = dir.join(format!(
+            "agent-presets-check-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
         std::fs::create_dir(&child).ok()?;
         let kill = child.join("cgroup.kill").is_file();
         std::fs::remove_dir(&child).unwrap();
