@@ -45,14 +45,16 @@ out_root=${MUTANTS_OUT:-target/mutants-out}
 # (without --lib: the crate then builds once per mutant, not twice; the filter words
 # select them among every integration test); cli_run's tests
 # run the agent itself, the only place commands are spawned from the main thread (the
-# death signal).
+# death signal). The `cgroup` tests check which containment ran against what the host
+# allows, found out without the code (tests/integration/support/cgroup_host.rs): every
+# containment passes the others, so a cgroup silently not used would go unnoticed.
 # Two mutants are left out of both: `i += 1` → `i *= 1` in `cgroup::unescape` loops
 # forever while pushing bytes (memory, not just time, on a shared machine), and so does
 # `i += 4` → `i *= 4` on an escape at the start of a field; cargo-mutants names the two
 # alike. `mountinfo_escapes_are_undone_and_nothing_else_changes` checks that loop.
-containment_unit='Containment|CommandLimits|half_of_physical_memory|describe|unique_suffix|owner_gone|remove_dir_blocking|cgroup::unescape|subreaper::parse_pid|subreaper::live_descendants|subreaper::survivors|subreaper::kill_tree'
+containment_unit='Containment|CommandLimits|half_of_physical_memory|describe|unique_suffix|owner_gone|remove_dir_blocking|wait_until|first_that_starts|cgroup::own_dir|cgroup::usable|cgroup::killable|cgroup::remove_stale|cgroup::enable_controllers|cgroup::populated|cgroup::unescape|subreaper::pipe|subreaper::wait_for_eof|subreaper::parse_pid|subreaper::live_descendants|subreaper::survivors|subreaper::kill_tree'
 containment_skip='replace.\+=.with.\*=.in.cgroup::unescape'
-containment_tests='timeout background dropped fork_past allocates_past exit_status supervisor leaves_the_process_group sigkill stops_its_subreaper'
+containment_tests='timeout background dropped fork_past allocates_past exit_status supervisor leaves_the_process_group sigkill stops_its_subreaper containment cgroup'
 files=(
     "src/tools/restriction.rs|--lib --test integration|tools:: preset:: prompt:: core_registry:: conformance_core:: properties:: preset_validate::|"
     "src/prompt/step_cache.rs|--lib||"

@@ -176,6 +176,39 @@ async fn a_timeout_kills_the_command_and_everything_it_started() {
 }
 
 #[tokio::test]
+async fn on_a_timeout_the_subreaper_supervisor_is_told_and_ends_at_once() {
+    use agent_presets::tools::builtin::{CommandLimits, Containment};
+    // The call closes the supervisor's lifeline: it kills the tree and exits at once.
+    // (Were it not told, the call would wait the 2 s grace for it, then kill the tree
+    // itself.)
+    let f = Fixture::new();
+    let ctx = f
+        .ctx
+        .clone()
+        .with_containment(Containment::Subreaper)
+        .with_command_limits(CommandLimits::unlimited());
+    let started = Instant::now();
+    let result = f
+        .registry
+        .call(
+            "bash",
+            json!({"command": "sleep 60 & sleep 60", "timeout_secs": 1}),
+            &ctx,
+        )
+        .await;
+    let elapsed = started.elapsed();
+    let text = match result {
+        Err(e @ ToolCallError::Failed { .. }) => e.to_output().content,
+        other => panic!("expected a timeout failure, got {other:?}"),
+    };
+    assert!(text.contains("did not finish within 1 s"), "{text}");
+    assert!(
+        elapsed < Duration::from_millis(2500),
+        "took {elapsed:?}: {text}"
+    );
+}
+
+#[tokio::test]
 async fn background_jobs_holding_the_pipes_do_not_hang_the_call() {
     let f = Fixture::new();
     let started = Instant::now();
@@ -225,25 +258,81 @@ async fn the_process_group_containment_kills_the_group_when_the_command_ends() {
 
 #[tokio::test]
 async fn a_dropped_call_kills_the_process_group() {
+    use agent_presets::tools::builtin::Containment;
     let f = Fixture::new();
-    let call = f.call(json!({
-        "command": "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; wait"
-    }));
-    // Stands in for the registry's own timeout, or an agent that gives up on the call.
+    // The best containment here, and the process group's own (its group is killed when
+    // the call is dropped: the shell alone would be, by tokio's kill on drop).
+    for containment in [Containment::best_available(), Containment::ProcessGroup] {
+        let ctx = f.ctx.clone().with_containment(containment);
+        let call = f.registry.call(
+            "bash",
+            json!({"command": "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; wait"}),
+            &ctx,
+        );
+        // Stands in for the registry's own timeout, or an agent that gives up on the call.
+        let outcome = tokio::time::timeout(Duration::from_millis(1500), call).await;
+        assert!(
+            outcome.is_err(),
+            "the command should still have been running"
+        );
+        let shell = read_pid(&f.ws, "shell.pid").await;
+        let child = read_pid(&f.ws, "child.pid").await;
+        assert!(
+            wait_gone(shell).await,
+            "{containment}: the shell {shell} outlived the dropped call"
+        );
+        let gone = wait_gone(child).await;
+        if !gone {
+            // SAFETY: the test's own leftover `sleep`.
+            unsafe { libc::kill(child as i32, libc::SIGKILL) };
+        }
+        assert!(
+            gone,
+            "{containment}: the child {child} outlived the dropped call"
+        );
+        std::fs::remove_file(f.ws.join("shell.pid")).unwrap();
+        std::fs::remove_file(f.ws.join("child.pid")).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_dropped_call_kills_everything_even_when_the_command_stopped_its_supervisor() {
+    use agent_presets::tools::builtin::{CommandLimits, Containment};
+    // A stopped supervisor does not see its lifeline close: the call's side kills the
+    // tree itself, then the supervisor. (Without limits: the cgroup v1 groups that carry
+    // them would kill their members too.)
+    let f = Fixture::new();
+    let ctx = f
+        .ctx
+        .clone()
+        .with_containment(Containment::Subreaper)
+        .with_command_limits(CommandLimits::unlimited());
+    let call = f.registry.call(
+        "bash",
+        json!({"command": "echo $PPID > supervisor.pid; setsid sleep 60 & echo $! > bg.pid; sleep 0.1; kill -STOP $PPID; sleep 60"}),
+        &ctx,
+    );
     let outcome = tokio::time::timeout(Duration::from_millis(1500), call).await;
     assert!(
         outcome.is_err(),
         "the command should still have been running"
     );
-    let shell = read_pid(&f.ws, "shell.pid").await;
-    let child = read_pid(&f.ws, "child.pid").await;
+    let supervisor = read_pid(&f.ws, "supervisor.pid").await;
+    let bg = read_pid(&f.ws, "bg.pid").await;
+    let (bg_gone, supervisor_gone) = (wait_gone(bg).await, wait_gone(supervisor).await);
+    for (pid, gone) in [(bg, bg_gone), (supervisor, supervisor_gone)] {
+        if !gone {
+            // SAFETY: the test's own leftover processes.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    }
     assert!(
-        wait_gone(shell).await,
-        "the shell {shell} outlived the dropped call"
+        bg_gone,
+        "the background sleep {bg} outlived the dropped call"
     );
     assert!(
-        wait_gone(child).await,
-        "the child {child} outlived the dropped call"
+        supervisor_gone,
+        "the stopped supervisor {supervisor} outlived the dropped call"
     );
 }
 
@@ -504,4 +593,269 @@ async fn a_command_that_allocates_past_the_memory_limit_is_killed_and_the_agent_
         .unwrap()
         .content;
     assert!(out.contains("pipe: 0 0 0"), "{out}");
+}
+
+// --- Which containment runs (issue 18): the cgroup one wherever the host allows it ---
+//
+// Every containment keeps the processes a command starts from outliving it, so the tests
+// above pass under the subreaper too: a cgroup that silently stopped being used would
+// go unnoticed. These tests find out on their own what the host allows
+// (support/cgroup_host.rs) and check which containment ran.
+
+/// The `0::` line of the command's `/proc/self/cgroup`, from a bash call's result.
+fn cgroup_line(out: &str) -> &str {
+    out.lines()
+        .find(|l| l.starts_with("0::"))
+        .unwrap_or_else(|| panic!("no cgroup v2 line: {out}"))
+}
+
+#[tokio::test]
+async fn the_cgroup_containment_is_used_exactly_where_the_host_allows_cgroups() {
+    use crate::support::cgroup_host;
+    use agent_presets::tools::builtin::Containment;
+    let host = cgroup_host::allows_cgroups();
+    assert_eq!(Containment::best_available() == Containment::Cgroup, host);
+    let f = Fixture::new();
+    // Our cgroups, named `agent-presets-<pid>-<n>`.
+    let ours = format!("agent-presets-{}-", std::process::id());
+    for ctx in [
+        f.ctx.clone(),
+        f.ctx.clone().with_containment(Containment::Cgroup),
+    ] {
+        let started = Instant::now();
+        let out = f
+            .registry
+            .call("bash", json!({"command": "cat /proc/self/cgroup"}), &ctx)
+            .await
+            .unwrap()
+            .content;
+        // The cgroup is removed as soon as it is empty, not after the 2 s grace a
+        // command's killed processes get to leave.
+        assert!(started.elapsed() < Duration::from_secs(2), "{out}");
+        assert!(out.starts_with("exit code: 0\n"), "{out}");
+        let line = cgroup_line(&out);
+        assert_eq!(line.contains(&format!("/{ours}")), host, "{out}");
+        if host {
+            // Removed once the command ended.
+            let dir = cgroup_host::dir_of(&line["0::".len()..]).unwrap();
+            assert!(!dir.exists(), "{} was left behind", dir.display());
+        }
+        // Limits the cgroup (v2) cannot carry go to groups of the v1 hierarchies, made
+        // below our own group there, and removed once the command ended.
+        let listed = out.split("--- stdout ---\n").nth(1).unwrap();
+        for controller in ["pids", "memory"] {
+            let (Some(own), Some(theirs)) = (
+                cgroup_host::own_v1_path(controller),
+                cgroup_host::v1_path(listed, controller),
+            ) else {
+                continue;
+            };
+            if own == theirs {
+                continue;
+            }
+            let expected = format!("{}/{ours}", own.trim_end_matches('/'));
+            assert!(theirs.starts_with(&expected), "{controller}: {out}");
+            let dir = cgroup_host::v1_dir_of(controller, &theirs).unwrap();
+            assert!(!dir.exists(), "{} was left behind", dir.display());
+        }
+    }
+}
+
+#[tokio::test]
+async fn what_a_command_that_kills_its_supervisor_started_dies_with_its_limit_groups() {
+    use crate::support::cgroup_host;
+    use agent_presets::tools::builtin::Containment;
+    // SIGKILL is the one signal the supervisor cannot ignore: what the command started
+    // then escapes the subreaper (to init), but not the cgroup v1 groups that carry its
+    // limits, whose members are killed when they are removed.
+    let f = Fixture::new();
+    let ctx = f.ctx.clone().with_containment(Containment::Subreaper);
+    let out = f
+        .registry
+        .call(
+            "bash",
+            json!({"command": "cat /proc/self/cgroup; sleep 300 & echo $! > bg.pid; kill -KILL $PPID; sleep 5"}),
+            &ctx,
+        )
+        .await
+        .unwrap()
+        .content;
+    assert!(
+        out.contains("the supervisor of the command ended unexpectedly (killed by signal 9)"),
+        "{out}"
+    );
+    let bg = read_pid(&f.ws, "bg.pid").await;
+    let grouped = ["pids", "memory"].iter().any(|c| {
+        cgroup_host::v1_path(&out, c).is_some_and(|p| Some(p) != cgroup_host::own_v1_path(c))
+    });
+    let gone = wait_gone(bg).await;
+    if !gone {
+        // SAFETY: the test's own `sleep`, left over.
+        unsafe { libc::kill(bg as i32, libc::SIGKILL) };
+    }
+    if grouped {
+        assert!(
+            gone,
+            "the background sleep outlived its limit groups: {out}"
+        );
+    } else {
+        eprintln!("not checked: the command ran in no cgroup v1 group here");
+    }
+}
+
+/// Set in the child process `report_in` starts.
+const CGROUP_REPORT: &str = "AGENT_PRESETS_TEST_CGROUP_REPORT";
+
+/// Not a test: run by `report_in` in a child process it placed in a cgroup of its
+/// making; reports which containment the code picks there before and after a command,
+/// and the command's result.
+#[tokio::test]
+async fn cgroup_report_in_a_child_process() {
+    use agent_presets::tools::builtin::Containment;
+    if std::env::var_os(CGROUP_REPORT).is_none() {
+        return;
+    }
+    let before = Containment::best_available();
+    let f = Fixture::new();
+    let out = match f
+        .call(json!({"command": "grep ^0:: /proc/self/cgroup"}))
+        .await
+    {
+        Ok(out) => out,
+        Err(e) => format!("error: {e}"),
+    };
+    let after = Containment::best_available();
+    let report = json!({"before": before.as_str(), "after": after.as_str(), "out": out});
+    println!("cgroup-report: {report}");
+}
+
+/// Run `cgroup_report_in_a_child_process` in a child process that first moves itself
+/// into each of `dirs` (cgroup v2 directories), in order; its report.
+fn report_in(dirs: &[&Path]) -> Value {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let procs: Vec<std::fs::File> = dirs
+        .iter()
+        .map(|d| {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(d.join("cgroup.procs"))
+                .unwrap()
+        })
+        .collect();
+    let fds: Vec<i32> = procs.iter().map(|f| f.as_raw_fd()).collect();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+    child
+        .args([
+            "--exact",
+            "builtin_bash::cgroup_report_in_a_child_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CGROUP_REPORT, "1");
+    // SAFETY: write(2) on descriptors opened before the fork, from a buffer that is
+    // already there; nothing is allocated.
+    unsafe {
+        child.pre_exec(move || {
+            for &fd in &fds {
+                if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let output = child.output().unwrap();
+    drop(procs);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        // After libtest's `test … ` on the same line.
+        .find_map(|l| Some(l.split_once("cgroup-report: ")?.1))
+        .unwrap_or_else(|| {
+            panic!(
+                "no report: {stdout}\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+    serde_json::from_str(line).unwrap()
+}
+
+/// A cgroup directory a test made: removed (with any empty cgroups below it) once the
+/// processes in it are gone, when dropped, even after a failed assertion.
+struct TestCgroup(PathBuf);
+
+impl TestCgroup {
+    fn new(dir: PathBuf) -> TestCgroup {
+        std::fs::create_dir(&dir).unwrap();
+        TestCgroup(dir)
+    }
+
+    fn remove(dir: &Path) -> bool {
+        for _ in 0..500 {
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                for entry in entries.flatten() {
+                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        Self::remove(&entry.path());
+                    }
+                }
+            }
+            if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+}
+
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        if !Self::remove(&self.0) {
+            eprintln!("{} could not be removed", self.0.display());
+        }
+    }
+}
+
+#[test]
+fn a_host_that_refuses_child_cgroups_or_processes_in_them_gets_the_subreaper() {
+    use crate::support::cgroup_host;
+    let Some(base) = cgroup_host::usable_dir() else {
+        eprintln!("skipped: this host does not let the test make cgroup v2 groups");
+        return;
+    };
+    let path_of = |dir: &Path| {
+        let own = cgroup_host::own_path().unwrap();
+        format!(
+            "0::{}/{}",
+            own.trim_end_matches('/'),
+            dir.strip_prefix(&base).unwrap().display()
+        )
+    };
+
+    // No child cgroup can be made (`cgroup.max.descendants` 0): the code's probe says
+    // so, and commands run under the subreaper.
+    let none = TestCgroup::new(base.join(cgroup_host::check_name("no-children")));
+    let none = &none.0;
+    std::fs::write(none.join("cgroup.max.descendants"), "0").unwrap();
+    let report = report_in(&[none]);
+    assert_eq!(report["before"], "subreaper", "{report}");
+    assert_eq!(report["after"], "subreaper", "{report}");
+    let out = report["out"].as_str().unwrap();
+    assert!(out.starts_with("exit code: 0\n"), "{report}");
+    assert_eq!(cgroup_line(out), path_of(none), "{report}");
+
+    // Child cgroups with `cgroup.kill` can be made, but no process can be moved into
+    // them (below a threaded cgroup they are "domain invalid"): the probe says yes, the
+    // first command falls back to the subreaper, and the cgroup is not tried again.
+    let domain = TestCgroup::new(base.join(cgroup_host::check_name("threaded")));
+    let threaded = domain.0.join("t");
+    std::fs::create_dir(&threaded).unwrap();
+    std::fs::write(threaded.join("cgroup.type"), "threaded").unwrap();
+    let report = report_in(&[&domain.0, &threaded]);
+    assert_eq!(report["before"], "cgroup", "{report}");
+    assert_eq!(report["after"], "subreaper", "{report}");
+    let out = report["out"].as_str().unwrap();
+    assert!(out.starts_with("exit code: 0\n"), "{report}");
+    assert_eq!(cgroup_line(out), path_of(&threaded), "{report}");
 }

@@ -1473,11 +1473,11 @@ fn cgroups_of(pid: u32) -> Vec<PathBuf> {
     out
 }
 
-/// The containments to test here: the cgroup one only where the host gives it.
+/// The containments to test here: the cgroup one only where the host gives it (found
+/// out without the code under test, whose probe might wrongly say no).
 fn containments() -> Vec<&'static str> {
-    use agent_presets::tools::builtin::Containment;
     let mut all = vec!["subreaper"];
-    if Containment::best_available() == Containment::Cgroup {
+    if support::cgroup_host::allows_cgroups() {
         all.insert(0, "cgroup");
     } else {
         eprintln!(
@@ -2193,6 +2193,48 @@ fn a_command_tool_runs_with_its_arguments_on_stdin_and_its_output_goes_back() {
     );
     let result = tool_result(&server, 1);
     assert_eq!(result, "{\"path\":\"a.txt\"}\n3\n", "{run:?}");
+}
+
+#[test]
+fn a_command_tool_whose_program_is_missing_leaves_later_commands_in_their_cgroup() {
+    // A program no containment can start says nothing about the cgroup: the commands
+    // after it still run in one (they used to fall back to the subreaper for the rest of
+    // the run, and on a host with cgroup v2 only, without the limits).
+    let host = support::cgroup_host::allows_cgroups();
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call("call_1", "missing", r#"{}"#)),
+        Reply::json(mock::openai_call(
+            "call_2",
+            "bash",
+            r#"{"command": "grep ^0:: /proc/self/cgroup"}"#,
+        )),
+        Reply::json(mock::openai_text("done")),
+    ]);
+    let p = Project::new(
+        "deepseek",
+        &server,
+        "commands:\n  missing:\n    description: A program that is not installed.\n    run: [/nonexistent/agent-presets-test-program]\n    readOnly: true\n",
+    );
+    let run = p.run(&["run", "agent", "go", "--yes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    let results: Vec<String> = requests[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains("could not start `/nonexistent/agent-presets-test-program`"),
+        "{results:?}"
+    );
+    let line = results[1]
+        .lines()
+        .find(|l| l.starts_with("0::"))
+        .unwrap_or_else(|| panic!("{results:?}"));
+    assert_eq!(line.contains("/agent-presets-"), host, "{results:?}");
 }
 
 #[test]

@@ -317,6 +317,34 @@ async fn a_program_that_is_missing_or_exits_at_once_is_a_clear_start_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_exits_at_once_is_reported_with_its_own_status_under_every_containment() {
+    use agent_presets::tools::builtin::Containment;
+    let fix = Fix::new();
+    let mut config = fix.stdio("");
+    config.transport = ServerTransport::Stdio {
+        argv: vec!["/bin/sh".into(), "-c".into(), "exit 2".into()],
+        env: vec![],
+        cwd: fix.workspace.clone(),
+    };
+    // Under the subreaper the process spawned is the supervisor, which exits with 0: the
+    // status said is the one it reported for the server.
+    for containment in [
+        Containment::best_available(),
+        Containment::Subreaper,
+        Containment::ProcessGroup,
+    ] {
+        let ctx = fix.ctx().with_containment(containment);
+        let err = McpSession::connect_with_stderr(&config, &ctx, fix.sink())
+            .await
+            .unwrap_err();
+        let McpError::Start { reason, .. } = &err else {
+            panic!("{containment}: {err:?}")
+        };
+        assert!(reason.contains("exit code: 2"), "{containment}: {reason}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_crashes_mid_run_fails_every_later_call_without_a_hang() {
     let fix = Fix::new();
     let session = fix.connect(&fix.stdio("crash_after=1")).await.unwrap();

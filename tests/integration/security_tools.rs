@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use agent_presets::tools::builtin::Containment;
+use agent_presets::tools::builtin::{CommandLimits, Containment};
 use agent_presets::tools::{ToolCallError, ToolCatalog, ToolContext, ToolOutput, WorkspaceError};
 use serde_json::{Value, json};
 use tool_workspace::ToolWorkspace;
@@ -458,12 +458,22 @@ async fn assert_escapes_dead(ws: &Path, containment: Containment, when: &str, ou
     assert!(left.is_empty(), "{containment}: {left:?} outlived {when}");
 }
 
-/// The containments to test: the best this host allows, and the subreaper (always
-/// there on Linux).
+/// `ctx` with `containment` alone: without limits, whose cgroup v1 groups (where the
+/// host has them) would kill what is left in them too, and hide a containment that
+/// fails to.
+fn alone(ctx: &ToolContext, containment: Containment) -> ToolContext {
+    ctx.clone()
+        .with_containment(containment)
+        .with_command_limits(CommandLimits::unlimited())
+}
+
+/// The containments to test: the cgroup one where the host allows it (found out
+/// without the code under test, whose probe might wrongly say no), and the subreaper
+/// (always there on Linux).
 fn containments() -> Vec<Containment> {
-    let mut all = vec![Containment::best_available()];
-    if !all.contains(&Containment::Subreaper) {
-        all.push(Containment::Subreaper);
+    let mut all = vec![Containment::Subreaper];
+    if crate::support::cgroup_host::allows_cgroups() {
+        all.insert(0, Containment::Cgroup);
     }
     all
 }
@@ -472,7 +482,7 @@ fn containments() -> Vec<Containment> {
 async fn background_jobs_of_every_kind_are_dead_after_the_command_ends() {
     let f = Fixture::new();
     for containment in containments() {
-        let ctx = f.ctx.clone().with_containment(containment);
+        let ctx = alone(&f.ctx, containment);
         let out = f
             .text_in(
                 &ctx,
@@ -482,6 +492,8 @@ async fn background_jobs_of_every_kind_are_dead_after_the_command_ends() {
             .await;
         assert_escapes_dead(&f.ws, containment, "the command", &out).await;
         assert!(out.starts_with("exit code: 0"), "{containment}: {out}");
+        // Verified, not assumed: no warning that some may still run.
+        assert!(!out.contains("[warning"), "{containment}: {out}");
     }
 }
 
@@ -489,7 +501,7 @@ async fn background_jobs_of_every_kind_are_dead_after_the_command_ends() {
 async fn background_jobs_of_every_kind_are_dead_after_a_timeout() {
     let f = Fixture::new();
     for containment in containments() {
-        let ctx = f.ctx.clone().with_containment(containment);
+        let ctx = alone(&f.ctx, containment);
         let command = format!("{ESCAPES}\nsleep 60");
         let started = Instant::now();
         let out = f
@@ -514,8 +526,8 @@ async fn background_jobs_of_every_kind_are_dead_after_a_timeout() {
 async fn background_jobs_of_every_kind_are_dead_after_a_dropped_call() {
     let f = Fixture::new();
     for containment in containments() {
-        let ctx = f.ctx.clone().with_containment(containment);
-        let command = format!("{ESCAPES}\nsleep 60");
+        let ctx = alone(&f.ctx, containment);
+        let command = format!("grep ^0:: /proc/self/cgroup > cgroup.txt\n{ESCAPES}\nsleep 60");
         let call = f.registry.call("bash", json!({"command": command}), &ctx);
         // Give the command time to start everything, then give up on the call.
         let outcome = tokio::time::timeout(Duration::from_secs(3), call).await;
@@ -523,6 +535,18 @@ async fn background_jobs_of_every_kind_are_dead_after_a_dropped_call() {
             outcome.is_err(),
             "the command should still have been running"
         );
+        if containment == Containment::Cgroup {
+            // Removed by the time the call is dropped (the agent may be exiting on a
+            // signal: a thread left to remove it would not outlive it).
+            let line = std::fs::read_to_string(f.ws.join("cgroup.txt")).unwrap();
+            let path = line.trim().strip_prefix("0::").unwrap();
+            let dir = crate::support::cgroup_host::dir_of(path).unwrap();
+            assert!(
+                path.contains("/agent-presets-") && !dir.exists(),
+                "{line}: {} is still there",
+                dir.display()
+            );
+        }
         assert_escapes_dead(&f.ws, containment, "the dropped call", "").await;
     }
 }

@@ -266,11 +266,34 @@ pub(crate) fn spawn(
     limits: CommandLimits,
     sandbox: &PreparedSandbox,
 ) -> io::Result<Contained> {
+    // Set when the command could not be started in the cgroup made for it.
+    let refused = std::cell::Cell::new(false);
+    let contained = first_that_starts(wanted, Containment::possible, |containment| {
+        try_spawn(build, containment, limits, sandbox, &refused)
+    })?;
+    // It started under a weaker containment: the host does not let us move a process
+    // into our cgroups (no delegation), so do not try again. A command that no
+    // containment can start (a missing program) says nothing about the cgroup.
+    #[cfg(target_os = "linux")]
+    if refused.get() {
+        cgroup::disable();
+    }
+    Ok(contained)
+}
+
+/// Try `wanted`, then each weaker containment, skipping those that are not `possible`
+/// here, until one `start`s. When even the weakest one fails, the command itself cannot
+/// start: its error is returned.
+fn first_that_starts<T>(
+    wanted: Containment,
+    possible: impl Fn(Containment) -> bool,
+    mut start: impl FnMut(Containment) -> io::Result<T>,
+) -> io::Result<T> {
     let mut containment = wanted;
     loop {
-        if containment.possible() {
-            match try_spawn(build, containment, limits, sandbox) {
-                Ok(contained) => return Ok(contained),
+        if possible(containment) {
+            match start(containment) {
+                Ok(started) => return Ok(started),
                 // The weakest one failed: the command itself cannot start.
                 Err(e) if containment.weaker().is_none() => return Err(e),
                 Err(_) => {}
@@ -336,17 +359,20 @@ fn prepare_child(command: &mut Command, death: libc::c_int, groups: &[v1::Group]
     }
 }
 
+/// Spawn under `containment`; `refused` is set when the command could not be started in
+/// its cgroup (see [`spawn`]).
 fn try_spawn(
     build: &dyn Fn() -> Command,
     containment: Containment,
     limits: CommandLimits,
     sandbox: &PreparedSandbox,
+    refused: &std::cell::Cell<bool>,
 ) -> io::Result<Contained> {
     let mut command = build();
     // Its own process group in every case: no terminal signal reaches it, and the group
     // is the last resort.
     command.process_group(0);
-    let _ = &limits;
+    let _ = (&limits, refused);
     match containment {
         #[cfg(target_os = "linux")]
         Containment::Cgroup => {
@@ -370,9 +396,9 @@ fn try_spawn(
                     _limit_groups: limit_groups,
                 }),
                 Err(e) => {
-                    // Most likely the host does not let us move a process there (no
-                    // delegation): do not try again.
-                    cgroup::disable();
+                    // The host may not let us move a process there (no delegation), or
+                    // the program is missing: `spawn` tells the two apart.
+                    refused.set(true);
                     Err(e)
                 }
             }
@@ -454,10 +480,10 @@ impl Contained {
                 if waited.is_none() {
                     let _ = tokio::time::timeout(grace, self.child.wait()).await;
                 }
-                group.remove_when_empty(grace).await;
+                let warning = group.remove_when_empty(grace).await;
                 Ok(Ending {
                     status: waited,
-                    warning: None,
+                    warning,
                 })
             }
             #[cfg(target_os = "linux")]
@@ -636,6 +662,28 @@ fn owner_gone(name: &str) -> bool {
 #[cfg(target_os = "linux")]
 const CGROUP_PREFIX: &str = "agent-presets-";
 
+/// How a cgroup's `cgroup.procs` and `cgroup.kill` are opened: write-only, not inherited
+/// by the command. (`union`, not `|`: cargo-mutants' `|` → `^` on distinct bits is the
+/// same set.)
+#[cfg(target_os = "linux")]
+const PROCS_FLAGS: rustix::fs::OFlags =
+    rustix::fs::OFlags::WRONLY.union(rustix::fs::OFlags::CLOEXEC);
+
+/// Wait until `done` (asked every 2 ms), for at most `wait`; whether it was.
+#[cfg(target_os = "linux")]
+async fn wait_until(wait: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        if done() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
 /// Remove `dir` once it is empty, waiting (blocking) for at most `wait`.
 #[cfg(target_os = "linux")]
 fn remove_dir_blocking(dir: &std::path::Path, wait: Duration) -> bool {
@@ -660,12 +708,12 @@ mod cgroup {
     use std::path::{Path, PathBuf};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, OnceLock};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
-    use rustix::fs::{Mode, OFlags};
+    use rustix::fs::Mode;
 
     use super::CGROUP_PREFIX as PREFIX;
-    use super::CommandLimits;
+    use super::{CommandLimits, PROCS_FLAGS};
 
     /// Set once a cgroup could not be used: from then on commands use the subreaper.
     static DISABLED: AtomicBool = AtomicBool::new(false);
@@ -688,9 +736,17 @@ mod cgroup {
     /// be made there (and removed). Removes empty cgroups left by agents that died.
     fn probe() -> Option<PathBuf> {
         let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-        let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
         let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-        let dir = mounts.lines().find_map(|line| {
+        let dir = own_dir(&own, &mounts)?;
+        usable(&dir).then_some(dir)
+    }
+
+    /// Our cgroup v2 directory, from the text of `/proc/self/cgroup` (`own`) and
+    /// `/proc/self/mountinfo` (`mounts`): the `0::` path, below the first cgroup2 mount
+    /// whose root holds it.
+    pub(super) fn own_dir(own: &str, mounts: &str) -> Option<PathBuf> {
+        let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+        mounts.lines().find_map(|line| {
             let (mount, fs) = line.split_once(" - ")?;
             if fs.split(' ').next()? != "cgroup2" {
                 return None;
@@ -699,17 +755,30 @@ mod cgroup {
             let (root, point) = (unescape(fields.get(3)?), unescape(fields.get(4)?));
             let below = Path::new(path).strip_prefix(&root).ok()?;
             Some(Path::new(&point).join(below))
-        })?;
+        })
+    }
+
+    /// Can cgroups with `cgroup.kill` be made below `dir` (a cgroup v2 directory)? Tries
+    /// one (and removes it), after removing the cgroups of agents that are gone and
+    /// enabling the controllers that carry limits.
+    pub(super) fn usable(dir: &Path) -> bool {
         if !dir.join("cgroup.procs").is_file() {
-            return None;
+            return false;
         }
-        remove_stale(&dir);
-        enable_controllers(&dir);
+        remove_stale(dir);
+        enable_controllers(dir);
         let probe = dir.join(format!("{PREFIX}{}", super::unique_suffix()));
-        std::fs::create_dir(&probe).ok()?;
-        let usable = probe.join("cgroup.kill").is_file() && probe.join("cgroup.procs").is_file();
+        if std::fs::create_dir(&probe).is_err() {
+            return false;
+        }
+        let usable = killable(&probe);
         let _ = std::fs::remove_dir(&probe);
-        usable.then_some(dir)
+        usable
+    }
+
+    /// Does the cgroup at `dir` have `cgroup.kill` (Linux 5.14+) and `cgroup.procs`?
+    pub(super) fn killable(dir: &Path) -> bool {
+        dir.join("cgroup.kill").is_file() && dir.join("cgroup.procs").is_file()
     }
 
     /// `\040`-style escapes of /proc/self/mountinfo undone.
@@ -734,7 +803,7 @@ mod cgroup {
 
     /// Kill what is left in the cgroups of agents that are gone (an agent killed with
     /// SIGKILL leaves its command's background processes there) and remove them.
-    fn remove_stale(dir: &Path) {
+    pub(super) fn remove_stale(dir: &Path) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
         };
@@ -752,7 +821,7 @@ mod cgroup {
     /// Let the cgroups below `dir` carry `pids.max` and `memory.max` where the host
     /// offers those controllers (only adds; fails harmlessly where the cgroup holds
     /// processes and is not the root, or the controller is bound to cgroup v1).
-    fn enable_controllers(dir: &Path) {
+    pub(super) fn enable_controllers(dir: &Path) {
         let offered = std::fs::read_to_string(dir.join("cgroup.controllers")).unwrap_or_default();
         let enabled =
             std::fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
@@ -763,6 +832,13 @@ mod cgroup {
                     std::fs::write(dir.join("cgroup.subtree_control"), format!("+{controller}"));
             }
         }
+    }
+
+    /// Does the cgroup at `dir` hold a live process (`cgroup.events`)?
+    pub(super) fn populated(dir: &Path) -> bool {
+        std::fs::read_to_string(dir.join("cgroup.events"))
+            .map(|events| events.lines().any(|l| l == "populated 1"))
+            .unwrap_or(false)
     }
 
     /// One command's cgroup: killed and removed when done (or dropped).
@@ -795,13 +871,7 @@ mod cgroup {
                         .max_memory()
                         .filter(|_| set("memory.max", limits.max_memory())),
                 );
-            let open = |name: &str| {
-                rustix::fs::open(
-                    dir.join(name),
-                    OFlags::WRONLY | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-            };
+            let open = |name: &str| rustix::fs::open(dir.join(name), PROCS_FLAGS, Mode::empty());
             match (open("cgroup.procs"), open("cgroup.kill")) {
                 (Ok(procs), Ok(kill)) => Ok((
                     Cgroup {
@@ -832,20 +902,18 @@ mod cgroup {
             }
         }
 
-        fn populated(&self) -> bool {
-            std::fs::read_to_string(self.dir.join("cgroup.events"))
-                .map(|events| events.lines().any(|l| l == "populated 1"))
-                .unwrap_or(false)
-        }
-
         /// Wait (at most `grace`) for the killed processes to be gone, then remove the
-        /// cgroup.
-        pub(super) async fn remove_when_empty(&mut self, grace: Duration) {
-            let deadline = Instant::now() + grace;
-            while self.populated() && Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
+        /// cgroup. Returns the warning for the result when it could not be removed: the
+        /// kill is then not verified (as the subreaper's is).
+        pub(super) async fn remove_when_empty(&mut self, grace: Duration) -> Option<String> {
+            super::wait_until(grace, || !populated(&self.dir)).await;
             self.removed = std::fs::remove_dir(&self.dir).is_ok();
+            (!self.removed).then(|| {
+                format!(
+                    "the command's cgroup could not be removed {} ms after its processes were killed; some may still be running",
+                    grace.as_millis()
+                )
+            })
         }
     }
 
@@ -896,9 +964,9 @@ mod v1 {
     use std::sync::OnceLock;
     use std::time::Duration;
 
-    use rustix::fs::{Mode, OFlags};
+    use rustix::fs::Mode;
 
-    use super::{CGROUP_PREFIX, CommandLimits};
+    use super::{CGROUP_PREFIX, CommandLimits, PROCS_FLAGS};
 
     /// One command's group in one v1 hierarchy: emptied and removed when dropped.
     pub(crate) struct Group {
@@ -951,12 +1019,8 @@ mod v1 {
         let dir = base?.join(format!("{CGROUP_PREFIX}{}", super::unique_suffix()));
         std::fs::create_dir(&dir).ok()?;
         let opened = std::fs::write(dir.join(file), value.to_string()).and_then(|()| {
-            rustix::fs::open(
-                dir.join("cgroup.procs"),
-                OFlags::WRONLY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(io::Error::from)
+            rustix::fs::open(dir.join("cgroup.procs"), PROCS_FLAGS, Mode::empty())
+                .map_err(io::Error::from)
         });
         match opened {
             Ok(procs) => Some(Group { dir, procs }),
@@ -1108,7 +1172,7 @@ mod subreaper {
 
     /// A pipe whose ends are close-on-exec and numbered 3 or above (so setting up the
     /// child's stdin, stdout and stderr cannot overwrite them).
-    fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    pub(super) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
         let (r, w) = std::io::pipe()?;
         let high = |fd: OwnedFd| -> io::Result<OwnedFd> {
             if fd.as_raw_fd() > 2 {
@@ -1187,11 +1251,7 @@ mod subreaper {
             }
             if pid == 0 {
                 libc::close(sync[1]);
-                let mut byte = 0u8;
-                while libc::read(sync[0], (&raw mut byte).cast(), 1) < 0
-                    && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
-                {
-                }
+                wait_for_eof(sync[0]);
                 libc::close(sync[0]);
                 // The command's process: the signal handling it would have had, and death
                 // with the supervisor.
@@ -1210,6 +1270,16 @@ mod subreaper {
     }
 
     extern "C" fn on_child(_: libc::c_int) {}
+
+    /// Block until end of file on `fd` (every write end closed), through interruptions
+    /// by signals. Only system calls: for a freshly forked child.
+    pub(super) fn wait_for_eof(fd: RawFd) {
+        let mut byte = 0u8;
+        // SAFETY: read(2) into a byte on our stack.
+        while unsafe { libc::read(fd, (&raw mut byte).cast(), 1) } < 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+        {}
+    }
 
     /// The supervisor: wait for the command or the end of the lifeline, kill every
     /// descendant, report the command's status, exit. `waiting` is the signal mask while
@@ -1698,6 +1768,387 @@ mod tests {
         assert_eq!(unescape("/a\\9zz"), "/a\\9zz");
         assert_eq!(unescape("a123"), "a123");
         assert_eq!(unescape(""), "");
+    }
+
+    #[test]
+    fn containments_are_tried_from_the_wanted_one_down_until_one_starts() {
+        use Containment::*;
+        let fail = |c: Containment| io::Error::other(format!("{c} failed"));
+        let mut tried = Vec::new();
+        // The cgroup fails: the subreaper starts the command.
+        let started = first_that_starts(
+            Cgroup,
+            |_| true,
+            |c| {
+                tried.push(c);
+                if c == Cgroup { Err(fail(c)) } else { Ok(c) }
+            },
+        );
+        assert_eq!(started.unwrap(), Subreaper);
+        assert_eq!(tried, [Cgroup, Subreaper]);
+        // One that is not possible here is not tried; none stronger than the one wanted is.
+        tried.clear();
+        let started = first_that_starts(
+            Cgroup,
+            |c| c != Cgroup,
+            |c| {
+                tried.push(c);
+                Ok(c)
+            },
+        );
+        assert_eq!(started.unwrap(), Subreaper);
+        let started = first_that_starts(
+            ProcessGroup,
+            |_| true,
+            |c| {
+                tried.push(c);
+                Ok(c)
+            },
+        );
+        assert_eq!(started.unwrap(), ProcessGroup);
+        assert_eq!(tried, [Subreaper, ProcessGroup]);
+        // Every one fails: the command cannot start, and the weakest one says why.
+        tried.clear();
+        let err = first_that_starts(
+            Cgroup,
+            |_| true,
+            |c| {
+                tried.push(c);
+                Err::<(), _>(fail(c))
+            },
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "process-group failed");
+        assert_eq!(tried, [Cgroup, Subreaper, ProcessGroup]);
+        let err =
+            first_that_starts(Cgroup, |c| c == Cgroup, |c| Err::<(), _>(fail(c))).unwrap_err();
+        assert_eq!(err.to_string(), "no way to run a command here");
+    }
+
+    /// This host's cgroup v2 directory for this process, if a cgroup with `cgroup.kill`
+    /// can be made below it: found here without the code under test.
+    #[cfg(target_os = "linux")]
+    fn host_cgroup_dir() -> Option<std::path::PathBuf> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+        let dir = mounts.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let dash = fields.iter().position(|&f| f == "-")?;
+            (fields.get(dash + 1) == Some(&"cgroup2")).then_some(())?;
+            let below = path.strip_prefix(fields[3]).unwrap_or(path);
+            Some(std::path::Path::new(fields[4]).join(below.trim_start_matches('/')))
+        })?;
+        // Not `agent-presets-<pid>-<n>`: no clean-up of dead agents' cgroups takes it.
+        static N: AtomicU64 = AtomicU64::new(0);
+        let child = dir.join(format!(
+            "agent-presets-check-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&child).ok()?;
+        let kill = child.join("cgroup.kill").is_file();
+        std::fs::remove_dir(&child).unwrap();
+        kill.then_some(dir)
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn our_cgroup_directory_is_below_the_cgroup2_mount_that_holds_it() {
+        use super::cgroup::own_dir;
+        let dir = |own: &str, mounts: &str| own_dir(own, mounts).map(|d| d.display().to_string());
+        // A hybrid host: cgroup v1 controllers, and cgroup2 at `unified`, listed after
+        // mounts whose root holds the path too.
+        let hybrid = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
+                      35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n\
+                      41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+        assert_eq!(
+            dir("4:memory:/process_api/x\n1:cpu:/\n0::/\n", hybrid).as_deref(),
+            Some("/sys/fs/cgroup/unified/")
+        );
+        // cgroup v2 only, a nested cgroup.
+        let unified = "25 22 0:23 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n";
+        assert_eq!(
+            dir("0::/user.slice/session-2.scope\n", unified).as_deref(),
+            Some("/sys/fs/cgroup/user.slice/session-2.scope")
+        );
+        // A mount of another subtree is passed over; the mount point's escapes are undone;
+        // lines cut short or without the separator are skipped.
+        let mounts = "50 1 0:23 /other /mnt/other rw - cgroup2 cgroup2 rw\n\
+                      51 1 0:23 / /mnt/no-separator rw cgroup2 cgroup2 rw\n\
+                      52 1 0:23 / - cgroup2 cgroup2 rw\n\
+                      53 1 0:23 /user.slice /mnt/c\\040g rw - cgroup2 cgroup2 rw\n";
+        assert_eq!(
+            dir("0::/user.slice/app\n", mounts).as_deref(),
+            Some("/mnt/c g/app")
+        );
+        // No cgroup v2 path, or no cgroup2 mount that holds it.
+        assert_eq!(dir("1:cpu:/\n", unified), None);
+        assert_eq!(
+            dir(
+                "0::/x\n",
+                "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+            ),
+            None
+        );
+        assert_eq!(
+            dir(
+                "0::/x\n",
+                "50 1 0:23 /other /mnt/other rw - cgroup2 cgroup2 rw\n"
+            ),
+            None
+        );
+        // This host's own files give the directory found without the code under test.
+        if let Some(host) = host_cgroup_dir() {
+            let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+            let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+            assert_eq!(own_dir(&own, &mounts), Some(host));
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_cgroup_is_usable_only_where_a_child_with_cgroup_kill_can_be_made() {
+        use super::cgroup::{killable, usable};
+        let tmp = tempfile::tempdir().unwrap();
+        let names = |dir: &std::path::Path| {
+            let mut names: Vec<String> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        // Only both files make a cgroup that can be killed.
+        let d = tmp.path();
+        assert!(!killable(d));
+        std::fs::write(d.join("cgroup.kill"), "").unwrap();
+        assert!(!killable(d), "cgroup.kill alone");
+        std::fs::write(d.join("cgroup.procs"), "").unwrap();
+        assert!(killable(d));
+        std::fs::remove_file(d.join("cgroup.kill")).unwrap();
+        assert!(!killable(d), "cgroup.procs alone");
+        // A directory with cgroup.procs whose children are plain directories: not usable,
+        // and the child tried is removed.
+        assert!(!usable(d));
+        assert_eq!(names(d), ["cgroup.procs"]);
+        // Not a cgroup at all: nothing is tried or cleaned there (a dead agent's name stays).
+        let plain = tempfile::tempdir().unwrap();
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
+        dead.wait().unwrap();
+        let stale = format!("{CGROUP_PREFIX}{}-0", dead.id());
+        std::fs::create_dir(plain.path().join(&stale)).unwrap();
+        assert!(!usable(plain.path()));
+        assert_eq!(names(plain.path()), [stale.as_str()]);
+        assert_eq!(names(&plain.path().join(&stale)), Vec::<String>::new());
+        // Where the host gives cgroups, our own directory is usable.
+        if let Some(host) = host_cgroup_dir() {
+            assert!(usable(&host));
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_cgroups_of_agents_that_are_gone_are_killed_and_no_other() {
+        use super::cgroup::remove_stale;
+        let tmp = tempfile::tempdir().unwrap();
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
+        dead.wait().unwrap();
+        let stale = tmp.path().join(format!("{CGROUP_PREFIX}{}-0", dead.id()));
+        let live = tmp.path().join(format!(
+            "{CGROUP_PREFIX}{}-0",
+            std::os::unix::process::parent_id()
+        ));
+        let other = tmp.path().join("user.slice");
+        for dir in [&stale, &live, &other] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        remove_stale(tmp.path());
+        // `1` written to the dead agent's `cgroup.kill` (here a plain directory, which then
+        // is not empty and stays).
+        assert_eq!(
+            std::fs::read_to_string(stale.join("cgroup.kill"))
+                .ok()
+                .as_deref(),
+            Some("1")
+        );
+        assert!(!live.join("cgroup.kill").exists(), "a live agent's cgroup");
+        assert!(!other.join("cgroup.kill").exists(), "not ours");
+        remove_stale(&tmp.path().join("missing"));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_limit_controllers_are_enabled_where_offered_and_not_yet_enabled() {
+        use super::cgroup::enable_controllers;
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let after = |offered: &str, enabled: &str| {
+            std::fs::write(d.join("cgroup.controllers"), offered).unwrap();
+            std::fs::write(d.join("cgroup.subtree_control"), enabled).unwrap();
+            enable_controllers(d);
+            // A plain file keeps only the last write (a cgroup's adds them up).
+            std::fs::read_to_string(d.join("cgroup.subtree_control")).unwrap()
+        };
+        assert_eq!(after("cpu io memory pids\n", "memory\n"), "+pids");
+        assert_eq!(after("cpu pids memory\n", "pids\n"), "+memory");
+        assert_eq!(after("cpu io\n", "cpu\n"), "cpu\n", "neither offered");
+        assert_eq!(after("pids memory\n", "memory pids\n"), "memory pids\n");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_wait_ends_as_soon_as_it_is_done_or_at_its_deadline() {
+        use std::time::Instant;
+        let mut asked = 0;
+        let start = Instant::now();
+        let done = wait_until(Duration::from_secs(10), || {
+            asked += 1;
+            asked == 3
+        })
+        .await;
+        assert!(done);
+        assert_eq!(asked, 3, "asked until done, then no more");
+        assert!(start.elapsed() < Duration::from_secs(10));
+        let mut asked = 0;
+        let start = Instant::now();
+        let done = wait_until(Duration::from_millis(50), || {
+            asked += 1;
+            false
+        })
+        .await;
+        assert!(!done);
+        assert!(start.elapsed() >= Duration::from_millis(50));
+        assert!(asked >= 2, "asked again while waiting: {asked}");
+        assert!(wait_until(Duration::ZERO, || true).await, "done at once");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_cgroup_is_populated_while_its_events_say_so() {
+        use super::cgroup::populated;
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        assert!(!populated(d), "no cgroup.events");
+        for (events, expected) in [
+            ("populated 1\nfrozen 0\n", true),
+            ("frozen 0\npopulated 1\n", true),
+            ("populated 0\nfrozen 0\n", false),
+        ] {
+            std::fs::write(d.join("cgroup.events"), events).unwrap();
+            assert_eq!(populated(d), expected, "{events}");
+        }
+    }
+
+    /// Wait (at most 10 s) for the forked `child` to exit; its exit code, or `None` when
+    /// it had to be killed.
+    #[cfg(target_os = "linux")]
+    fn exit_code_of(child: libc::pid_t) -> Option<i32> {
+        let mut status = 0;
+        for _ in 0..1000 {
+            // SAFETY: waitpid(2) on our own child, into our stack variable.
+            if unsafe { libc::waitpid(child, &mut status, libc::WNOHANG) } == child {
+                return libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: kill(2) and waitpid(2) of our own child, which hangs.
+        unsafe {
+            libc::kill(child, libc::SIGKILL);
+            libc::waitpid(child, &mut status, 0);
+        }
+        None
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn pipe_ends_are_never_numbered_as_stdin_stdout_or_stderr() {
+        use std::os::fd::AsRawFd;
+        // In a forked child with stdin and stderr closed, 0 and 2 are the lowest free
+        // numbers: a pipe gets them. (Only system calls there: this process has threads.)
+        // SAFETY: the child calls close, pipe2, fcntl and _exit, and allocates nothing.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0);
+        if child == 0 {
+            // SAFETY: see above.
+            unsafe {
+                libc::close(0);
+                libc::close(2);
+                let code = match super::subreaper::pipe() {
+                    Ok((r, w)) if r.as_raw_fd() > 2 && w.as_raw_fd() > 2 => 0,
+                    Ok(_) => 1,
+                    Err(_) => 2,
+                };
+                libc::_exit(code);
+            }
+        }
+        assert_eq!(exit_code_of(child), Some(0));
+    }
+
+    #[cfg(target_os = "linux")]
+    extern "C" fn on_alarm(_: libc::c_int) {}
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_wait_for_end_of_file_goes_on_through_a_signal() {
+        use super::subreaper::wait_for_eof;
+        // In a forked child: a SIGALRM handler without SA_RESTART interrupts the read at
+        // 50 ms; a grandchild holds the pipe's write end until 300 ms.
+        let mut fds = [-1; 2];
+        // SAFETY: pipe2(2) into our array; fork(2), after which the child makes only
+        // system calls and allocates nothing.
+        let child = unsafe {
+            assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0);
+            libc::fork()
+        };
+        assert!(child >= 0);
+        if child == 0 {
+            // SAFETY: see above.
+            unsafe {
+                let holder = libc::fork();
+                if holder == 0 {
+                    libc::close(fds[0]);
+                    let hold = libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: 300_000_000,
+                    };
+                    libc::nanosleep(&hold, std::ptr::null_mut());
+                    libc::_exit(0);
+                }
+                libc::close(fds[1]);
+                let mut alarm: libc::sigaction = std::mem::zeroed();
+                alarm.sa_sigaction = on_alarm as extern "C" fn(libc::c_int) as usize;
+                libc::sigemptyset(&mut alarm.sa_mask);
+                libc::sigaction(libc::SIGALRM, &alarm, std::ptr::null_mut());
+                let timer = libc::itimerval {
+                    it_interval: libc::timeval {
+                        tv_sec: 0,
+                        tv_usec: 0,
+                    },
+                    it_value: libc::timeval {
+                        tv_sec: 0,
+                        tv_usec: 50_000,
+                    },
+                };
+                let now = || {
+                    let mut t: libc::timespec = std::mem::zeroed();
+                    libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t);
+                    t.tv_sec * 1000 + t.tv_nsec / 1_000_000
+                };
+                let start = now();
+                libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut());
+                wait_for_eof(fds[0]);
+                let waited = now() - start;
+                libc::waitpid(holder, std::ptr::null_mut(), 0);
+                libc::_exit(if waited >= 250 { 0 } else { 1 });
+            }
+        }
+        // SAFETY: our copies of the pipe's ends, which the child has its own of.
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        assert_eq!(exit_code_of(child), Some(0));
     }
 
     #[cfg(target_os = "linux")]

@@ -951,6 +951,15 @@ impl ServerProcess {
                 .as_mut()
                 .and_then(Contained::try_status);
             if let Some(status) = status {
+                // What it printed on stderr before it exited goes with the reason: let
+                // the reader get to the end of it (briefly: something it started may
+                // hold the pipe open).
+                for _ in 0..50 {
+                    if self.stderr_task.is_finished() {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
                 return format!("it exited, {}", describe(status));
             }
             tokio::time::sleep(Duration::from_millis(10)).await;

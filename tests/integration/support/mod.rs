@@ -2,6 +2,7 @@
 //! the expected shapes of the two request dialects.
 #![allow(dead_code)]
 
+pub mod cgroup_host;
 pub mod host_tool;
 pub mod mcp_fixture;
 pub mod mock_provider;
