@@ -652,10 +652,7 @@ fn owner_gone(name: &str) -> bool {
     if pid == std::process::id() as libc::pid_t {
         return true;
     }
-    // SAFETY: kill(2) with signal 0 only checks whether the process exists.
-    unsafe {
-        libc::kill(pid, 0) != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-    }
+    crate::tools::sandbox::process_gone(pid)
 }
 
 /// The prefix of the cgroups we create (`agent-presets-<pid>-<n>`).

@@ -470,8 +470,11 @@ fn remove_stale_temp_dirs(base: &Path) {
         else {
             continue;
         };
-        // Our own pid, 0 and 1 always exist.
-        if process_exists(pid) {
+        // Our own pid, 0 and 1 always exist; a number no pid can be is left alone.
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            continue;
+        };
+        if !process_gone(pid) {
             continue;
         }
         let path = entry.path();
@@ -484,15 +487,13 @@ fn remove_stale_temp_dirs(base: &Path) {
     }
 }
 
-/// Is there a process `pid` (one we may not signal counts; so does a number no pid can
-/// be, so its directory is left alone)?
-fn process_exists(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return true;
-    };
+/// Is there no process `pid` any more? (One we may not signal exists.) Also how the
+/// containment tells which agents left cgroups behind.
+pub(crate) fn process_gone(pid: libc::pid_t) -> bool {
     // SAFETY: kill(2) with signal 0 only checks whether the process exists.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    unsafe {
+        libc::kill(pid, 0) != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    }
 }
 
 #[cfg(test)]

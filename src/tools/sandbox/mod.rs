@@ -30,6 +30,8 @@
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+pub(crate) use linux::process_gone;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
