@@ -136,14 +136,24 @@ impl ValidPreset {
         workspace: impl AsRef<std::path::Path>,
     ) -> Result<crate::tools::ToolContext, crate::tools::WorkspaceError> {
         let context = crate::tools::ToolContext::new(workspace)?;
-        let root = context.workspace().to_path_buf();
-        let allow_read: Vec<std::path::PathBuf> =
-            self.allow_read().iter().map(|p| root.join(p)).collect();
-        let sandbox = crate::tools::sandbox::SandboxProfile::new(self.sandbox_mode())
-            .with_allow_read(allow_read);
+        let sandbox = self.sandbox_profile(self.sandbox_mode(), context.workspace());
         Ok(context
             .with_passed_env(self.pass_env())
             .with_sandbox(sandbox))
+    }
+
+    /// A sandbox of `mode` with this preset's `allowRead` resolved against `workspace`.
+    pub fn sandbox_profile(
+        &self,
+        mode: crate::tools::sandbox::SandboxMode,
+        workspace: &std::path::Path,
+    ) -> crate::tools::sandbox::SandboxProfile {
+        let allow_read: Vec<std::path::PathBuf> = self
+            .allow_read()
+            .iter()
+            .map(|p| workspace.join(p))
+            .collect();
+        crate::tools::sandbox::SandboxProfile::new(mode).with_allow_read(allow_read)
     }
 
     /// The values the preset itself supplies: `model` and `provider` from its nearest

@@ -41,8 +41,7 @@ pub fn sandbox_profile(
             asked
         }
     };
-    let allow_read: Vec<PathBuf> = preset.allow_read().iter().map(|p| cwd.join(p)).collect();
-    Ok(SandboxProfile::new(mode).with_allow_read(allow_read))
+    Ok(preset.sandbox_profile(mode, cwd))
 }
 
 /// `AGENT_PRESETS_CONTAINMENT=cgroup|subreaper|process-group` chooses how commands are
