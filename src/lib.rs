@@ -69,6 +69,7 @@ pub mod request;
 pub mod secrets;
 pub mod source_files;
 pub mod suggest;
+pub mod testing;
 pub mod texts;
 pub mod tokens;
 pub mod tools;
