@@ -119,6 +119,13 @@ code_pages! {
     P0504 => ProgramNotFound,
     P0505 => ToolDrift,
     P0506 => ServerUnavailable,
+    P0620 => CaseUnknownPreset,
+    P0621 => CaseUnknownTool,
+    P0622 => CaseBadPattern,
+    P0623 => CasePath,
+    P0624 => MissingCassette,
+    P0630 => ExpectationFailed,
+    P0631 => PassRateBelow,
 }
 
 /// The headings a page has, in this order.

@@ -200,6 +200,21 @@ diagnostic_kinds! {
     ToolDrift = ("P0505", "tool-drift", Error),
     /// `validate --connect` or `lock --connect` could not start or list an MCP server.
     ServerUnavailable = ("P0506", "server-unavailable", Error),
+    /// A test case runs a preset nobody offers (with "did you mean").
+    CaseUnknownPreset = ("P0620", "case-unknown-preset", Error),
+    /// A test case's `expect` names a tool its preset does not show (with "did you mean").
+    CaseUnknownTool = ("P0621", "case-unknown-tool", Error),
+    /// A test case's `answer.matches` regex or `output.schema` does not compile.
+    CaseBadPattern = ("P0622", "case-bad-pattern", Error),
+    /// A test case's `workspace` or `cassette` is absolute, leads outside the case's
+    /// directory, or names no directory.
+    CasePath = ("P0623", "case-path", Error),
+    /// A test case's cassette does not exist: it was never recorded.
+    MissingCassette = ("P0624", "missing-cassette", Error),
+    /// An assertion of a test case's `expect` failed (its name, expected and found).
+    ExpectationFailed = ("P0630", "expectation-failed", Error),
+    /// `test --live --repeat N`: a case passed in fewer runs than `--min-pass-rate` asks.
+    PassRateBelow = ("P0631", "pass-rate-below", Error),
 }
 
 impl fmt::Display for DiagnosticKind {

@@ -7,6 +7,7 @@ pub mod own_tools;
 pub mod provenance;
 pub mod resolve;
 mod shape;
+pub(crate) use shape::DocumentShape;
 pub mod source;
 mod source_file;
 pub mod spec;

@@ -20,6 +20,7 @@
 //! (`super::tree_de`): each node keeps the position serde-saphyr gives it as well.
 
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use super::source_file::{MAX_YAML_DEPTH, SourceFile};
 use super::spec::FORMAT_VERSION;
@@ -39,6 +40,60 @@ mod rules;
 /// duplicate keys found before it). A file of another format `version` gets only
 /// `unsupported-version` (and duplicate keys): its other keys may be right for its version.
 pub(crate) fn check(source: &SourceFile) -> Result<Tree, Vec<Diagnostic>> {
+    check_with(source, rules::rules(), None)
+}
+
+/// Another kind of YAML document checked by the same walk against its own JSON Schema
+/// (generated from its serde types, like the preset's): a test case file. Built once, in a
+/// `static`; its schema is generated and compiled the first time a file is checked.
+pub(crate) struct DocumentShape {
+    make: fn() -> serde_json::Value,
+    schema: OnceLock<serde_json::Value>,
+    rules: OnceLock<Rules>,
+    /// What the file is, for messages: "a test case file".
+    what: &'static str,
+    /// How such a file starts, as help for an empty file or one that is not a mapping.
+    start: &'static str,
+}
+
+impl DocumentShape {
+    /// The shape of documents whose schema `make` generates.
+    pub(crate) const fn new(
+        make: fn() -> serde_json::Value,
+        what: &'static str,
+        start: &'static str,
+    ) -> DocumentShape {
+        DocumentShape {
+            make,
+            schema: OnceLock::new(),
+            rules: OnceLock::new(),
+            what,
+            start,
+        }
+    }
+
+    fn rules(&'static self) -> &'static Rules {
+        self.rules.get_or_init(|| {
+            let schema: &'static serde_json::Value = self.schema.get_or_init(self.make);
+            rules::compile_document(schema)
+        })
+    }
+}
+
+/// Every shape problem of a document of `shape`, sorted by position; or its tree (see
+/// [`check`], without the preset's `version` rule).
+pub(crate) fn check_document(
+    source: &SourceFile,
+    shape: &'static DocumentShape,
+) -> Result<Tree, Vec<Diagnostic>> {
+    check_with(source, shape.rules(), Some(shape))
+}
+
+fn check_with(
+    source: &SourceFile,
+    rules: &'static Rules,
+    document: Option<&'static DocumentShape>,
+) -> Result<Tree, Vec<Diagnostic>> {
     let tree = match Tree::read(source) {
         Ok(tree) => tree,
         Err(stop) => {
@@ -50,7 +105,8 @@ pub(crate) fn check(source: &SourceFile) -> Result<Tree, Vec<Diagnostic>> {
     let mut checker = Checker {
         tree: &tree,
         source,
-        rules: rules::rules(),
+        rules,
+        document,
         out: Vec::new(),
     };
     checker.check_root();
@@ -141,6 +197,8 @@ struct Checker<'a> {
     tree: &'a Tree,
     source: &'a SourceFile,
     rules: &'static Rules,
+    /// Another kind of document than a preset (no `version` rule, its own words).
+    document: Option<&'static DocumentShape>,
     out: Vec<Diagnostic>,
 }
 
@@ -200,6 +258,13 @@ impl<'a> Checker<'a> {
     }
 
     fn check_root(&mut self) {
+        let (what, start) = match self.document {
+            Some(d) => (d.what, d.start),
+            None => (
+                "a preset file",
+                "a preset starts with `version: 1` and `name: <file stem>`",
+            ),
+        };
         let Some(root) = self.tree.root else {
             self.out.push(
                 Diagnostic::new(
@@ -207,7 +272,7 @@ impl<'a> Checker<'a> {
                     "the file is empty: it holds no YAML document",
                 )
                 .at(self.source.start())
-                .help("a preset starts with `version: 1` and `name: <file stem>`"),
+                .help(start),
             );
             return;
         };
@@ -216,14 +281,18 @@ impl<'a> Checker<'a> {
             self.out.push(
                 Diagnostic::new(
                     DiagnosticKind::WrongType,
-                    format!("the top level of a preset file must be a mapping, found {found}"),
+                    format!("the top level of {what} must be a mapping, found {found}"),
                 )
                 .at(self.span(root))
-                .help("a preset starts with `version: 1` and `name: <file stem>`"),
+                .help(start),
             );
             return;
         }
         let root = self.tree.deref(root);
+        if self.document.is_some() {
+            self.check(root, self.rules.root(), None);
+            return;
+        }
         if let Some(unsupported) = self.unsupported_version(root) {
             // Another format version: its other keys may be right for it.
             self.out = vec![unsupported];

@@ -146,6 +146,32 @@ pub fn parse_source(source: SourceFile) -> Result<ParsedPreset, Diagnostics> {
     }
 }
 
+/// Parse another kind of YAML document (a test case file) as a preset is parsed: the
+/// shape check against `shape`'s schema (every problem at once, located), then the typed
+/// pass from the same tree.
+pub(crate) fn parse_document<T: serde::de::DeserializeOwned>(
+    source: &SourceFile,
+    shape: &'static shape::DocumentShape,
+    start: &str,
+) -> Result<T, Diagnostics> {
+    if is_effectively_empty(&source.text) {
+        return Err(Diagnostic::new(
+            DiagnosticKind::MissingField,
+            "the file is empty: it holds no YAML document",
+        )
+        .at(source.start())
+        .help(start)
+        .into());
+    }
+    let tree = shape::check_document(source, shape).map_err(Diagnostics::from_vec)?;
+    let typed = match tree_de::document::<T>(&tree) {
+        Ok(value) => Ok(value),
+        Err(_) => serde_saphyr::from_str_with_options::<T>(&source.text, options()),
+    };
+    drop(tree);
+    typed.map_err(|e| diagnostic_from_yaml(source, &e).into())
+}
+
 /// Nothing but blank lines, comments, directives and document markers?
 fn is_effectively_empty(text: &str) -> bool {
     text.lines().all(|line| {

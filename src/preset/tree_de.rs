@@ -32,7 +32,6 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use serde::Deserialize;
 use serde::de::value::StrDeserializer;
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 
@@ -54,6 +53,12 @@ const MAX_MERGE_DEPTH: usize = 64;
 /// Read the preset file from the shape check's tree. An error means "not handled here":
 /// the caller falls back to serde-saphyr.
 pub(super) fn preset_file(tree: &Tree) -> Result<PresetFile, Unhandled> {
+    document(tree)
+}
+
+/// Read any document type from the shape check's tree (a test case file), as
+/// [`preset_file`] reads a preset: an error means "not handled here".
+pub(crate) fn document<T: de::DeserializeOwned>(tree: &Tree) -> Result<T, Unhandled> {
     if tree.unusual_tags {
         return Err(Unhandled::new("a tag other than `!!str`"));
     }
@@ -71,12 +76,12 @@ pub(super) fn preset_file(tree: &Tree) -> Result<PresetFile, Unhandled> {
         return Err(Unhandled::new("anchors near serde-saphyr's copy budget"));
     }
     let root = tree.root.ok_or_else(|| Unhandled::new("no document"))?;
-    PresetFile::deserialize(NodeDe::new(tree, root, Origin::Direct))
+    T::deserialize(NodeDe::new(tree, root, Origin::Direct))
 }
 
 /// Why the tree reader gave up (for tests; the caller only falls back).
 #[derive(Debug)]
-pub(super) struct Unhandled(String);
+pub(crate) struct Unhandled(String);
 
 impl Unhandled {
     fn new(why: &str) -> Self {

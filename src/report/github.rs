@@ -11,6 +11,15 @@ impl ValidationReport {
     /// file's diagnostics beyond the cap), then the summary. With `deny_warnings`,
     /// warnings are `::error`s: they fail the run like errors do.
     pub fn github(&self, deny_warnings: bool) -> String {
+        let mut out = self.github_annotations(deny_warnings);
+        out.push_str(&self.summary());
+        out.push('\n');
+        out
+    }
+
+    /// [`Self::github`] without the summary line (for a command with a summary of its
+    /// own, `test`).
+    pub fn github_annotations(&self, deny_warnings: bool) -> String {
         let mut out = String::new();
         for item in self.shown_for_annotations() {
             let d = match item {
@@ -49,8 +58,6 @@ impl ValidationReport {
                 escape_data(&message)
             ));
         }
-        out.push_str(&self.summary());
-        out.push('\n');
         out
     }
 }

@@ -5,6 +5,13 @@
 //! against it. The other pieces (the cassette format, recording and replay, the case
 //! file and its expectations, the report formats) build on this type.
 
+pub mod case;
+pub mod expect;
 pub mod observed;
+pub mod output;
+pub mod suite;
 
+pub use case::{TestCase, case_json_schema, load_case};
+pub use expect::{Failure, check_expectations};
 pub use observed::{Observed, ObservedCall, ObservedOutcome};
+pub use suite::{CaseResult, CaseStatus, Replay, Shard, SuiteReport};

@@ -185,6 +185,11 @@ pub(super) fn rules() -> &'static Rules {
     RULES.get_or_init(|| compile(schema()))
 }
 
+/// The rules of another document's schema (a test case file's), compiled from `schema`.
+pub(super) fn compile_document(schema: &'static Value) -> Rules {
+    compile(schema)
+}
+
 /// How deep `types` follows union branches into unions (the generated schema has no
 /// cycle through them; this only keeps a hand-made one from recursing forever).
 const MAX_UNION_DEPTH: usize = 32;
