@@ -24,6 +24,7 @@ mod render;
 mod run;
 mod schema;
 mod show;
+mod test;
 mod texts;
 mod trust;
 mod validate;
@@ -90,6 +91,9 @@ enum Command {
     /// List the texts the model reads by id, with where each comes from (built-in, a
     /// locale pack, a preset's `texts:`), or show one.
     Texts(texts::TextsArgs),
+    /// Run the project's test cases (`.agent-presets/tests/*.yaml`): replay each
+    /// recorded run and check what the agent did against the case's `expect`.
+    Test(test::TestArgs),
 }
 
 /// A failure a command reports instead of its normal output.
@@ -221,6 +225,7 @@ where
         Command::Lock(args) => lock::run(&cli.global, args, io),
         Command::Trust(args) => trust::run(&cli.global, args, io),
         Command::Texts(args) => texts::run(&cli.global, args, io),
+        Command::Test(args) => test::run(&cli.global, args, io),
     };
     let flushed = io.out.flush();
     match (result, flushed) {
@@ -238,6 +243,7 @@ impl Command {
             Command::Validate(args) => args.machine_format(),
             Command::List(args) => args.machine_format(),
             Command::Render(args) => args.machine_format(),
+            Command::Test(args) => args.machine_format(),
             _ => None,
         }
     }

@@ -385,6 +385,23 @@ pub fn case_id(project: &Path, path: &Path) -> String {
 /// directory); `project` is the project root (ids and shown paths are relative to it).
 /// Every problem found is returned, located in the case file.
 pub fn load_case(project: &Path, path: &Path) -> Result<TestCase, Vec<Diagnostic>> {
+    let (case, problems) = read_case(project, path)?;
+    if problems.is_empty() {
+        Ok(case)
+    } else {
+        Err(problems)
+    }
+}
+
+/// [`load_case`], keeping a case whose file has the right shape even when some of its
+/// values are refused (a bad regex, a path that leads out): the case (without the
+/// refused expectations) and those problems, so that checks which need the case (its
+/// preset, its tools) can report theirs in the same pass. `Err` when the file cannot be
+/// read as a case at all.
+pub fn read_case(
+    project: &Path,
+    path: &Path,
+) -> Result<(TestCase, Vec<Diagnostic>), Vec<Diagnostic>> {
     let id = case_id(project, path);
     let display: Arc<str> = id.as_str().into();
     let bytes = read_bounded(path, MAX_CASE_FILE_BYTES as u64).map_err(|e| {
@@ -442,10 +459,7 @@ pub fn load_case(project: &Path, path: &Path) -> Result<TestCase, Vec<Diagnostic
         Some(expect) => compile(&source, expect, &mut problems),
         None => Vec::new(),
     };
-    if !problems.is_empty() {
-        return Err(problems);
-    }
-    Ok(TestCase {
+    let case = TestCase {
         path: path.to_owned(),
         id,
         source,
@@ -455,7 +469,8 @@ pub fn load_case(project: &Path, path: &Path) -> Result<TestCase, Vec<Diagnostic
         cassette,
         cassette_shown,
         expectations,
-    })
+    };
+    Ok((case, problems))
 }
 
 /// A path a case names (`workspace`, `cassette`): relative, lexically inside the case's
@@ -480,7 +495,11 @@ fn confined_path(
         .help(format!(
             "keep the {key} beside the case file (in its directory or below) and name it by a \
              relative path such as `{}`",
-            if must_be_dir { "fixtures/repo" } else { "review-typos.jsonl" }
+            if must_be_dir {
+                "fixtures/repo"
+            } else {
+                "review-typos.jsonl"
+            }
         ))
     };
     let inside = lexically_inside(given).map_err(|why| refuse(why.to_owned()))?;
@@ -730,8 +749,13 @@ fn compile(
     out
 }
 
+/// An error of the `regex` or `jsonschema` crate in one line: the `error: ...` line of a
+/// regex's caret diagram, or the whole text with its white space collapsed.
 fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    match text.lines().find_map(|l| l.trim().strip_prefix("error: ")) {
+        Some(reason) => reason.to_owned(),
+        None => text.split_whitespace().collect::<Vec<_>>().join(" "),
+    }
 }
 
 /// The checks that need the case's preset: it is on offer (`names`, with "did you
@@ -751,7 +775,10 @@ pub fn check_against_preset(
         return vec![
             Diagnostic::new(
                 DiagnosticKind::CaseUnknownPreset,
-                format!("test case `{}` runs preset `{preset}`, which nobody offers", case.id),
+                format!(
+                    "test case `{}` runs preset `{preset}`, which nobody offers",
+                    case.id
+                ),
             )
             .at(case.preset_span())
             .help(help),
@@ -924,8 +951,12 @@ mod tests {
             case_in(&sub, "c.yaml", "preset: x\nprompt: p\nworkspace: missing\n").unwrap_err();
         assert!(err[0].message.contains("names no directory"), "{err:?}");
         // A cassette in a directory that does not exist yet is fine (record writes it).
-        let case =
-            case_in(&sub, "c.yaml", "preset: x\nprompt: p\ncassette: rec/c.jsonl\n").unwrap();
+        let case = case_in(
+            &sub,
+            "c.yaml",
+            "preset: x\nprompt: p\ncassette: rec/c.jsonl\n",
+        )
+        .unwrap();
         assert!(case.cassette.ends_with("tests/rec/c.jsonl"));
     }
 
@@ -954,7 +985,7 @@ mod tests {
         )
         .unwrap();
         let d = check_against_preset(&case, &["reviewer"], Some(&["read_file", "grep"]));
-        assert_eq!(codes(&d), [("P0621", 5, 11), ("P0621", 6, 13)]);
+        assert_eq!(codes(&d), [("P0621", 5, 12), ("P0621", 6, 19)]);
         assert_eq!(d[0].help.as_deref(), Some("did you mean `read_file`?"));
         assert!(d[1].help.as_deref().unwrap().contains("read_file, grep"));
         let d = check_against_preset(&case, &["reviewr", "other"], None);

@@ -180,7 +180,10 @@ pub fn check_one(expectation: &Expectation, observed: &Observed) -> Option<Failu
         }
         Check::AnswerContains(needle) => match &observed.answer {
             Some(answer) if answer.contains(needle.as_str()) => None,
-            _ => fail(format!("an answer containing {needle:?}"), answer_text(observed)),
+            _ => fail(
+                format!("an answer containing {needle:?}"),
+                answer_text(observed),
+            ),
         },
         Check::AnswerLacks(needle) => match &observed.answer {
             Some(answer) if answer.contains(needle.as_str()) => fail(
@@ -248,7 +251,13 @@ pub fn json_subset(pattern: &Value, value: &Value) -> Result<(), String> {
 }
 
 fn subset_at(pattern: &Value, value: &Value, at: &mut String) -> Result<(), String> {
-    let here = |at: &str| if at.is_empty() { "/".to_owned() } else { at.to_owned() };
+    let here = |at: &str| {
+        if at.is_empty() {
+            "/".to_owned()
+        } else {
+            at.to_owned()
+        }
+    };
     match (pattern, value) {
         (Value::Object(p), Value::Object(v)) => {
             for (key, want) in p {
@@ -366,7 +375,11 @@ mod tests {
             steps: 3,
             calls: vec![
                 call(1, "read_file", json!({"path": "src/lib.rs", "limit": 10})),
-                call(2, "grep", json!({"pattern": "teh", "paths": ["src", "docs"]})),
+                call(
+                    2,
+                    "grep",
+                    json!({"pattern": "teh", "paths": ["src", "docs"]}),
+                ),
                 call(2, "read_file", json!({"path": "README.md"})),
             ],
             answer: Some("Found a typo on line 12.".to_owned()),
@@ -405,19 +418,49 @@ mod tests {
             ("tools: {used: [bash]}", &["tools.used"]),
             ("tools: {notUsed: [bash, write_file]}", &[]),
             ("tools: {notUsed: [grep]}", &["tools.notUsed"]),
-            ("tools: {sequence: {exact: [read_file, grep, read_file]}}", &[]),
-            ("tools: {sequence: {exact: [read_file, grep]}}", &["tools.sequence"]),
+            (
+                "tools: {sequence: {exact: [read_file, grep, read_file]}}",
+                &[],
+            ),
+            (
+                "tools: {sequence: {exact: [read_file, grep]}}",
+                &["tools.sequence"],
+            ),
             ("tools: {sequence: {inOrder: [read_file, grep]}}", &[]),
             ("tools: {sequence: {inOrder: [grep, read_file]}}", &[]),
-            ("tools: {sequence: {inOrder: [grep, grep]}}", &["tools.sequence"]),
+            (
+                "tools: {sequence: {inOrder: [grep, grep]}}",
+                &["tools.sequence"],
+            ),
             ("tools: {sequence: {inOrder: []}}", &[]),
-            ("tools: {sequence: {anyOrder: [read_file, read_file, grep]}}", &[]),
-            ("tools: {sequence: {anyOrder: [read_file, grep]}}", &["tools.sequence"]),
-            ("tools: {args: [{tool: read_file, match: {path: README.md}}]}", &[]),
-            ("tools: {args: [{tool: read_file, match: {path: src/lib.rs, limit: 10.0}}]}", &[]),
-            ("tools: {args: [{tool: read_file, match: {path: src}}]}", &["tools.args"]),
-            ("tools: {args: [{tool: grep, match: {paths: [src, docs]}}]}", &[]),
-            ("tools: {args: [{tool: grep, match: {paths: [src]}}]}", &["tools.args"]),
+            (
+                "tools: {sequence: {anyOrder: [read_file, read_file, grep]}}",
+                &[],
+            ),
+            (
+                "tools: {sequence: {anyOrder: [read_file, grep]}}",
+                &["tools.sequence"],
+            ),
+            (
+                "tools: {args: [{tool: read_file, match: {path: README.md}}]}",
+                &[],
+            ),
+            (
+                "tools: {args: [{tool: read_file, match: {path: src/lib.rs, limit: 10.0}}]}",
+                &[],
+            ),
+            (
+                "tools: {args: [{tool: read_file, match: {path: src}}]}",
+                &["tools.args"],
+            ),
+            (
+                "tools: {args: [{tool: grep, match: {paths: [src, docs]}}]}",
+                &[],
+            ),
+            (
+                "tools: {args: [{tool: grep, match: {paths: [src]}}]}",
+                &["tools.args"],
+            ),
             ("tools: {args: [{tool: bash, match: {}}]}", &["tools.args"]),
             ("tools: {args: [{tool: grep, match: {}}]}", &[]),
             ("maxSteps: 3", &[]),
@@ -425,7 +468,10 @@ mod tests {
             ("outcome: answered", &[]),
             ("outcome: stepLimit", &["outcome"]),
             ("answer: {contains: [typo, line 12]}", &[]),
-            ("answer: {contains: [Typo, typo, spelling]}", &["answer.contains", "answer.contains"]),
+            (
+                "answer: {contains: [Typo, typo, spelling]}",
+                &["answer.contains", "answer.contains"],
+            ),
             ("answer: {notContains: [error]}", &[]),
             ("answer: {notContains: [typo]}", &["answer.notContains"]),
             ("answer: {matches: 'line \\d+'}", &[]),
@@ -435,7 +481,10 @@ mod tests {
             ("output: {match: {verdict: changes}}", &[]),
             ("output: {match: {verdict: ok}}", &["output.match"]),
             ("output: {schema: {type: object, required: [verdict]}}", &[]),
-            ("output: {schema: {type: object, required: [score]}}", &["output.schema"]),
+            (
+                "output: {schema: {type: object, required: [score]}}",
+                &["output.schema"],
+            ),
             (
                 "tools: {used: [bash], notUsed: [grep]}\nmaxSteps: 1\nanswer: {contains: [nope]}",
                 &["tools.used", "tools.notUsed", "maxSteps", "answer.contains"],
@@ -469,7 +518,11 @@ mod tests {
             f[0].2
         );
         let f = failures("tools: {notUsed: [read_file]}");
-        assert!(f[0].2.ends_with("found 2 calls to `read_file` (step 1, 2)"), "{}", f[0].2);
+        assert!(
+            f[0].2.ends_with("found 2 calls to `read_file` (step 1, 2)"),
+            "{}",
+            f[0].2
+        );
     }
 
     #[test]
@@ -486,11 +539,23 @@ mod tests {
         }
         let bad = [
             (json!({"a": 1}), json!({}), "`/a` is missing"),
-            (json!({"a/b": 1}), json!({"a/b": 2}), "`/a~1b` is 2, expected 1"),
+            (
+                json!({"a/b": 1}),
+                json!({"a/b": 2}),
+                "`/a~1b` is 2, expected 1",
+            ),
             (json!([1]), json!([1, 2]), "`/` has 2 items, expected 1"),
-            (json!("src"), json!("src/lib.rs"), "`/` is \"src/lib.rs\", expected \"src\""),
+            (
+                json!("src"),
+                json!("src/lib.rs"),
+                "`/` is \"src/lib.rs\", expected \"src\"",
+            ),
             (json!(1), json!("1"), "`/` is \"1\", expected 1"),
-            (json!({"a": [{"b": true}]}), json!({"a": [{"b": false}]}), "`/a/0/b` is false"),
+            (
+                json!({"a": [{"b": true}]}),
+                json!({"a": [{"b": false}]}),
+                "`/a/0/b` is false",
+            ),
         ];
         for (p, v, why) in bad {
             let err = json_subset(&p, &v).unwrap_err();

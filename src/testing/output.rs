@@ -162,7 +162,12 @@ impl SuiteReport {
         );
         if !self.problems.is_empty() {
             out.push_str("    <testcase name=\"(suite)\" classname=\"agent-presets\">\n");
-            push_problem(&mut out, "error", "the suite could not run as asked", &self.problems);
+            push_problem(
+                &mut out,
+                "error",
+                "the suite could not run as asked",
+                &self.problems,
+            );
             out.push_str("    </testcase>\n");
         }
         for r in &self.results {
@@ -230,12 +235,7 @@ fn push_problem(out: &mut String, element: &str, message: &str, diagnostics: &[D
             .as_deref()
             .map(|h| format!(" (help: {h})"))
             .unwrap_or_default();
-        let line = format!(
-            "{at}{}[{}]: {}{help}",
-            d.severity,
-            d.code(),
-            d.message
-        );
+        let line = format!("{at}{}[{}]: {}{help}", d.severity, d.code(), d.message);
         out.push_str(&xml_escape(&mask(&line)));
         out.push('\n');
     }
@@ -334,9 +334,11 @@ mod tests {
         let invalid = CaseResult::invalid(
             ".agent-presets/tests/c\u{1}.yaml".into(),
             None,
-            vec![Diagnostic::new(DiagnosticKind::UnknownKey, "unknown key `usd`")
-                .at(Span::new(".agent-presets/tests/c.yaml".into(), 3, 1))
-                .help("did you mean `used`?")],
+            vec![
+                Diagnostic::new(DiagnosticKind::UnknownKey, "unknown key `usd`")
+                    .at(Span::new(".agent-presets/tests/c.yaml".into(), 3, 1))
+                    .help("did you mean `used`?"),
+            ],
         );
         SuiteReport {
             results: vec![passed, failed, invalid],
@@ -385,8 +387,10 @@ mod tests {
     fn check_text(text: &str) -> Result<(), String> {
         for (i, _) in text.match_indices('&') {
             let entity = &text[i..text[i..].find(';').map_or(text.len(), |e| i + e + 1)];
-            if !["&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&#10;", "&#13;", "&#9;"]
-                .contains(&entity)
+            if ![
+                "&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&#10;", "&#13;", "&#9;",
+            ]
+            .contains(&entity)
             {
                 return Err(format!("bad entity {entity:?}"));
             }
@@ -403,7 +407,9 @@ mod tests {
             if attrs.is_empty() {
                 return Ok(());
             }
-            let eq = attrs.find("=\"").ok_or(format!("unquoted attribute in {attrs:?}"))?;
+            let eq = attrs
+                .find("=\"")
+                .ok_or(format!("unquoted attribute in {attrs:?}"))?;
             let value_end = attrs[eq + 2..].find('"').ok_or("unterminated attribute")? + eq + 2;
             let value = &attrs[eq + 2..value_end];
             if value.contains('<') || value.contains('\n') {
@@ -420,19 +426,45 @@ mod tests {
         let tags = well_formed(&xml).unwrap_or_else(|e| panic!("{e}:\n{xml}"));
         assert_eq!(
             tags,
-            ["testsuites", "testsuite", "testcase", "testcase", "failure", "testcase", "error"]
+            [
+                "testsuites",
+                "testsuite",
+                "testcase",
+                "testcase",
+                "failure",
+                "testcase",
+                "error"
+            ]
         );
-        assert!(xml.contains("<testsuites name=\"agent-presets test\" tests=\"3\" failures=\"1\" errors=\"1\">"), "{xml}");
-        assert!(xml.contains("`&lt;bash&gt;` &amp; &quot;more&quot;"), "{xml}");
-        assert!(xml.contains("file=\".agent-presets/tests/c\\u{1}.yaml\""), "{xml}");
-        assert!(xml.contains(".agent-presets/tests/b.yaml:5:11: error[P0630]"), "{xml}");
+        assert!(
+            xml.contains(
+                "<testsuites name=\"agent-presets test\" tests=\"3\" failures=\"1\" errors=\"1\">"
+            ),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("`&lt;bash&gt;` &amp; &quot;more&quot;"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("file=\".agent-presets/tests/c\\u{1}.yaml\""),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(".agent-presets/tests/b.yaml:5:11: error[P0630]"),
+            "{xml}"
+        );
         assert!(xml.contains("name=\"agent-presets (shard 1/2)\""), "{xml}");
         // Problems of the suite itself are an error too.
         let mut r = report();
-        r.problems.push(Diagnostic::new(DiagnosticKind::Io, "no such dir"));
+        r.problems
+            .push(Diagnostic::new(DiagnosticKind::Io, "no such dir"));
         let xml = r.junit();
         well_formed(&xml).unwrap_or_else(|e| panic!("{e}:\n{xml}"));
-        assert!(xml.contains("tests=\"4\" failures=\"1\" errors=\"2\""), "{xml}");
+        assert!(
+            xml.contains("tests=\"4\" failures=\"1\" errors=\"2\""),
+            "{xml}"
+        );
     }
 
     #[test]
@@ -482,9 +514,18 @@ mod tests {
             "::notice title=agent-presets test::3 test cases: 1 passed, 1 failed, 0 drifted, 1 invalid (shard 1/2)\n"
         ));
         let human = r.human(Style::plain());
-        assert!(human.starts_with("PASS .agent-presets/tests/a.yaml (preset `reviewer`, 2 steps)\n"), "{human}");
-        assert!(human.contains("FAIL .agent-presets/tests/b.yaml"), "{human}");
-        assert!(human.contains("error[P0630]: expectation `tools.used` failed"), "{human}");
+        assert!(
+            human.starts_with("PASS .agent-presets/tests/a.yaml (preset `reviewer`, 2 steps)\n"),
+            "{human}"
+        );
+        assert!(
+            human.contains("FAIL .agent-presets/tests/b.yaml"),
+            "{human}"
+        );
+        assert!(
+            human.contains("error[P0630]: expectation `tools.used` failed"),
+            "{human}"
+        );
         assert!(human.contains("INVALID .agent-presets/tests/c"), "{human}");
         let sarif: Value = serde_json::from_str(&r.sarif(None)).unwrap();
         let results = sarif["runs"][0]["results"].as_array().unwrap();

@@ -12,7 +12,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use super::case::{CASE_DIR, TestCase, check_against_preset, load_case};
+#[cfg(test)]
+use super::case::load_case;
+use super::case::{CASE_DIR, TestCase, check_against_preset, read_case};
 use super::expect::{Failure, check_expectations};
 use super::observed::Observed;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
@@ -303,14 +305,14 @@ pub fn parse_pass_rate(text: &str) -> Result<f64, String> {
         Some(p) => (p.trim(), 100.0),
         None => (trimmed, 1.0),
     };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a number: write a fraction such as 0.8 or a percentage such as 80%"))?;
+    let value: f64 = number.parse().map_err(|_| {
+        format!(
+            "`{text}` is not a number: write a fraction such as 0.8 or a percentage such as 80%"
+        )
+    })?;
     let rate = value / scale;
     if !(0.0..=1.0).contains(&rate) || !rate.is_finite() {
-        return Err(format!(
-            "`{text}` is not between 0 and 1 (0 % and 100 %)"
-        ));
+        return Err(format!("`{text}` is not between 0 and 1 (0 % and 100 %)"));
     }
     Ok(rate)
 }
@@ -423,12 +425,8 @@ pub fn load_all(project: &Project, files: &[PathBuf]) -> Vec<Result<TestCase, Ca
     files
         .iter()
         .map(|path| {
-            let case = load_case(&project.project_dir, path).map_err(|d| {
-                CaseResult::invalid(
-                    super::case::case_id(&project.project_dir, path),
-                    None,
-                    d,
-                )
+            let (case, mut problems) = read_case(&project.project_dir, path).map_err(|d| {
+                CaseResult::invalid(super::case::case_id(&project.project_dir, path), None, d)
             })?;
             let name = case.preset().to_owned();
             let on_offer = project.presets.contains(&name);
@@ -453,13 +451,16 @@ pub fn load_all(project: &Project, files: &[PathBuf]) -> Vec<Result<TestCase, Ca
                 Some(Err(d)) => (None, d.clone()),
                 None => (None, Vec::new()),
             };
-            let mut problems =
-                check_against_preset(&case, &preset_names, names.as_deref());
+            problems.extend(check_against_preset(&case, &preset_names, names.as_deref()));
+            problems.sort_by_key(|d| d.span.as_ref().map(|s| (s.line, s.column)));
             if !preset_problems.is_empty() {
                 problems.push(
                     Diagnostic::new(
                         DiagnosticKind::CaseUnknownPreset,
-                        format!("test case `{}` runs preset `{name}`, which is invalid", case.id),
+                        format!(
+                            "test case `{}` runs preset `{name}`, which is invalid",
+                            case.id
+                        ),
                     )
                     .at(case.preset_span())
                     .help("fix the preset's errors, shown below (`agent-presets validate NAME`)"),
@@ -493,6 +494,93 @@ pub fn missing_cassette(case: &TestCase) -> Diagnostic {
     ))
 }
 
+/// Run the suite `paths` name (default: the project's `.agent-presets/tests/`), or the
+/// `shard` of it: discover, keep the shard's cases, read and check each case, then judge
+/// each usable one from what `replay` gives for it. A case whose cassette does not exist
+/// is invalid (`missing-cassette`) without asking `replay`. `replay` is the seam where
+/// cassettes are replayed (or, with `--tools live`, re-run): this module never reads one.
+pub fn run_suite(
+    project: &Project,
+    paths: &[PathBuf],
+    shard: Option<Shard>,
+    mut replay: impl FnMut(&TestCase) -> Result<Replay, Vec<Diagnostic>>,
+) -> SuiteReport {
+    run_with(project, paths, shard, |case| {
+        if !case.cassette.is_file() {
+            return CaseResult::invalid(
+                case.id.clone(),
+                Some(case.preset().to_owned()),
+                vec![missing_cassette(case)],
+            );
+        }
+        judge(case, replay(case))
+    })
+}
+
+/// `--live --repeat N --min-pass-rate R`: as [`run_suite`], but each case is run `repeat`
+/// times by `run` (a live run against the model, which needs no cassette) and judged by
+/// [`judge_live`].
+pub fn run_live_suite(
+    project: &Project,
+    paths: &[PathBuf],
+    shard: Option<Shard>,
+    repeat: usize,
+    min_pass_rate: f64,
+    mut run: impl FnMut(&TestCase) -> Result<Replay, Vec<Diagnostic>>,
+) -> SuiteReport {
+    run_with(project, paths, shard, |case| {
+        let runs = (0..repeat).map(|_| run(case)).collect();
+        judge_live(case, runs, min_pass_rate)
+    })
+}
+
+fn run_with(
+    project: &Project,
+    paths: &[PathBuf],
+    shard: Option<Shard>,
+    mut judge_case: impl FnMut(&TestCase) -> CaseResult,
+) -> SuiteReport {
+    let root = &project.project_dir;
+    let (mut files, problems) = discover(root, paths);
+    if let Some(shard) = shard {
+        let ids: Vec<String> = files
+            .iter()
+            .map(|f| super::case::case_id(root, f))
+            .collect();
+        let keep = shard.select(ids.iter().map(String::as_str));
+        files.retain(|f| keep.contains(super::case::case_id(root, f).as_str()));
+    }
+    let mut report = SuiteReport {
+        problems,
+        shard,
+        ..SuiteReport::default()
+    };
+    report.sources.extend(project.presets.source_files());
+    for (file, loaded) in files.iter().zip(load_all(project, files.as_slice())) {
+        let result = match loaded {
+            Ok(case) => {
+                report.add_source(&case);
+                judge_case(&case)
+            }
+            Err(result) => {
+                // The file could not be read as a case: its text, as far as it can be
+                // read, for the snippets.
+                if let Ok(bytes) =
+                    crate::bounded::read_bounded(file, super::case::MAX_CASE_FILE_BYTES as u64)
+                {
+                    report.sources.insert(
+                        result.id.as_str(),
+                        crate::preset::SourceFile::lossy_text(&bytes),
+                    );
+                }
+                result
+            }
+        };
+        report.results.push(result);
+    }
+    report
+}
+
 /// Every verdict of a run of the suite, and the problems of the run itself.
 #[derive(Debug, Default)]
 pub struct SuiteReport {
@@ -512,8 +600,7 @@ impl SuiteReport {
     /// when a case failed or drifted, else 0.
     pub fn exit(&self) -> crate::report::Exit {
         use crate::report::Exit;
-        if !self.problems.is_empty()
-            || self.results.iter().any(|r| r.status == CaseStatus::Invalid)
+        if !self.problems.is_empty() || self.results.iter().any(|r| r.status == CaseStatus::Invalid)
         {
             Exit::Usage
         } else if self.results.iter().any(|r| r.status != CaseStatus::Passed) {
@@ -593,7 +680,10 @@ mod tests {
         assert_eq!(all.len(), 10);
         // The order given does not matter.
         let reversed = Shard { index: 1, count: 3 }.select(ids.iter().rev().map(String::as_str));
-        assert_eq!(reversed, Shard { index: 1, count: 3 }.select(ids.iter().map(String::as_str)));
+        assert_eq!(
+            reversed,
+            Shard { index: 1, count: 3 }.select(ids.iter().map(String::as_str))
+        );
     }
 
     proptest::proptest! {
@@ -669,7 +759,10 @@ mod tests {
         let failed = judge(&c, replay(&["bash"]));
         assert_eq!(failed.status, CaseStatus::Failed);
         assert_eq!(failed.diagnostics.len(), 1);
-        assert_eq!(failed.diagnostics[0].kind, DiagnosticKind::ExpectationFailed);
+        assert_eq!(
+            failed.diagnostics[0].kind,
+            DiagnosticKind::ExpectationFailed
+        );
         let drift = Diagnostic::new(DiagnosticKind::InvalidValue, "step 2 differs");
         let drifted = judge(
             &c,
@@ -723,10 +816,15 @@ mod tests {
         let kinds: Vec<_> = r.diagnostics.iter().map(|d| d.kind).collect();
         assert_eq!(
             kinds,
-            [DiagnosticKind::PassRateBelow, DiagnosticKind::ExpectationFailed]
+            [
+                DiagnosticKind::PassRateBelow,
+                DiagnosticKind::ExpectationFailed
+            ]
         );
         assert!(
-            r.diagnostics[0].message.contains("passed 3 of 5 runs (60 %)"),
+            r.diagnostics[0]
+                .message
+                .contains("passed 3 of 5 runs (60 %)"),
             "{}",
             r.diagnostics[0].message
         );
@@ -776,7 +874,10 @@ mod tests {
             .iter()
             .map(|p| super::super::case::case_id(dir.path(), p))
             .collect();
-        assert_eq!(ids, [".agent-presets/tests/a.yml", ".agent-presets/tests/b.yaml"]);
+        assert_eq!(
+            ids,
+            [".agent-presets/tests/a.yml", ".agent-presets/tests/b.yaml"]
+        );
         let (found, problems) = discover(
             dir.path(),
             &[tests.join("b.yaml"), tests.clone(), dir.path().join("nope")],
@@ -785,6 +886,9 @@ mod tests {
         assert_eq!(problems.len(), 1);
         let empty = tempfile::tempdir().unwrap();
         let (_, problems) = discover(empty.path(), &[]);
-        assert!(problems[0].message.contains("does not exist"), "{problems:?}");
+        assert!(
+            problems[0].message.contains("does not exist"),
+            "{problems:?}"
+        );
     }
 }
