@@ -28,6 +28,19 @@ const NOT_RUNNABLE: &[DiagnosticKind] = &[
     // Need a server to start (and, for drift, one that changed since it was locked).
     DiagnosticKind::ToolDrift,
     DiagnosticKind::ServerUnavailable,
+    // Need a cassette replayed (or live runs of a model).
+    DiagnosticKind::ExpectationFailed,
+    DiagnosticKind::PassRateBelow,
+];
+
+/// Problems of a test case file: `agent-presets test` exits 2 (unreadable or invalid
+/// input), as for `io`.
+const TEST_INPUT: &[DiagnosticKind] = &[
+    DiagnosticKind::CaseUnknownPreset,
+    DiagnosticKind::CaseUnknownTool,
+    DiagnosticKind::CaseBadPattern,
+    DiagnosticKind::CasePath,
+    DiagnosticKind::MissingCassette,
 ];
 
 fn diagnostics_page() -> String {
@@ -209,6 +222,7 @@ fn every_example_triggers_its_code_and_no_other_error() {
         }
         let expected_exit = match kind {
             DiagnosticKind::Io => 2,
+            k if TEST_INPUT.contains(&k) => 2,
             k if k.severity() == agent_presets::Severity::Warning => 0,
             _ => 1,
         };
