@@ -1,5 +1,7 @@
 //! `schema`: print the preset JSON Schema; `--write` writes the schema files of the
-//! project, `--check` fails when they differ from the generated ones (CI).
+//! project, `--check` fails when they differ from the generated ones (CI). The test case
+//! schema (`schemas/test-case.schema.json`, or `.agent-presets/tests/test-case.schema.json`
+//! beside the cases) is one of them.
 //!
 //! Which files a project has: the `preset.schema.json` that `init` writes next to the
 //! presets (`.agent-presets/preset.schema.json`, and the same file in each
@@ -19,6 +21,7 @@ use crate::confine::{remove_confined, write_confined};
 use crate::preset::catalog::PROJECT_PRESET_DIR;
 use crate::preset::spec::preset_json_schema;
 use crate::report::pretty;
+use crate::testing::case::{CASE_DIR, case_json_schema};
 use crate::tools::schema::builtin_schema_files;
 
 /// The preset schema's path under the project, where a repository commits it.
@@ -26,6 +29,12 @@ pub(crate) const PRESET_SCHEMA_PATH: &str = "schemas/preset.schema.json";
 
 /// The preset schema's file name next to the presets (written by `init`).
 pub(crate) const LOCAL_SCHEMA_FILE: &str = "preset.schema.json";
+
+/// The test case schema's path under the project, where a repository commits it.
+pub(crate) const CASE_SCHEMA_PATH: &str = "schemas/test-case.schema.json";
+
+/// The test case schema's file name beside the cases (`.agent-presets/tests/`).
+pub(crate) const CASE_SCHEMA_FILE: &str = "test-case.schema.json";
 
 /// Where the tool schemas live under the project.
 const TOOL_SCHEMA_DIR: &str = "schemas/tools";
@@ -91,6 +100,27 @@ fn project_files(root: &Path, preset_dirs: &[PathBuf], write: bool) -> (Vec<Sche
             path: local,
             root: root.to_owned(),
             contents: preset.clone(),
+        });
+    }
+    // The test case schema: committed beside the preset schema in a repository that
+    // keeps it, and beside the cases when a project has one there (or writes schemas
+    // and has cases).
+    let case = || pretty(&case_json_schema());
+    if keeps_tools || exists(&root.join(CASE_SCHEMA_PATH)) {
+        files.push(SchemaFile {
+            shown: CASE_SCHEMA_PATH.to_owned(),
+            path: root.join(CASE_SCHEMA_PATH),
+            root: root.to_owned(),
+            contents: case(),
+        });
+    }
+    let beside_cases = root.join(CASE_DIR).join(CASE_SCHEMA_FILE);
+    if exists(&beside_cases) || (write && root.join(CASE_DIR).is_dir()) {
+        files.push(SchemaFile {
+            shown: format!("{CASE_DIR}/{CASE_SCHEMA_FILE}"),
+            path: beside_cases,
+            root: root.to_owned(),
+            contents: case(),
         });
     }
     for dir in preset_dirs {
