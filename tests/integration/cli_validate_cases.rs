@@ -234,10 +234,11 @@ fn run_case(dir: &Path) -> Result<(), String> {
         // The built-ins stay valid whatever a project does.
         // (`test`'s report has cases, not presets.)
         for builtin in ["minimal", "standard"] {
-            let entry =
-                report["presets"].as_array().into_iter().flatten().find(|p| {
-                    p["name"] == builtin && p["file"] == format!("<builtin>/{builtin}.yaml")
-                });
+            let entry = report["presets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|p| p["name"] == builtin && p["file"] == format!("<builtin>/{builtin}.yaml"));
             if let Some(entry) = entry
                 && entry["valid"] != true
             {

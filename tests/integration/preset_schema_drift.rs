@@ -90,7 +90,10 @@ fn test_case_schema_is_up_to_date() {
             "output": {"match": {"verdict": "changes"}, "schema": {"type": "object"}}
         }
     });
-    let errors: Vec<String> = validator.iter_errors(&example).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&example)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "{errors:?}");
     assert!(!validator.is_valid(&serde_json::json!({
         "preset": "r", "prompt": "p", "expect": {"tools": {"usd": []}}
