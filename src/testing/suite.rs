@@ -419,14 +419,18 @@ pub fn discover(project: &Path, paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Diagnos
 /// Read every case file and check it against its preset (which must be on offer and
 /// valid; `expect`'s tools must be ones it shows). Each preset is validated once.
 /// A case that passes these checks is `Ok`; one that does not is its invalid verdict.
-pub fn load_all(project: &Project, files: &[PathBuf]) -> Vec<Result<TestCase, CaseResult>> {
+pub fn load_all(project: &Project, files: &[PathBuf]) -> Vec<Result<TestCase, Box<CaseResult>>> {
     let mut visible: HashMap<String, Result<Vec<String>, Vec<Diagnostic>>> = HashMap::new();
     let preset_names: Vec<&str> = project.presets.names().collect();
     files
         .iter()
         .map(|path| {
             let (case, mut problems) = read_case(&project.project_dir, path).map_err(|d| {
-                CaseResult::invalid(super::case::case_id(&project.project_dir, path), None, d)
+                Box::new(CaseResult::invalid(
+                    super::case::case_id(&project.project_dir, path),
+                    None,
+                    d,
+                ))
             })?;
             let name = case.preset().to_owned();
             let on_offer = project.presets.contains(&name);
@@ -470,7 +474,11 @@ pub fn load_all(project: &Project, files: &[PathBuf]) -> Vec<Result<TestCase, Ca
             if problems.is_empty() {
                 Ok(case)
             } else {
-                Err(CaseResult::invalid(case.id.clone(), Some(name), problems))
+                Err(Box::new(CaseResult::invalid(
+                    case.id.clone(),
+                    Some(name),
+                    problems,
+                )))
             }
         })
         .collect()
@@ -573,7 +581,7 @@ fn run_with(
                         crate::preset::SourceFile::lossy_text(&bytes),
                     );
                 }
-                result
+                *result
             }
         };
         report.results.push(result);
