@@ -124,6 +124,7 @@ code_pages! {
     P0622 => CaseBadPattern,
     P0623 => CasePath,
     P0624 => MissingCassette,
+    P0625 => CaseUnknownVariable,
     P0630 => ExpectationFailed,
     P0631 => PassRateBelow,
 }

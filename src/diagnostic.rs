@@ -211,6 +211,8 @@ diagnostic_kinds! {
     CasePath = ("P0623", "case-path", Error),
     /// A test case's cassette does not exist: it was never recorded.
     MissingCassette = ("P0624", "missing-cassette", Error),
+    /// A test case's `vars` sets a variable its preset does not know (with "did you mean").
+    CaseUnknownVariable = ("P0625", "case-unknown-variable", Error),
     /// An assertion of a test case's `expect` failed (its name, expected and found).
     ExpectationFailed = ("P0630", "expectation-failed", Error),
     /// `test --live --repeat N`: a case passed in fewer runs than `--min-pass-rate` asks.

@@ -760,12 +760,13 @@ fn one_line(text: &str) -> String {
 
 /// The checks that need the case's preset: it is on offer (`names`, with "did you
 /// mean"), and every tool `expect` names is one it shows (`visible`, in wire order).
-/// `visible` is `None` when the preset is on offer but invalid (its own diagnostics say
-/// why; the tools are not checked).
+/// `facts` are the preset's visible tools and known variables (`vars` is checked against
+/// them too); `None` when the preset is on offer but invalid (its own diagnostics say
+/// why; nothing else is checked).
 pub fn check_against_preset(
     case: &TestCase,
     names: &[&str],
-    visible: Option<&[&str]>,
+    facts: Option<&PresetFacts>,
 ) -> Vec<Diagnostic> {
     let preset = case.preset();
     if !names.contains(&preset) {
@@ -784,9 +785,35 @@ pub fn check_against_preset(
             .help(help),
         ];
     }
-    let Some(visible) = visible else {
+    let Some(facts) = facts else {
         return Vec::new();
     };
+    let visible: Vec<&str> = facts.tools.iter().map(String::as_str).collect();
+    let variables: Vec<&str> = facts.variables.iter().map(String::as_str).collect();
+    let mut unknown_vars = Vec::new();
+    for (name, _) in case.file.vars.iter().flat_map(|v| v.iter()) {
+        if variables.contains(&name.value.as_str()) {
+            continue;
+        }
+        let help = help_did_you_mean(&name.value, variables.iter().copied()).unwrap_or_else(|| {
+            if variables.is_empty() {
+                format!("`{preset}` has no variables a case can set")
+            } else {
+                format!("`{preset}` knows these variables: {}", variables.join(", "))
+            }
+        });
+        unknown_vars.push(
+            Diagnostic::new(
+                DiagnosticKind::CaseUnknownVariable,
+                format!(
+                    "`vars` sets `{}`, a variable preset `{preset}` does not know",
+                    name.value
+                ),
+            )
+            .at(case.source.span_of(name))
+            .help(help),
+        );
+    }
     let mut out = Vec::new();
     let mut seen: Vec<(&str, u32, u32)> = Vec::new();
     for (tool, span) in named_tools(case) {
@@ -813,7 +840,36 @@ pub fn check_against_preset(
             .help(help),
         );
     }
+    out.append(&mut unknown_vars);
     out
+}
+
+/// What [`check_against_preset`] needs of a valid preset.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PresetFacts {
+    /// The tools it shows the model, in wire order.
+    pub tools: Vec<String>,
+    /// The variables a value may be given for (declared and built-in, not derived).
+    pub variables: Vec<String>,
+}
+
+impl PresetFacts {
+    /// The facts of `preset`.
+    pub fn of(preset: &crate::preset::validate::ValidPreset) -> PresetFacts {
+        let assembler = preset.assembler();
+        PresetFacts {
+            tools: assembler
+                .registry()
+                .names()
+                .map(|n| n.to_string())
+                .collect(),
+            variables: assembler
+                .known_variables()
+                .filter(|v| !crate::prompt::is_derived_variable(v))
+                .map(str::to_owned)
+                .collect(),
+        }
+    }
 }
 
 /// Every tool name `expect` writes, with where it is written.
@@ -981,13 +1037,19 @@ mod tests {
             dir.path(),
             "c.yaml",
             "preset: reviewer\nprompt: p\nexpect:\n  tools:\n    used: [read_fiel]\n\
-             \x20   args: [{tool: bash, match: {}}]\n",
+             \x20   args: [{tool: bash, match: {}}]\nvars: {focsu: x, cwd: /w}\n",
         )
         .unwrap();
-        let d = check_against_preset(&case, &["reviewer"], Some(&["read_file", "grep"]));
-        assert_eq!(codes(&d), [("P0621", 5, 12), ("P0621", 6, 19)]);
+        let facts = PresetFacts {
+            tools: vec!["read_file".into(), "grep".into()],
+            variables: vec!["focus".into(), "cwd".into()],
+        };
+        let d = check_against_preset(&case, &["reviewer"], Some(&facts));
+        assert_eq!(codes(&d[..2]), [("P0621", 5, 12), ("P0621", 6, 19)]);
         assert_eq!(d[0].help.as_deref(), Some("did you mean `read_file`?"));
         assert!(d[1].help.as_deref().unwrap().contains("read_file, grep"));
+        assert_eq!(codes(&d[2..]), [("P0625", 7, 8)]);
+        assert_eq!(d[2].help.as_deref(), Some("did you mean `focus`?"));
         let d = check_against_preset(&case, &["reviewr", "other"], None);
         assert_eq!(codes(&d), [("P0620", 1, 9)]);
         assert_eq!(d[0].help.as_deref(), Some("did you mean `reviewr`?"));

@@ -14,7 +14,7 @@ use std::str::FromStr;
 
 #[cfg(test)]
 use super::case::load_case;
-use super::case::{CASE_DIR, TestCase, check_against_preset, read_case};
+use super::case::{CASE_DIR, PresetFacts, TestCase, check_against_preset, read_case};
 use super::expect::{Failure, check_expectations};
 use super::observed::Observed;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
@@ -420,7 +420,7 @@ pub fn discover(project: &Path, paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Diagnos
 /// valid; `expect`'s tools must be ones it shows). Each preset is validated once.
 /// A case that passes these checks is `Ok`; one that does not is its invalid verdict.
 pub fn load_all(project: &Project, files: &[PathBuf]) -> Vec<Result<TestCase, Box<CaseResult>>> {
-    let mut visible: HashMap<String, Result<Vec<String>, Vec<Diagnostic>>> = HashMap::new();
+    let mut facts: HashMap<String, Result<PresetFacts, Vec<Diagnostic>>> = HashMap::new();
     let preset_names: Vec<&str> = project.presets.names().collect();
     files
         .iter()
@@ -434,28 +434,23 @@ pub fn load_all(project: &Project, files: &[PathBuf]) -> Vec<Result<TestCase, Bo
             })?;
             let name = case.preset().to_owned();
             let on_offer = project.presets.contains(&name);
-            let tools = if on_offer {
-                Some(visible.entry(name.clone()).or_insert_with(|| {
+            let known = if on_offer {
+                Some(facts.entry(name.clone()).or_insert_with(|| {
                     let validation = project.validate(&name);
                     match validation.preset {
-                        Some(preset) => Ok(preset
-                            .assembler()
-                            .registry()
-                            .names()
-                            .map(|n| n.to_string())
-                            .collect()),
+                        Some(preset) => Ok(PresetFacts::of(&preset)),
                         None => Err(validation.diagnostics),
                     }
                 }))
             } else {
                 None
             };
-            let (names, preset_problems): (Option<Vec<&str>>, Vec<Diagnostic>) = match tools {
-                Some(Ok(list)) => (Some(list.iter().map(String::as_str).collect()), Vec::new()),
+            let (known, preset_problems): (Option<&PresetFacts>, Vec<Diagnostic>) = match known {
+                Some(Ok(known)) => (Some(known), Vec::new()),
                 Some(Err(d)) => (None, d.clone()),
                 None => (None, Vec::new()),
             };
-            problems.extend(check_against_preset(&case, &preset_names, names.as_deref()));
+            problems.extend(check_against_preset(&case, &preset_names, known));
             problems.sort_by_key(|d| d.span.as_ref().map(|s| (s.line, s.column)));
             if !preset_problems.is_empty() {
                 problems.push(

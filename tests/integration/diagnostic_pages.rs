@@ -41,6 +41,7 @@ const TEST_INPUT: &[DiagnosticKind] = &[
     DiagnosticKind::CaseBadPattern,
     DiagnosticKind::CasePath,
     DiagnosticKind::MissingCassette,
+    DiagnosticKind::CaseUnknownVariable,
 ];
 
 fn diagnostics_page() -> String {
