@@ -51,13 +51,16 @@ impl TrustPolicy {
         self.config_dir.as_deref()
     }
 
-    /// Whose the file of `entry` is.
+    /// Whose the file of `entry` is, decided on the file its bytes were read from
+    /// ([`PresetEntry::resolved_path`], named by the opened descriptor): a link flipped
+    /// after the read cannot change the answer. A file not read yet, or not told for
+    /// sure, is anyone's.
     pub fn authorship(&self, entry: &PresetEntry) -> Authorship {
         match entry.source() {
             PresetSource::Builtin | PresetSource::Inline => Authorship::Own,
             PresetSource::Stdin => Authorship::Foreign,
             PresetSource::User | PresetSource::Project | PresetSource::Path => {
-                match entry.path() {
+                match entry.resolved_path() {
                     Some(path) if self.is_under_config_dir(path) => Authorship::Own,
                     // A user directory elsewhere (`CatalogOptions::user_dir`) was still
                     // chosen by the user.
@@ -68,12 +71,13 @@ impl TrustPolicy {
         }
     }
 
-    /// Is `path` (resolved) inside the user configuration directory?
+    /// Is `path` inside the user configuration directory? `path` must already be
+    /// resolved (absolute, no links: [`PresetEntry::resolved_path`]); it is compared as it
+    /// is, never looked up again.
     pub fn is_under_config_dir(&self, path: &Path) -> bool {
-        let Some(dir) = &self.config_dir else {
-            return false;
-        };
-        path.canonicalize().is_ok_and(|p| p.starts_with(dir))
+        self.config_dir
+            .as_ref()
+            .is_some_and(|dir| path.is_absolute() && path.starts_with(dir))
     }
 }
 
@@ -221,9 +225,8 @@ impl PresetReach {
             match catalog.entry_of(p) {
                 Some(entry) => (
                     policy.authorship(entry),
-                    entry
-                        .path()
-                        .map(|path| resolved(path).to_string_lossy().into_owned())
+                    file_key(entry)
+                        .map(|path| path.to_string_lossy().into_owned())
                         .unwrap_or_else(|| entry.display().to_string()),
                 ),
                 // Not read through this catalog: nobody vouches for it.
@@ -232,7 +235,7 @@ impl PresetReach {
         };
         let leaf = &chain[chain.len() - 1];
         let leaf_entry = catalog.entry_of(leaf);
-        let key = leaf_entry.and_then(PresetEntry::path).map(resolved);
+        let key = leaf_entry.and_then(file_key);
         let mut items = Vec::new();
         if let Some(file) = chain.iter().rev().find(|p| p.file.model.is_some()) {
             let (authorship, path) = origin(file);
@@ -480,7 +483,12 @@ fn model_items(
     }
 }
 
-/// `path` with links resolved, or as it is when it cannot be.
-fn resolved(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+/// The file trust is recorded under for `entry`: the file its bytes came from, as the
+/// opened descriptor names it; the path it was found at when that could not be told (it
+/// is then anyone's, see [`TrustPolicy::authorship`]).
+fn file_key(entry: &PresetEntry) -> Option<PathBuf> {
+    entry
+        .resolved_path()
+        .or_else(|| entry.path())
+        .map(Path::to_path_buf)
 }

@@ -43,4 +43,5 @@ mod provider_lint;
 mod render_explain;
 mod schema_drift;
 mod security_tools;
+mod trust_race;
 mod workload_fixture;
