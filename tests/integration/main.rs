@@ -43,5 +43,6 @@ mod provider_lint;
 mod render_explain;
 mod schema_drift;
 mod security_tools;
+mod trust_gate;
 mod trust_race;
 mod workload_fixture;
