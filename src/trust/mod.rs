@@ -479,6 +479,48 @@ mod tests {
         );
     }
 
+    /// A version-1 store written before trust bound digests still reads; its record
+    /// asks once more, showing only what is now bound as well.
+    #[test]
+    fn an_older_record_reads_and_asks_only_for_the_additions() {
+        let s = Setup::new(
+            &[(
+                "tool",
+                &preset(
+                    "tool",
+                    "commands:\n  wc:\n    description: Count.\n    run: [sh, wc.sh]\n",
+                ),
+            )],
+            &[],
+        );
+        fs::write(s.project.path().join("wc.sh"), "wc -w\n").unwrap();
+        let catalog = s.catalog();
+        let preset = validate_in_catalog(&catalog, "tool", &ToolCatalog::builtin())
+            .preset
+            .unwrap();
+        let before = PresetReach::of(&preset, &catalog, &s.policy(), None);
+        // What an earlier build wrote: the same format, without the digest.
+        let items = before.recorded();
+        let key = before.key.clone().unwrap().to_string_lossy().into_owned();
+        let text = serde_json::json!({"version": 1, "presets": {key: {
+            "hash": hash_items(&items), "name": "tool", "items": items}}});
+        fs::write(s.config.path().join(TRUST_STORE_FILE), text.to_string()).unwrap();
+        let store = TrustStore::open(Some(s.config.path())).unwrap();
+        assert_eq!(store.status(&before), TrustStatus::Trusted);
+        let now = before.with_digests(
+            &preset,
+            s.project.path(),
+            &crate::tools::external::NoListings,
+        );
+        let TrustStatus::Changed(changes) = store.status(&now) else {
+            panic!("asks again");
+        };
+        assert!(
+            matches!(changes.as_slice(), [ReachChange::Added(i)] if i.field == "file" && i.value.starts_with("wc.sh: sha256:")),
+            "{changes:?}"
+        );
+    }
+
     /// A changed command tool is shown key by key, never as two JSON texts.
     #[test]
     fn a_changed_declaration_is_shown_field_by_field() {
