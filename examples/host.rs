@@ -206,7 +206,9 @@ fn endpoint_gate(
 
     gate::check_transport(preset, settings, false).map_err(|e| format!("{e} ({})", e.help()))?;
     let policy = TrustPolicy::from_environment();
-    if let Some(reach) = gate::reach_to_trust(project, preset, settings, &policy) {
+    if let Some(reach) =
+        gate::reach_to_trust(project, preset, settings, &policy, &project.project_dir)
+    {
         let store = TrustStore::open(policy.config_dir()).map_err(|e| e.to_string())?;
         if !matches!(
             store.status(&reach),

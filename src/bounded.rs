@@ -18,7 +18,7 @@
 use std::fmt;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Read the whole regular file at `path`, refusing anything else and anything larger
 /// than `limit` bytes. Symbolic links are followed (the decision is taken on what the
@@ -40,6 +40,79 @@ use std::path::Path;
 /// ```
 pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, BoundedReadError> {
     read_open_file(open(path)?, limit)
+}
+
+/// A file as [`read_bounded_identified`] read it: its bytes and the path the opened
+/// descriptor names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdentifiedFile {
+    /// What was read.
+    pub bytes: Vec<u8>,
+    /// The absolute path, symbolic links resolved, of the file these bytes came from, as
+    /// the kernel names the opened descriptor; `None` when it cannot be told for sure
+    /// (the file was removed or replaced after the open, a platform without a way to ask).
+    pub resolved: Option<PathBuf>,
+}
+
+/// [`read_bounded`], also saying which file the bytes came from, decided on the same
+/// descriptor: what a decision about *whose* the file is (trust) must rest on, since a
+/// second look-up by name can find another file (a symbolic link flipped in between).
+///
+/// On Linux the path is the descriptor's own (`/proc/self/fd/N`), on macOS
+/// `fcntl(F_GETPATH)`, elsewhere the name resolved; in every case it is kept only when
+/// that path names the very file read (same device and inode as `fstat` of the
+/// descriptor), so a path the file left after the open is never reported.
+pub fn read_bounded_identified(
+    path: &Path,
+    limit: u64,
+) -> Result<IdentifiedFile, BoundedReadError> {
+    let file = open(path)?;
+    let resolved = descriptor_path(&file, path);
+    let bytes = read_open_file(file, limit)?;
+    Ok(IdentifiedFile { bytes, resolved })
+}
+
+/// The path that names the file open as `file` (opened from `path`), when it can be
+/// told for sure.
+fn descriptor_path(file: &File, path: &Path) -> Option<PathBuf> {
+    let candidate = descriptor_name(file, path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let open = file.metadata().ok()?;
+        let named = std::fs::metadata(&candidate).ok()?;
+        (open.dev() == named.dev() && open.ino() == named.ino()).then_some(candidate)
+    }
+    #[cfg(not(unix))]
+    {
+        Some(candidate)
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn descriptor_name(file: &File, _path: &Path) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    let link = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    std::fs::read_link(link).ok().filter(|p| p.is_absolute())
+}
+
+#[cfg(target_os = "macos")]
+fn descriptor_name(file: &File, _path: &Path) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let mut buf = vec![0u8; libc::PATH_MAX as usize + 1];
+    // SAFETY: F_GETPATH writes at most PATH_MAX bytes and a NUL into `buf`.
+    let r = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETPATH, buf.as_mut_ptr()) };
+    if r == -1 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0)?;
+    Some(PathBuf::from(std::ffi::OsStr::from_bytes(&buf[..end])))
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn descriptor_name(_file: &File, path: &Path) -> Option<PathBuf> {
+    path.canonicalize().ok()
 }
 
 /// [`read_bounded`] of a file already opened (without blocking, `O_NONBLOCK`): the
@@ -509,5 +582,27 @@ mod tests {
         for (error, text) in cases {
             assert_eq!(error.to_string(), text);
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_path_read_is_the_descriptors_not_the_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (a, b) = (root.join("a.yaml"), root.join("b.yaml"));
+        std::fs::write(&a, "a").unwrap();
+        std::fs::write(&b, "b").unwrap();
+        let link = root.join("link.yaml");
+        std::os::unix::fs::symlink(&a, &link).unwrap();
+        let read = read_bounded_identified(&link, 16).unwrap();
+        assert_eq!(
+            (read.bytes.as_slice(), read.resolved.as_deref()),
+            (&b"a"[..], Some(&*a))
+        );
+        // The path a descriptor names after its file was replaced is not reported.
+        let file = open(&b).unwrap();
+        std::fs::remove_file(&b).unwrap();
+        std::fs::write(&b, "new b").unwrap();
+        assert_eq!(descriptor_path(&file, &b), None);
     }
 }

@@ -101,6 +101,7 @@ code_pages! {
     P0122 => MissingLocale,
     P0123 => UnusedLocalePack,
     P0124 => UntranslatedText,
+    P0410 => LocalePackNotApplied,
     P0109 => DeclaredToolHidden,
     P0201 => LiteralSecret,
     P0202 => InsecureEndpoint,

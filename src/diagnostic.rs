@@ -163,6 +163,9 @@ diagnostic_kinds! {
     UnusedLocalePack = ("P0123", "unused-locale-pack", Warning),
     /// A locale pack without a text for an id the preset uses: English is used.
     UntranslatedText = ("P0124", "untranslated-text", Warning),
+    /// A project's (or `--preset-dir`'s) locale pack left out for a chain of only the
+    /// user's own files.
+    LocalePackNotApplied = ("P0410", "locale-pack-not-applied", Warning),
     /// A command tool or an MCP server a preset declares whose tools that preset hides.
     DeclaredToolHidden = ("P0109", "declared-tool-hidden", Warning),
     /// A value that looks like an API key.
@@ -471,6 +474,7 @@ mod tests {
             K::OverrideNothing,
             K::UnusedLocalePack,
             K::UntranslatedText,
+            K::LocalePackNotApplied,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {

@@ -108,15 +108,16 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     // The endpoint may not be the one the preset was validated against.
     let linted = lint_endpoint(&preset, &settings, &workspace, io)?;
     // Nothing is sent or started for a preset the user has not trusted (see `trust`).
+    let cwd = working_directory(args.values.cwd.as_deref())?;
     let gate = super::trust::RunGate {
         arg: &args.name,
         allow_insecure: args.allow_insecure,
         json: args.json,
+        cwd: &cwd,
     };
     if let Some(exit) = super::trust::admit_run(global, &workspace, &preset, &settings, gate, io)? {
         return Ok(exit);
     }
-    let cwd = working_directory(args.values.cwd.as_deref())?;
     let cwd_text = cwd.to_string_lossy().into_owned();
     let mut values = args.values.values(&preset, cwd_text.clone())?;
     values.set(PROVIDER_VARIABLE, settings.provider.as_str());

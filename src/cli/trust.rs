@@ -73,6 +73,9 @@ pub(crate) fn run(
             directory(&mut workspace, &dir)?
         }
     };
+    // Commands run in the current directory unless `run --cwd` says otherwise: the files
+    // their argv names are bound as they are there.
+    let cwd = crate::project::run_setup::working_directory(None)?;
     let mut exit = Exit::Ok;
     let mut changed = false;
     for selected in &selections {
@@ -86,7 +89,11 @@ pub(crate) fn run(
             exit = Exit::Invalid;
             continue;
         };
-        let reach = PresetReach::of(&preset, &workspace.presets, &policy, None);
+        let reach = PresetReach::of(&preset, &workspace.presets, &policy, None).with_digests(
+            &preset,
+            &cwd,
+            workspace.tools.listings(),
+        );
         if !reach.needs_trust() {
             writeln!(
                 io.out,
@@ -125,6 +132,8 @@ pub(crate) struct RunGate<'a> {
     pub allow_insecure: bool,
     /// `--json`: a refusal ends the transcript with a `done` event.
     pub json: bool,
+    /// The working directory commands run in: the files their argv names are bound.
+    pub cwd: &'a Path,
 }
 
 /// The gate `run` passes after the endpoint is final and before anything is sent or
@@ -143,6 +152,7 @@ pub(crate) fn admit_run(
         arg,
         allow_insecure,
         json,
+        cwd,
     } = run;
     match gate::check_transport(preset, settings, allow_insecure) {
         Ok(Transport::Cleartext) => writeln!(
@@ -165,7 +175,7 @@ pub(crate) fn admit_run(
     }
 
     let policy = TrustPolicy::from_environment();
-    let Some(reach) = gate::reach_to_trust(workspace, preset, settings, &policy) else {
+    let Some(reach) = gate::reach_to_trust(workspace, preset, settings, &policy, cwd) else {
         return Ok(None);
     };
     let command = trust_command(global, arg);
@@ -200,7 +210,9 @@ pub(crate) fn admit_run(
     if let Some(changes) = &changes {
         writeln!(io.err, "  what changed:")?;
         for change in changes {
-            writeln!(io.err, "    {}", describe(change))?;
+            for line in describe(change) {
+                writeln!(io.err, "    {line}")?;
+            }
         }
     }
     let can_ask = reach.key.is_some()

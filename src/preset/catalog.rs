@@ -32,7 +32,7 @@ use super::source::{
 use super::spec::is_valid_preset_name;
 use super::text_file::load_text_files;
 use super::validate::FileLayer;
-use crate::bounded::{BoundedReadError, read_bounded};
+use crate::bounded::{BoundedReadError, IdentifiedFile, read_bounded_identified};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 use crate::provider::lint::LintMemo;
 use crate::source_files::{SourceFiles, SourceText};
@@ -252,11 +252,16 @@ struct Loaded {
     /// The `name` the file declares, when it parses (also if a later check fails).
     declared_name: Option<String>,
     parsed: Result<ParsedPreset, Diagnostics>,
+    /// The file the bytes came from, as the opened descriptor names it
+    /// ([`read_bounded_identified`]); `None` for text without a file, or when the file
+    /// could not be told for sure.
+    resolved: Option<PathBuf>,
 }
 
 impl Loaded {
     fn failed(d: Diagnostic) -> Loaded {
         Loaded {
+            resolved: None,
             source: None,
             text_files: Vec::new(),
             declared_name: None,
@@ -314,6 +319,15 @@ impl PresetEntry {
         }
     }
 
+    /// The file its bytes were read from: absolute, links resolved, decided on the
+    /// descriptor the bytes came through (never by looking the name up again), so a
+    /// decision on it (whose the file is, under which key trust is recorded) is about the
+    /// bytes in use. `None` before the file is read, for presets without a file, and when
+    /// the file could not be told for sure (it was replaced while being read).
+    pub fn resolved_path(&self) -> Option<&Path> {
+        self.loaded.get()?.resolved.as_deref()
+    }
+
     /// The parsed file, read and parsed on first use and cached. Errors include read
     /// failures (`io`), every parse error, and a `name` that is invalid (`invalid-name`)
     /// or differs from the file stem (`name-mismatch`).
@@ -347,7 +361,10 @@ impl PresetEntry {
             Content::Embedded(text) => self.parse(text.as_bytes()),
             Content::Inline(bytes) => self.parse(bytes),
             Content::File(path) => match read_file(path, &self.display) {
-                Ok(bytes) => self.parse(&bytes),
+                Ok(IdentifiedFile { bytes, resolved }) => Loaded {
+                    resolved,
+                    ..self.parse(&bytes)
+                },
                 Err(d) => Loaded::failed(d),
             },
         }
@@ -359,6 +376,7 @@ impl PresetEntry {
             Ok(source) => source,
             Err(d) => {
                 return Loaded {
+                    resolved: None,
                     source: Some(SourceFile::lossy_text(bytes)),
                     text_files: Vec::new(),
                     declared_name: None,
@@ -389,6 +407,7 @@ impl PresetEntry {
             Ok(parsed)
         });
         Loaded {
+            resolved: None,
             source: Some(text),
             text_files,
             declared_name,
@@ -397,17 +416,17 @@ impl PresetEntry {
     }
 }
 
-/// Read a preset file, bounded (see [`read_bounded`]): a file over the size limit is a
+/// Read a preset file, bounded (see [`read_bounded_identified`]): a file over the size limit is a
 /// `limit-exceeded`; anything else that stops the read (missing, a directory, a FIFO or
 /// device, permissions) is an `io` error saying what the path is. Both at the file.
-fn read_file(path: &Path, display: &Arc<str>) -> Result<Vec<u8>, Diagnostic> {
+fn read_file(path: &Path, display: &Arc<str>) -> Result<IdentifiedFile, Diagnostic> {
     read_preset_bytes(path, display).map_err(|d| d.at(Span::new(display.clone(), 1, 1)))
 }
 
 /// [`read_file`] without a location on `io` errors (for paths given explicitly, where
 /// there may be no file to point at).
-fn read_preset_bytes(path: &Path, display: &Arc<str>) -> Result<Vec<u8>, Diagnostic> {
-    read_bounded(path, MAX_PRESET_FILE_BYTES as u64).map_err(|e| match e {
+fn read_preset_bytes(path: &Path, display: &Arc<str>) -> Result<IdentifiedFile, Diagnostic> {
+    read_bounded_identified(path, MAX_PRESET_FILE_BYTES as u64).map_err(|e| match e {
         BoundedReadError::TooLarge { size, .. } => file_too_large(display.clone(), size),
         BoundedReadError::Directory => Diagnostic::new(
             DiagnosticKind::Io,
@@ -662,7 +681,10 @@ impl PresetCatalog {
             Content::File(path.to_path_buf()),
         );
         let loaded = match bytes {
-            Ok(bytes) => entry.parse(&bytes),
+            Ok(IdentifiedFile { bytes, resolved }) => Loaded {
+                resolved,
+                ..entry.parse(&bytes)
+            },
             Err(d) => Loaded::failed(d),
         };
         let _ = entry.loaded.set(loaded);

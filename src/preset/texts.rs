@@ -232,11 +232,15 @@ impl ChainTexts {
 }
 
 /// Resolve a chain's texts: the pack of its locale (`locale_override`, else the nearest
-/// `locale:`), then every preset's `texts:` root first, over English.
+/// `locale:`), then every preset's `texts:` root first, over English. When every file of
+/// the chain is the user's own (`own_file`), the packs of a project or `--preset-dir`
+/// do not apply (the user's presets read the same in every repository): a
+/// `locale-pack-not-applied` warning names each one left out and the pack used.
 pub(crate) fn resolve(
     chain: &[&ParsedPreset],
     packs: &LocalePacks,
     locale_override: Option<&str>,
+    own_file: Option<&dyn Fn(&ParsedPreset) -> bool>,
 ) -> ChainTexts {
     let chosen: Option<(String, Option<Span>)> = match locale_override {
         Some(l) => Some((l.to_owned(), None)),
@@ -259,7 +263,43 @@ pub(crate) fn resolve(
     let mut origins = BTreeMap::new();
     let mut texts = Texts::new(chosen.as_ref().map(|(l, _)| l.clone()));
     if let Some((locale, span)) = &chosen {
-        let of_locale: Vec<&LocalePack> = packs.of(locale).collect();
+        let mut of_locale: Vec<&LocalePack> = packs.of(locale).collect();
+        let foreign = |p: &LocalePack| {
+            !matches!(
+                p.source,
+                super::catalog::PresetSource::User | super::catalog::PresetSource::Builtin
+            )
+        };
+        let own_chain =
+            !chain.is_empty() && own_file.is_some_and(|own| chain.iter().all(|p| own(p)));
+        if own_chain && of_locale.iter().any(|p| foreign(p)) {
+            let (left_out, used): (Vec<&LocalePack>, Vec<&LocalePack>) =
+                of_locale.iter().partition(|p| foreign(p));
+            let name = chain[chain.len() - 1].name();
+            let used_text = match used.first() {
+                Some(p) => format!("it uses `{}`", p.display),
+                None => "no other pack of this locale is on offer".to_owned(),
+            };
+            for pack in left_out {
+                diagnostics.push(
+                    Diagnostic::new(
+                        DiagnosticKind::LocalePackNotApplied,
+                        format!(
+                            "locale pack `{}` does not apply to `{name}`: every file of its chain is yours, and a project's pack re-words only the project's presets; {used_text}",
+                            pack.display
+                        ),
+                    )
+                    .at(pack
+                        .locale_span
+                        .clone()
+                        .unwrap_or_else(|| Span::new(pack.display.clone(), 1, 1)))
+                    .help(format!(
+                        "to use it for `{name}`, copy it to `locales/` of your user directory; or run a project preset that extends `{name}`"
+                    )),
+                );
+            }
+            of_locale = used;
+        }
         if of_locale.is_empty() && locale != ENGLISH_LOCALE {
             let mut available = packs.locales();
             available.insert(0, ENGLISH_LOCALE);
@@ -423,7 +463,7 @@ pub fn text_rows(chain: Option<&[&ParsedPreset]>, texts: &Texts) -> Vec<TextRow>
 /// The texts with `locale`'s pack applied and nothing else (for `texts --locale` without
 /// a preset).
 pub fn locale_texts(packs: &LocalePacks, locale: Option<&str>) -> (Arc<Texts>, Vec<Diagnostic>) {
-    let resolved = resolve(&[], packs, locale);
+    let resolved = resolve(&[], packs, locale, None);
     (resolved.texts, resolved.diagnostics)
 }
 

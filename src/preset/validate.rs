@@ -239,8 +239,32 @@ pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCata
         tools,
         Some(catalog.lint_memo()),
         &|p| cached_layer(catalog.get(p.name()), p),
-        (catalog.packs(), catalog.locale()),
+        (
+            catalog.packs(),
+            catalog.locale(),
+            Some(&|p| is_own_file(catalog, p)),
+        ),
     )
+}
+
+/// The locale packs on offer, the locale asked for (`--locale`), and which files are the
+/// user's own (a project's pack does not re-word a chain of only those; `None`: no
+/// catalog says, every pack applies).
+type PackScope<'a> = (
+    &'a LocalePacks,
+    Option<&'a str>,
+    Option<&'a dyn Fn(&ParsedPreset) -> bool>,
+);
+
+/// Is `preset` a file of the user's own: a built-in, the user directory's, a host's text?
+fn is_own_file(catalog: &PresetCatalog, preset: &ParsedPreset) -> bool {
+    use super::catalog::PresetSource;
+    catalog.entry_of(preset).is_some_and(|e| {
+        matches!(
+            e.source(),
+            PresetSource::Builtin | PresetSource::User | PresetSource::Inline
+        )
+    })
 }
 
 /// The layer of `preset` as its catalog entry keeps it (derived once however many chains
@@ -284,7 +308,11 @@ pub fn validate_target(catalog: &PresetCatalog, id: TargetId, tools: &ToolCatalo
             let own = Some(entry).filter(|e| e.parsed().is_ok_and(|q| std::ptr::eq(q, p)));
             cached_layer(own.or_else(|| catalog.lookup_for_target(id, p.name())), p)
         },
-        (catalog.packs(), catalog.locale()),
+        (
+            catalog.packs(),
+            catalog.locale(),
+            Some(&|p| is_own_file(catalog, p)),
+        ),
     )
 }
 
@@ -306,7 +334,7 @@ where
         tools,
         None,
         &|p| Arc::new(FileLayer::of(p)),
-        (&LocalePacks::builtin(), None),
+        (&LocalePacks::builtin(), None, None),
     )
 }
 
@@ -318,7 +346,7 @@ fn validate_preset_with<'a, L, N>(
     tools: &ToolCatalog,
     memo: Option<&LintMemo>,
     layer_of: &dyn Fn(&ParsedPreset) -> Arc<FileLayer>,
-    locale: (&LocalePacks, Option<&str>),
+    locale: PackScope<'_>,
 ) -> Validation
 where
     L: Fn(&str) -> Lookup<'a>,
@@ -346,7 +374,7 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
         tools,
         None,
         &|p| Arc::new(FileLayer::of(p)),
-        (&LocalePacks::builtin(), None),
+        (&LocalePacks::builtin(), None, None),
     )
 }
 
@@ -424,7 +452,7 @@ fn validate_chain_with(
     tools: &ToolCatalog,
     memo: Option<&LintMemo>,
     layer_of: &dyn Fn(&ParsedPreset) -> Arc<FileLayer>,
-    (packs, locale): (&LocalePacks, Option<&str>),
+    (packs, locale, own_file): PackScope<'_>,
 ) -> Validation {
     let mut diagnostics = Vec::new();
     let presets = chain.presets();
@@ -432,7 +460,7 @@ fn validate_chain_with(
     let own_catalog = super::own_tools::preset_catalog(presets, tools, &mut diagnostics);
     let tools: &ToolCatalog = &own_catalog;
     // The texts the model reads: the locale pack and `texts:`, over English.
-    let chain_texts = super::texts::resolve(presets, packs, locale);
+    let chain_texts = super::texts::resolve(presets, packs, locale, own_file);
     diagnostics.extend(chain_texts.diagnostics.iter().cloned());
     let replaced_tools;
     let tools = if chain_texts.replaces_tools() {

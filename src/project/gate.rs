@@ -4,6 +4,8 @@
 //! that reaches outside through files the user did not write must be trusted
 //! ([`crate::trust`]). Asking the user and printing are the caller's.
 
+use std::path::Path;
+
 use crate::endpoint::{EndpointError, ModelSettings, Transport, check_base_url};
 use crate::preset::ValidPreset;
 use crate::trust::{PresetReach, TrustPolicy};
@@ -26,20 +28,25 @@ pub fn check_transport(
     check_base_url(&settings.base_url, allowed)
 }
 
-/// What the user must trust before `preset` runs against `settings`, or `None` when
-/// nothing needs trust. The reach without the endpoint is asked for when it needs trust
-/// on its own (so one decision covers every endpoint); else the reach at run time (an
-/// endpoint chosen at run time that makes it need trust).
+/// What the user must trust before `preset` runs against `settings` in the working
+/// directory `workspace`, or `None` when nothing needs trust. The reach without the
+/// endpoint is asked for when it needs trust on its own (so one decision covers every
+/// endpoint); else the reach at run time (an endpoint chosen at run time that makes it
+/// need trust). Either way it carries the digests the approval binds
+/// ([`PresetReach::with_digests`]): the lock entries of the servers it reaches, as this
+/// project's tools hold them, and the workspace files their argv names.
 pub fn reach_to_trust(
     project: &Project,
     preset: &ValidPreset,
     settings: &ModelSettings,
     policy: &TrustPolicy,
+    workspace: &Path,
 ) -> Option<PresetReach> {
     let at_run = PresetReach::of(preset, &project.presets, policy, Some(settings));
     if !at_run.needs_trust() {
         return None;
     }
     let reach = PresetReach::of(preset, &project.presets, policy, None);
-    Some(if reach.needs_trust() { reach } else { at_run })
+    let reach = if reach.needs_trust() { reach } else { at_run };
+    Some(reach.with_digests(preset, workspace, project.tools.listings()))
 }

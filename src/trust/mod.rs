@@ -111,6 +111,16 @@ mod tests {
         }
     }
 
+    /// A server listing of no tools, at `version`.
+    fn listing(version: &str) -> crate::mcp::ServerListing {
+        crate::mcp::ServerListing {
+            server_name: "s".into(),
+            server_version: version.into(),
+            protocol_version: "2025-06-18".into(),
+            tools: Vec::new(),
+        }
+    }
+
     fn preset(name: &str, body: &str) -> String {
         format!("version: 1\nname: {name}\nextends: minimal\n{body}")
     }
@@ -343,10 +353,195 @@ mod tests {
                 ("allowRead", "/usr/share/dict".into(), false),
             ]
         );
-        // The user's own preset chose full-access and /opt/sdk: only the new path asks.
+        // The user's own preset chose /opt/sdk: of the reads, only the new path asks;
+        // the project file chose to build on a preset that runs commands unconfined.
         assert_eq!(
             s.reach("child", None),
-            [("allowRead", "/srv/data".into(), false)]
+            [
+                ("sandbox", "full-access".into(), false),
+                ("allowRead", "/srv/data".into(), false)
+            ]
+        );
+    }
+
+    /// Issue 27: reach is the resolved preset's. A project file that extends a user
+    /// preset starting programs reaches them; one that takes a user preset's name is
+    /// named.
+    #[test]
+    fn inherited_programs_and_shadowed_names_need_trust() {
+        let mine = preset(
+            "mine",
+            "sandbox: full-access\ncommands:\n  wc:\n    description: Count.\n    run: [wc, -w]\nmcpServers:\n  time:\n    command: [uvx, mcp-server-time]\n",
+        );
+        let s = Setup::new(
+            &[
+                ("child", "version: 1\nname: child\nextends: mine\n"),
+                ("other", &preset("other", "description: mine now\n")),
+            ],
+            &[("mine", &mine), ("other", &preset("other", ""))],
+        );
+        let catalog = s.catalog();
+        let mut listings = crate::tools::external::ListingMap::new();
+        listings.insert("child", "time", listing("1"));
+        listings.insert("mine", "time", listing("1"));
+        let tools = ToolCatalog::builtin().with_listings(std::sync::Arc::new(listings));
+        let preset = validate_in_catalog(&catalog, "child", &tools)
+            .preset
+            .unwrap();
+        let reach = PresetReach::of(&preset, &catalog, &s.policy(), None);
+        let fields: Vec<(&str, bool)> = reach
+            .items
+            .iter()
+            .map(|i| (i.field.as_str(), i.inherited))
+            .collect();
+        assert_eq!(
+            fields,
+            [("sandbox", true), ("mcpServers", true), ("commands", true)]
+        );
+        assert!(reach.items[2].value.starts_with("wc: {"), "{reach:?}");
+        // The user's `mine` alone reaches nothing.
+        let own = validate_in_catalog(&catalog, "mine", &tools)
+            .preset
+            .unwrap();
+        assert!(!PresetReach::of(&own, &catalog, &s.policy(), None).needs_trust());
+        // A project `other` hides the user's `other`.
+        let shadow = s.reach("other", None);
+        assert_eq!(shadow.len(), 1, "{shadow:?}");
+        assert_eq!(shadow[0].0, "shadows");
+        assert!(shadow[0].1.ends_with("other.yaml"), "{shadow:?}");
+    }
+
+    /// Issue 27: trust binds the files a trusted argv names and the servers' lock
+    /// entries; a rewritten script or an edited entry asks again, shown by what changed.
+    #[test]
+    fn trust_binds_argv_files_and_lock_entries() {
+        use crate::tools::external::ListingMap;
+        let s = Setup::new(
+            &[(
+                "tool",
+                &preset(
+                    "tool",
+                    "commands:\n  wc:\n    description: Count.\n    run: [python3, tools/wc.py, '{{ args.path }}']\nmcpServers:\n  local:\n    command: [./server.sh]\n",
+                ),
+            )],
+            &[],
+        );
+        let work = s.project.path();
+        fs::create_dir_all(work.join("tools")).unwrap();
+        fs::write(work.join("tools/wc.py"), "print(1)\n").unwrap();
+        fs::write(work.join("server.sh"), "#!/bin/sh\n").unwrap();
+        let catalog = s.catalog();
+        let mut pinned = ListingMap::new();
+        pinned.insert("tool", "local", listing("1"));
+        let tools = ToolCatalog::builtin().with_listings(std::sync::Arc::new(pinned.clone()));
+        let preset = validate_in_catalog(&catalog, "tool", &tools)
+            .preset
+            .unwrap();
+        let reach_with = |listings: &dyn crate::tools::external::ServerListings| {
+            PresetReach::of(&preset, &catalog, &s.policy(), None)
+                .with_digests(&preset, work, listings)
+        };
+        let reach = reach_with(&pinned);
+        let values: Vec<(&str, &str)> = reach
+            .items
+            .iter()
+            .filter(|i| matches!(i.field, ReachField::FileDigest | ReachField::LockEntry))
+            .map(|i| (i.field.as_str(), i.value.split(' ').next().unwrap()))
+            .collect();
+        assert_eq!(
+            values,
+            [
+                ("presets.lock", "local:"),
+                ("file", "./server.sh:"),
+                ("file", "tools/wc.py:"),
+            ]
+        );
+        let mut store = TrustStore::open(Some(s.config.path())).unwrap();
+        store.trust(&reach);
+        assert_eq!(store.status(&reach_with(&pinned)), TrustStatus::Trusted);
+
+        // The model rewrote the script; someone locked another listing.
+        fs::write(work.join("tools/wc.py"), "import os; os.system('curl …')\n").unwrap();
+        let mut listings = ListingMap::new();
+        listings.insert("tool", "local", listing("2"));
+        let TrustStatus::Changed(changes) = store.status(&reach_with(&listings)) else {
+            panic!("changed");
+        };
+        let shown: Vec<String> = changes.iter().flat_map(display::describe).collect();
+        assert_eq!(shown.len(), 2, "{shown:?}");
+        assert!(
+            shown[0].starts_with("~ file tools/wc.py: its content changed (sha256:"),
+            "{shown:?}"
+        );
+        assert!(
+            shown[1].starts_with("~ presets.lock: the entry of server `local` changed (sha256:"),
+            "{shown:?}"
+        );
+    }
+
+    /// A version-1 store written before trust bound digests still reads; its record
+    /// asks once more, showing only what is now bound as well.
+    #[test]
+    fn an_older_record_reads_and_asks_only_for_the_additions() {
+        let s = Setup::new(
+            &[(
+                "tool",
+                &preset(
+                    "tool",
+                    "commands:\n  wc:\n    description: Count.\n    run: [sh, wc.sh]\n",
+                ),
+            )],
+            &[],
+        );
+        fs::write(s.project.path().join("wc.sh"), "wc -w\n").unwrap();
+        let catalog = s.catalog();
+        let preset = validate_in_catalog(&catalog, "tool", &ToolCatalog::builtin())
+            .preset
+            .unwrap();
+        let before = PresetReach::of(&preset, &catalog, &s.policy(), None);
+        // What an earlier build wrote: the same format, without the digest.
+        let items = before.recorded();
+        let key = before.key.clone().unwrap().to_string_lossy().into_owned();
+        let text = serde_json::json!({"version": 1, "presets": {key: {
+            "hash": hash_items(&items), "name": "tool", "items": items}}});
+        fs::write(s.config.path().join(TRUST_STORE_FILE), text.to_string()).unwrap();
+        let store = TrustStore::open(Some(s.config.path())).unwrap();
+        assert_eq!(store.status(&before), TrustStatus::Trusted);
+        let now = before.with_digests(
+            &preset,
+            s.project.path(),
+            &crate::tools::external::NoListings,
+        );
+        let TrustStatus::Changed(changes) = store.status(&now) else {
+            panic!("asks again");
+        };
+        assert!(
+            matches!(changes.as_slice(), [ReachChange::Added(i)] if i.field == "file" && i.value.starts_with("wc.sh: sha256:")),
+            "{changes:?}"
+        );
+    }
+
+    /// A changed command tool is shown key by key, never as two JSON texts.
+    #[test]
+    fn a_changed_declaration_is_shown_field_by_field() {
+        let item = |value: &str| RecordedItem {
+            field: "commands".into(),
+            value: value.into(),
+            file: "/p/.agent-presets/x.yaml".into(),
+        };
+        let changes = diff(
+            &[item(r#"wc: {"description":"Count.","run":["wc","-w"]}"#)],
+            &[item(
+                r#"wc: {"description":"Count.","run":["sh","-c","curl x"],"passEnv":["HOME"]}"#,
+            )],
+        );
+        let shown: Vec<String> = changes.iter().flat_map(display::describe).collect();
+        assert_eq!(
+            shown,
+            [
+                r#"+ commands.wc.passEnv: ["HOME"]"#,
+                r#"~ commands.wc.run: ["wc","-w"] → ["sh","-c","curl x"]"#,
+            ]
         );
     }
 

@@ -12,6 +12,7 @@ use crate::preset::source::ParsedPreset;
 use crate::preset::spec::{PresetFile, Spanned};
 use crate::preset::validate::ValidPreset;
 use crate::provider::{ModelSettings, default_api_key_env, is_default_host};
+use crate::tools::external::ServerListings;
 
 /// Whose a preset file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,13 +52,16 @@ impl TrustPolicy {
         self.config_dir.as_deref()
     }
 
-    /// Whose the file of `entry` is.
+    /// Whose the file of `entry` is, decided on the file its bytes were read from
+    /// ([`PresetEntry::resolved_path`], named by the opened descriptor): a link flipped
+    /// after the read cannot change the answer. A file not read yet, or not told for
+    /// sure, is anyone's.
     pub fn authorship(&self, entry: &PresetEntry) -> Authorship {
         match entry.source() {
             PresetSource::Builtin | PresetSource::Inline => Authorship::Own,
             PresetSource::Stdin => Authorship::Foreign,
             PresetSource::User | PresetSource::Project | PresetSource::Path => {
-                match entry.path() {
+                match entry.resolved_path() {
                     Some(path) if self.is_under_config_dir(path) => Authorship::Own,
                     // A user directory elsewhere (`CatalogOptions::user_dir`) was still
                     // chosen by the user.
@@ -68,12 +72,13 @@ impl TrustPolicy {
         }
     }
 
-    /// Is `path` (resolved) inside the user configuration directory?
+    /// Is `path` inside the user configuration directory? `path` must already be
+    /// resolved (absolute, no links: [`PresetEntry::resolved_path`]); it is compared as it
+    /// is, never looked up again.
     pub fn is_under_config_dir(&self, path: &Path) -> bool {
-        let Some(dir) = &self.config_dir else {
-            return false;
-        };
-        path.canonicalize().is_ok_and(|p| p.starts_with(dir))
+        self.config_dir
+            .as_ref()
+            .is_some_and(|dir| path.is_absolute() && path.starts_with(dir))
     }
 }
 
@@ -99,6 +104,16 @@ pub enum ReachField {
     McpServer,
     /// `commands.<name>`: a program run when the model calls the tool.
     Command,
+    /// A foreign file that takes the name of a preset of the user's own (same name,
+    /// higher precedence): `run NAME` would run it instead. The value is the user's file.
+    Shadows,
+    /// The `presets.lock` entry of a server the preset reaches, as approved: `NAME:
+    /// sha256:<hex>` of what the entry holds for it (its listing, and whatever else the
+    /// lock binds), or `NAME: not locked`.
+    LockEntry,
+    /// A workspace file named in the argv of a command tool or server the preset reaches
+    /// (`run: [python3, tools/wc.py]`, `command: [./server.sh]`): `PATH: sha256:<hex>`.
+    FileDigest,
 }
 
 impl ReachField {
@@ -112,6 +127,9 @@ impl ReachField {
         ReachField::AllowRead,
         ReachField::McpServer,
         ReachField::Command,
+        ReachField::Shadows,
+        ReachField::LockEntry,
+        ReachField::FileDigest,
     ];
 
     /// The field named `name` ([`ReachField::as_str`]).
@@ -121,7 +139,23 @@ impl ReachField {
 
     /// Does the field hold a set of values (one item each) rather than one value?
     pub fn is_set(self) -> bool {
-        matches!(self, ReachField::PassEnv | ReachField::AllowRead)
+        matches!(
+            self,
+            ReachField::PassEnv | ReachField::AllowRead | ReachField::Shadows
+        )
+    }
+
+    /// Does the field hold named values, one item per name (`NAME: …`): a server, a
+    /// command tool, a lock entry, a file's digest? Two items of one name are the same
+    /// thing, changed.
+    pub fn is_named(self) -> bool {
+        matches!(
+            self,
+            ReachField::McpServer
+                | ReachField::Command
+                | ReachField::LockEntry
+                | ReachField::FileDigest
+        )
     }
 
     /// The key as written in a preset (`model.baseUrl`, `passEnv`).
@@ -135,6 +169,9 @@ impl ReachField {
             ReachField::AllowRead => "allowRead",
             ReachField::McpServer => "mcpServers",
             ReachField::Command => "commands",
+            ReachField::Shadows => "shadows",
+            ReachField::LockEntry => "presets.lock",
+            ReachField::FileDigest => "file",
         }
     }
 }
@@ -159,6 +196,10 @@ pub struct ReachItem {
     /// Not written: the value follows from another setting (the provider's default key
     /// variable, sent to a `baseUrl` the file chose).
     pub implied: bool,
+    /// Written in a file of the user's own, and reached because a foreign file of the
+    /// chain extends it (or is extended by it): a program-starting setting (`sandbox`,
+    /// `commands`, `mcpServers`) the foreign file chose to build on.
+    pub inherited: bool,
 }
 
 impl ReachItem {
@@ -221,9 +262,8 @@ impl PresetReach {
             match catalog.entry_of(p) {
                 Some(entry) => (
                     policy.authorship(entry),
-                    entry
-                        .path()
-                        .map(|path| resolved(path).to_string_lossy().into_owned())
+                    file_key(entry)
+                        .map(|path| path.to_string_lossy().into_owned())
                         .unwrap_or_else(|| entry.display().to_string()),
                 ),
                 // Not read through this catalog: nobody vouches for it.
@@ -232,7 +272,7 @@ impl PresetReach {
         };
         let leaf = &chain[chain.len() - 1];
         let leaf_entry = catalog.entry_of(leaf);
-        let key = leaf_entry.and_then(PresetEntry::path).map(resolved);
+        let key = leaf_entry.and_then(file_key);
         let mut items = Vec::new();
         if let Some(file) = chain.iter().rev().find(|p| p.file.model.is_some()) {
             let (authorship, path) = origin(file);
@@ -247,14 +287,77 @@ impl PresetReach {
             |f| &f.pass_env,
             &mut items,
         );
-        sandbox_items(chain, &origin, &mut items);
-        tool_items(chain, &origin, &mut items);
+        // A foreign file anywhere in the chain chose what it builds on: the settings
+        // that start programs count whoever wrote them.
+        let foreign_chain = chain.iter().any(|p| origin(p).0 == Authorship::Foreign);
+        sandbox_items(chain, &origin, foreign_chain, &mut items);
+        tool_items(chain, &origin, foreign_chain, &mut items);
+        shadow_items(chain, catalog, &origin, &mut items);
         PresetReach {
             name: preset.name().to_owned(),
             key,
             display: leaf.source.display.to_string(),
             items,
         }
+    }
+
+    /// The reach with what the approval binds beyond the preset's files: for each server
+    /// it reaches, the digest of its `presets.lock` entry as `listings` holds it (what
+    /// the run uses); for each command tool and server it reaches, the digest of every
+    /// file of `workspace` its argv names. So a script the model rewrote, or a lock entry
+    /// someone edited, asks again.
+    pub fn with_digests(
+        mut self,
+        preset: &ValidPreset,
+        workspace: &Path,
+        listings: &dyn ServerListings,
+    ) -> PresetReach {
+        use crate::preset::own_tools::{declared_commands, declared_servers};
+        let chain: Vec<&ParsedPreset> = preset.chain().iter().collect();
+        let reached = |items: &[ReachItem], field: ReachField, name: &str| {
+            items
+                .iter()
+                .find(|i| i.field == field && item_name(&i.value) == name)
+                .map(|i| i.file.clone())
+        };
+        let mut added = Vec::new();
+        for server in declared_servers(&chain) {
+            let name = &server.name.value;
+            let Some(file) = reached(&self.items, ReachField::McpServer, name) else {
+                continue;
+            };
+            let locked = match listings.listing(preset.name(), name) {
+                Some(listing) => digest(&serde_json::to_vec(listing).unwrap_or_default()),
+                None => "not locked".to_owned(),
+            };
+            added.push(ReachItem {
+                field: ReachField::LockEntry,
+                value: format!("{name}: {locked}"),
+                file: LOCK_FILE.to_owned(),
+                span: Span::new(LOCK_FILE.into(), 1, 1),
+                implied: false,
+                inherited: false,
+            });
+            let words = server.spec.command.iter().flat_map(|c| c.value.iter());
+            file_digests(server.preset, words, &file, workspace, &mut added);
+        }
+        for command in declared_commands(&chain) {
+            let Some(file) = reached(&self.items, ReachField::Command, &command.name.value) else {
+                continue;
+            };
+            let words = command.spec.run.value.iter();
+            file_digests(command.preset, words, &file, workspace, &mut added);
+        }
+        for item in added {
+            let seen = self
+                .items
+                .iter()
+                .any(|i| i.field == item.field && i.value == item.value);
+            if !seen {
+                self.items.push(item);
+            }
+        }
+        self
     }
 
     /// Does running it need the user's trust?
@@ -278,6 +381,74 @@ impl PresetReach {
     }
 }
 
+/// The name a named item's value starts with (`NAME: …`, see [`ReachField::is_named`]).
+pub fn item_name(value: &str) -> &str {
+    value.split_once(": ").map_or(value, |(name, _)| name)
+}
+
+/// `sha256:<hex>` of `bytes`.
+fn digest(bytes: &[u8]) -> String {
+    let mut hex = String::with_capacity(7 + 64);
+    hex.push_str("sha256:");
+    for byte in Sha256::digest(bytes) {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    hex
+}
+
+/// The lock file's name, as shown on its items (`project::LOCK_FILE`; the project layer
+/// is above this one).
+const LOCK_FILE: &str = "presets.lock";
+
+/// The largest file digested (a script or a program in the workspace).
+const MAX_DIGESTED_BYTES: u64 = 256 * 1024 * 1024;
+
+/// A digest item for each word of an argv that names a file of `workspace` (relative to
+/// it, or absolute beneath it; a word with a template is left out: it is not a file
+/// until it runs).
+fn file_digests<'a>(
+    preset: &ParsedPreset,
+    words: impl Iterator<Item = &'a Spanned<String>>,
+    file: &str,
+    workspace: &Path,
+    items: &mut Vec<ReachItem>,
+) {
+    use crate::bounded::{BoundedReadError, read_bounded};
+    for word in words {
+        let text = &word.value;
+        if text.is_empty() || text.contains("{{") || text.contains("{%") {
+            continue;
+        }
+        let path = Path::new(text);
+        if path.is_absolute() && !path.starts_with(workspace) {
+            continue;
+        }
+        let value = match read_bounded(&workspace.join(path), MAX_DIGESTED_BYTES) {
+            Ok(bytes) => digest(&bytes),
+            Err(
+                BoundedReadError::NotFound
+                | BoundedReadError::Directory
+                | BoundedReadError::DanglingLink,
+            ) => continue,
+            Err(e) => format!("unreadable ({e})"),
+        };
+        if items
+            .iter()
+            .any(|i| i.field == ReachField::FileDigest && item_name(&i.value) == text)
+        {
+            continue;
+        }
+        items.push(ReachItem {
+            field: ReachField::FileDigest,
+            value: format!("{text}: {value}"),
+            file: file.to_owned(),
+            span: preset.span_of(word),
+            implied: false,
+            inherited: false,
+        });
+    }
+}
+
 /// The hash of recorded items (see [`PresetReach::hash`]).
 pub fn hash_items(items: &[RecordedItem]) -> String {
     let mut sorted = items.to_vec();
@@ -298,6 +469,7 @@ pub fn hash_items(items: &[RecordedItem]) -> String {
 fn sandbox_items(
     chain: &[ParsedPreset],
     origin: &dyn Fn(&ParsedPreset) -> (Authorship, String),
+    foreign_chain: bool,
     items: &mut Vec<ReachItem>,
 ) {
     use crate::tools::sandbox::SandboxMode;
@@ -309,13 +481,14 @@ fn sandbox_items(
             .at_least_as_strict_as(SandboxMode::WorkspaceWrite)
     {
         let (authorship, path) = origin(file);
-        if authorship == Authorship::Foreign {
+        if authorship == Authorship::Foreign || foreign_chain {
             items.push(ReachItem {
                 field: ReachField::Sandbox,
                 value: setting.value.mode().as_str().to_owned(),
                 file: path,
                 span: file.span_of(setting),
                 implied: false,
+                inherited: authorship == Authorship::Own,
             });
         }
     }
@@ -328,26 +501,28 @@ fn sandbox_items(
     );
 }
 
-/// The MCP servers and command tools foreign files declare (after `extends`: a
-/// declaration an own file replaces needs no trust). The value is the name and the whole
-/// declaration as compact JSON, so any change to what is started, passed or contacted
-/// asks again.
+/// The MCP servers and command tools the chain declares (after `extends`), when a
+/// foreign file is in it: those of foreign files, and those of the user's own files a
+/// foreign file builds on. The value is the name and the whole declaration as compact
+/// JSON, so any change to what is started, passed or contacted asks again.
 fn tool_items(
     chain: &[ParsedPreset],
     origin: &dyn Fn(&ParsedPreset) -> (Authorship, String),
+    foreign_chain: bool,
     items: &mut Vec<ReachItem>,
 ) {
     use crate::preset::own_tools::{declared_commands, declared_servers};
     let chain: Vec<&ParsedPreset> = chain.iter().collect();
     let mut push = |field, preset: &ParsedPreset, name: &Spanned<String>, json: String| {
         let (authorship, path) = origin(preset);
-        if authorship == Authorship::Foreign {
+        if authorship == Authorship::Foreign || foreign_chain {
             items.push(ReachItem {
                 field,
                 value: format!("{}: {json}", name.value),
                 file: path,
                 span: preset.span_of(name),
                 implied: false,
+                inherited: authorship == Authorship::Own,
             });
         }
     };
@@ -358,6 +533,37 @@ fn tool_items(
     for command in declared_commands(&chain) {
         let json = serde_json::to_string(command.spec).unwrap_or_default();
         push(ReachField::Command, command.preset, command.name, json);
+    }
+}
+
+/// Each foreign file of the chain that hides a preset of the user's own directory under
+/// its name: `run NAME` (or an `extends: NAME` of the user's) gets it instead.
+fn shadow_items(
+    chain: &[ParsedPreset],
+    catalog: &PresetCatalog,
+    origin: &dyn Fn(&ParsedPreset) -> (Authorship, String),
+    items: &mut Vec<ReachItem>,
+) {
+    for file in chain {
+        let (authorship, path) = origin(file);
+        let Some(entry) = catalog.entry_of(file) else {
+            continue;
+        };
+        if authorship == Authorship::Own {
+            continue;
+        }
+        for hidden in entry.shadows() {
+            if hidden.source == PresetSource::User {
+                items.push(ReachItem {
+                    field: ReachField::Shadows,
+                    value: hidden.display.to_string(),
+                    file: path.clone(),
+                    span: file.span_of(&file.file.name),
+                    implied: false,
+                    inherited: false,
+                });
+            }
+        }
     }
 }
 
@@ -393,6 +599,7 @@ fn list_items(
                     file: path.clone(),
                     span: file.span_of(entry),
                     implied: false,
+                    inherited: false,
                 });
             }
         }
@@ -429,6 +636,7 @@ fn model_items(
         file: path.to_owned(),
         span,
         implied,
+        inherited: false,
     };
     let url_from_file = spec
         .base_url
@@ -480,7 +688,12 @@ fn model_items(
     }
 }
 
-/// `path` with links resolved, or as it is when it cannot be.
-fn resolved(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+/// The file trust is recorded under for `entry`: the file its bytes came from, as the
+/// opened descriptor names it; the path it was found at when that could not be told (it
+/// is then anyone's, see [`TrustPolicy::authorship`]).
+fn file_key(entry: &PresetEntry) -> Option<PathBuf> {
+    entry
+        .resolved_path()
+        .or_else(|| entry.path())
+        .map(Path::to_path_buf)
 }

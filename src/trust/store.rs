@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bounded::BoundedReadError;
 
-use super::reach::{PresetReach, ReachField, RecordedItem, hash_items};
+use super::reach::{PresetReach, ReachField, RecordedItem, hash_items, item_name};
 
 /// The store's file name in the user configuration directory.
 pub const TRUST_STORE_FILE: &str = "trusted.json";
@@ -298,6 +298,10 @@ pub fn diff(old: &[RecordedItem], new: &[RecordedItem]) -> Vec<ReachChange> {
     for field in fields {
         let before: Vec<&RecordedItem> = old.iter().filter(|i| i.field == field).collect();
         let after: Vec<&RecordedItem> = new.iter().filter(|i| i.field == field).collect();
+        if ReachField::from_name(field).is_some_and(ReachField::is_named) {
+            named_diff(&before, &after, &mut changes);
+            continue;
+        }
         let is_set = ReachField::from_name(field).is_some_and(ReachField::is_set);
         if let ([a], [b], false) = (before.as_slice(), after.as_slice(), is_set) {
             if a != b {
@@ -320,4 +324,30 @@ pub fn diff(old: &[RecordedItem], new: &[RecordedItem]) -> Vec<ReachChange> {
         }
     }
     changes
+}
+
+/// The differences of a named field (servers, command tools, lock entries, digests):
+/// items of one name on both sides are the same thing, changed when they differ.
+fn named_diff(before: &[&RecordedItem], after: &[&RecordedItem], changes: &mut Vec<ReachChange>) {
+    for a in before {
+        match after
+            .iter()
+            .find(|b| item_name(&b.value) == item_name(&a.value))
+        {
+            Some(b) if *b != *a => changes.push(ReachChange::Changed {
+                old: (*a).clone(),
+                new: (*b).clone(),
+            }),
+            Some(_) => {}
+            None => changes.push(ReachChange::Removed((*a).clone())),
+        }
+    }
+    for b in after {
+        if !before
+            .iter()
+            .any(|a| item_name(&a.value) == item_name(&b.value))
+        {
+            changes.push(ReachChange::Added((*b).clone()));
+        }
+    }
 }

@@ -44,4 +44,6 @@ mod render_explain;
 mod schema_drift;
 mod security_tools;
 mod testing_suite;
+mod trust_gate;
+mod trust_race;
 mod workload_fixture;
