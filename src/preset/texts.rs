@@ -576,6 +576,52 @@ mod tests {
         assert_eq!(checked, 30);
     }
 
+    /// Every prohibition in the built-in English texts (`do not …`, `never …` at the
+    /// start of a clause) offers what to do instead, in its own sentence or the next one.
+    #[test]
+    fn every_prohibition_offers_an_alternative() {
+        const ALTERNATIVE: &[&str] = &[
+            "instead", "rather than", "unless", "say", "ask", "describe", "look", "tell",
+            "point", "use ", "prefer", "explain",
+        ];
+        let mut bare = Vec::new();
+        for k in known_texts() {
+            // Template tags and placeholders are not prose.
+            let mut plain = String::new();
+            let mut rest: &str = &k.english;
+            while let Some(open) = rest.find("{%") {
+                plain.push_str(&rest[..open]);
+                plain.push_str(". ");
+                rest = rest[open..].find("%}").map_or("", |i| &rest[open + i + 2..]);
+            }
+            plain.push_str(rest);
+            let sentences: Vec<String> = plain
+                .split(". ")
+                .map(|s| s.trim().to_lowercase())
+                .filter(|s| !s.is_empty())
+                .collect();
+            for (i, sentence) in sentences.iter().enumerate() {
+                let forbids = ["do not ", "don't ", "never "].iter().any(|p| {
+                    sentence.starts_with(p)
+                        || [": ", "; ", ", so ", ", and ", "(", ", "]
+                            .iter()
+                            .any(|before| sentence.contains(&format!("{before}{p}")))
+                });
+                if !forbids {
+                    continue;
+                }
+                let next = sentences.get(i + 1).map_or("", String::as_str);
+                if !ALTERNATIVE
+                    .iter()
+                    .any(|a| sentence.contains(a) || next.contains(a))
+                {
+                    bare.push(format!("{}: {sentence:?}", k.id));
+                }
+            }
+        }
+        assert!(bare.is_empty(), "prohibitions without an alternative: {bare:#?}");
+    }
+
     /// The prefix fingerprint covers the texts on the wire: a replaced tool description
     /// changes it, a chain that replaces nothing (or says `locale: en`) keeps it.
     #[test]
