@@ -32,7 +32,8 @@ pub struct KnownText {
     pub preset: Option<&'static str>,
 }
 
-/// Every text id, in id order: the built-in texts, then `section.<preset>.<name>` and
+/// Every text id, in id order: the built-in texts, the built-in tools' parameter
+/// descriptions (`tool.<name>.param.<path>`), and `section.<preset>.<name>` and
 /// `context.<preset>.<name>` for the sections and contexts of the built-in presets.
 pub fn known_texts() -> &'static [KnownText] {
     static KNOWN: OnceLock<Vec<KnownText>> = OnceLock::new();
@@ -46,6 +47,18 @@ pub fn known_texts() -> &'static [KnownText] {
                 preset: None,
             })
             .collect();
+        // The parameter descriptions of the built-in tools: their schemars doc comments.
+        for def in crate::tools::ToolCatalog::builtin().iter() {
+            for (path, english) in crate::tools::schema::param_descriptions(&def.schemas().portable)
+            {
+                out.push(KnownText {
+                    id: format!("tool.{}.param.{path}", def.name()),
+                    english: english.into(),
+                    declared: &[],
+                    preset: None,
+                });
+            }
+        }
         for (name, text) in BUILTIN_PRESETS {
             let Ok(parsed) = parse_preset(format!("<builtin>/{name}.yaml").into(), text.as_bytes())
             else {
@@ -221,6 +234,13 @@ impl ChainTexts {
                 .map(|e| e.text.as_str())
         };
         (get("description"), get("guidance"))
+    }
+
+    /// The replaced description of parameter `path` of tool `name`.
+    pub(crate) fn param_text(&self, name: &str, path: &str) -> Option<String> {
+        self.texts
+            .replacement(&format!("tool.{name}.param.{path}"))
+            .map(|e| e.text.clone())
     }
 
     /// Does a replacement concern a tool?
@@ -559,6 +579,11 @@ mod tests {
                     seen.push_str(step.context.as_deref().unwrap_or_default());
                     for tool in step.tools.iter() {
                         seen.push_str(&tool.description);
+                        // The parameter descriptions, as the wire carries them.
+                        for (_, d) in crate::tools::schema::param_descriptions(&tool.parameters) {
+                            seen.push_str(&d);
+                            seen.push('|');
+                        }
                     }
                     for t in builtin_texts() {
                         seen.push_str(preset.texts().get(builtin_text(t.id).unwrap()));
@@ -581,8 +606,18 @@ mod tests {
     #[test]
     fn every_prohibition_offers_an_alternative() {
         const ALTERNATIVE: &[&str] = &[
-            "instead", "rather than", "unless", "say", "ask", "describe", "look", "tell",
-            "point", "use ", "prefer", "explain",
+            "instead",
+            "rather than",
+            "unless",
+            "say",
+            "ask",
+            "describe",
+            "look",
+            "tell",
+            "point",
+            "use ",
+            "prefer",
+            "explain",
         ];
         let mut bare = Vec::new();
         for k in known_texts() {
@@ -592,7 +627,9 @@ mod tests {
             while let Some(open) = rest.find("{%") {
                 plain.push_str(&rest[..open]);
                 plain.push_str(". ");
-                rest = rest[open..].find("%}").map_or("", |i| &rest[open + i + 2..]);
+                rest = rest[open..]
+                    .find("%}")
+                    .map_or("", |i| &rest[open + i + 2..]);
             }
             plain.push_str(rest);
             let sentences: Vec<String> = plain
@@ -619,7 +656,220 @@ mod tests {
                 }
             }
         }
-        assert!(bare.is_empty(), "prohibitions without an alternative: {bare:#?}");
+        assert!(
+            bare.is_empty(),
+            "prohibitions without an alternative: {bare:#?}"
+        );
+    }
+
+    /// What is left of an English text once its placeholders, template tags and the
+    /// tokens a translation keeps are taken out: the words a translation must change.
+    fn prose(k: &KnownText) -> String {
+        let mut rest = k.english.to_string();
+        for token in crate::texts::protected_tokens(&k.english, k.declared) {
+            rest = rest.replace(&token, " ");
+        }
+        let mut plain = String::new();
+        let mut tail = rest.as_str();
+        while let Some(open) = tail.find(['{', '`']) {
+            plain.push_str(&tail[..open]);
+            plain.push(' ');
+            let t = &tail[open..];
+            let close = match t.as_bytes()[0] {
+                b'`' => t[1..].find('`').map(|i| i + 2),
+                _ if t.starts_with("{{") => t.find("}}").map(|i| i + 2),
+                _ if t.starts_with("{%") => t.find("%}").map(|i| i + 2),
+                _ => Some(1),
+            };
+            tail = &t[close.unwrap_or(t.len())..];
+        }
+        plain.push_str(tail);
+        plain
+    }
+
+    /// Every text of the German pack differs from its English original, except where the
+    /// original has no word to translate (`{{ status }}\n--- stdout ---\n…`): so nothing
+    /// English passes for German by being copied over.
+    #[test]
+    fn the_german_pack_copies_no_english_text() {
+        let packs = LocalePacks::builtin();
+        let de = packs.of("de").next().unwrap();
+        let mut copied = Vec::new();
+        for k in known_texts() {
+            let Some(entry) = de.get(&k.id) else { continue };
+            let words = prose(k)
+                .split(|c: char| !c.is_alphabetic())
+                .filter(|w| w.len() >= 2)
+                .count();
+            if entry.text.trim() == k.english.trim() && words > 0 {
+                copied.push(k.id.clone());
+            }
+        }
+        assert!(copied.is_empty(), "copied from English: {copied:?}");
+    }
+
+    /// Under `--locale de`, every error path of every built-in tool (and of the registry)
+    /// and their ordinary results hand the model no English text of the catalog: no
+    /// sentence of four words or more, and no whole text of three words or more.
+    #[test]
+    fn tool_results_in_german_hold_no_english_text() {
+        use serde_json::json;
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "eins\nzwei\ndrei\n").unwrap();
+        std::fs::write(root.join("dup.txt"), "dup\ndup\n").unwrap();
+        std::fs::write(root.join("empty.txt"), "").unwrap();
+        std::fs::write(root.join("bin.dat"), b"x\0y").unwrap();
+        std::fs::write(root.join("latin1.txt"), b"caf\xe9\n").unwrap();
+        std::fs::create_dir(root.join("dir")).unwrap();
+        std::fs::create_dir(root.join("emptydir")).unwrap();
+        symlink("/", root.join("out")).unwrap();
+        symlink("loop", root.join("loop")).unwrap();
+        symlink("missing-target", root.join("broken")).unwrap();
+        let ctx = crate::tools::ToolContext::new(root).unwrap();
+
+        let mut catalog = PresetCatalog::builtin();
+        catalog
+            .add_text(
+                "child",
+                "child.yaml",
+                "version: 1\nname: child\nextends: standard\n",
+            )
+            .unwrap();
+        catalog.set_locale(Some("de".into()));
+        let v = validate_in_catalog(&catalog, "child", &ToolCatalog::builtin());
+        let preset = v.preset.unwrap_or_else(|| panic!("{:#?}", v.diagnostics));
+        let registry = preset.assembler().registry().clone();
+
+        let long = "x".repeat(600);
+        let calls = [
+            ("read_file", json!({"path": ""})),
+            ("read_file", json!({"path": "a\u{0}b"})),
+            ("read_file", json!({"path": "../elsewhere"})),
+            ("read_file", json!({"path": "nope.txt"})),
+            ("read_file", json!({"path": "a.tx"})),
+            ("read_file", json!({"path": "dir"})),
+            ("read_file", json!({"path": "bin.dat"})),
+            ("read_file", json!({"path": "latin1.txt"})),
+            ("read_file", json!({"path": "a.txt", "offset": 99})),
+            (
+                "read_file",
+                json!({"path": "a.txt", "offset": 2, "limit": 1}),
+            ),
+            ("read_file", json!({"path": "empty.txt"})),
+            ("read_file", json!({"path": "a.txt/"})),
+            ("read_file", json!({"path": "nodir/x.txt"})),
+            ("read_file", json!({"path": "a.txt/x"})),
+            ("read_file", json!({"path": "out/etc"})),
+            ("read_file", json!({"path": "loop/x"})),
+            ("read_file", json!({"path": "broken/x"})),
+            ("read_file", json!({"path": 5})),
+            ("list_dir", json!({"path": "a.txt"})),
+            ("list_dir", json!({"path": "nope"})),
+            ("list_dir", json!({"path": "emptydir"})),
+            ("list_dir", json!({})),
+            ("glob", json!({"pattern": "/abs/*"})),
+            ("glob", json!({"pattern": "[", "path": "."})),
+            ("glob", json!({"pattern": "*", "path": "a.txt"})),
+            ("glob", json!({"pattern": "*.none"})),
+            ("glob", json!({"pattern": "*.txt"})),
+            ("glob", json!({"pattern": "*.txt", "path": "nope"})),
+            ("grep", json!({"pattern": "x", "glob": "["})),
+            ("grep", json!({"pattern": "zzz"})),
+            ("grep", json!({"pattern": "zwei|dup|y"})),
+            ("grep", json!({"pattern": "x", "path": "nope"})),
+            (
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "", "new_string": "x"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "x", "new_string": "x"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "vier", "new_string": "x"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "dup.txt", "old_string": "dup", "new_string": "x"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "eins", "new_string": "1"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "dup.txt", "old_string": "dup", "new_string": "x", "replace_all": true}),
+            ),
+            ("write_file", json!({"path": "dir/", "content": "x"})),
+            ("write_file", json!({"path": "dir", "content": "x"})),
+            ("write_file", json!({"path": "new.txt", "content": "x\n"})),
+            (
+                "write_file",
+                json!({"path": "new.txt", "content": "x\ny\n"}),
+            ),
+            ("todo_write", json!({"todos": []})),
+            (
+                "todo_write",
+                json!({"todos": [{"content": " ", "status": "pending"}]}),
+            ),
+            (
+                "todo_write",
+                json!({"todos": [{"content": "a\nb", "status": "pending"}]}),
+            ),
+            (
+                "todo_write",
+                json!({"todos": [{"content": long, "status": "pending"}]}),
+            ),
+            (
+                "todo_write",
+                json!({"todos": [{"content": "Testen", "status": "pending"}]}),
+            ),
+            (
+                "todo_write",
+                json!({"todos": [{"content": "a", "status": "pending"}, {"content": "b", "status": "completed"}]}),
+            ),
+            ("bash", json!({"command": " "})),
+            ("bash", json!({"command": "echo hallo"})),
+            ("nope", json!({})),
+            ("read_fil", json!({})),
+        ];
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let sentences: Vec<(String, String)> = known_texts()
+            .iter()
+            .flat_map(|k| {
+                english_sentences(&k.english)
+                    .into_iter()
+                    .map(|s| (k.id.clone(), s))
+            })
+            .collect();
+        let whole: Vec<(&str, String)> = known_texts()
+            .iter()
+            .map(|k| (k.id.as_str(), prose(k).trim().to_owned()))
+            .filter(|(_, p)| p.split_whitespace().count() >= 3 && !p.contains("  "))
+            .collect();
+        for (tool, args) in calls {
+            let out = runtime.block_on(registry.call_for_model(tool, args.clone(), &ctx));
+            for (id, sentence) in &sentences {
+                assert!(
+                    !out.content.contains(sentence.as_str()),
+                    "{tool} {args}: English sentence of `{id}` left: {sentence:?} in {:?}",
+                    out.content
+                );
+            }
+            for (id, text) in &whole {
+                assert!(
+                    !out.content.contains(text.as_str()),
+                    "{tool} {args}: English text of `{id}` left: {text:?} in {:?}",
+                    out.content
+                );
+            }
+        }
     }
 
     /// The prefix fingerprint covers the texts on the wire: a replaced tool description

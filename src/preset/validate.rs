@@ -436,7 +436,10 @@ fn validate_chain_with(
     diagnostics.extend(chain_texts.diagnostics.iter().cloned());
     let replaced_tools;
     let tools = if chain_texts.replaces_tools() {
-        replaced_tools = tools.with_texts(|name| chain_texts.tool_texts(name));
+        replaced_tools = tools.with_texts(
+            |name| chain_texts.tool_texts(name),
+            |name, path| chain_texts.param_text(name, path),
+        );
         &replaced_tools
     } else {
         tools
