@@ -107,6 +107,57 @@ fn builtin_name(preset: &ParsedPreset) -> Option<&'static str> {
         .find(|n| *preset.source.display == *format!("<builtin>/{n}.yaml"))
 }
 
+/// The name a chain's preset gives its sections' and contexts' ids: a built-in preset's
+/// own name, or the preset's `name`.
+fn id_name(preset: &ParsedPreset) -> &str {
+    builtin_name(preset).unwrap_or_else(|| preset.name())
+}
+
+/// Is `id` a section or context id of a preset that is not built in
+/// (`section.<preset>.<name>`)? Such an id is known only to the chains that hold that
+/// preset, so a pack's entry for it is checked where a chain uses the pack.
+fn is_custom_id(id: &str) -> bool {
+    let mut parts = id.splitn(3, '.');
+    matches!(
+        (parts.next(), parts.next(), parts.next()),
+        (Some("section" | "context"), Some(p), Some(_))
+            if !BUILTIN_PRESETS.iter().any(|(n, _)| *n == p)
+    )
+}
+
+/// The sections and contexts of a chain's own presets (those not built in), as texts a
+/// pack or a `texts:` entry may replace: `section.<preset>.<name>`, `context.<preset>.<name>`.
+pub(crate) fn custom_texts(chain: &[&ParsedPreset]) -> Vec<KnownText> {
+    let mut out = Vec::new();
+    for preset in chain.iter().filter(|p| builtin_name(p).is_none()) {
+        let name = preset.name();
+        for s in preset
+            .file
+            .persona
+            .iter()
+            .flat_map(|p| p.sections.iter().flatten())
+        {
+            out.push(KnownText {
+                id: format!("section.{name}.{}", s.name.value),
+                english: s.text.value.as_str().into(),
+                declared: &[],
+                preset: None,
+            });
+        }
+        for c in preset.file.contexts.iter().flatten() {
+            out.push(KnownText {
+                id: format!("context.{name}.{}", c.name.value),
+                english: c.text.value.as_str().into(),
+                declared: &[],
+                preset: None,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out.dedup_by(|a, b| a.id == b.id);
+    out
+}
+
 /// The ids that matter for a chain: the library's texts and those of the built-in presets
 /// it extends.
 fn relevant(chain: &[&ParsedPreset]) -> impl Iterator<Item = &'static KnownText> {
@@ -155,6 +206,8 @@ pub fn check_pack(pack: &LocalePack) -> Vec<Diagnostic> {
     let whose = format!("locale pack `{}`", pack.locale);
     for e in &pack.entries {
         match known_text(&e.id) {
+            // Checked against the chain that holds the preset (see `resolve`).
+            None if is_custom_id(&e.id) => {}
             None => out.push(unknown_id(&e.id, e.key.clone(), &whose)),
             Some(k) => out.extend(dropped(k, &e.text, &e.key)),
         }
@@ -204,7 +257,7 @@ impl ChainTexts {
         if self.texts.is_empty() {
             return None;
         }
-        let name = builtin_name(preset)?;
+        let name = id_name(preset);
         let mut patched = layer.clone();
         let mut changed = false;
         for s in &mut patched.sections {
@@ -212,6 +265,10 @@ impl ChainTexts {
             if let Some(e) = self.texts.replacement(&id) {
                 s.text.clone_from(&e.text);
                 s.origin.text = self.origins.get(&id).cloned();
+                // Where the text in effect is written, for `render --explain`.
+                if let Some(span) = e.source.span() {
+                    s.origin.name = Some(span.clone());
+                }
                 changed = true;
             }
         }
@@ -220,6 +277,9 @@ impl ChainTexts {
             if let Some(e) = self.texts.replacement(&id) {
                 c.text.clone_from(&e.text);
                 c.origin.text = self.origins.get(&id).cloned();
+                if let Some(span) = e.source.span() {
+                    c.origin.name = Some(span.clone());
+                }
                 changed = true;
             }
         }
@@ -278,6 +338,13 @@ pub(crate) fn resolve(
     let mut diagnostics = Vec::new();
     let mut origins = BTreeMap::new();
     let mut texts = Texts::new(chosen.as_ref().map(|(l, _)| l.clone()));
+    let custom = custom_texts(chain);
+    let chain_names: BTreeSet<&str> = chain.iter().map(|p| p.name()).collect();
+    let known_here = |id: &str| -> Option<KnownText> {
+        known_text(id)
+            .cloned()
+            .or_else(|| custom.iter().find(|k| k.id == id).cloned())
+    };
     if let Some((locale, span)) = &chosen {
         let of_locale: Vec<&LocalePack> = packs.of(locale).collect();
         if of_locale.is_empty() && locale != ENGLISH_LOCALE {
@@ -308,9 +375,27 @@ pub(crate) fn resolve(
                 .map(|e| e.id.as_str())
                 .collect();
             diagnostics.extend(problems);
+            let whose = format!("locale pack `{}`", pack.locale);
             for e in &pack.entries {
                 if bad.contains(e.id.as_str()) {
                     continue;
+                }
+                // A custom id: this chain's preset's text, another chain's, or unknown.
+                if known_text(&e.id).is_none() {
+                    let owner = e.id.split('.').nth(1).unwrap_or_default();
+                    match known_here(&e.id) {
+                        Some(k) => {
+                            if let Some(d) = dropped(&k, &e.text, &e.key) {
+                                diagnostics.push(d);
+                                continue;
+                            }
+                        }
+                        None if chain_names.contains(owner) => {
+                            diagnostics.push(unknown_id(&e.id, e.key.clone(), &whose));
+                            continue;
+                        }
+                        None => continue,
+                    }
                 }
                 texts.set(
                     e.id.clone(),
@@ -371,11 +456,11 @@ pub(crate) fn resolve(
             let span = preset
                 .span_of(id)
                 .with_len(u32::try_from(id.value.chars().count()).unwrap_or(1).max(1));
-            let Some(known) = known_text(&id.value) else {
+            let Some(known) = known_here(&id.value) else {
                 diagnostics.push(unknown_id(&id.value, span, &whose));
                 continue;
             };
-            if let Some(d) = dropped(known, &text.value, &span) {
+            if let Some(d) = dropped(&known, &text.value, &span) {
                 diagnostics.push(d);
                 continue;
             }
@@ -401,7 +486,7 @@ pub(crate) fn resolve(
 #[derive(Clone, Debug)]
 pub struct TextRow {
     /// The id.
-    pub id: &'static str,
+    pub id: String,
     /// The text in effect.
     pub text: String,
     /// Where it comes from.
@@ -413,31 +498,153 @@ pub struct TextRow {
 }
 
 /// Every text a chain's model may read, with the text in effect (`texts`) and its
-/// source; without a chain, every known id.
+/// source; without a chain, every known id. A chain's own sections and contexts are
+/// listed too (`section.<preset>.<name>`), and a section or context that a later preset
+/// of the chain declares again is reported as that preset's, text and place, because
+/// that is what the request carries (over a pack's or a `texts:` entry's).
 pub fn text_rows(chain: Option<&[&ParsedPreset]>, texts: &Texts) -> Vec<TextRow> {
-    let known: Vec<&'static KnownText> = match chain {
-        Some(chain) => relevant(chain).collect(),
-        None => known_texts().iter().collect(),
+    let mut known: Vec<KnownText> = match chain {
+        Some(chain) => relevant(chain).cloned().collect(),
+        None => known_texts().to_vec(),
     };
+    if let Some(chain) = chain {
+        known.extend(custom_texts(chain));
+        known.sort_by(|a, b| a.id.cmp(&b.id));
+    }
     known
         .into_iter()
         .map(|k| {
-            let (text, source) = match texts.replacement(&k.id) {
-                Some(e) => (e.text.clone(), e.source.clone()),
-                None => (k.english.to_string(), TextSource::Builtin),
+            let declared_later = chain.and_then(|chain| declared_again(chain, &k.id));
+            let (text, source) = match (declared_later, texts.replacement(&k.id)) {
+                (Some(later), _) => later,
+                (None, Some(e)) => (e.text.clone(), e.source.clone()),
+                (None, None) => match chain.and_then(|chain| own_declaration(chain, &k.id)) {
+                    Some(own) => own,
+                    None => (k.english.to_string(), TextSource::Builtin),
+                },
             };
             TextRow {
-                id: k.id.as_str(),
-                text,
-                source,
                 placeholders: crate::texts::placeholders(&k.english)
                     .into_iter()
                     .map(str::to_owned)
                     .collect(),
                 protected: crate::texts::protected_tokens(&k.english, k.declared),
+                id: k.id,
+                text,
+                source,
             }
         })
         .collect()
+}
+
+/// The section or context an id names, as the preset it belongs to declares it: its
+/// text and where (for a chain's own presets; `None` for a built-in one).
+fn own_declaration(chain: &[&ParsedPreset], id: &str) -> Option<(String, TextSource)> {
+    let (kind, owner, name) = split_piece_id(id)?;
+    let preset = chain
+        .iter()
+        .find(|p| builtin_name(p).is_none() && p.name() == owner)?;
+    piece_of(preset, kind, name)
+}
+
+/// The same section or context declared again by a preset after its owner in the chain
+/// (the last one wins, as in the request).
+fn declared_again(chain: &[&ParsedPreset], id: &str) -> Option<(String, TextSource)> {
+    let (kind, owner, name) = split_piece_id(id)?;
+    let at = chain.iter().position(|p| id_name(p) == owner)?;
+    chain[at + 1..]
+        .iter()
+        .rev()
+        .find_map(|p| piece_of(p, kind, name))
+}
+
+fn split_piece_id(id: &str) -> Option<(&str, &str, &str)> {
+    let mut parts = id.splitn(3, '.');
+    let kind = parts
+        .next()
+        .filter(|k| *k == "section" || *k == "context")?;
+    Some((kind, parts.next()?, parts.next()?))
+}
+
+/// `preset`'s section (`kind` "section") or context named `name`: its text and place.
+fn piece_of(preset: &ParsedPreset, kind: &str, name: &str) -> Option<(String, TextSource)> {
+    let source = |span: Span| TextSource::Preset {
+        preset: preset.name().to_owned(),
+        at: span,
+    };
+    if kind == "section" {
+        preset
+            .file
+            .persona
+            .iter()
+            .flat_map(|p| p.sections.iter().flatten())
+            .filter(|s| s.name.value == name)
+            .last()
+            .map(|s| (s.text.value.clone(), source(preset.span_of(&s.name))))
+    } else {
+        preset
+            .file
+            .contexts
+            .iter()
+            .flatten()
+            .filter(|c| c.name.value == name)
+            .last()
+            .map(|c| (c.text.value.clone(), source(preset.span_of(&c.name))))
+    }
+}
+
+impl TextRow {
+    /// The row as JSON: `{"id", "source": {"kind", "locale"|"preset", "file", "line"},
+    /// "text", "placeholders", "protected"}` (what `texts --format json` exports).
+    pub fn to_json(&self) -> serde_json::Value {
+        let source = match &self.source {
+            TextSource::Builtin => serde_json::json!({ "kind": "builtin" }),
+            TextSource::Pack { locale, at } => serde_json::json!({
+                "kind": "pack", "locale": locale, "file": at.file.to_string(), "line": at.line,
+            }),
+            TextSource::Preset { preset, at } => serde_json::json!({
+                "kind": "preset", "preset": preset, "file": at.file.to_string(), "line": at.line,
+            }),
+        };
+        serde_json::json!({
+            "id": self.id,
+            "source": source,
+            "text": self.text,
+            "placeholders": self.placeholders,
+            "protected": self.protected,
+        })
+    }
+
+    /// The text with `values` put into its placeholders. A name that is not one of them
+    /// is an error naming the ones there are; `{% … %}` blocks are left as written.
+    pub fn render(&self, values: &[(String, String)]) -> Result<String, String> {
+        if let Some((name, _)) = values
+            .iter()
+            .find(|(n, _)| !self.placeholders.iter().any(|p| p == n))
+        {
+            return Err(format!(
+                "`{}` has no placeholder `{name}` (it has: {})",
+                self.id,
+                if self.placeholders.is_empty() {
+                    "none".to_owned()
+                } else {
+                    self.placeholders.join(", ")
+                }
+            ));
+        }
+        let pairs: Vec<(&str, &str)> = values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        Ok(crate::texts::substitute(&self.text, &pairs))
+    }
+}
+
+/// Does a chain bring tools whose texts are their own (command tools, MCP servers)?
+pub fn has_own_tool_texts(chain: &[&ParsedPreset]) -> bool {
+    chain
+        .iter()
+        .any(|p| p.file.commands.is_some() || p.file.mcp_servers.is_some())
 }
 
 /// The texts with `locale`'s pack applied and nothing else (for `texts --locale` without

@@ -84,6 +84,14 @@ pub enum TextSource {
 }
 
 impl TextSource {
+    /// Where the text is written (`None`: built in).
+    pub fn span(&self) -> Option<&Span> {
+        match self {
+            TextSource::Builtin => None,
+            TextSource::Pack { at, .. } | TextSource::Preset { at, .. } => Some(at),
+        }
+    }
+
     /// `built-in`, `pack de (locales/de.yaml:12)`, `preset mine (.agent-presets/mine.yaml:9)`.
     pub fn describe(&self) -> String {
         match self {
