@@ -1079,6 +1079,38 @@ mod tests {
         }
     }
 
+    /// `maxContextTokens` holds at every step: a preset within it at validate fails the
+    /// step whose facts make the context longer, before anything is sent.
+    #[test]
+    fn the_context_budget_holds_at_every_step() {
+        let mut catalog = PresetCatalog::builtin();
+        catalog
+            .add_text(
+                "child",
+                "child.yaml",
+                "version: 1\nname: child\nextends: standard\nbudget:\n  maxContextTokens: 80\n",
+            )
+            .unwrap();
+        let v = validate_in_catalog(&catalog, "child", &ToolCatalog::builtin());
+        let preset = v.preset.unwrap_or_else(|| panic!("{:#?}", v.diagnostics));
+        let values = |cwd: &str| {
+            preset
+                .default_values()
+                .with("cwd", cwd)
+                .with("os", "linux")
+                .with("shell", "sh")
+                .with("date", "2030-01-01")
+        };
+        assert!(preset.assembler().assemble(&values("/w")).is_ok());
+        let long = format!("/{}", "deep/".repeat(100));
+        let err = preset.assembler().assemble(&values(&long)).unwrap_err();
+        assert!(
+            err.iter().any(|d| d.kind == DiagnosticKind::BudgetExceeded
+                && d.message.contains("maxContextTokens")),
+            "{err:?}"
+        );
+    }
+
     /// The prefix fingerprint covers the texts on the wire: a replaced tool description
     /// changes it, a chain that replaces nothing (or says `locale: en`) keeps it.
     #[test]
