@@ -578,8 +578,7 @@ fn piece_of(preset: &ParsedPreset, kind: &str, name: &str) -> Option<(String, Te
             .persona
             .iter()
             .flat_map(|p| p.sections.iter().flatten())
-            .filter(|s| s.name.value == name)
-            .last()
+            .rfind(|s| s.name.value == name)
             .map(|s| (s.text.value.clone(), source(preset.span_of(&s.name))))
     } else {
         preset
@@ -587,8 +586,7 @@ fn piece_of(preset: &ParsedPreset, kind: &str, name: &str) -> Option<(String, Te
             .contexts
             .iter()
             .flatten()
-            .filter(|c| c.name.value == name)
-            .last()
+            .rfind(|c| c.name.value == name)
             .map(|c| (c.text.value.clone(), source(preset.span_of(&c.name))))
     }
 }
