@@ -43,6 +43,10 @@ pub(crate) struct RenderArgs {
     /// its bytes and tokens; every tool with the rule that admitted it and its tokens.
     #[arg(long)]
     explain: bool,
+    /// Instead of the request, show what this preset changes against OTHER (another
+    /// preset, or the built-in it extends): per section, tool and text, as lock drift.
+    #[arg(long, value_name = "OTHER", conflicts_with = "explain")]
+    diff_against: Option<String>,
 }
 
 /// How `render` prints.
@@ -74,6 +78,20 @@ pub(crate) fn run(
     let mut workspace = Workspace::discover(global)?;
     workspace.presets.set_locale(args.values.locale.clone());
     let preset = workspace.valid_preset(&args.name, io)?;
+    if let Some(other) = &args.diff_against {
+        let other = workspace.valid_preset(other, io)?;
+        let text = crate::project::lock::compare(&preset, &other)
+            .map_err(|e| CliError::usage(e.to_string()))?
+            .unwrap_or_else(|| {
+                format!(
+                    "`{}` changes nothing against `{}`\n",
+                    preset.name(),
+                    other.name()
+                )
+            });
+        io.out.write_all(text.as_bytes())?;
+        return Ok(Exit::Ok);
+    }
     // Checked and made absolute as `run` does: a missing directory is refused alike.
     let cwd = crate::project::run_setup::working_directory(args.values.cwd.as_deref())?
         .to_string_lossy()

@@ -85,13 +85,27 @@ pub(crate) struct RunArgs {
     /// pinned definition is sent; the live server is called).
     #[arg(long)]
     allow_tool_drift: bool,
+    /// Run even when a section names a tool the model cannot see (P0107).
+    #[arg(long)]
+    allow_hidden_tool_mentions: bool,
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
     args.values.check_stdin(&args.name)?;
     let mut workspace = Workspace::discover(global)?;
     workspace.presets.set_locale(args.values.locale.clone());
-    let preset = workspace.valid_preset(&args.name, io)?;
+    let (preset, warnings) = workspace.valid_preset_and_warnings(&args.name, io)?;
+    let refused = crate::project::run_setup::refuse_hidden_tool_mentions(
+        &warnings,
+        args.allow_hidden_tool_mentions,
+    );
+    if !refused.is_empty() {
+        return Err(CliError::Diagnostics {
+            list: refused,
+            exit: Exit::Invalid,
+            sources: workspace.presets.source_files(),
+        });
+    }
     args.values.refuse_model_vars()?;
     let Some(mut settings) = args.values.model_settings(&preset, &args.model)? else {
         return Err(CliError::usage_with(

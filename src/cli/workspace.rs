@@ -77,6 +77,15 @@ impl Workspace {
         arg: &str,
         io: &mut super::Io<'_>,
     ) -> Result<ValidPreset, CliError> {
+        self.valid_preset_and_warnings(arg, io).map(|(p, _)| p)
+    }
+
+    /// [`valid_preset`](Self::valid_preset), with the warnings it printed.
+    pub(crate) fn valid_preset_and_warnings(
+        &mut self,
+        arg: &str,
+        io: &mut super::Io<'_>,
+    ) -> Result<(ValidPreset, Vec<crate::Diagnostic>), CliError> {
         let chosen = self.choose(arg).map_err(|refusal| {
             let (list, exit) = match refusal {
                 Refusal::Unusable(d) => (vec![d], Exit::Usage),
@@ -95,6 +104,6 @@ impl Workspace {
             io.err
                 .write_all(renderer.render_all(&chosen.warnings).as_bytes())?;
         }
-        Ok(chosen.preset)
+        Ok((chosen.preset, chosen.warnings))
     }
 }

@@ -508,8 +508,8 @@ impl SandboxSetting {
     }
 }
 
-/// `budget`: the most tokens (counted with o200k_base) the system prompt and the tool
-/// definitions may take.
+/// `budget`: the most tokens (counted with o200k_base) the system prompt, the tool
+/// definitions and the runtime context may take.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct BudgetSpec {
@@ -521,6 +521,11 @@ pub struct BudgetSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<u32>", range(min = 1))]
     pub max_tool_tokens: Option<Spanned<u32>>,
+    /// The most tokens the runtime context (every context, as one message, wrapper
+    /// excluded) may take: checked for the worst case at validate and at every step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub max_context_tokens: Option<Spanned<u32>>,
 }
 
 impl ModelSettings {
@@ -965,7 +970,10 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
         ],
     ),
     ("`tools`", &["allow", "deny", "order"]),
-    ("`budget`", &["maxSystemTokens", "maxToolTokens"]),
+    (
+        "`budget`",
+        &["maxSystemTokens", "maxToolTokens", "maxContextTokens"],
+    ),
     (
         "an MCP server",
         &[

@@ -32,7 +32,8 @@ pub struct KnownText {
     pub preset: Option<&'static str>,
 }
 
-/// Every text id, in id order: the built-in texts, then `section.<preset>.<name>` and
+/// Every text id, in id order: the built-in texts, the built-in tools' parameter
+/// descriptions (`tool.<name>.param.<path>`), and `section.<preset>.<name>` and
 /// `context.<preset>.<name>` for the sections and contexts of the built-in presets.
 pub fn known_texts() -> &'static [KnownText] {
     static KNOWN: OnceLock<Vec<KnownText>> = OnceLock::new();
@@ -46,6 +47,18 @@ pub fn known_texts() -> &'static [KnownText] {
                 preset: None,
             })
             .collect();
+        // The parameter descriptions of the built-in tools: their schemars doc comments.
+        for def in crate::tools::ToolCatalog::builtin().iter() {
+            for (path, english) in crate::tools::schema::param_descriptions(&def.schemas().portable)
+            {
+                out.push(KnownText {
+                    id: format!("tool.{}.param.{path}", def.name()),
+                    english: english.into(),
+                    declared: &[],
+                    preset: None,
+                });
+            }
+        }
         for (name, text) in BUILTIN_PRESETS {
             let Ok(parsed) = parse_preset(format!("<builtin>/{name}.yaml").into(), text.as_bytes())
             else {
@@ -92,6 +105,57 @@ fn builtin_name(preset: &ParsedPreset) -> Option<&'static str> {
         .iter()
         .map(|(n, _)| *n)
         .find(|n| *preset.source.display == *format!("<builtin>/{n}.yaml"))
+}
+
+/// The name a chain's preset gives its sections' and contexts' ids: a built-in preset's
+/// own name, or the preset's `name`.
+fn id_name(preset: &ParsedPreset) -> &str {
+    builtin_name(preset).unwrap_or_else(|| preset.name())
+}
+
+/// Is `id` a section or context id of a preset that is not built in
+/// (`section.<preset>.<name>`)? Such an id is known only to the chains that hold that
+/// preset, so a pack's entry for it is checked where a chain uses the pack.
+fn is_custom_id(id: &str) -> bool {
+    let mut parts = id.splitn(3, '.');
+    matches!(
+        (parts.next(), parts.next(), parts.next()),
+        (Some("section" | "context"), Some(p), Some(_))
+            if !BUILTIN_PRESETS.iter().any(|(n, _)| *n == p)
+    )
+}
+
+/// The sections and contexts of a chain's own presets (those not built in), as texts a
+/// pack or a `texts:` entry may replace: `section.<preset>.<name>`, `context.<preset>.<name>`.
+pub(crate) fn custom_texts(chain: &[&ParsedPreset]) -> Vec<KnownText> {
+    let mut out = Vec::new();
+    for preset in chain.iter().filter(|p| builtin_name(p).is_none()) {
+        let name = preset.name();
+        for s in preset
+            .file
+            .persona
+            .iter()
+            .flat_map(|p| p.sections.iter().flatten())
+        {
+            out.push(KnownText {
+                id: format!("section.{name}.{}", s.name.value),
+                english: s.text.value.as_str().into(),
+                declared: &[],
+                preset: None,
+            });
+        }
+        for c in preset.file.contexts.iter().flatten() {
+            out.push(KnownText {
+                id: format!("context.{name}.{}", c.name.value),
+                english: c.text.value.as_str().into(),
+                declared: &[],
+                preset: None,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    out.dedup_by(|a, b| a.id == b.id);
+    out
 }
 
 /// The ids that matter for a chain: the library's texts and those of the built-in presets
@@ -142,6 +206,8 @@ pub fn check_pack(pack: &LocalePack) -> Vec<Diagnostic> {
     let whose = format!("locale pack `{}`", pack.locale);
     for e in &pack.entries {
         match known_text(&e.id) {
+            // Checked against the chain that holds the preset (see `resolve`).
+            None if is_custom_id(&e.id) => {}
             None => out.push(unknown_id(&e.id, e.key.clone(), &whose)),
             Some(k) => out.extend(dropped(k, &e.text, &e.key)),
         }
@@ -191,7 +257,7 @@ impl ChainTexts {
         if self.texts.is_empty() {
             return None;
         }
-        let name = builtin_name(preset)?;
+        let name = id_name(preset);
         let mut patched = layer.clone();
         let mut changed = false;
         for s in &mut patched.sections {
@@ -199,6 +265,10 @@ impl ChainTexts {
             if let Some(e) = self.texts.replacement(&id) {
                 s.text.clone_from(&e.text);
                 s.origin.text = self.origins.get(&id).cloned();
+                // Where the text in effect is written, for `render --explain`.
+                if let Some(span) = e.source.span() {
+                    s.origin.name = Some(span.clone());
+                }
                 changed = true;
             }
         }
@@ -207,6 +277,9 @@ impl ChainTexts {
             if let Some(e) = self.texts.replacement(&id) {
                 c.text.clone_from(&e.text);
                 c.origin.text = self.origins.get(&id).cloned();
+                if let Some(span) = e.source.span() {
+                    c.origin.name = Some(span.clone());
+                }
                 changed = true;
             }
         }
@@ -221,6 +294,13 @@ impl ChainTexts {
                 .map(|e| e.text.as_str())
         };
         (get("description"), get("guidance"))
+    }
+
+    /// The replaced description of parameter `path` of tool `name`.
+    pub(crate) fn param_text(&self, name: &str, path: &str) -> Option<String> {
+        self.texts
+            .replacement(&format!("tool.{name}.param.{path}"))
+            .map(|e| e.text.clone())
     }
 
     /// Does a replacement concern a tool?
@@ -262,6 +342,13 @@ pub(crate) fn resolve(
     let mut diagnostics = Vec::new();
     let mut origins = BTreeMap::new();
     let mut texts = Texts::new(chosen.as_ref().map(|(l, _)| l.clone()));
+    let custom = custom_texts(chain);
+    let chain_names: BTreeSet<&str> = chain.iter().map(|p| p.name()).collect();
+    let known_here = |id: &str| -> Option<KnownText> {
+        known_text(id)
+            .cloned()
+            .or_else(|| custom.iter().find(|k| k.id == id).cloned())
+    };
     if let Some((locale, span)) = &chosen {
         let mut of_locale: Vec<&LocalePack> = packs.of(locale).collect();
         let foreign = |p: &LocalePack| {
@@ -328,9 +415,27 @@ pub(crate) fn resolve(
                 .map(|e| e.id.as_str())
                 .collect();
             diagnostics.extend(problems);
+            let whose = format!("locale pack `{}`", pack.locale);
             for e in &pack.entries {
                 if bad.contains(e.id.as_str()) {
                     continue;
+                }
+                // A custom id: this chain's preset's text, another chain's, or unknown.
+                if known_text(&e.id).is_none() {
+                    let owner = e.id.split('.').nth(1).unwrap_or_default();
+                    match known_here(&e.id) {
+                        Some(k) => {
+                            if let Some(d) = dropped(&k, &e.text, &e.key) {
+                                diagnostics.push(d);
+                                continue;
+                            }
+                        }
+                        None if chain_names.contains(owner) => {
+                            diagnostics.push(unknown_id(&e.id, e.key.clone(), &whose));
+                            continue;
+                        }
+                        None => continue,
+                    }
                 }
                 texts.set(
                     e.id.clone(),
@@ -391,11 +496,11 @@ pub(crate) fn resolve(
             let span = preset
                 .span_of(id)
                 .with_len(u32::try_from(id.value.chars().count()).unwrap_or(1).max(1));
-            let Some(known) = known_text(&id.value) else {
+            let Some(known) = known_here(&id.value) else {
                 diagnostics.push(unknown_id(&id.value, span, &whose));
                 continue;
             };
-            if let Some(d) = dropped(known, &text.value, &span) {
+            if let Some(d) = dropped(&known, &text.value, &span) {
                 diagnostics.push(d);
                 continue;
             }
@@ -421,7 +526,7 @@ pub(crate) fn resolve(
 #[derive(Clone, Debug)]
 pub struct TextRow {
     /// The id.
-    pub id: &'static str,
+    pub id: String,
     /// The text in effect.
     pub text: String,
     /// Where it comes from.
@@ -433,31 +538,151 @@ pub struct TextRow {
 }
 
 /// Every text a chain's model may read, with the text in effect (`texts`) and its
-/// source; without a chain, every known id.
+/// source; without a chain, every known id. A chain's own sections and contexts are
+/// listed too (`section.<preset>.<name>`), and a section or context that a later preset
+/// of the chain declares again is reported as that preset's, text and place, because
+/// that is what the request carries (over a pack's or a `texts:` entry's).
 pub fn text_rows(chain: Option<&[&ParsedPreset]>, texts: &Texts) -> Vec<TextRow> {
-    let known: Vec<&'static KnownText> = match chain {
-        Some(chain) => relevant(chain).collect(),
-        None => known_texts().iter().collect(),
+    let mut known: Vec<KnownText> = match chain {
+        Some(chain) => relevant(chain).cloned().collect(),
+        None => known_texts().to_vec(),
     };
+    if let Some(chain) = chain {
+        known.extend(custom_texts(chain));
+        known.sort_by(|a, b| a.id.cmp(&b.id));
+    }
     known
         .into_iter()
         .map(|k| {
-            let (text, source) = match texts.replacement(&k.id) {
-                Some(e) => (e.text.clone(), e.source.clone()),
-                None => (k.english.to_string(), TextSource::Builtin),
+            let declared_later = chain.and_then(|chain| declared_again(chain, &k.id));
+            let (text, source) = match (declared_later, texts.replacement(&k.id)) {
+                (Some(later), _) => later,
+                (None, Some(e)) => (e.text.clone(), e.source.clone()),
+                (None, None) => match chain.and_then(|chain| own_declaration(chain, &k.id)) {
+                    Some(own) => own,
+                    None => (k.english.to_string(), TextSource::Builtin),
+                },
             };
             TextRow {
-                id: k.id.as_str(),
-                text,
-                source,
                 placeholders: crate::texts::placeholders(&k.english)
                     .into_iter()
                     .map(str::to_owned)
                     .collect(),
                 protected: crate::texts::protected_tokens(&k.english, k.declared),
+                id: k.id,
+                text,
+                source,
             }
         })
         .collect()
+}
+
+/// The section or context an id names, as the preset it belongs to declares it: its
+/// text and where (for a chain's own presets; `None` for a built-in one).
+fn own_declaration(chain: &[&ParsedPreset], id: &str) -> Option<(String, TextSource)> {
+    let (kind, owner, name) = split_piece_id(id)?;
+    let preset = chain
+        .iter()
+        .find(|p| builtin_name(p).is_none() && p.name() == owner)?;
+    piece_of(preset, kind, name)
+}
+
+/// The same section or context declared again by a preset after its owner in the chain
+/// (the last one wins, as in the request).
+fn declared_again(chain: &[&ParsedPreset], id: &str) -> Option<(String, TextSource)> {
+    let (kind, owner, name) = split_piece_id(id)?;
+    let at = chain.iter().position(|p| id_name(p) == owner)?;
+    chain[at + 1..]
+        .iter()
+        .rev()
+        .find_map(|p| piece_of(p, kind, name))
+}
+
+fn split_piece_id(id: &str) -> Option<(&str, &str, &str)> {
+    let mut parts = id.splitn(3, '.');
+    let kind = parts
+        .next()
+        .filter(|k| *k == "section" || *k == "context")?;
+    Some((kind, parts.next()?, parts.next()?))
+}
+
+/// `preset`'s section (`kind` "section") or context named `name`: its text and place.
+fn piece_of(preset: &ParsedPreset, kind: &str, name: &str) -> Option<(String, TextSource)> {
+    let source = |span: Span| TextSource::Preset {
+        preset: preset.name().to_owned(),
+        at: span,
+    };
+    if kind == "section" {
+        preset
+            .file
+            .persona
+            .iter()
+            .flat_map(|p| p.sections.iter().flatten())
+            .rfind(|s| s.name.value == name)
+            .map(|s| (s.text.value.clone(), source(preset.span_of(&s.name))))
+    } else {
+        preset
+            .file
+            .contexts
+            .iter()
+            .flatten()
+            .rfind(|c| c.name.value == name)
+            .map(|c| (c.text.value.clone(), source(preset.span_of(&c.name))))
+    }
+}
+
+impl TextRow {
+    /// The row as JSON: `{"id", "source": {"kind", "locale"|"preset", "file", "line"},
+    /// "text", "placeholders", "protected"}` (what `texts --format json` exports).
+    pub fn to_json(&self) -> serde_json::Value {
+        let source = match &self.source {
+            TextSource::Builtin => serde_json::json!({ "kind": "builtin" }),
+            TextSource::Pack { locale, at } => serde_json::json!({
+                "kind": "pack", "locale": locale, "file": at.file.to_string(), "line": at.line,
+            }),
+            TextSource::Preset { preset, at } => serde_json::json!({
+                "kind": "preset", "preset": preset, "file": at.file.to_string(), "line": at.line,
+            }),
+        };
+        serde_json::json!({
+            "id": self.id,
+            "source": source,
+            "text": self.text,
+            "placeholders": self.placeholders,
+            "protected": self.protected,
+        })
+    }
+
+    /// The text with `values` put into its placeholders. A name that is not one of them
+    /// is an error naming the ones there are; `{% … %}` blocks are left as written.
+    pub fn render(&self, values: &[(String, String)]) -> Result<String, String> {
+        if let Some((name, _)) = values
+            .iter()
+            .find(|(n, _)| !self.placeholders.iter().any(|p| p == n))
+        {
+            return Err(format!(
+                "`{}` has no placeholder `{name}` (it has: {})",
+                self.id,
+                if self.placeholders.is_empty() {
+                    "none".to_owned()
+                } else {
+                    self.placeholders.join(", ")
+                }
+            ));
+        }
+        let pairs: Vec<(&str, &str)> = values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        Ok(crate::texts::substitute(&self.text, &pairs))
+    }
+}
+
+/// Does a chain bring tools whose texts are their own (command tools, MCP servers)?
+pub fn has_own_tool_texts(chain: &[&ParsedPreset]) -> bool {
+    chain
+        .iter()
+        .any(|p| p.file.commands.is_some() || p.file.mcp_servers.is_some())
 }
 
 /// The texts with `locale`'s pack applied and nothing else (for `texts --locale` without
@@ -599,6 +824,11 @@ mod tests {
                     seen.push_str(step.context.as_deref().unwrap_or_default());
                     for tool in step.tools.iter() {
                         seen.push_str(&tool.description);
+                        // The parameter descriptions, as the wire carries them.
+                        for (_, d) in crate::tools::schema::param_descriptions(&tool.parameters) {
+                            seen.push_str(&d);
+                            seen.push('|');
+                        }
                     }
                     for t in builtin_texts() {
                         seen.push_str(preset.texts().get(builtin_text(t.id).unwrap()));
@@ -614,6 +844,309 @@ mod tests {
             }
         }
         assert_eq!(checked, 30);
+    }
+
+    /// Every prohibition in the built-in English texts (`do not …`, `never …` at the
+    /// start of a clause) offers what to do instead, in its own sentence or the next one.
+    #[test]
+    fn every_prohibition_offers_an_alternative() {
+        const ALTERNATIVE: &[&str] = &[
+            "instead",
+            "rather than",
+            "unless",
+            "say",
+            "ask",
+            "describe",
+            "look",
+            "tell",
+            "point",
+            "use ",
+            "prefer",
+            "explain",
+        ];
+        let mut bare = Vec::new();
+        for k in known_texts() {
+            // Template tags and placeholders are not prose.
+            let mut plain = String::new();
+            let mut rest: &str = &k.english;
+            while let Some(open) = rest.find("{%") {
+                plain.push_str(&rest[..open]);
+                plain.push_str(". ");
+                rest = rest[open..]
+                    .find("%}")
+                    .map_or("", |i| &rest[open + i + 2..]);
+            }
+            plain.push_str(rest);
+            let sentences: Vec<String> = plain
+                .split(". ")
+                .map(|s| s.trim().to_lowercase())
+                .filter(|s| !s.is_empty())
+                .collect();
+            for (i, sentence) in sentences.iter().enumerate() {
+                let forbids = ["do not ", "don't ", "never "].iter().any(|p| {
+                    sentence.starts_with(p)
+                        || [": ", "; ", ", so ", ", and ", "(", ", "]
+                            .iter()
+                            .any(|before| sentence.contains(&format!("{before}{p}")))
+                });
+                if !forbids {
+                    continue;
+                }
+                let next = sentences.get(i + 1).map_or("", String::as_str);
+                if !ALTERNATIVE
+                    .iter()
+                    .any(|a| sentence.contains(a) || next.contains(a))
+                {
+                    bare.push(format!("{}: {sentence:?}", k.id));
+                }
+            }
+        }
+        assert!(
+            bare.is_empty(),
+            "prohibitions without an alternative: {bare:#?}"
+        );
+    }
+
+    /// What is left of an English text once its placeholders, template tags and the
+    /// tokens a translation keeps are taken out: the words a translation must change.
+    fn prose(k: &KnownText) -> String {
+        let mut rest = k.english.to_string();
+        for token in crate::texts::protected_tokens(&k.english, k.declared) {
+            rest = rest.replace(&token, " ");
+        }
+        let mut plain = String::new();
+        let mut tail = rest.as_str();
+        while let Some(open) = tail.find(['{', '`']) {
+            plain.push_str(&tail[..open]);
+            plain.push(' ');
+            let t = &tail[open..];
+            let close = match t.as_bytes()[0] {
+                b'`' => t[1..].find('`').map(|i| i + 2),
+                _ if t.starts_with("{{") => t.find("}}").map(|i| i + 2),
+                _ if t.starts_with("{%") => t.find("%}").map(|i| i + 2),
+                _ => Some(1),
+            };
+            tail = &t[close.unwrap_or(t.len())..];
+        }
+        plain.push_str(tail);
+        plain
+    }
+
+    /// Every text of the German pack differs from its English original, except where the
+    /// original has no word to translate (`{{ status }}\n--- stdout ---\n…`): so nothing
+    /// English passes for German by being copied over.
+    #[test]
+    fn the_german_pack_copies_no_english_text() {
+        let packs = LocalePacks::builtin();
+        let de = packs.of("de").next().unwrap();
+        let mut copied = Vec::new();
+        for k in known_texts() {
+            let Some(entry) = de.get(&k.id) else { continue };
+            let words = prose(k)
+                .split(|c: char| !c.is_alphabetic())
+                .filter(|w| w.len() >= 2)
+                .count();
+            if entry.text.trim() == k.english.trim() && words > 0 {
+                copied.push(k.id.clone());
+            }
+        }
+        assert!(copied.is_empty(), "copied from English: {copied:?}");
+    }
+
+    /// Under `--locale de`, every error path of every built-in tool (and of the registry)
+    /// and their ordinary results hand the model no English text of the catalog: no
+    /// sentence of four words or more, and no whole text of three words or more.
+    #[test]
+    fn tool_results_in_german_hold_no_english_text() {
+        use serde_json::json;
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "eins\nzwei\ndrei\n").unwrap();
+        std::fs::write(root.join("dup.txt"), "dup\ndup\n").unwrap();
+        std::fs::write(root.join("empty.txt"), "").unwrap();
+        std::fs::write(root.join("bin.dat"), b"x\0y").unwrap();
+        std::fs::write(root.join("latin1.txt"), b"caf\xe9\n").unwrap();
+        std::fs::create_dir(root.join("dir")).unwrap();
+        std::fs::create_dir(root.join("emptydir")).unwrap();
+        symlink("/", root.join("out")).unwrap();
+        symlink("loop", root.join("loop")).unwrap();
+        symlink("missing-target", root.join("broken")).unwrap();
+        let ctx = crate::tools::ToolContext::new(root).unwrap();
+
+        let mut catalog = PresetCatalog::builtin();
+        catalog
+            .add_text(
+                "child",
+                "child.yaml",
+                "version: 1\nname: child\nextends: standard\n",
+            )
+            .unwrap();
+        catalog.set_locale(Some("de".into()));
+        let v = validate_in_catalog(&catalog, "child", &ToolCatalog::builtin());
+        let preset = v.preset.unwrap_or_else(|| panic!("{:#?}", v.diagnostics));
+        let registry = preset.assembler().registry().clone();
+
+        let long = "x".repeat(600);
+        let calls = [
+            ("read_file", json!({"path": ""})),
+            ("read_file", json!({"path": "a\u{0}b"})),
+            ("read_file", json!({"path": "../elsewhere"})),
+            ("read_file", json!({"path": "nope.txt"})),
+            ("read_file", json!({"path": "a.tx"})),
+            ("read_file", json!({"path": "dir"})),
+            ("read_file", json!({"path": "bin.dat"})),
+            ("read_file", json!({"path": "latin1.txt"})),
+            ("read_file", json!({"path": "a.txt", "offset": 99})),
+            (
+                "read_file",
+                json!({"path": "a.txt", "offset": 2, "limit": 1}),
+            ),
+            ("read_file", json!({"path": "empty.txt"})),
+            ("read_file", json!({"path": "a.txt/"})),
+            ("read_file", json!({"path": "nodir/x.txt"})),
+            ("read_file", json!({"path": "a.txt/x"})),
+            ("read_file", json!({"path": "out/etc"})),
+            ("read_file", json!({"path": "loop/x"})),
+            ("read_file", json!({"path": "broken/x"})),
+            ("read_file", json!({"path": 5})),
+            ("list_dir", json!({"path": "a.txt"})),
+            ("list_dir", json!({"path": "nope"})),
+            ("list_dir", json!({"path": "emptydir"})),
+            ("list_dir", json!({})),
+            ("glob", json!({"pattern": "/abs/*"})),
+            ("glob", json!({"pattern": "[", "path": "."})),
+            ("glob", json!({"pattern": "*", "path": "a.txt"})),
+            ("glob", json!({"pattern": "*.none"})),
+            ("glob", json!({"pattern": "*.txt"})),
+            ("glob", json!({"pattern": "*.txt", "path": "nope"})),
+            ("grep", json!({"pattern": "x", "glob": "["})),
+            ("grep", json!({"pattern": "zzz"})),
+            ("grep", json!({"pattern": "zwei|dup|y"})),
+            ("grep", json!({"pattern": "x", "path": "nope"})),
+            (
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "", "new_string": "x"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "x", "new_string": "x"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "vier", "new_string": "x"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "dup.txt", "old_string": "dup", "new_string": "x"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "eins", "new_string": "1"}),
+            ),
+            (
+                "edit_file",
+                json!({"path": "dup.txt", "old_string": "dup", "new_string": "x", "replace_all": true}),
+            ),
+            ("write_file", json!({"path": "dir/", "content": "x"})),
+            ("write_file", json!({"path": "dir", "content": "x"})),
+            ("write_file", json!({"path": "new.txt", "content": "x\n"})),
+            (
+                "write_file",
+                json!({"path": "new.txt", "content": "x\ny\n"}),
+            ),
+            ("todo_write", json!({"todos": []})),
+            (
+                "todo_write",
+                json!({"todos": [{"content": " ", "status": "pending"}]}),
+            ),
+            (
+                "todo_write",
+                json!({"todos": [{"content": "a\nb", "status": "pending"}]}),
+            ),
+            (
+                "todo_write",
+                json!({"todos": [{"content": long, "status": "pending"}]}),
+            ),
+            (
+                "todo_write",
+                json!({"todos": [{"content": "Testen", "status": "pending"}]}),
+            ),
+            (
+                "todo_write",
+                json!({"todos": [{"content": "a", "status": "pending"}, {"content": "b", "status": "completed"}]}),
+            ),
+            ("bash", json!({"command": " "})),
+            ("bash", json!({"command": "echo hallo"})),
+            ("nope", json!({})),
+            ("read_fil", json!({})),
+        ];
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let sentences: Vec<(String, String)> = known_texts()
+            .iter()
+            .flat_map(|k| {
+                english_sentences(&k.english)
+                    .into_iter()
+                    .map(|s| (k.id.clone(), s))
+            })
+            .collect();
+        let whole: Vec<(&str, String)> = known_texts()
+            .iter()
+            .map(|k| (k.id.as_str(), prose(k).trim().to_owned()))
+            .filter(|(_, p)| p.split_whitespace().count() >= 3 && !p.contains("  "))
+            .collect();
+        for (tool, args) in calls {
+            let out = runtime.block_on(registry.call_for_model(tool, args.clone(), &ctx));
+            for (id, sentence) in &sentences {
+                assert!(
+                    !out.content.contains(sentence.as_str()),
+                    "{tool} {args}: English sentence of `{id}` left: {sentence:?} in {:?}",
+                    out.content
+                );
+            }
+            for (id, text) in &whole {
+                assert!(
+                    !out.content.contains(text.as_str()),
+                    "{tool} {args}: English text of `{id}` left: {text:?} in {:?}",
+                    out.content
+                );
+            }
+        }
+    }
+
+    /// `maxContextTokens` holds at every step: a preset within it at validate fails the
+    /// step whose facts make the context longer, before anything is sent.
+    #[test]
+    fn the_context_budget_holds_at_every_step() {
+        let mut catalog = PresetCatalog::builtin();
+        catalog
+            .add_text(
+                "child",
+                "child.yaml",
+                "version: 1\nname: child\nextends: standard\nbudget:\n  maxContextTokens: 80\n",
+            )
+            .unwrap();
+        let v = validate_in_catalog(&catalog, "child", &ToolCatalog::builtin());
+        let preset = v.preset.unwrap_or_else(|| panic!("{:#?}", v.diagnostics));
+        let values = |cwd: &str| {
+            preset
+                .default_values()
+                .with("cwd", cwd)
+                .with("os", "linux")
+                .with("shell", "sh")
+                .with("date", "2030-01-01")
+        };
+        assert!(preset.assembler().assemble(&values("/w")).is_ok());
+        let long = format!("/{}", "deep/".repeat(100));
+        let err = preset.assembler().assemble(&values(&long)).unwrap_err();
+        assert!(
+            err.iter().any(|d| d.kind == DiagnosticKind::BudgetExceeded
+                && d.message.contains("maxContextTokens")),
+            "{err:?}"
+        );
     }
 
     /// The prefix fingerprint covers the texts on the wire: a replaced tool description

@@ -464,7 +464,10 @@ fn validate_chain_with(
     diagnostics.extend(chain_texts.diagnostics.iter().cloned());
     let replaced_tools;
     let tools = if chain_texts.replaces_tools() {
-        replaced_tools = tools.with_texts(|name| chain_texts.tool_texts(name));
+        replaced_tools = tools.with_texts(
+            |name| chain_texts.tool_texts(name),
+            |name, path| chain_texts.param_text(name, path),
+        );
         &replaced_tools
     } else {
         tools
@@ -535,6 +538,21 @@ fn validate_chain_with(
         // The first render check and the mentions share the sections they both render.
         let (first, mentions) = a.check_renders_and_mentions(&runs[0], &neutral);
         diagnostics.extend(mentions);
+        // The runtime context's worst case: every approval policy and sandbox mode the
+        // run may set, with and without the optional variables.
+        let mut facts = Vec::new();
+        for v in &runs {
+            for approval in ["ask", "yes", "refuse"] {
+                for sandbox in ["read-only", "workspace-write", "full-access"] {
+                    facts.push(
+                        v.clone()
+                            .with("approval", approval)
+                            .with("sandbox", sandbox),
+                    );
+                }
+            }
+        }
+        let worst_context = a.check_context_budget(&facts);
         let results = std::iter::once(first).chain(runs[1..].iter().map(|v| a.check_renders(v)));
         for result in results {
             // The fingerprint is not part of what `validate` checks: skip it.
@@ -546,6 +564,15 @@ fn validate_chain_with(
                 );
                 break;
             }
+        }
+        // Said once, for the worst case: the render check above may have met the same
+        // budget with its own values.
+        if let Some(d) = worst_context {
+            diagnostics.retain(|x| {
+                !(x.kind == DiagnosticKind::BudgetExceeded
+                    && x.message.contains("maxContextTokens"))
+            });
+            diagnostics.push(d);
         }
     }
     let has_error = diagnostics.iter().any(Diagnostic::is_error);
@@ -819,6 +846,7 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
         layer.budget = TokenBudget {
             max_system_tokens: limit(&budget.max_system_tokens),
             max_tool_tokens: limit(&budget.max_tool_tokens),
+            max_context_tokens: limit(&budget.max_context_tokens),
         };
     }
 

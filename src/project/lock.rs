@@ -601,6 +601,60 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
 /// `locked`: what changed, a unified diff of each changed section and tool, and one
 /// short finding per change.
 pub fn drift(preset: &ValidPreset, locked: &PresetLock, now: &PresetLock) -> Option<Drift> {
+    drift_from(preset, locked, now, LOCK_FILE)
+}
+
+/// What `preset` changes against `other` (another preset, or the built-in it extends):
+/// per section, tool and model, the unified diffs lock drift shows (`other` in the
+/// lock's place), then every text id whose text in effect differs. `None`: the same
+/// prefix and the same texts.
+pub fn compare(preset: &ValidPreset, other: &ValidPreset) -> Result<Option<String>, LockError> {
+    let mine = entry(preset)?;
+    let theirs = entry(other)?;
+    let mut out = String::new();
+    if let Some(d) = drift_from(preset, &theirs, &mine, &format!("`{}`", other.name())) {
+        out.push_str(&d.diagnostic.message);
+        out.push('\n');
+    }
+    let rows = |p: &ValidPreset| {
+        let chain: Vec<&crate::preset::ParsedPreset> = p.chain().iter().collect();
+        crate::preset::texts::text_rows(Some(&chain), p.texts())
+    };
+    let (a, b) = (rows(preset), rows(other));
+    let mut texts = Vec::new();
+    for row in &a {
+        match b.iter().find(|r| r.id == row.id) {
+            Some(o) if o.text == row.text => {}
+            Some(o) => texts.push(format!(
+                "text `{}` changed ({} → {})",
+                row.id,
+                o.source.describe(),
+                row.source.describe()
+            )),
+            None => texts.push(format!(
+                "text `{}` added ({})",
+                row.id,
+                row.source.describe()
+            )),
+        }
+    }
+    for row in b.iter().filter(|r| !a.iter().any(|x| x.id == r.id)) {
+        texts.push(format!("text `{}` removed", row.id));
+    }
+    if !texts.is_empty() {
+        out.push_str(&texts.join("\n"));
+        out.push('\n');
+    }
+    Ok((!out.is_empty()).then_some(out))
+}
+
+/// [`drift`] against `against` (the lock file, or another preset).
+fn drift_from(
+    preset: &ValidPreset,
+    locked: &PresetLock,
+    now: &PresetLock,
+    against: &str,
+) -> Option<Drift> {
     if locked == now {
         return None;
     }
@@ -639,6 +693,7 @@ pub fn drift(preset: &ValidPreset, locked: &PresetLock, now: &PresetLock) -> Opt
             new.map(LockedSection::text).unwrap_or_default(),
         );
         diff.push_str(&unified(
+            against,
             &format!("section `{section}`"),
             &old_text,
             &new_text,
@@ -679,6 +734,7 @@ pub fn drift(preset: &ValidPreset, locked: &PresetLock, now: &PresetLock) -> Opt
             ),
         };
         diff.push_str(&unified(
+            against,
             &format!("tool `{tool}`"),
             &old.map(|t| definition_text(&t.definition))
                 .unwrap_or_default(),
@@ -744,7 +800,7 @@ pub fn drift(preset: &ValidPreset, locked: &PresetLock, now: &PresetLock) -> Opt
         whole("its token counts changed", &mut changes);
     }
     let message = format!(
-        "the cacheable prefix of `{name}` differs from {LOCK_FILE}: {}\n{}",
+        "the cacheable prefix of `{name}` differs from {against}: {}\n{}",
         changes.join(", "),
         diff.trim_end()
     );
@@ -1115,12 +1171,12 @@ fn paired_servers<'a>(
 }
 
 /// A unified diff of one item, headed by what it is.
-fn unified(what: &str, old: &str, new: &str) -> String {
+fn unified(against: &str, what: &str, old: &str, new: &str) -> String {
     let diff = TextDiff::from_lines(old, new);
     let mut text = diff
         .unified_diff()
         .context_radius(2)
-        .header(&format!("{LOCK_FILE}: {what}"), &format!("now: {what}"))
+        .header(&format!("{against}: {what}"), &format!("now: {what}"))
         .to_string();
     if !text.ends_with('\n') {
         text.push('\n');

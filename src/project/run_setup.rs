@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::UsageError;
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
 use crate::preset::ValidPreset;
 use crate::tools::ToolContext;
 use crate::tools::sandbox::{SandboxMode, SandboxProfile};
@@ -89,6 +90,30 @@ pub fn working_directory(dir: Option<&str>) -> Result<PathBuf, UsageError> {
         )));
     }
     Ok(absolute)
+}
+
+/// What `run` refuses before any request: a prompt that names a tool the model cannot
+/// see (`mentions-hidden-tool`, a warning at `validate`) would send the model after a
+/// tool it does not have. Each such warning (of the preset's validation) comes back as an error with the fix, unless
+/// the user asked to run anyway (`allow`: `run --allow-hidden-tool-mentions`).
+pub fn refuse_hidden_tool_mentions(warnings: &[Diagnostic], allow: bool) -> Vec<Diagnostic> {
+    if allow {
+        return Vec::new();
+    }
+    warnings
+        .iter()
+        .filter(|d| d.kind == DiagnosticKind::MentionsHiddenTool)
+        .map(|d| {
+            let mut d = d.clone();
+            d.severity = Severity::Error;
+            let help = d.help.take().unwrap_or_default();
+            d.help = Some(format!(
+                "{help}{}`run` refuses a prompt that names a hidden tool; to send it all the same, pass `--allow-hidden-tool-mentions`",
+                if help.is_empty() { "" } else { "; " }
+            ));
+            d
+        })
+        .collect()
 }
 
 #[cfg(test)]

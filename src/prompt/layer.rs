@@ -46,12 +46,16 @@ pub struct TokenBudget {
     pub max_system_tokens: Option<TokenLimit>,
     /// The tool definitions.
     pub max_tool_tokens: Option<TokenLimit>,
+    /// The runtime context.
+    pub max_context_tokens: Option<TokenLimit>,
 }
 
 impl TokenBudget {
     /// Does it limit anything?
     pub fn is_empty(&self) -> bool {
-        self.max_system_tokens.is_none() && self.max_tool_tokens.is_none()
+        self.max_system_tokens.is_none()
+            && self.max_tool_tokens.is_none()
+            && self.max_context_tokens.is_none()
     }
 }
 
@@ -119,6 +123,12 @@ impl Layer {
     }
 
     /// Limit the tokens of the tool definitions.
+    pub fn max_context_tokens(mut self, tokens: u32) -> Self {
+        self.budget.max_context_tokens = Some(TokenLimit { tokens, span: None });
+        self
+    }
+
+    /// Limit the tool definitions to `tokens`.
     pub fn max_tool_tokens(mut self, tokens: u32) -> Self {
         self.budget.max_tool_tokens = Some(TokenLimit { tokens, span: None });
         self

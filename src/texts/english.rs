@@ -120,8 +120,9 @@ pub const TOOL_BASH_GUIDANCE: BuiltinText = BuiltinText {
              {% else %}: it is confined to the workspace and its output is easier to use.\
              {% endif %}{% endif %} Commands cannot be interactive (stdin is empty); \
              background jobs are killed when the command ends, so do not start servers you \
-             expect to keep running, and do not detach processes with setsid or \
-             nohup-style daemonizing. Redirect very long output to a file and read it in \
+             expect to keep running or detach processes with setsid or nohup-style \
+             daemonizing; instead start a server, use it and stop it within one command. \
+             Redirect very long output to a file and read it in \
              parts.",
     protected: &[
         "bash",

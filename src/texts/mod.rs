@@ -19,6 +19,7 @@
 
 mod english;
 mod tokens;
+mod tool_messages;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -27,6 +28,7 @@ use crate::diagnostic::Span;
 
 pub use english::*;
 pub use tokens::{MissingToken, missing_tokens, placeholders, protected_tokens, substitute};
+pub use tool_messages::*;
 
 /// One built-in English text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,12 +44,22 @@ pub struct BuiltinText {
 
 /// The built-in texts, in id order.
 pub fn builtin_texts() -> &'static [&'static BuiltinText] {
-    english::ALL
+    static ALL: OnceLock<Vec<&'static BuiltinText>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all: Vec<&'static BuiltinText> = english::ALL
+            .iter()
+            .chain(tool_messages::ALL.iter())
+            .copied()
+            .collect();
+        all.sort_by(|a, b| a.id.cmp(b.id));
+        all
+    })
 }
 
 /// The built-in text with this id, if any.
 pub fn builtin_text(id: &str) -> Option<&'static BuiltinText> {
-    english::ALL.iter().copied().find(|t| t.id == id)
+    let all = builtin_texts();
+    all.binary_search_by(|t| t.id.cmp(id)).ok().map(|i| all[i])
 }
 
 /// Where a text in effect comes from.
@@ -72,6 +84,14 @@ pub enum TextSource {
 }
 
 impl TextSource {
+    /// Where the text is written (`None`: built in).
+    pub fn span(&self) -> Option<&Span> {
+        match self {
+            TextSource::Builtin => None,
+            TextSource::Pack { at, .. } | TextSource::Preset { at, .. } => Some(at),
+        }
+    }
+
     /// `built-in`, `pack de (locales/de.yaml:12)`, `preset mine (.agent-presets/mine.yaml:9)`.
     pub fn describe(&self) -> String {
         match self {
@@ -172,12 +192,16 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(ids, sorted, "ids unique and in order");
+        let english: Vec<&str> = english::ALL.iter().map(|t| t.id).collect();
+        let mut sorted_english = english.clone();
+        sorted_english.sort_unstable();
+        assert_eq!(english, sorted_english, "english.rs lists its ids in order");
         for id in ids {
             assert!(
                 id.split('.').count() >= 2
-                    && id
-                        .bytes()
-                        .all(|b| b.is_ascii_lowercase() || b"._-".contains(&b)),
+                    && id.bytes().all(|b| b.is_ascii_lowercase()
+                        || b.is_ascii_digit()
+                        || b"._-".contains(&b)),
                 "{id}"
             );
         }

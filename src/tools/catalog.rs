@@ -112,18 +112,26 @@ impl ToolCatalog {
     /// This catalog with the description and guidance of some tools replaced:
     /// `replacement(name)` gives the new description and guidance text of a tool
     /// (`None`: keep). A host's tool is replaced the same way as a built-in one.
-    pub fn with_texts<'t, F>(&self, replacement: F) -> ToolCatalog
+    pub fn with_texts<'t, F, P>(&self, replacement: F, params: P) -> ToolCatalog
     where
         F: Fn(&str) -> (Option<&'t str>, Option<&'t str>),
+        P: Fn(&str, &str) -> Option<String>,
     {
         let tools = self
             .tools
             .iter()
             .map(|(name, def)| {
-                let def = match replacement(name.as_str()) {
+                let mut def = match replacement(name.as_str()) {
                     (None, None) => Arc::clone(def),
                     (description, guidance) => Arc::new(def.with_texts(description, guidance)),
                 };
+                // Only the built-in tools' parameters have text ids.
+                if matches!(def.origin(), super::ToolOrigin::Host) {
+                    let replaced = def.with_param_texts(&|path| params(name.as_str(), path));
+                    if !Arc::ptr_eq(&replaced.schemas_arc(), &def.schemas_arc()) {
+                        def = Arc::new(replaced);
+                    }
+                }
                 (name.clone(), def)
             })
             .collect();

@@ -8,6 +8,7 @@ use super::builtin::{CommandLimits, Containment, OutputLimits, TodoItem};
 use super::sandbox::{SandboxProfile, SharedProfile};
 pub use crate::confine::WorkspaceError;
 use crate::confine::beneath::WorkspaceRoot;
+use crate::texts::Texts;
 
 /// Per-session state shared by the tools of one agent session (e.g. the todo list).
 #[derive(Debug, Default)]
@@ -49,6 +50,7 @@ pub struct ToolContext {
     containment: Option<Containment>,
     command_limits: CommandLimits,
     sandbox: SharedProfile,
+    texts: Arc<Texts>,
 }
 
 impl ToolContext {
@@ -70,7 +72,20 @@ impl ToolContext {
             containment: None,
             command_limits: CommandLimits::default(),
             sandbox: Arc::new(SandboxProfile::full_access()),
+            texts: Texts::english(),
         })
+    }
+
+    /// The same context telling results in `texts` (the registry sets its own before a
+    /// handler runs, see [`ToolRegistry::with_texts`](super::ToolRegistry::with_texts)).
+    pub fn with_texts(mut self, texts: Arc<Texts>) -> Self {
+        self.texts = texts;
+        self
+    }
+
+    /// The texts results are told in.
+    pub fn texts(&self) -> &Arc<Texts> {
+        &self.texts
     }
 
     /// The same context passing the environment variables `names` to commands run by

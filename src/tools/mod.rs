@@ -23,7 +23,8 @@ pub(crate) use registry::wire_json;
 pub use registry::{SchemaDialect, ToolCallError, ToolRegistry, WireTool};
 pub use restriction::{OrderEntry, REST, ToolPattern, ToolRestriction, visible_tools};
 pub use schema::ToolSchemas;
+pub(crate) use tool::vals;
 pub use tool::{
-    ExternalHandler, ExternalTool, Tool, ToolDefinition, ToolError, ToolFuture, ToolGuidance,
-    ToolOutput,
+    ExternalHandler, ExternalTool, TextRef, TextValue, Tool, ToolDefinition, ToolError, ToolFuture,
+    ToolGuidance, ToolOutput,
 };

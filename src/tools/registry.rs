@@ -14,7 +14,8 @@ use super::restriction::{ToolRestriction, visible_tools};
 use super::tool::{ToolDefinition, ToolError, ToolOutput};
 use crate::suggest::did_you_mean;
 use crate::texts::{
-    TOOLS_INVALID_ARGUMENTS, TOOLS_TIMEOUT, TOOLS_UNKNOWN_TOOL, TOOLS_UNKNOWN_TOOL_SUGGESTION,
+    TOOLS_BAD_DEFINITION, TOOLS_BAD_DEFINITION_HINT, TOOLS_INVALID_ARGUMENTS,
+    TOOLS_INVALID_ARGUMENTS_MORE, TOOLS_TIMEOUT, TOOLS_UNKNOWN_TOOL, TOOLS_UNKNOWN_TOOL_SUGGESTION,
     Texts,
 };
 
@@ -276,8 +277,11 @@ impl ToolRegistry {
         };
         let validator = def.validator().map_err(|msg| ToolCallError::Failed {
             tool: name.to_owned(),
-            error: ToolError::new(msg)
-                .hint("this is a bug in the tool's definition, not in the call"),
+            error: ToolError::text(
+                &TOOLS_BAD_DEFINITION,
+                super::vals![tool = name, error = msg],
+            )
+            .hint_text(&TOOLS_BAD_DEFINITION_HINT, vec![]),
         })?;
         let mut problems: Vec<String> = Vec::new();
         let mut unlisted = 0usize;
@@ -289,7 +293,10 @@ impl ToolRegistry {
             }
         }
         if unlisted > 0 {
-            problems.push(format!("… and {unlisted} more"));
+            problems.push(self.texts.render(
+                &TOOLS_INVALID_ARGUMENTS_MORE,
+                &[("count", &unlisted.to_string())],
+            ));
         }
         if !problems.is_empty() {
             return Err(ToolCallError::InvalidArguments {
@@ -303,7 +310,7 @@ impl ToolRegistry {
             tool: name.to_owned(),
             problems: problems.iter().map(|p| shorten(p)).collect(),
         })?;
-        let future = call(ctx.clone());
+        let future = call(ctx.clone().with_texts(Arc::clone(&self.texts)));
         let result = match def.timeout() {
             Some(limit) => match tokio::time::timeout(limit, future).await {
                 Ok(r) => r,

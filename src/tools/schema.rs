@@ -66,6 +66,82 @@ pub fn strict_from_portable(portable: &Value) -> Value {
     }
 }
 
+/// Visit every parameter description of a tool's schema with its path: a property is
+/// its name (`command`), a nested one is joined with `.` (`todos.item.content`, `item`
+/// for an array's items). `$defs` are visited at the path of their first `$ref`, so the
+/// portable and the strict rendering (which inlines them) give the same paths.
+pub fn visit_param_descriptions(schema: &mut Value, visit: &mut dyn FnMut(&str, &mut String)) {
+    let mut refs: Vec<(String, String)> = Vec::new();
+    walk_descriptions(schema, "", &mut refs, visit);
+    let mut done: Vec<String> = Vec::new();
+    while let Some((name, path)) = refs.iter().find(|(n, _)| !done.contains(n)).cloned() {
+        done.push(name.clone());
+        if let Some(def) = schema
+            .get_mut("$defs")
+            .and_then(|d| d.get_mut(name.as_str()))
+        {
+            walk_descriptions(def, &path, &mut refs, visit);
+        }
+    }
+}
+
+fn walk_descriptions(
+    node: &mut Value,
+    path: &str,
+    refs: &mut Vec<(String, String)>,
+    visit: &mut dyn FnMut(&str, &mut String),
+) {
+    let Some(obj) = node.as_object_mut() else {
+        return;
+    };
+    if !path.is_empty()
+        && let Some(Value::String(d)) = obj.get_mut("description")
+    {
+        visit(path, d);
+    }
+    if let Some(Value::String(r)) = obj.get("$ref")
+        && let Some(name) = r.strip_prefix("#/$defs/")
+        && !refs.iter().any(|(n, _)| n == name)
+    {
+        refs.push((name.to_owned(), path.to_owned()));
+    }
+    let join = |name: &str| {
+        if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        }
+    };
+    if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        for (name, p) in props.iter_mut() {
+            walk_descriptions(p, &join(name), refs, visit);
+        }
+    }
+    if let Some(items) = obj.get_mut("items") {
+        walk_descriptions(items, &join("item"), refs, visit);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(alts)) = obj.get_mut(key) {
+            for alt in alts {
+                walk_descriptions(alt, path, refs, visit);
+            }
+        }
+    }
+}
+
+/// Every parameter description of a schema, by path (see [`visit_param_descriptions`]),
+/// each path once, in the order met.
+pub fn param_descriptions(schema: &Value) -> Vec<(String, String)> {
+    let mut copy = schema.clone();
+    let mut out: Vec<(String, String)> = Vec::new();
+    visit_param_descriptions(&mut copy, &mut |path, d| {
+        if !out.iter().any(|(p, _)| p == path) {
+            out.push((path.to_owned(), d.clone()));
+        }
+    });
+    out
+}
+
 fn settings() -> schemars::generate::SchemaSettings {
     schemars::generate::SchemaSettings::draft2020_12()
 }

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::context::ToolContext;
 use super::name::ToolName;
 use super::schema::ToolSchemas;
-use crate::texts::{TOOLS_ERROR, TOOLS_ERROR_WITH_HINT, Texts};
+use crate::texts::{BuiltinText, TOOLS_ERROR, TOOLS_ERROR_WITH_HINT, Texts};
 
 /// Guidance for the model on when and how to use a tool. It becomes the prompt section
 /// `tool:<name>` while (and only while) the tool is visible.
@@ -78,6 +78,10 @@ impl ToolOutput {
 }
 
 /// A handler's failure: what went wrong, and what the model should try instead.
+///
+/// Built from a text id ([`ToolError::text`], [`ToolError::hint_text`]) it is told in the
+/// texts of the preset that runs the tool (a locale pack, `texts:`); `message` and `hint`
+/// hold the English rendering.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
@@ -85,7 +89,106 @@ pub struct ToolError {
     pub message: String,
     /// What to try ("include more surrounding context so it matches once").
     pub hint: Option<String>,
+    message_text: Option<TextRef>,
+    hint_text: Option<TextRef>,
 }
+
+/// A value put into a text: as given, or another text (told in the same texts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TextValue {
+    /// Put in as it is (a path, a number, a quoted pattern).
+    Plain(String),
+    /// A text of its own (`a FIFO (named pipe)`), itself without placeholders.
+    Text(&'static BuiltinText),
+}
+
+impl From<String> for TextValue {
+    fn from(s: String) -> Self {
+        TextValue::Plain(s)
+    }
+}
+
+impl From<&str> for TextValue {
+    fn from(s: &str) -> Self {
+        TextValue::Plain(s.to_owned())
+    }
+}
+
+impl From<&String> for TextValue {
+    fn from(s: &String) -> Self {
+        TextValue::Plain(s.clone())
+    }
+}
+
+impl From<std::borrow::Cow<'_, str>> for TextValue {
+    fn from(s: std::borrow::Cow<'_, str>) -> Self {
+        TextValue::Plain(s.into_owned())
+    }
+}
+
+impl From<&std::borrow::Cow<'_, str>> for TextValue {
+    fn from(s: &std::borrow::Cow<'_, str>) -> Self {
+        TextValue::Plain(s.to_string())
+    }
+}
+
+impl From<&'static BuiltinText> for TextValue {
+    fn from(t: &'static BuiltinText) -> Self {
+        TextValue::Text(t)
+    }
+}
+
+macro_rules! text_value_from_number {
+    ($($t:ty),*) => {$(
+        impl From<$t> for TextValue {
+            fn from(n: $t) -> Self {
+                TextValue::Plain(n.to_string())
+            }
+        }
+    )*};
+}
+text_value_from_number!(u8, u16, u32, u64, usize, i32, i64);
+
+/// A text id with the values of its placeholders.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextRef {
+    text: &'static BuiltinText,
+    values: Vec<(&'static str, TextValue)>,
+}
+
+impl TextRef {
+    /// `text` with `values` for its placeholders.
+    pub fn new(text: &'static BuiltinText, values: Vec<(&'static str, TextValue)>) -> Self {
+        TextRef { text, values }
+    }
+
+    /// Rendered in `texts`.
+    pub fn render(&self, texts: &Texts) -> String {
+        let rendered: Vec<(&str, String)> = self
+            .values
+            .iter()
+            .map(|(k, v)| {
+                (
+                    *k,
+                    match v {
+                        TextValue::Plain(s) => s.clone(),
+                        TextValue::Text(t) => texts.get(t).to_owned(),
+                    },
+                )
+            })
+            .collect();
+        let pairs: Vec<(&str, &str)> = rendered.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        texts.render(self.text, &pairs)
+    }
+}
+
+/// `vals![path = x, bytes = n]`: the values of a [`TextRef`].
+macro_rules! vals {
+    ($($k:ident = $v:expr),* $(,)?) => {
+        vec![$((stringify!($k), $crate::tools::TextValue::from($v))),*]
+    };
+}
+pub(crate) use vals;
 
 impl ToolError {
     /// A failure without a hint.
@@ -93,12 +196,38 @@ impl ToolError {
         ToolError {
             message: message.into(),
             hint: None,
+            message_text: None,
+            hint_text: None,
+        }
+    }
+
+    /// A failure told by a text id (see [`crate::texts`]), without a hint.
+    pub fn text(text: &'static BuiltinText, values: Vec<(&'static str, TextValue)>) -> Self {
+        let r = TextRef::new(text, values);
+        ToolError {
+            message: r.render(&Texts::english()),
+            hint: None,
+            message_text: Some(r),
+            hint_text: None,
         }
     }
 
     /// Add what to try instead.
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self.hint_text = None;
+        self
+    }
+
+    /// Add what to try instead, told by a text id.
+    pub fn hint_text(
+        mut self,
+        text: &'static BuiltinText,
+        values: Vec<(&'static str, TextValue)>,
+    ) -> Self {
+        let r = TextRef::new(text, values);
+        self.hint = Some(r.render(&Texts::english()));
+        self.hint_text = Some(r);
         self
     }
 
@@ -108,14 +237,22 @@ impl ToolError {
     }
 
     /// [`to_model_text`](Self::to_model_text) in the given texts (`tools.error`,
-    /// `tools.error-with-hint`).
+    /// `tools.error-with-hint`, and the ids the error was built from).
     pub fn to_model_text_with(&self, texts: &Texts) -> String {
-        match &self.hint {
+        let message = match &self.message_text {
+            Some(r) => r.render(texts),
+            None => self.message.clone(),
+        };
+        let hint = match (&self.hint_text, &self.hint) {
+            (Some(r), _) => Some(r.render(texts)),
+            (None, h) => h.clone(),
+        };
+        match &hint {
             Some(h) => texts.render(
                 &TOOLS_ERROR_WITH_HINT,
-                &[("message", &self.message), ("hint", h)],
+                &[("message", &message), ("hint", h)],
             ),
-            None => texts.render(&TOOLS_ERROR, &[("message", &self.message)]),
+            None => texts.render(&TOOLS_ERROR, &[("message", &message)]),
         }
     }
 }
@@ -312,19 +449,15 @@ impl ToolDefinition {
         &self.origin
     }
 
-    /// The argument validator, compiled on first use.
+    /// The argument validator, compiled on first use (`Err`: why the schema does not
+    /// compile).
     pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, &str> {
         self.validator
             .get_or_init(|| {
                 jsonschema::options()
                     .with_draft(jsonschema::Draft::Draft202012)
                     .build(&self.schemas.portable)
-                    .map_err(|e| {
-                        format!(
-                            "the parameter schema of tool `{}` does not compile: {e}",
-                            self.name
-                        )
-                    })
+                    .map_err(|e| e.to_string())
             })
             .as_ref()
             .map_err(String::as_str)
@@ -345,6 +478,11 @@ impl ToolDefinition {
         &self.schemas
     }
 
+    /// The shared schemas (to tell whether two definitions share them).
+    pub(crate) fn schemas_arc(&self) -> Arc<ToolSchemas> {
+        Arc::clone(&self.schemas)
+    }
+
     /// Host-only guidance (becomes a prompt section, never a wire field).
     pub fn guidance(&self) -> Option<&ToolGuidance> {
         self.guidance.as_ref()
@@ -359,6 +497,27 @@ impl ToolDefinition {
         }
         if let (Some(text), Some(g)) = (guidance, def.guidance.as_mut()) {
             text.clone_into(&mut g.text);
+        }
+        def
+    }
+
+    /// This tool with its parameter descriptions replaced: `replacement` gets each one's
+    /// path (see [`visit_param_descriptions`](super::schema::visit_param_descriptions))
+    /// and says its new text (`None`: keep). Both renderings change alike.
+    pub fn with_param_texts(&self, replacement: &dyn Fn(&str) -> Option<String>) -> Self {
+        let mut schemas = (*self.schemas).clone();
+        let mut changed = false;
+        for schema in [&mut schemas.portable, &mut schemas.strict] {
+            super::schema::visit_param_descriptions(schema, &mut |path, d| {
+                if let Some(text) = replacement(path) {
+                    *d = text;
+                    changed = true;
+                }
+            });
+        }
+        let mut def = self.clone();
+        if changed {
+            def.schemas = Arc::new(schemas);
         }
         def
     }

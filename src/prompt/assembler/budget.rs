@@ -23,6 +23,53 @@ impl PromptAssembler {
         }
     }
 
+    /// The runtime context within `maxContextTokens`? Checked on every render of it (a
+    /// step whose facts changed), so a run never sends one over budget.
+    pub(super) fn check_context_tokens(&self, context: &str) -> Result<(), Diagnostics> {
+        let Some(limit) = &self.budget.max_context_tokens else {
+            return Ok(());
+        };
+        match crate::tokens::count(context) {
+            Ok(n) if n > limit.tokens as usize => {
+                Err(
+                    budget_exceeded("the runtime context takes", n, "maxContextTokens", limit)
+                        .into(),
+                )
+            }
+            Ok(_) => Ok(()),
+            Err(e) => Err(tokenizer_failed(&e, limit).into()),
+        }
+    }
+
+    /// The worst case of the runtime context over `runs` (each a set of values; `validate`
+    /// gives one per approval policy and sandbox mode, with and without the optional
+    /// variables): the first render over `maxContextTokens`, if any.
+    pub fn check_context_budget<'a>(
+        &self,
+        runs: impl IntoIterator<Item = &'a crate::prompt::Values>,
+    ) -> Option<Diagnostic> {
+        let limit = self.budget.max_context_tokens.as_ref()?;
+        let mut worst = 0usize;
+        for values in runs {
+            let Ok(pieces) = self.rendered_contexts(values) else {
+                continue;
+            };
+            let text: Vec<&str> = pieces.iter().map(|p| p.text.as_str()).collect();
+            match crate::tokens::count(&text.join("\n\n")) {
+                Ok(n) => worst = worst.max(n),
+                Err(e) => return Some(tokenizer_failed(&e, limit)),
+            }
+        }
+        (worst > limit.tokens as usize).then(|| {
+            budget_exceeded(
+                "at worst, the runtime context takes",
+                worst,
+                "maxContextTokens",
+                limit,
+            )
+        })
+    }
+
     /// The token budgets in force (per key, the nearest layer's).
     pub fn token_budget(&self) -> &TokenBudget {
         &self.budget
@@ -45,9 +92,15 @@ pub(super) fn budget_exceeded(
         ),
     )
     .at(limit.span.clone())
-    .help(format!(
-        "shorten or `remove` sections, hide tools you do not need, or raise `{key}` to at least {measured}"
-    ))
+    .help(if key == "maxContextTokens" {
+        format!(
+            "shorten or `remove` contexts (or turn the runtime context off with `includeRuntimeContext: false`), or raise `{key}` to at least {measured}"
+        )
+    } else {
+        format!(
+            "shorten or `remove` sections, hide tools you do not need, or raise `{key}` to at least {measured}"
+        )
+    })
 }
 
 pub(super) fn tokenizer_failed(

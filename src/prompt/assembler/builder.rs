@@ -488,6 +488,9 @@ impl<'c> AssemblerBuilder<'c> {
             if let Some(l) = &layer.budget.max_tool_tokens {
                 budget.max_tool_tokens = Some(l.clone());
             }
+            if let Some(l) = &layer.budget.max_context_tokens {
+                budget.max_context_tokens = Some(l.clone());
+            }
         }
         // The tool definitions as sent: made when a budget counts them, else on the first
         // assembly (validation never needs them).

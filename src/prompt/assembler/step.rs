@@ -273,6 +273,7 @@ impl PromptAssembler {
                 step.budget.charge(system_cost.0, system_cost.1);
                 let memo = cache.as_deref_mut().map(|c| &mut c.context_pieces);
                 let text = self.render_contexts(&step, memo)?;
+                self.check_context_tokens(&text)?;
                 let (fuel, bytes) = step.used();
                 (
                     Some(text).filter(|t| !t.is_empty()).map(PromptText::from),

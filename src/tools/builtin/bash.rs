@@ -23,11 +23,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::command_env::command_env;
-use super::containment::{self, Containment, describe};
+use super::containment::{self, Containment};
 use super::limits::{Readers, StreamCapture, pump, take};
-use crate::texts::{TOOL_BASH_DESCRIPTION, TOOL_BASH_GUIDANCE};
+use crate::texts::*;
 use crate::tools::sandbox::denial_note;
-use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance, vals};
 
 /// `timeout_secs` when the model sends none.
 pub(crate) const DEFAULT_TIMEOUT_SECS: u32 = 120;
@@ -86,8 +86,8 @@ impl Tool for Bash {
 /// The work of `bash` (a free function, so the future borrows nothing from the tool).
 async fn handle(args: BashArgs, ctx: ToolContext) -> Result<String, ToolError> {
     if args.command.trim().is_empty() {
-        return Err(ToolError::new("the command is empty")
-            .hint("give the shell command to run, e.g. `cargo test`"));
+        return Err(ToolError::text(&TOOL_BASH_ERROR_EMPTY, vec![])
+            .hint_text(&TOOL_BASH_HINT_EMPTY, vec![]));
     }
     let seconds = args
         .timeout_secs
@@ -102,42 +102,55 @@ async fn handle(args: BashArgs, ctx: ToolContext) -> Result<String, ToolError> {
     )
     .await?;
     let half_lines = (limits.max_lines / 2).max(1);
-    let mut report = format!(
-        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        match run.status {
-            Some(status) => describe(status),
-            None => format!("timed out after {seconds} s"),
-        },
-        section(&run.stdout, half_lines, "stdout"),
-        section(&run.stderr, half_lines, "stderr"),
+    let texts = ctx.texts();
+    let status = match run.status {
+        Some(status) => describe_status(texts, status),
+        None => texts.render(
+            &TOOL_BASH_RESULT_TIMED_OUT,
+            &[("seconds", &seconds.to_string())],
+        ),
+    };
+    let mut report = texts.render(
+        &TOOL_BASH_RESULT_REPORT,
+        &[
+            ("status", &status),
+            ("stdout", &section(texts, &run.stdout, half_lines, "stdout")),
+            ("stderr", &section(texts, &run.stderr, half_lines, "stderr")),
+        ],
     );
     if let Some(note) = &run.sandbox_note {
         report.push('\n');
         report.push_str(note);
     }
     if let Some(warning) = &run.warning {
-        report.push_str(&format!("\n[warning: {warning}]"));
+        report.push('\n');
+        report.push_str(&texts.render(&TOOL_BASH_RESULT_WARNING, &[("warning", warning)]));
     }
     if !run.containment.tracks_every_descendant() {
-        report.push_str(
-            "\n[note: on this platform only the command's process group is killed when it ends; processes that left it (setsid) may still run]",
-        );
+        report.push('\n');
+        report.push_str(texts.get(&TOOL_BASH_RESULT_GROUP_ONLY));
     }
+    let killed_by: &'static BuiltinText = match run.containment {
+        Containment::Cgroup => &TOOL_BASH_RESULT_KILLED_CGROUP,
+        Containment::Subreaper => &TOOL_BASH_RESULT_KILLED_SUBREAPER,
+        Containment::ProcessGroup => &TOOL_BASH_RESULT_KILLED_GROUP,
+    };
+    // The English text is the containment's own wording.
+    debug_assert_eq!(killed_by.text, run.containment.killed_by());
     match run.status {
         Some(_) => Ok(report),
-        None => Err(ToolError::new(match &run.warning {
-            None => format!(
-                "the command did not finish within {seconds} s; it and every process it started were killed ({}). Output so far:\n{report}",
-                run.containment.killed_by()
+        None => Err(match &run.warning {
+            None => ToolError::text(
+                &TOOL_BASH_ERROR_TIMEOUT,
+                vals![seconds = seconds, killed_by = killed_by, report = report],
             ),
             // Claim only what was verified.
-            Some(_) => format!(
-                "the command did not finish within {seconds} s and was killed, but not every process it started could be (see the warning). Output so far:\n{report}"
+            Some(_) => ToolError::text(
+                &TOOL_BASH_ERROR_TIMEOUT_PARTIAL,
+                vals![seconds = seconds, report = report],
             ),
-        })
-        .hint(format!(
-            "raise timeout_secs (at most {MAX_TIMEOUT_SECS}) if it needs longer, or split the work into smaller commands"
-        ))),
+        }
+        .hint_text(&TOOL_BASH_HINT_TIMEOUT, vals![max = MAX_TIMEOUT_SECS])),
     }
 }
 
@@ -207,8 +220,11 @@ async fn run(
     let mut contained =
         containment::spawn(&build, ctx.containment(), ctx.command_limits(), &sandbox).map_err(
             |e| {
-                ToolError::new(format!("could not start `{shell}`: {e}"))
-                    .hint("the host cannot run shell commands; use the file tools instead")
+                ToolError::text(
+                    &TOOL_BASH_ERROR_SPAWN,
+                    vals![shell = shell, error = e.to_string()],
+                )
+                .hint_text(&TOOL_BASH_HINT_SPAWN, vec![])
             },
         )?;
 
@@ -232,7 +248,8 @@ async fn run(
         .run_to_end(timeout, DRAIN_GRACE)
         .await
         .map_err(|e| {
-            ToolError::new(format!("could not wait for the command: {e}")).hint("run it again")
+            ToolError::text(&TOOL_BASH_ERROR_WAIT, vals![error = e.to_string()])
+                .hint_text(&TOOL_BASH_HINT_WAIT, vec![])
         })?;
     readers.finish(DRAIN_GRACE).await;
     let stdout = take(&stdout);
@@ -251,10 +268,29 @@ async fn run(
     })
 }
 
-fn section(capture: &StreamCapture, max_lines: usize, name: &str) -> String {
-    let text = capture.render(max_lines, name);
+/// How a command ended, for the model.
+fn describe_status(texts: &crate::texts::Texts, status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => {
+            texts.render(&TOOL_BASH_RESULT_EXIT_CODE, &[("code", &code.to_string())])
+        }
+        (None, Some(signal)) => {
+            texts.render(&TOOL_BASH_RESULT_SIGNAL, &[("signal", &signal.to_string())])
+        }
+        (None, None) => texts.get(&TOOL_BASH_RESULT_UNKNOWN_STATUS).to_owned(),
+    }
+}
+
+fn section(
+    texts: &crate::texts::Texts,
+    capture: &StreamCapture,
+    max_lines: usize,
+    name: &str,
+) -> String {
+    let text = capture.render(max_lines, name, texts);
     if text.is_empty() {
-        "(empty)".to_owned()
+        texts.get(&TOOL_BASH_RESULT_EMPTY).to_owned()
     } else {
         text.strip_suffix('\n').unwrap_or(&text).to_owned()
     }

@@ -10,7 +10,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::tools::ToolError;
+use crate::texts::{BuiltinText, TOOLS_WORK_STOPPED, TOOLS_WORK_STOPPED_HINT};
+use crate::tools::{ToolError, vals};
 
 /// Tells blocking work that nobody waits for its result any more.
 #[derive(Clone, Debug)]
@@ -35,7 +36,7 @@ impl Drop for CancelOnDrop {
 
 /// Run `work` on the blocking pool; its token is cancelled if this future is dropped.
 /// `what` names the work in the (unexpected) error for a task that panicked.
-pub(crate) async fn run_blocking<T, F>(what: &'static str, work: F) -> Result<T, ToolError>
+pub(crate) async fn run_blocking<T, F>(what: &'static BuiltinText, work: F) -> Result<T, ToolError>
 where
     T: Send + 'static,
     F: FnOnce(&CancelToken) -> T + Send + 'static,
@@ -46,7 +47,7 @@ where
     tokio::task::spawn_blocking(move || work(&token))
         .await
         .map_err(|_| {
-            ToolError::new(format!("the {what} stopped unexpectedly"))
-                .hint("try again; if it keeps failing, use another tool (e.g. bash)")
+            ToolError::text(&TOOLS_WORK_STOPPED, vals![work = what])
+                .hint_text(&TOOLS_WORK_STOPPED_HINT, vec![])
         })
 }

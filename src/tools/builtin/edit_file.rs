@@ -9,8 +9,8 @@ use serde::Deserialize;
 
 use super::blocking::{CancelToken, run_blocking};
 use super::workspace::{MAX_TEXT_FILE_BYTES, read_text_file, resolve, write_atomic};
-use crate::texts::{TOOL_EDIT_FILE_DESCRIPTION, TOOL_EDIT_FILE_GUIDANCE};
-use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+use crate::texts::*;
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance, vals};
 
 /// Arguments of `edit_file`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -71,16 +71,14 @@ const MAX_LISTED_LINES: usize = 10;
 /// dropped before the write leaves the file unchanged.
 async fn handle(args: EditFileArgs, ctx: ToolContext) -> Result<String, ToolError> {
     if args.old_string.is_empty() {
-        return Err(ToolError::new("old_string is empty")
-            .hint("to create a file or replace all of it use write_file; otherwise give the exact text to replace"));
+        return Err(ToolError::text(&TOOL_EDIT_FILE_ERROR_EMPTY, vec![])
+            .hint_text(&TOOL_EDIT_FILE_HINT_EMPTY, vec![]));
     }
     if args.old_string == args.new_string {
-        return Err(ToolError::new(
-            "old_string and new_string are identical, so there is nothing to change",
-        )
-        .hint("give the new text in new_string"));
+        return Err(ToolError::text(&TOOL_EDIT_FILE_ERROR_IDENTICAL, vec![])
+            .hint_text(&TOOL_EDIT_FILE_HINT_IDENTICAL, vec![]));
     }
-    run_blocking("edit", move |cancel| edit(&args, &ctx, cancel)).await?
+    run_blocking(&TOOLS_WORK_EDIT, move |cancel| edit(&args, &ctx, cancel)).await?
 }
 
 fn edit(args: &EditFileArgs, ctx: &ToolContext, cancel: &CancelToken) -> Result<String, ToolError> {
@@ -90,30 +88,33 @@ fn edit(args: &EditFileArgs, ctx: &ToolContext, cancel: &CancelToken) -> Result<
     let old = search_form(&text, &args.old_string);
     let found = Occurrences::find(&text, &old);
     if found.count == 0 {
-        return Err(ToolError::new(format!(
-            "old_string was not found in `{}`",
-            path.shown
-        ))
-        .hint("read the file again and copy the exact text, including whitespace and indentation; leave out the line numbers read_file adds"));
+        return Err(
+            ToolError::text(&TOOL_EDIT_FILE_ERROR_NOT_FOUND, vals![path = &path.shown])
+                .hint_text(&TOOL_EDIT_FILE_HINT_NOT_FOUND, vec![]),
+        );
     }
     if !replace_all {
-        let hint = "include more surrounding context so it matches exactly once, or set replace_all to true to replace every occurrence";
         if found.count > 1 {
-            return Err(ToolError::new(format!(
-                "old_string occurs {} times in `{}` (at {})",
-                thousands(found.count),
-                path.shown,
-                found.listed_lines()
-            ))
-            .hint(hint));
+            return Err(ToolError::text(
+                &TOOL_EDIT_FILE_ERROR_MANY,
+                vec![
+                    ("count", thousands(found.count).into()),
+                    ("path", path.shown.as_str().into()),
+                    ("lines", found.listed_lines_in(ctx.texts()).into()),
+                ],
+            )
+            .hint_text(&TOOL_EDIT_FILE_HINT_MANY, vec![]));
         }
         if let Some(second_line) = found.overlapping_line {
-            return Err(ToolError::new(format!(
-                "old_string occurs more than once in `{}`: its occurrences overlap (starting at lines {} and {second_line})",
-                path.shown,
-                found.first_line(),
-            ))
-            .hint(hint));
+            return Err(ToolError::text(
+                &TOOL_EDIT_FILE_ERROR_OVERLAP,
+                vals![
+                    path = &path.shown,
+                    first = found.first_line(),
+                    second = second_line
+                ],
+            )
+            .hint_text(&TOOL_EDIT_FILE_HINT_MANY, vec![]));
         }
     }
 
@@ -126,11 +127,15 @@ fn edit(args: &EditFileArgs, ctx: &ToolContext, cancel: &CancelToken) -> Result<
     let replaced = if replace_all { found.count } else { 1 };
     let new_len = (text.len() - replaced * old.len()) as u64 + (replaced * new.len()) as u64;
     if new_len > MAX_TEXT_FILE_BYTES {
-        return Err(ToolError::new(format!(
-            "the edit would make `{}` {new_len} bytes, more than the {MAX_TEXT_FILE_BYTES} bytes the file tools write; the file is unchanged",
-            path.shown
-        ))
-        .hint("make a smaller change, or split the file into several smaller files"));
+        return Err(ToolError::text(
+            &TOOL_EDIT_FILE_ERROR_TOO_BIG,
+            vals![
+                path = &path.shown,
+                bytes = new_len,
+                max = MAX_TEXT_FILE_BYTES
+            ],
+        )
+        .hint_text(&TOOL_EDIT_FILE_HINT_TOO_BIG, vec![]));
     }
     let updated = if replace_all {
         text.replace(old.as_str(), &new)
@@ -139,16 +144,14 @@ fn edit(args: &EditFileArgs, ctx: &ToolContext, cancel: &CancelToken) -> Result<
     };
     write_atomic(&path, updated.as_bytes(), cancel)?;
     let first_line = found.first_line();
+    let values = [
+        ("path", path.shown.as_str()),
+        ("line", &first_line.to_string()),
+        ("count", &thousands(replaced)),
+    ];
     Ok(match replaced {
-        1 => format!(
-            "Edited `{}`: replaced 1 occurrence at line {first_line}.",
-            path.shown
-        ),
-        n => format!(
-            "Edited `{}`: replaced {} occurrences (first at line {first_line}).",
-            path.shown,
-            thousands(n)
-        ),
+        1 => ctx.texts().render(&TOOL_EDIT_FILE_RESULT_ONE, &values),
+        _ => ctx.texts().render(&TOOL_EDIT_FILE_RESULT_MANY, &values),
     })
 }
 
@@ -237,20 +240,30 @@ impl Occurrences {
     }
 
     /// `lines 1, 3, 5` or `lines 1, 2, …, 10 and 99,990 more`.
+    #[cfg(test)]
     fn listed_lines(&self) -> String {
+        self.listed_lines_in(&crate::texts::Texts::english())
+    }
+
+    /// [`listed_lines`](Self::listed_lines) in `texts`.
+    fn listed_lines_in(&self, texts: &crate::texts::Texts) -> String {
         let listed: Vec<String> = self.lines.iter().map(|l| thousands(*l)).collect();
-        let mut out = format!(
-            "line{} {}",
-            if listed.len() == 1 { "" } else { "s" },
-            listed.join(", ")
-        );
+        let mut numbers = listed.join(", ");
         if self.count > self.lines.len() {
-            out.push_str(&format!(
-                " and {} more",
-                thousands(self.count - self.lines.len())
-            ));
+            numbers = texts.render(
+                &TOOL_EDIT_FILE_RESULT_MORE,
+                &[
+                    ("lines", &numbers),
+                    ("count", &thousands(self.count - self.lines.len())),
+                ],
+            );
         }
-        out
+        let text = if listed.len() == 1 {
+            &TOOL_EDIT_FILE_RESULT_LINE
+        } else {
+            &TOOL_EDIT_FILE_RESULT_LINES
+        };
+        texts.render(text, &[("lines", &numbers)])
     }
 }
 

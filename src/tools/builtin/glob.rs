@@ -11,8 +11,8 @@ use serde::Deserialize;
 use super::limits::{cap_text, echo};
 use super::walk::{depth_note, run_blocking, stop_note, walk};
 use super::workspace::{not_found, resolve, shown};
-use crate::texts::{TOOL_GLOB_DESCRIPTION, TOOL_GLOB_GUIDANCE};
-use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+use crate::texts::*;
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance, vals};
 
 /// Most paths `glob` lists.
 pub(crate) const MAX_GLOB_RESULTS: usize = 1_000;
@@ -68,13 +68,12 @@ impl Tool for Glob {
 async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
     let base = resolve(&ctx, args.path.as_deref().unwrap_or("."))?;
     if !base.exists() {
-        return Err(not_found(&base, "directory"));
+        return Err(not_found(&base, &TOOLS_FILE_NOT_FOUND_DIRECTORY));
     }
     if !base.resolved.is_dir() {
         return Err(
-            ToolError::new(format!("`{}` is not a directory", base.shown)).hint(
-                "give the directory to search in as `path`, and the file name pattern as `pattern`",
-            ),
+            ToolError::text(&TOOL_GLOB_ERROR_NOT_A_DIRECTORY, vals![path = &base.shown])
+                .hint_text(&TOOL_GLOB_HINT_NOT_A_DIRECTORY, vec![]),
         );
     }
     check_relative(&args.pattern)?;
@@ -82,12 +81,11 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
         .literal_separator(true)
         .build()
         .map_err(|e| {
-            ToolError::new(format!(
-                "invalid glob `{}`: {}",
-                echo(&args.pattern),
-                e.kind()
-            ))
-            .hint("use `*`, `**`, `?`, `[abc]` and `{a,b}`, e.g. `**/*.rs`")
+            ToolError::text(
+                &TOOL_GLOB_ERROR_INVALID,
+                vals![pattern = echo(&args.pattern), error = e.kind().to_string()],
+            )
+            .hint_text(&TOOL_GLOB_HINT_INVALID, vec![])
         })?
         .compile_matcher();
     let include_hidden = args.pattern.split('/').any(|c| c.starts_with('.'));
@@ -121,40 +119,38 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
     })
     .await?;
 
-    let mut out = if total == 0 {
-        format!(
-            "No files match `{}` in `{}`.\n",
-            echo(&args.pattern),
-            base.shown
-        )
-    } else {
-        format!(
-            "{total} {} `{}` in `{}`:\n",
-            if total == 1 {
-                "file matches"
-            } else {
-                "files match"
-            },
-            echo(&args.pattern),
-            base.shown
-        )
+    let texts = ctx.texts();
+    let pattern = echo(&args.pattern);
+    let values = [
+        ("pattern", pattern.as_ref()),
+        ("path", base.shown.as_str()),
+        ("count", &total.to_string()),
+    ];
+    let header = match total {
+        0 => &TOOL_GLOB_RESULT_NONE,
+        1 => &TOOL_GLOB_RESULT_ONE,
+        _ => &TOOL_GLOB_RESULT_MANY,
     };
+    let mut out = texts.render(header, &values);
+    out.push('\n');
     for path in &found {
         out.push_str(path);
         out.push('\n');
     }
     if total > found.len() {
-        out.push_str(&format!(
-            "[... {} more paths not shown; use a narrower pattern or path]\n",
-            total - found.len()
+        out.push_str(&texts.render(
+            &TOOL_GLOB_RESULT_MORE,
+            &[("count", &(total - found.len()).to_string())],
         ));
+        out.push('\n');
     }
-    out.push_str(&depth_note(too_deep));
-    out.push_str(&stop_note(stop));
+    out.push_str(&depth_note(texts, too_deep));
+    out.push_str(&stop_note(texts, stop));
     Ok(cap_text(
         &out,
         ctx.limits(),
-        "use a narrower pattern or path",
+        texts,
+        texts.get(&TOOL_GLOB_RESULT_SEE_MORE),
     ))
 }
 
@@ -163,11 +159,10 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
 /// silently match nothing.
 pub(crate) fn check_relative(pattern: &str) -> Result<(), ToolError> {
     if pattern.starts_with('/') || pattern.split('/').any(|c| c == "..") {
-        return Err(ToolError::new(format!(
-            "the glob `{}` starts with `/` or contains `..`, but patterns are relative to the workspace root (or to `path` when given), so it cannot match anything",
-            echo(pattern)
-        ))
-        .hint("write the pattern relative to the search directory, e.g. `src/**/*.rs`, and set `path` to search elsewhere in the workspace"));
+        return Err(
+            ToolError::text(&TOOL_GLOB_ERROR_ABSOLUTE, vals![pattern = echo(pattern)])
+                .hint_text(&TOOL_GLOB_HINT_ABSOLUTE, vec![]),
+        );
     }
     Ok(())
 }

@@ -15,8 +15,8 @@ use super::glob::check_relative;
 use super::limits::{MAX_ECHO_CHARS, cap_text, cut_line, cut_line_around, echo};
 use super::walk::{Unread, depth_note, read_entry, run_blocking, stop_note, walk};
 use super::workspace::{MAX_TEXT_FILE_BYTES, not_found, resolve, shown};
-use crate::texts::{TOOL_GREP_DESCRIPTION, TOOL_GREP_GUIDANCE};
-use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+use crate::texts::*;
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance, vals};
 
 /// `max_results` when the model sends none.
 pub(crate) const DEFAULT_MAX_RESULTS: u32 = 200;
@@ -123,16 +123,16 @@ impl Tool for Grep {
 async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
     let base = resolve(&ctx, args.path.as_deref().unwrap_or("."))?;
     if !base.exists() {
-        return Err(not_found(&base, "path"));
+        return Err(not_found(&base, &TOOLS_FILE_NOT_FOUND_PATH));
     }
     let regex = RegexBuilder::new(&args.pattern)
         .case_insensitive(args.case_insensitive.unwrap_or(false))
         .size_limit(10 * 1024 * 1024)
         .build()
         .map_err(|e| {
-            ToolError::new(format!("invalid regular expression: {}", regex_error(&args.pattern, &e))).hint(
-                "escape characters that have a meaning in regexes (`( ) [ ] { } . * + ? | ^ $ \\`) with a backslash, e.g. `foo\\(`",
-            )
+            let (text, error) = regex_error(&args.pattern, &e);
+            ToolError::text(text, vals![error = error, pattern = echo(&args.pattern)])
+                .hint_text(&TOOL_GREP_HINT_REGEX, vec![])
         })?;
     let filter = match &args.glob {
         None => None,
@@ -148,6 +148,7 @@ async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
             .max_results
             .unwrap_or(DEFAULT_MAX_RESULTS)
             .clamp(1, MAX_RESULTS) as usize,
+        texts: std::sync::Arc::clone(ctx.texts()),
     };
     let start = base.resolved.clone();
     let base_rel = start.relative();
@@ -183,39 +184,50 @@ async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
     })
     .await?;
 
+    let texts = ctx.texts();
     let mut out = String::new();
     if report.total == 0 {
-        out.push_str(&format!(
-            "No matches for `{}` in `{}`.\n",
-            echo(&args.pattern),
-            base.shown
+        out.push_str(&texts.render(
+            &TOOL_GREP_RESULT_NONE,
+            &[("pattern", &echo(&args.pattern)), ("path", &base.shown)],
         ));
+        out.push('\n');
     } else {
         out.push_str(&report.lines);
         if report.total > report.shown {
             let what = match mode {
-                GrepOutputMode::Content => "matching lines",
-                GrepOutputMode::FilesWithMatches | GrepOutputMode::Count => "matching files",
+                GrepOutputMode::Content => &TOOL_GREP_RESULT_MORE_LINES,
+                GrepOutputMode::FilesWithMatches | GrepOutputMode::Count => {
+                    &TOOL_GREP_RESULT_MORE_FILES
+                }
             };
-            out.push_str(&format!(
-                "[... showing {} of {} {what}; narrow the pattern, path or glob, or raise max_results (at most {MAX_RESULTS})]\n",
-                report.shown, report.total
+            out.push_str(&texts.render(
+                what,
+                &[
+                    ("shown", &report.shown.to_string()),
+                    ("total", &report.total.to_string()),
+                    ("max", &MAX_RESULTS.to_string()),
+                ],
             ));
+            out.push('\n');
         }
     }
     if report.skipped > 0 {
-        out.push_str(&format!(
-            "({} binary or oversized file{} skipped)\n",
-            report.skipped,
-            if report.skipped == 1 { "" } else { "s" }
-        ));
+        let skipped = if report.skipped == 1 {
+            &TOOL_GREP_RESULT_SKIPPED_ONE
+        } else {
+            &TOOL_GREP_RESULT_SKIPPED_MANY
+        };
+        out.push_str(&texts.render(skipped, &[("count", &report.skipped.to_string())]));
+        out.push('\n');
     }
-    out.push_str(&depth_note(report.too_deep));
-    out.push_str(&stop_note(report.stop));
+    out.push_str(&depth_note(texts, report.too_deep));
+    out.push_str(&stop_note(texts, report.stop));
     Ok(cap_text(
         &out,
         ctx.limits(),
-        "narrow the pattern, path or glob, or use output_mode files_with_matches",
+        texts,
+        texts.get(&TOOL_GREP_RESULT_SEE_MORE),
     ))
 }
 
@@ -232,8 +244,11 @@ impl FileFilter {
             .literal_separator(true)
             .build()
             .map_err(|e| {
-                ToolError::new(format!("invalid glob `{}`: {}", echo(glob), e.kind()))
-                    .hint("use e.g. `*.rs`, `*.{ts,tsx}` or `src/**/*.py`")
+                ToolError::text(
+                    &TOOL_GREP_ERROR_GLOB,
+                    vals![glob = echo(glob), error = e.kind().to_string()],
+                )
+                .hint_text(&TOOL_GREP_HINT_GLOB, vec![])
             })?
             .compile_matcher();
         Ok(FileFilter {
@@ -257,6 +272,7 @@ struct Search {
     mode: GrepOutputMode,
     context: usize,
     max_results: usize,
+    texts: std::sync::Arc<crate::texts::Texts>,
 }
 
 #[derive(Default)]
@@ -313,9 +329,9 @@ impl Search {
                     // lie past the first MAX_MATCH_LINE_CHARS characters.
                     let text = match self.regex.find(lines[i]) {
                         Some(m) if sep == ':' => {
-                            cut_line_around(lines[i], m.range(), MAX_MATCH_LINE_CHARS)
+                            cut_line_around(lines[i], m.range(), MAX_MATCH_LINE_CHARS, &self.texts)
                         }
-                        _ => cut_line(lines[i], MAX_MATCH_LINE_CHARS),
+                        _ => cut_line(lines[i], MAX_MATCH_LINE_CHARS, &self.texts),
                     };
                     format!("{shown_path}{sep}{}{sep}{text}\n", i + 1)
                 };
@@ -349,15 +365,15 @@ impl Search {
 
 /// The regex crate's error, which repeats the pattern; for a long pattern only the part
 /// that says what is wrong.
-fn regex_error(pattern: &str, e: &regex::Error) -> String {
+fn regex_error(pattern: &str, e: &regex::Error) -> (&'static BuiltinText, String) {
     let text = e.to_string();
     if pattern.chars().count() <= MAX_ECHO_CHARS {
-        return text;
+        return (&TOOL_GREP_ERROR_REGEX, text);
     }
     let reason = text
         .lines()
         .rev()
         .find(|l| l.starts_with("error:"))
         .map_or(text.as_str(), |l| l.trim_start_matches("error:").trim());
-    format!("{} (in the pattern `{}`)", echo(reason), echo(pattern))
+    (&TOOL_GREP_ERROR_REGEX_LONG, echo(reason).into_owned())
 }

@@ -8,6 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
+
+use crate::texts::{
+    TOOL_BASH_RESULT_OMITTED, TOOLS_OUTPUT_LINE_CUT, TOOLS_OUTPUT_LINE_CUT_BEFORE,
+    TOOLS_OUTPUT_TRUNCATED, Texts,
+};
 use tokio::task::JoinHandle;
 
 /// Caps on the text a built-in tool hands back to the model. A result that would exceed
@@ -38,12 +43,16 @@ impl Default for OutputLimits {
 }
 
 /// `line`, or its first `max_chars` characters plus a marker naming how many were cut.
-pub(crate) fn cut_line(line: &str, max_chars: usize) -> String {
+pub(crate) fn cut_line(line: &str, max_chars: usize, texts: &Texts) -> String {
     match line.char_indices().nth(max_chars) {
         None => line.to_owned(),
         Some((end, _)) => {
             let rest = line[end..].chars().count();
-            format!("{}… [line cut: {rest} more characters]", &line[..end])
+            format!(
+                "{}{}",
+                &line[..end],
+                texts.render(&TOOLS_OUTPUT_LINE_CUT, &[("count", &rest.to_string())])
+            )
         }
     }
 }
@@ -68,7 +77,12 @@ pub(crate) fn echo(input: &str) -> Cow<'_, str> {
 /// `line` cut to about `max_chars` characters around `focus` (a byte range, e.g. a
 /// regex match), with a marker on each side that was cut naming how many characters it
 /// hides. The focus starts inside the window even when it is longer than the window.
-pub(crate) fn cut_line_around(line: &str, focus: Range<usize>, max_chars: usize) -> String {
+pub(crate) fn cut_line_around(
+    line: &str,
+    focus: Range<usize>,
+    max_chars: usize,
+    texts: &Texts,
+) -> String {
     let total = line.chars().count();
     if total <= max_chars {
         return line.to_owned();
@@ -88,18 +102,29 @@ pub(crate) fn cut_line_around(line: &str, focus: Range<usize>, max_chars: usize)
     };
     let mut out = String::with_capacity(max_chars * 4 + 80);
     if start > 0 {
-        out.push_str(&format!("[line cut: {start} characters before] …"));
+        out.push_str(&texts.render(
+            &TOOLS_OUTPUT_LINE_CUT_BEFORE,
+            &[("count", &start.to_string())],
+        ));
     }
     out.push_str(&line[byte(start)..byte(end)]);
     if end < total {
-        out.push_str(&format!("… [line cut: {} more characters]", total - end));
+        out.push_str(&texts.render(
+            &TOOLS_OUTPUT_LINE_CUT,
+            &[("count", &(total - end).to_string())],
+        ));
     }
     out
 }
 
 /// Keep whole lines of `text` from the start while they fit `max_lines` and `max_bytes`;
 /// when something is cut, append a marker naming what was cut and `how_to_see_more`.
-pub(crate) fn cap_text(text: &str, limits: &OutputLimits, how_to_see_more: &str) -> String {
+pub(crate) fn cap_text(
+    text: &str,
+    limits: &OutputLimits,
+    texts: &Texts,
+    how_to_see_more: &str,
+) -> String {
     let mut kept = 0usize;
     for (lines, line) in text.split_inclusive('\n').enumerate() {
         if lines == limits.max_lines || kept + line.len() > limits.max_bytes {
@@ -116,10 +141,13 @@ pub(crate) fn cap_text(text: &str, limits: &OutputLimits, how_to_see_more: &str)
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str(&format!(
-        "[... output truncated: {} more lines ({} bytes) not shown; {how_to_see_more}]",
-        line_count(rest.as_bytes()),
-        rest.len()
+    out.push_str(&texts.render(
+        &TOOLS_OUTPUT_TRUNCATED,
+        &[
+            ("lines", &line_count(rest.as_bytes()).to_string()),
+            ("bytes", &rest.len().to_string()),
+            ("how", how_to_see_more),
+        ],
     ));
     out
 }
@@ -199,7 +227,7 @@ impl StreamCapture {
         out
     }
 
-    pub(crate) fn render(&self, max_lines: usize, name: &str) -> String {
+    pub(crate) fn render(&self, max_lines: usize, name: &str, texts: &Texts) -> String {
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         let gap = self.total_bytes - (self.head.len() + tail.len()) as u64;
         let head_lines = max_lines / 2;
@@ -238,11 +266,15 @@ impl StreamCapture {
         if !out.is_empty() && !out.ends_with('\n') {
             out.push('\n');
         }
-        out.push_str(&format!(
-            "[... {omitted_bytes} bytes (about {omitted_lines} lines) of {name} omitted here; to see all of it, \
-             redirect the output to a file (e.g. `command > out.log 2>&1`) and page through it with \
-             read_file offset/limit, or filter it with grep, head or tail ...]\n"
+        out.push_str(&texts.render(
+            &TOOL_BASH_RESULT_OMITTED,
+            &[
+                ("bytes", &omitted_bytes.to_string()),
+                ("lines", &omitted_lines.to_string()),
+                ("stream", name),
+            ],
         ));
+        out.push('\n');
         out.push_str(&String::from_utf8_lossy(&shown_tail));
         out
     }
@@ -332,9 +364,13 @@ mod tests {
 
     #[test]
     fn cut_line_marks_what_was_cut() {
-        assert_eq!(cut_line("abc", 3), "abc");
-        assert_eq!(cut_line("abcdef", 3), "abc… [line cut: 3 more characters]");
-        assert_eq!(cut_line("ééé", 1), "é… [line cut: 2 more characters]");
+        let en = Texts::english();
+        assert_eq!(cut_line("abc", 3, &en), "abc");
+        assert_eq!(
+            cut_line("abcdef", 3, &en),
+            "abc… [line cut: 3 more characters]"
+        );
+        assert_eq!(cut_line("ééé", 1, &en), "é… [line cut: 2 more characters]");
     }
 
     #[test]
@@ -349,7 +385,7 @@ mod tests {
     #[test]
     fn cut_line_around_keeps_the_focus_and_marks_both_sides() {
         let line = format!("{}NEEDLE{}", "a".repeat(1000), "b".repeat(1000));
-        let out = cut_line_around(&line, 1000..1006, 100);
+        let out = cut_line_around(&line, 1000..1006, 100, &Texts::english());
         assert!(out.contains("NEEDLE"), "{out}");
         assert!(
             out.starts_with("[line cut: 953 characters before] …"),
@@ -357,11 +393,11 @@ mod tests {
         );
         assert!(out.ends_with("… [line cut: 953 more characters]"), "{out}");
         // Near the start only the end is cut; short lines are untouched.
-        let out = cut_line_around(&line, 0..1, 10);
+        let out = cut_line_around(&line, 0..1, 10, &Texts::english());
         assert_eq!(out, "aaaaaaaaaa… [line cut: 1996 more characters]");
-        assert_eq!(cut_line_around("abc", 1..2, 10), "abc");
+        assert_eq!(cut_line_around("abc", 1..2, 10, &Texts::english()), "abc");
         // Near the end only the start is cut.
-        let out = cut_line_around(&line, 2005..2006, 10);
+        let out = cut_line_around(&line, 2005..2006, 10, &Texts::english());
         assert_eq!(out, "[line cut: 1996 characters before] …bbbbbbbbbb");
     }
 
@@ -372,12 +408,15 @@ mod tests {
             max_lines: 2,
             max_line_chars: 100,
         };
-        let out = cap_text("a\nb\nc\nd", &limits, "see more");
+        let out = cap_text("a\nb\nc\nd", &limits, &Texts::english(), "see more");
         assert_eq!(
             out,
             "a\nb\n[... output truncated: 2 more lines (3 bytes) not shown; see more]"
         );
-        assert_eq!(cap_text("a\nb\n", &limits, "x"), "a\nb\n");
+        assert_eq!(
+            cap_text("a\nb\n", &limits, &Texts::english(), "x"),
+            "a\nb\n"
+        );
     }
 
     #[test]
@@ -386,7 +425,7 @@ mod tests {
         for i in 0..100 {
             c.push(format!("line {i}\n").as_bytes());
         }
-        let out = c.render(100, "stdout");
+        let out = c.render(100, "stdout", &Texts::english());
         assert!(out.starts_with("line 0\n"), "{out}");
         assert!(out.ends_with("line 99\n"), "{out}");
         assert!(out.contains("omitted here"), "{out}");
@@ -398,10 +437,13 @@ mod tests {
         for i in 0..10 {
             c.push(format!("{i}\n").as_bytes());
         }
-        let out = c.render(4, "stdout");
+        let out = c.render(4, "stdout", &Texts::english());
         assert!(out.starts_with("0\n1\n[... "), "{out}");
         assert!(out.ends_with("8\n9\n"), "{out}");
         assert!(out.contains("about 6 lines"), "{out}");
-        assert_eq!(c.render(10, "stdout"), "0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n");
+        assert_eq!(
+            c.render(10, "stdout", &Texts::english()),
+            "0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n"
+        );
     }
 }

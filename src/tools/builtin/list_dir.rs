@@ -12,8 +12,8 @@ use super::beneath::{DirChain, ResolveError, read_entries};
 use super::blocking::run_blocking;
 use super::limits::{cap_text, echo};
 use super::workspace::{io_error, not_found, open_dir, resolve};
-use crate::texts::{TOOL_LIST_DIR_DESCRIPTION, TOOL_LIST_DIR_GUIDANCE};
-use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+use crate::texts::*;
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance, vals};
 
 /// Most entries `list_dir` shows.
 pub(crate) const MAX_ENTRIES: usize = 1_000;
@@ -66,23 +66,24 @@ impl Tool for ListDir {
 /// The work of `list_dir` (a free function, so the future borrows nothing from the tool).
 /// Listing runs on the blocking pool, on the directory's descriptor.
 async fn handle(args: ListDirArgs, ctx: ToolContext) -> Result<String, ToolError> {
-    run_blocking("listing", move |_| list(&args, &ctx)).await?
+    run_blocking(&TOOLS_WORK_LISTING, move |_| list(&args, &ctx)).await?
 }
 
 fn list(args: &ListDirArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     let path = resolve(ctx, args.path.as_deref().unwrap_or("."))?;
     match path.resolved.kind {
-        None => return Err(not_found(&path, "directory")),
+        None => return Err(not_found(&path, &TOOLS_FILE_NOT_FOUND_DIRECTORY)),
         Some(FileType::Directory) => {}
         Some(_) => {
             return Err(
-                ToolError::new(format!("`{}` is a file, not a directory", path.shown))
-                    .hint("use read_file to read it"),
+                ToolError::text(&TOOL_LIST_DIR_ERROR_FILE, vals![path = &path.shown])
+                    .hint_text(&TOOL_LIST_DIR_HINT_FILE, vec![]),
             );
         }
     }
     let chain = open_dir(&path)?;
-    let found = read_entries(chain.fd()).map_err(|e| io_error("list", &path, &e))?;
+    let found =
+        read_entries(chain.fd()).map_err(|e| io_error(&TOOLS_FILE_CANNOT_LIST, &path, &e))?;
     let mut entries: Vec<(OsString, String)> = found
         .into_iter()
         .map(|(name, kind)| {
@@ -92,7 +93,10 @@ fn list(args: &ListDirArgs, ctx: &ToolContext) -> Result<String, ToolError> {
                 FileType::Symlink => format!("{shown} -> {}", link_target(ctx, &chain, &name)),
                 FileType::RegularFile => {
                     match rustix::fs::statat(chain.fd(), &name, AtFlags::SYMLINK_NOFOLLOW) {
-                        Ok(st) => format!("{shown}  ({} bytes)", st.st_size),
+                        Ok(st) => ctx.texts().render(
+                            &TOOL_LIST_DIR_RESULT_SIZE,
+                            &[("name", &shown), ("bytes", &st.st_size.to_string())],
+                        ),
                         Err(_) => shown,
                     }
                 }
@@ -102,29 +106,37 @@ fn list(args: &ListDirArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         })
         .collect();
     entries.sort();
+    let texts = ctx.texts();
     if entries.is_empty() {
-        return Ok(format!("`{}` is empty.", path.shown));
+        return Ok(texts.render(&TOOL_LIST_DIR_RESULT_EMPTY, &[("path", &path.shown)]));
     }
     let total = entries.len();
-    let mut out = format!(
-        "`{}` ({total} entr{}):\n",
-        path.shown,
-        if total == 1 { "y" } else { "ies" }
+    let header = if total == 1 {
+        &TOOL_LIST_DIR_RESULT_ONE
+    } else {
+        &TOOL_LIST_DIR_RESULT_MANY
+    };
+    let mut out = texts.render(
+        header,
+        &[("path", &path.shown), ("count", &total.to_string())],
     );
+    out.push('\n');
     for (_, line) in entries.iter().take(MAX_ENTRIES) {
         out.push_str(line);
         out.push('\n');
     }
     if total > MAX_ENTRIES {
-        out.push_str(&format!(
-            "[... {} more entries not shown; use glob with a pattern to find what you need]\n",
-            total - MAX_ENTRIES
+        out.push_str(&texts.render(
+            &TOOL_LIST_DIR_RESULT_MORE,
+            &[("count", &(total - MAX_ENTRIES).to_string())],
         ));
+        out.push('\n');
     }
     Ok(cap_text(
         &out,
         ctx.limits(),
-        "use glob with a pattern to find what you need",
+        texts,
+        texts.get(&TOOL_LIST_DIR_RESULT_SEE_MORE),
     ))
 }
 
@@ -138,7 +150,9 @@ fn link_target(ctx: &ToolContext, dir: &DirChain, name: &OsStr) -> String {
         .root()
         .resolve(dir.clone(), vec![name.to_os_string()], false)
     {
-        Err(ResolveError::Outside { .. }) => "(outside the workspace)".to_owned(),
+        Err(ResolveError::Outside { .. }) => {
+            ctx.texts().get(&TOOL_LIST_DIR_RESULT_OUTSIDE).to_owned()
+        }
         _ => echo(&target.to_string_lossy()).into_owned(),
     }
 }

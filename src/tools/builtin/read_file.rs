@@ -9,8 +9,8 @@ use serde::Deserialize;
 use super::blocking::run_blocking;
 use super::limits::cut_line;
 use super::workspace::{read_text_file, resolve};
-use crate::texts::{TOOL_READ_FILE_DESCRIPTION, TOOL_READ_FILE_GUIDANCE};
-use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+use crate::texts::*;
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance, vals};
 
 /// Arguments of `read_file`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -70,7 +70,7 @@ impl Tool for ReadFile {
 /// Reading and numbering a file of up to 16 MiB is blocking work: it runs on the blocking
 /// pool, so the registry's timeout can fire.
 async fn handle(args: ReadFileArgs, ctx: ToolContext) -> Result<String, ToolError> {
-    run_blocking("read", move |_| read(&args, &ctx)).await?
+    run_blocking(&TOOLS_WORK_READ, move |_| read(&args, &ctx)).await?
 }
 
 fn read(args: &ReadFileArgs, ctx: &ToolContext) -> Result<String, ToolError> {
@@ -80,15 +80,17 @@ fn read(args: &ReadFileArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len();
     if total == 0 {
-        return Ok(format!("(`{}` is empty)", path.shown));
+        return Ok(ctx
+            .texts()
+            .render(&TOOL_READ_FILE_RESULT_EMPTY, &[("path", &path.shown)]));
     }
     let offset = args.offset.map_or(1, |o| o.max(1) as usize);
     if offset > total {
-        return Err(ToolError::new(format!(
-            "offset {offset} is past the end of `{}`, which has {total} lines",
-            path.shown
-        ))
-        .hint(format!("use an offset between 1 and {total}")));
+        return Err(ToolError::text(
+            &TOOL_READ_FILE_ERROR_OFFSET,
+            vals![offset = offset, path = &path.shown, total = total],
+        )
+        .hint_text(&TOOL_READ_FILE_HINT_OFFSET, vals![total = total]));
     }
     let limit = args.limit.map_or(limits.max_lines, |l| {
         (l as usize).clamp(1, limits.max_lines)
@@ -102,6 +104,7 @@ fn read(args: &ReadFileArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         let line = cut_line(
             line.strip_suffix('\r').unwrap_or(line),
             limits.max_line_chars,
+            ctx.texts(),
         );
         let entry = format!("{number:>6}\t{line}\n");
         if out.len() + entry.len() > limits.max_bytes && number > offset {
@@ -111,15 +114,21 @@ fn read(args: &ReadFileArgs, ctx: &ToolContext) -> Result<String, ToolError> {
         last_shown = number;
     }
     if last_shown < total {
-        let cut = if last_shown < wanted_end {
-            "output truncated at the size limit: "
+        let text = if last_shown < wanted_end {
+            &TOOL_READ_FILE_RESULT_MORE_CUT
         } else {
-            ""
+            &TOOL_READ_FILE_RESULT_MORE
         };
-        out.push_str(&format!(
-            "[... {cut}showing lines {offset}-{last_shown} of {total}; call read_file with offset={} to read on]\n",
-            last_shown + 1
+        out.push_str(&ctx.texts().render(
+            text,
+            &[
+                ("first", &offset.to_string()),
+                ("last", &last_shown.to_string()),
+                ("total", &total.to_string()),
+                ("next", &(last_shown + 1).to_string()),
+            ],
         ));
+        out.push('\n');
     }
     Ok(out)
 }

@@ -8,8 +8,8 @@ use std::time::Duration;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
-use crate::texts::{TOOL_TODO_WRITE_DESCRIPTION, TOOL_TODO_WRITE_GUIDANCE};
-use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+use crate::texts::*;
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance, vals};
 
 /// Most tasks one list may hold.
 pub(crate) const MAX_TODOS: usize = 100;
@@ -115,39 +115,41 @@ impl Tool for TodoWrite {
 /// The work of `todo_write` (a free function, so the future borrows nothing from the tool).
 async fn handle(args: TodoWriteArgs, ctx: ToolContext) -> Result<String, ToolError> {
     if args.todos.len() > MAX_TODOS {
-        return Err(ToolError::new(format!(
-            "the list has {} tasks; at most {MAX_TODOS} are kept",
-            args.todos.len()
-        ))
-        .hint("merge small tasks or drop completed ones"));
+        return Err(ToolError::text(
+            &TOOL_TODO_WRITE_ERROR_TOO_MANY,
+            vals![count = args.todos.len(), max = MAX_TODOS],
+        )
+        .hint_text(&TOOL_TODO_WRITE_HINT_TOO_MANY, vec![]));
     }
     for (i, item) in args.todos.iter().enumerate() {
         if item.content.trim().is_empty() {
-            return Err(ToolError::new(format!("task {} has empty content", i + 1))
-                .hint("describe every task in a short sentence"));
+            return Err(
+                ToolError::text(&TOOL_TODO_WRITE_ERROR_EMPTY, vals![number = i + 1])
+                    .hint_text(&TOOL_TODO_WRITE_HINT_EMPTY, vec![]),
+            );
         }
         // The list is rendered one task per line: a line break (or another control
         // character) in a task could forge further lines of it, and a bidirectional
         // control (U+202E) could make it read differently from what it says.
         if let Some(c) = item.content.chars().find(|&c| is_forbidden(c)) {
-            return Err(ToolError::new(format!(
-                "task {} contains a line break or another control character (U+{:04X})",
-                i + 1,
-                u32::from(c)
-            ))
-            .hint(
-                "write each task on one line of plain text; split a long task into several tasks",
-            ));
+            return Err(ToolError::text(
+                &TOOL_TODO_WRITE_ERROR_CONTROL,
+                vals![
+                    number = i + 1,
+                    character = format!("U+{:04X}", u32::from(c))
+                ],
+            )
+            .hint_text(&TOOL_TODO_WRITE_HINT_CONTROL, vec![]));
         }
         if item.content.chars().count() > MAX_TODO_CHARS {
-            return Err(ToolError::new(format!(
-                "task {} is longer than {MAX_TODO_CHARS} characters",
-                i + 1
-            ))
-            .hint("keep each task to one short sentence"));
+            return Err(ToolError::text(
+                &TOOL_TODO_WRITE_ERROR_LONG,
+                vals![number = i + 1, max = MAX_TODO_CHARS],
+            )
+            .hint_text(&TOOL_TODO_WRITE_HINT_LONG, vec![]));
         }
     }
-    let rendered = render(&args.todos);
+    let rendered = render(ctx.texts(), &args.todos);
     ctx.session().set_todo_list(args.todos);
     Ok(rendered)
 }
@@ -170,19 +172,26 @@ fn is_forbidden(c: char) -> bool {
 }
 
 /// The list as the model reads it back.
-fn render(todos: &[TodoItem]) -> String {
+fn render(texts: &crate::texts::Texts, todos: &[TodoItem]) -> String {
     if todos.is_empty() {
-        return "Task list cleared (no tasks).".to_owned();
+        return texts.get(&TOOL_TODO_WRITE_RESULT_CLEARED).to_owned();
     }
-    let count = |s: TodoStatus| todos.iter().filter(|t| t.status == s).count();
-    let mut out = format!(
-        "Task list updated ({} task{}: {} completed, {} in progress, {} pending):\n",
-        todos.len(),
-        if todos.len() == 1 { "" } else { "s" },
-        count(TodoStatus::Completed),
-        count(TodoStatus::InProgress),
-        count(TodoStatus::Pending),
+    let count = |s: TodoStatus| todos.iter().filter(|t| t.status == s).count().to_string();
+    let header = if todos.len() == 1 {
+        &TOOL_TODO_WRITE_RESULT_ONE
+    } else {
+        &TOOL_TODO_WRITE_RESULT_MANY
+    };
+    let mut out = texts.render(
+        header,
+        &[
+            ("count", &todos.len().to_string()),
+            ("completed", &count(TodoStatus::Completed)),
+            ("in_progress", &count(TodoStatus::InProgress)),
+            ("pending", &count(TodoStatus::Pending)),
+        ],
     );
+    out.push('\n');
     for (i, t) in todos.iter().enumerate() {
         let _ = writeln!(
             out,

@@ -32,6 +32,7 @@ use rustix::fs::{AtFlags, FileType};
 
 use super::beneath::{Resolved, WorkspaceRoot, open_read, read_entries, walk_dir_flags};
 use super::blocking::{self, CancelToken};
+use crate::texts::*;
 use crate::tools::ToolError;
 
 /// How long a walk may run before it stops and reports what it found so far; below the
@@ -382,7 +383,7 @@ where
     F: FnOnce(&WalkControl) -> T + Send + 'static,
 {
     let started = Instant::now();
-    blocking::run_blocking("search", move |cancel| {
+    blocking::run_blocking(&TOOLS_WORK_SEARCH, move |cancel| {
         work(&WalkControl {
             cancel: cancel.clone(),
             started,
@@ -392,11 +393,14 @@ where
 }
 
 /// The marker for a walk that stopped early (empty when it did not).
-pub(crate) fn stop_note(stop: Option<Stop>) -> String {
+pub(crate) fn stop_note(texts: &Texts, stop: Option<Stop>) -> String {
     match stop {
         Some(Stop::OutOfTime) => format!(
-            "[... the search stopped after {} s, so the results are incomplete; narrow the path or pattern]\n",
-            WALK_TIME_BUDGET.as_secs()
+            "{}\n",
+            texts.render(
+                &TOOLS_OUTPUT_SEARCH_STOPPED,
+                &[("seconds", &WALK_TIME_BUDGET.as_secs().to_string())]
+            )
         ),
         Some(Stop::Cancelled) | None => String::new(),
     }
@@ -404,12 +408,20 @@ pub(crate) fn stop_note(stop: Option<Stop>) -> String {
 
 /// The marker for directories a walk did not enter because they lie too deep (empty when
 /// there were none).
-pub(crate) fn depth_note(too_deep: usize) -> String {
-    match too_deep {
-        0 => String::new(),
-        n => format!(
-            "[... {n} director{} more than {MAX_WALK_DEPTH} levels deep not searched; search from a deeper `path`]\n",
-            if n == 1 { "y" } else { "ies" }
-        ),
-    }
+pub(crate) fn depth_note(texts: &Texts, too_deep: usize) -> String {
+    let text = match too_deep {
+        0 => return String::new(),
+        1 => &TOOLS_OUTPUT_TOO_DEEP_ONE,
+        _ => &TOOLS_OUTPUT_TOO_DEEP_MANY,
+    };
+    format!(
+        "{}\n",
+        texts.render(
+            text,
+            &[
+                ("count", &too_deep.to_string()),
+                ("max", &MAX_WALK_DEPTH.to_string())
+            ]
+        )
+    )
 }

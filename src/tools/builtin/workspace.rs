@@ -19,7 +19,8 @@ use super::beneath::{DirChain, ResolveError, Resolved, open_read, read_entries};
 use super::blocking::CancelToken;
 use super::limits::echo;
 use crate::suggest::did_you_mean;
-use crate::tools::{ToolContext, ToolError};
+use crate::texts::*;
+use crate::tools::{TextValue, ToolContext, ToolError, vals};
 
 /// Largest file `read_file` and `edit_file` load, and `write_file` writes (16 MiB).
 pub(crate) const MAX_TEXT_FILE_BYTES: u64 = 16 * 1024 * 1024;
@@ -69,13 +70,14 @@ fn resolve_with(
     create_dirs: bool,
 ) -> Result<WorkspacePath, ToolError> {
     if raw.is_empty() {
-        return Err(ToolError::new("the path is empty").hint(
-            "give a path relative to the workspace root, e.g. `src/main.rs`, or `.` for the root",
-        ));
+        return Err(
+            ToolError::text(&TOOLS_PATH_EMPTY, vec![]).hint_text(&TOOLS_PATH_EMPTY_HINT, vec![])
+        );
     }
     if raw.contains('\0') {
-        return Err(ToolError::new("the path contains a NUL character")
-            .hint("give a plain path relative to the workspace root, e.g. `src/main.rs`"));
+        return Err(
+            ToolError::text(&TOOLS_PATH_NUL, vec![]).hint_text(&TOOLS_PATH_NUL_HINT, vec![])
+        );
     }
     let root = ctx.root();
     let Some(components) = root.components_below(Path::new(raw)) else {
@@ -87,13 +89,11 @@ fn resolve_with(
         .map_err(|e| resolve_error(raw, root.path(), &components, e))?;
     let shown = echo(&shown(&resolved.relative())).into_owned();
     if dir_syntax && resolved.kind.is_some() && !resolved.is_dir() {
-        return Err(ToolError::new(format!(
-            "`{}` ends with `/`, so it names a directory, but `{shown}` is not a directory",
-            echo(raw)
-        ))
-        .hint(format!(
-            "leave out the trailing `/` to use the file `{shown}`"
-        )));
+        return Err(ToolError::text(
+            &TOOLS_PATH_DIR_SYNTAX,
+            vals![path = echo(raw), shown = &shown],
+        )
+        .hint_text(&TOOLS_PATH_DIR_SYNTAX_HINT, vals![shown = &shown]));
     }
     Ok(WorkspacePath {
         resolved,
@@ -105,7 +105,6 @@ fn resolve_with(
 /// The tool error for a path that could not be resolved inside the workspace. Where a
 /// link outside points is never said (only that it leads outside).
 fn resolve_error(raw: &str, root: &Path, components: &[OsString], e: ResolveError) -> ToolError {
-    let inside = "use a path to a real file or directory inside the workspace";
     if let ResolveError::Outside { link, .. } = &e
         && link.as_os_str().is_empty()
     {
@@ -118,76 +117,76 @@ fn resolve_error(raw: &str, root: &Path, components: &[OsString], e: ResolveErro
             target_missing,
         } => {
             let link = echo(&shown(&link)).into_owned();
-            let message = if target_missing {
-                format!(
-                    "`{raw}` goes through the symbolic link `{link}`, whose target does not exist and would lie outside the workspace"
-                )
+            let text = if target_missing {
+                &TOOLS_PATH_LINK_OUTSIDE_MISSING
             } else {
-                format!("`{raw}` leads outside the workspace through the symbolic link `{link}`")
+                &TOOLS_PATH_LINK_OUTSIDE
             };
-            ToolError::new(message).hint(
-                "only files inside the workspace can be used; pick a path that stays inside it",
-            )
+            ToolError::text(text, vals![path = &raw, link = link])
+                .hint_text(&TOOLS_PATH_LINK_OUTSIDE_HINT, vec![])
         }
-        ResolveError::Loop { link, target } => ToolError::new(format!(
-            "`{raw}` goes through the symbolic link `{}`, which is part of a loop of symbolic links (it points to `{}`)",
-            echo(&shown(&link)),
-            echo(&target.to_string_lossy())
-        ))
-        .hint(inside),
-        ResolveError::Broken { link, target } => ToolError::new(format!(
-            "`{raw}` goes through the symbolic link `{}`, whose target does not exist (it points to `{}`)",
-            echo(&shown(&link)),
-            echo(&target.to_string_lossy())
-        ))
-        .hint(inside),
+        ResolveError::Loop { link, target } => ToolError::text(
+            &TOOLS_PATH_LINK_LOOP,
+            vals![
+                path = &raw,
+                link = echo(&shown(&link)),
+                target = echo(&target.to_string_lossy())
+            ],
+        )
+        .hint_text(&TOOLS_PATH_INSIDE_HINT, vec![]),
+        ResolveError::Broken { link, target } => ToolError::text(
+            &TOOLS_PATH_LINK_BROKEN,
+            vals![
+                path = &raw,
+                link = echo(&shown(&link)),
+                target = echo(&target.to_string_lossy())
+            ],
+        )
+        .hint_text(&TOOLS_PATH_INSIDE_HINT, vec![]),
         ResolveError::MissingDir { parent, name } => {
             let at = parent.relative().join(&name);
-            let error = ToolError::new(format!(
-                "`{raw}` does not exist: there is no directory `{}`",
-                echo(&shown(&at))
-            ));
+            let error = ToolError::text(
+                &TOOLS_PATH_MISSING_DIR,
+                vals![path = &raw, dir = echo(&shown(&at))],
+            );
             // A close directory name, with the rest of the path after it.
             let given: PathBuf = components.iter().collect();
             let suggestion = given.strip_prefix(&at).ok().and_then(|rest| {
                 let names = directory_names(parent.fd());
-                let close = did_you_mean(&name.to_string_lossy(), names.iter().map(String::as_str))?;
+                let close =
+                    did_you_mean(&name.to_string_lossy(), names.iter().map(String::as_str))?;
                 Some(echo(&shown(&parent.relative().join(close).join(rest))).into_owned())
             });
             match suggestion {
-                Some(s) => error.hint(format!("did you mean `{s}`?")),
-                None => error.hint("check the path with list_dir or glob"),
+                Some(s) => error.hint_text(&TOOLS_PATH_DID_YOU_MEAN, vals![suggestion = s]),
+                None => error.hint_text(&TOOLS_PATH_CHECK_HINT, vec![]),
             }
         }
-        ResolveError::NotADirectory { at } => ToolError::new(format!(
-            "`{raw}` goes through `{}`, which is a file, not a directory",
-            echo(&shown(&at))
-        ))
-        .hint("check the path with list_dir"),
-        ResolveError::Unstable { at } => ToolError::new(format!(
-            "`{}` kept changing while `{raw}` was being resolved",
-            echo(&shown(&at))
-        ))
-        .hint("try again once whatever is changing it has finished"),
-        ResolveError::Io { at, error } => ToolError::new(format!(
-            "cannot access `{}`: {}",
-            echo(&shown(&at)),
-            io_reason(&error)
-        ))
-        .hint("check the path with list_dir"),
+        ResolveError::NotADirectory { at } => ToolError::text(
+            &TOOLS_PATH_THROUGH_FILE,
+            vals![path = &raw, at = echo(&shown(&at))],
+        )
+        .hint_text(&TOOLS_PATH_LIST_DIR_HINT, vec![]),
+        ResolveError::Unstable { at } => ToolError::text(
+            &TOOLS_PATH_UNSTABLE,
+            vals![path = &raw, at = echo(&shown(&at))],
+        )
+        .hint_text(&TOOLS_PATH_UNSTABLE_HINT, vec![]),
+        ResolveError::Io { at, error } => ToolError::text(
+            &TOOLS_PATH_IO,
+            vec![
+                ("at", echo(&shown(&at)).into()),
+                ("reason", io_reason_value(&error)),
+            ],
+        )
+        .hint_text(&TOOLS_PATH_LIST_DIR_HINT, vec![]),
     }
 }
 
 fn outside(raw: &str, root: &Path) -> ToolError {
-    ToolError::new(format!(
-        "`{}` is outside the workspace `{}`",
-        echo(raw),
-        root.display()
-    ))
-    .hint(format!(
-        "paths are resolved against the workspace root and may not leave it; use a relative path such as `src/main.rs` or an absolute path under `{}`",
-        root.display()
-    ))
+    let root = root.display().to_string();
+    ToolError::text(&TOOLS_PATH_OUTSIDE, vals![path = echo(raw), root = &root])
+        .hint_text(&TOOLS_PATH_OUTSIDE_HINT, vals![root = root])
 }
 
 /// A path relative to the workspace root with `/` separators; `.` for the root itself.
@@ -217,6 +216,15 @@ pub(crate) fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
+/// [`io_reason`] as a text value: the two reasons the tools name themselves are texts.
+pub(crate) fn io_reason_value(e: &std::io::Error) -> TextValue {
+    match e.kind() {
+        ErrorKind::NotFound => TextValue::Text(&TOOLS_IO_NOT_FOUND),
+        ErrorKind::PermissionDenied => TextValue::Text(&TOOLS_IO_PERMISSION_DENIED),
+        _ => TextValue::Plain(io_reason(e)),
+    }
+}
+
 /// The names in directory `dir`, lossily as text (for "did you mean").
 fn directory_names(dir: BorrowedFd<'_>) -> Vec<String> {
     read_entries(dir)
@@ -230,16 +238,16 @@ fn directory_names(dir: BorrowedFd<'_>) -> Vec<String> {
 }
 
 /// The error for a path that does not exist, with a close name from its directory.
-pub(crate) fn not_found(path: &WorkspacePath, what: &str) -> ToolError {
+pub(crate) fn not_found(path: &WorkspacePath, what: &'static BuiltinText) -> ToolError {
     let suggestion = path.resolved.name.as_ref().and_then(|name| {
         let names = directory_names(path.resolved.dir.fd());
         let close = did_you_mean(&name.to_string_lossy(), names.iter().map(String::as_str))?;
         Some(echo(&shown(&path.resolved.dir.relative().join(close))).into_owned())
     });
-    let error = ToolError::new(format!("{what} `{}` does not exist", path.shown));
+    let error = ToolError::text(what, vals![path = &path.shown]);
     match suggestion {
-        Some(s) => error.hint(format!("did you mean `{s}`?")),
-        None => error.hint("check the path with list_dir or glob"),
+        Some(s) => error.hint_text(&TOOLS_PATH_DID_YOU_MEAN, vals![suggestion = s]),
+        None => error.hint_text(&TOOLS_PATH_CHECK_HINT, vec![]),
     }
 }
 
@@ -252,18 +260,19 @@ pub(crate) fn not_found(path: &WorkspacePath, what: &str) -> ToolError {
 /// descriptor (regular file, size), and read through a cap.
 pub(crate) fn read_text_file(path: &WorkspacePath) -> Result<String, ToolError> {
     let name = match (&path.resolved.kind, &path.resolved.name) {
-        (None, _) => return Err(not_found(path, "file")),
+        (None, _) => return Err(not_found(path, &TOOLS_FILE_NOT_FOUND)),
         (Some(FileType::Directory), _) | (_, None) => return Err(is_a_directory(path)),
         (Some(FileType::RegularFile), Some(name)) => name,
         (Some(other), _) => return Err(not_regular(path, *other)),
     };
     let fd = match open_read(path.resolved.dir.fd(), name) {
         Ok(fd) => fd,
-        Err(Errno::NOENT) => return Err(not_found(path, "file")),
+        Err(Errno::NOENT) => return Err(not_found(path, &TOOLS_FILE_NOT_FOUND)),
         Err(Errno::LOOP | Errno::MLINK) => return Err(changed(path)),
-        Err(e) => return Err(io_error("read", path, &e.into())),
+        Err(e) => return Err(io_error(&TOOLS_FILE_CANNOT_READ, path, &e.into())),
     };
-    let stat = rustix::fs::fstat(&fd).map_err(|e| io_error("read", path, &e.into()))?;
+    let stat =
+        rustix::fs::fstat(&fd).map_err(|e| io_error(&TOOLS_FILE_CANNOT_READ, path, &e.into()))?;
     match FileType::from_raw_mode(stat.st_mode) {
         FileType::RegularFile => {}
         FileType::Directory => return Err(is_a_directory(path)),
@@ -277,7 +286,7 @@ pub(crate) fn read_text_file(path: &WorkspacePath) -> Result<String, ToolError> 
     File::from(fd)
         .take(MAX_TEXT_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| io_error("read", path, &e))?;
+        .map_err(|e| io_error(&TOOLS_FILE_CANNOT_READ, path, &e))?;
     if bytes.len() as u64 > MAX_TEXT_FILE_BYTES {
         return Err(too_big(path, bytes.len() as u64));
     }
@@ -285,76 +294,77 @@ pub(crate) fn read_text_file(path: &WorkspacePath) -> Result<String, ToolError> 
 }
 
 fn is_a_directory(path: &WorkspacePath) -> ToolError {
-    ToolError::new(format!("`{}` is a directory, not a file", path.shown))
-        .hint("use list_dir to see what it contains")
+    ToolError::text(&TOOLS_FILE_IS_A_DIRECTORY, vals![path = &path.shown])
+        .hint_text(&TOOLS_FILE_IS_A_DIRECTORY_HINT, vec![])
 }
 
 fn changed(path: &WorkspacePath) -> ToolError {
-    ToolError::new(format!(
-        "`{}` was replaced by a symbolic link while it was being opened; nothing was read or written",
-        path.shown
-    ))
-    .hint("try again")
+    ToolError::text(&TOOLS_FILE_CHANGED, vals![path = &path.shown])
+        .hint_text(&TOOLS_TRY_AGAIN_HINT, vec![])
 }
 
 fn too_big(path: &WorkspacePath, len: u64) -> ToolError {
-    ToolError::new(format!(
-        "`{}` is {len} bytes, more than the {MAX_TEXT_FILE_BYTES} bytes the file tools load",
-        path.shown
-    ))
-    .hint("find the relevant part with grep, or look at it with bash (`head`, `tail`, `sed -n '100,200p'`)")
+    ToolError::text(
+        &TOOLS_FILE_TOO_BIG,
+        vals![path = &path.shown, bytes = len, max = MAX_TEXT_FILE_BYTES],
+    )
+    .hint_text(&TOOLS_FILE_TOO_BIG_HINT, vec![])
 }
 
 /// What a file type is called in messages (`a FIFO (named pipe)`).
-pub(crate) fn describe_type(kind: FileType) -> &'static str {
+pub(crate) fn describe_type(kind: FileType) -> &'static BuiltinText {
     match kind {
-        FileType::Fifo => "a FIFO (named pipe)",
-        FileType::Socket => "a socket",
-        FileType::BlockDevice => "a block device",
-        FileType::CharacterDevice => "a character device",
-        FileType::Directory => "a directory",
-        FileType::Symlink => "a symbolic link",
-        FileType::RegularFile => "a regular file",
-        FileType::Unknown => "a special file",
+        FileType::Fifo => &TOOLS_FILE_KIND_FIFO,
+        FileType::Socket => &TOOLS_FILE_KIND_SOCKET,
+        FileType::BlockDevice => &TOOLS_FILE_KIND_BLOCK_DEVICE,
+        FileType::CharacterDevice => &TOOLS_FILE_KIND_CHARACTER_DEVICE,
+        FileType::Directory => &TOOLS_FILE_KIND_DIRECTORY,
+        FileType::Symlink => &TOOLS_FILE_KIND_SYMLINK,
+        FileType::RegularFile => &TOOLS_FILE_KIND_REGULAR,
+        FileType::Unknown => &TOOLS_FILE_KIND_OTHER,
     }
 }
 
 /// The error for a FIFO, socket or device where a regular file is needed.
 pub(crate) fn not_regular(path: &WorkspacePath, kind: FileType) -> ToolError {
-    ToolError::new(format!(
-        "`{}` is {}, not a regular file; the file tools only read and write regular files",
-        path.shown,
-        describe_type(kind)
-    ))
-    .hint("leave it alone, or use bash if you really need to interact with it")
+    ToolError::text(
+        &TOOLS_FILE_NOT_REGULAR,
+        vals![path = &path.shown, kind = describe_type(kind)],
+    )
+    .hint_text(&TOOLS_FILE_NOT_REGULAR_HINT, vec![])
 }
 
 /// The bytes as text, or an error if they look binary (a NUL byte or invalid UTF-8).
 pub(crate) fn decode_text(bytes: Vec<u8>, shown: &str) -> Result<String, ToolError> {
-    let hint = "this tool handles text files only; inspect binary files with bash (e.g. `file`, `xxd | head`)";
     if let Some(at) = bytes.iter().position(|&b| b == 0) {
-        return Err(ToolError::new(format!(
-            "`{shown}` looks like a binary file (it has a NUL byte at offset {at})"
-        ))
-        .hint(hint));
+        return Err(
+            ToolError::text(&TOOLS_FILE_BINARY, vals![path = shown, offset = at])
+                .hint_text(&TOOLS_FILE_BINARY_HINT, vec![]),
+        );
     }
     String::from_utf8(bytes).map_err(|e| {
-        ToolError::new(format!(
-            "`{shown}` is not UTF-8 text (invalid byte sequence at offset {})",
-            e.utf8_error().valid_up_to()
-        ))
-        .hint(hint)
+        ToolError::text(
+            &TOOLS_FILE_NOT_UTF8,
+            vals![path = shown, offset = e.utf8_error().valid_up_to()],
+        )
+        .hint_text(&TOOLS_FILE_BINARY_HINT, vec![])
     })
 }
 
 /// An I/O failure on `path` as a tool error.
-pub(crate) fn io_error(action: &str, path: &WorkspacePath, e: &std::io::Error) -> ToolError {
-    ToolError::new(format!(
-        "cannot {action} `{}`: {}",
-        path.shown,
-        io_reason(e)
-    ))
-    .hint("check the path and its permissions with list_dir")
+pub(crate) fn io_error(
+    action: &'static BuiltinText,
+    path: &WorkspacePath,
+    e: &std::io::Error,
+) -> ToolError {
+    ToolError::text(
+        action,
+        vec![
+            ("path", path.shown.as_str().into()),
+            ("reason", io_reason_value(e)),
+        ],
+    )
+    .hint_text(&TOOLS_FILE_CANNOT_HINT, vec![])
 }
 
 /// Replace (or create) `path` with `contents` atomically: write a temporary file in the
@@ -374,14 +384,13 @@ pub(crate) fn write_atomic(
     cancel: &CancelToken,
 ) -> Result<(), ToolError> {
     if path.dir_syntax {
-        return Err(ToolError::new(format!(
-            "`{}/` ends with `/`, so it names a directory, not a file",
-            path.shown
-        ))
-        .hint("leave out the trailing `/` and give a file path such as `notes/todo.md`"));
+        return Err(
+            ToolError::text(&TOOLS_FILE_WRITE_DIR_SYNTAX, vals![path = &path.shown])
+                .hint_text(&TOOLS_FILE_WRITE_DIR_SYNTAX_HINT, vec![]),
+        );
     }
     let Some(name) = &path.resolved.name else {
-        return Err(is_a_directory(path).hint("write to a file path inside it instead"));
+        return Err(is_a_directory(path).hint_text(&TOOLS_FILE_WRITE_INTO_HINT, vec![]));
     };
     let dir = path.resolved.dir.fd();
     // Looked at again, on the directory descriptor, right before the write.
@@ -389,17 +398,18 @@ pub(crate) fn write_atomic(
         Ok(st) => match FileType::from_raw_mode(st.st_mode) {
             FileType::RegularFile => Some(st.st_mode & 0o7777),
             FileType::Directory => {
-                return Err(is_a_directory(path).hint("write to a file path inside it instead"));
+                return Err(is_a_directory(path).hint_text(&TOOLS_FILE_WRITE_INTO_HINT, vec![]));
             }
             // A link swapped in meanwhile is replaced by the rename, not written through.
             FileType::Symlink => None,
             other => return Err(not_regular(path, other)),
         },
         Err(Errno::NOENT) => None,
-        Err(e) => return Err(io_error("write", path, &e.into())),
+        Err(e) => return Err(io_error(&TOOLS_FILE_CANNOT_WRITE, path, &e.into())),
     };
 
-    let (file, mut temp) = create_temp(dir).map_err(|e| io_error("write", path, &e))?;
+    let (file, mut temp) =
+        create_temp(dir).map_err(|e| io_error(&TOOLS_FILE_CANNOT_WRITE, path, &e))?;
     let written = (|| {
         let mut file = File::from(file);
         file.write_all(contents)?;
@@ -409,16 +419,15 @@ pub(crate) fn write_atomic(
         }
         file.sync_all()
     })();
-    written.map_err(|e| io_error("write", path, &e))?;
+    written.map_err(|e| io_error(&TOOLS_FILE_CANNOT_WRITE, path, &e))?;
     if cancel.is_cancelled() {
-        return Err(ToolError::new(format!(
-            "the write to `{}` was abandoned; the file is unchanged",
-            path.shown
-        ))
-        .hint("try again"));
+        return Err(
+            ToolError::text(&TOOLS_FILE_WRITE_ABANDONED, vals![path = &path.shown])
+                .hint_text(&TOOLS_TRY_AGAIN_HINT, vec![]),
+        );
     }
     rustix::fs::renameat(dir, &temp.name, dir, name)
-        .map_err(|e| io_error("write", path, &e.into()))?;
+        .map_err(|e| io_error(&TOOLS_FILE_CANNOT_WRITE, path, &e.into()))?;
     temp.renamed = true;
     Ok(())
 }
@@ -475,7 +484,7 @@ pub(crate) fn open_dir(path: &WorkspacePath) -> Result<DirChain, ToolError> {
     path.resolved
         .clone()
         .into_dir_chain()
-        .map_err(|e| io_error("open", path, &e))
+        .map_err(|e| io_error(&TOOLS_FILE_CANNOT_OPEN, path, &e))
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use serde::Deserialize;
 use super::blocking::{CancelToken, run_blocking};
 use super::limits::line_count;
 use super::workspace::{MAX_TEXT_FILE_BYTES, resolve_for_write, write_atomic};
-use crate::texts::{TOOL_WRITE_FILE_DESCRIPTION, TOOL_WRITE_FILE_GUIDANCE};
-use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance};
+use crate::texts::*;
+use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance, vals};
 
 /// Arguments of `write_file`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -63,7 +63,7 @@ impl Tool for WriteFile {
 /// registry's timeout), the task still finishes and removes its temporary file, leaving
 /// the target unchanged.
 async fn handle(args: WriteFileArgs, ctx: ToolContext) -> Result<String, ToolError> {
-    run_blocking("write", move |cancel| write(&args, &ctx, cancel)).await?
+    run_blocking(&TOOLS_WORK_WRITE, move |cancel| write(&args, &ctx, cancel)).await?
 }
 
 fn write(
@@ -72,22 +72,29 @@ fn write(
     cancel: &CancelToken,
 ) -> Result<String, ToolError> {
     if args.content.len() as u64 > MAX_TEXT_FILE_BYTES {
-        return Err(ToolError::new(format!(
-            "the content is {} bytes, more than the {MAX_TEXT_FILE_BYTES} bytes write_file accepts",
-            args.content.len()
-        ))
-        .hint("split the data into several smaller files"));
+        return Err(ToolError::text(
+            &TOOL_WRITE_FILE_ERROR_TOO_BIG,
+            vals![bytes = args.content.len(), max = MAX_TEXT_FILE_BYTES],
+        )
+        .hint_text(&TOOL_WRITE_FILE_HINT_TOO_BIG, vec![]));
     }
     // Missing parent directories are created here, beneath the workspace root.
     let path = resolve_for_write(ctx, &args.path)?;
     let existed = path.exists();
     write_atomic(&path, args.content.as_bytes(), cancel)?;
     let lines = line_count(args.content.as_bytes());
-    Ok(format!(
-        "{} `{}`: {} bytes, {lines} line{}.",
-        if existed { "Overwrote" } else { "Created" },
-        path.shown,
-        args.content.len(),
-        if lines == 1 { "" } else { "s" }
+    let text = match (existed, lines == 1) {
+        (true, true) => &TOOL_WRITE_FILE_RESULT_OVERWROTE_ONE,
+        (true, false) => &TOOL_WRITE_FILE_RESULT_OVERWROTE,
+        (false, true) => &TOOL_WRITE_FILE_RESULT_CREATED_ONE,
+        (false, false) => &TOOL_WRITE_FILE_RESULT_CREATED,
+    };
+    Ok(ctx.texts().render(
+        text,
+        &[
+            ("path", &path.shown),
+            ("bytes", &args.content.len().to_string()),
+            ("lines", &lines.to_string()),
+        ],
     ))
 }

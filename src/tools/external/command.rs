@@ -145,8 +145,8 @@ async fn run_command(
     tasks.finish(DRAIN_GRACE).await;
     drop(sandbox);
     let half = (limits.max_lines / 2).max(1);
-    let stdout = take(&stdout).render(limits.max_lines, "stdout");
-    let stderr = take(&stderr).render(half, "stderr");
+    let stdout = take(&stdout).render(limits.max_lines, "stdout", ctx.texts());
+    let stderr = take(&stderr).render(half, "stderr", ctx.texts());
     let stderr = stderr.trim_end();
     match ending.status {
         None => Err(ToolError::new(format!(
