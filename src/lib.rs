@@ -58,6 +58,8 @@ pub mod codes;
 pub mod confine;
 pub mod diagnostic;
 pub mod endpoint;
+#[cfg(feature = "lsp")]
+pub mod lsp;
 mod json_schema;
 pub mod preset;
 pub mod project;

@@ -20,6 +20,7 @@ mod explain;
 mod init;
 mod list;
 mod lock;
+mod lsp;
 mod render;
 mod run;
 mod schema;
@@ -90,6 +91,9 @@ enum Command {
     /// List the texts the model reads by id, with where each comes from (built-in, a
     /// locale pack, a preset's `texts:`), or show one.
     Texts(texts::TextsArgs),
+    /// The language server: diagnostics, hover, completion, definitions and quick fixes
+    /// in your editor, over standard input and output (docs/editors.md).
+    Lsp(lsp::LspArgs),
 }
 
 /// A failure a command reports instead of its normal output.
@@ -221,6 +225,7 @@ where
         Command::Lock(args) => lock::run(&cli.global, args, io),
         Command::Trust(args) => trust::run(&cli.global, args, io),
         Command::Texts(args) => texts::run(&cli.global, args, io),
+        Command::Lsp(args) => lsp::run(&cli.global, args, io),
     };
     let flushed = io.out.flush();
     match (result, flushed) {
