@@ -58,9 +58,9 @@ pub mod codes;
 pub mod confine;
 pub mod diagnostic;
 pub mod endpoint;
+mod json_schema;
 #[cfg(feature = "lsp")]
 pub mod lsp;
-mod json_schema;
 pub mod preset;
 pub mod project;
 pub mod prompt;

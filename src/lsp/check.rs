@@ -393,4 +393,3 @@ pub(crate) fn range(l1: u32, c1: u32, l2: u32, c2: u32) -> Value {
         "end": {"line": l2, "character": c2},
     })
 }
-

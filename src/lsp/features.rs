@@ -72,7 +72,10 @@ impl Context<'_> {
     }
 
     fn variable_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = BUILTIN_VARIABLES.iter().map(|b| b.name.to_owned()).collect();
+        let mut names: Vec<String> = BUILTIN_VARIABLES
+            .iter()
+            .map(|b| b.name.to_owned())
+            .collect();
         for entry in self.chain() {
             if let Some(vars) = entry.parsed().ok().and_then(|p| p.file.variables.as_ref()) {
                 names.extend(vars.iter().map(|v| v.name.value.clone()));
@@ -180,7 +183,11 @@ fn variable_hover(ctx: &Context<'_>, name: &str) -> Option<String> {
             b.name,
             b.description,
             b.example,
-            if b.volatile { "\n- volatile: keep it in a runtime context" } else { "" }
+            if b.volatile {
+                "\n- volatile: keep it in a runtime context"
+            } else {
+                ""
+            }
         )
     })
 }
@@ -238,7 +245,12 @@ fn section_hover(ctx: &Context<'_>, name: &str, context: bool) -> String {
 fn declared_in(entry: &PresetEntry, name: &str, context: bool) -> Option<(u32, String)> {
     let parsed = entry.parsed().ok()?;
     if context {
-        let c = parsed.file.contexts.as_ref()?.iter().find(|c| c.name.value == name)?;
+        let c = parsed
+            .file
+            .contexts
+            .as_ref()?
+            .iter()
+            .find(|c| c.name.value == name)?;
         Some((line_of_spanned(&c.name), c.text.value.clone()))
     } else {
         let s = parsed
@@ -277,47 +289,51 @@ pub(crate) fn completion(ctx: &Context<'_>, params: &Value) -> Value {
     const FIELD: u32 = 5;
     const VALUE: u32 = 12;
     const TEXT: u32 = 1;
-    let list: Vec<Value> = if text::in_template(cursor.text, cursor.at)
-        || (line_key == Some("when") && after_colon)
-    {
-        items(ctx.variable_names(), VARIABLE)
-    } else if line_key == Some("extends") && after_colon {
-        items(
-            catalog
-                .names()
-                .filter(|n| Some(*n) != ctx.checker.entry_at(ctx.path).map(|e| e.name()))
-                .map(str::to_owned),
-            MODULE,
-        )
-    } else if line_key == Some("locale") && after_colon {
-        let mut locales: Vec<String> = catalog.packs().locales().into_iter().map(str::to_owned).collect();
-        locales.push("en".to_owned());
-        locales.sort();
-        locales.dedup();
-        items(locales, VALUE)
-    } else if under(&cursor.keys, "tools")
-        && ["allow", "deny", "order"]
-            .iter()
-            .any(|k| under(&cursor.keys, k) || line_key == Some(k))
-    {
-        let tools = &ctx.checker.project.tools;
-        let mut names: Vec<String> = tools.names().map(str::to_owned).collect();
-        let mut servers: Vec<String> = tools
-            .declared_servers()
-            .map(|(s, _)| format!("mcp__{s}__*"))
-            .collect();
-        names.append(&mut servers);
-        names.push("*".to_owned());
-        items(names, FUNCTION)
-    } else if cursor.keys.last().is_some_and(|k| k.name == "texts") && !after_colon {
-        items(known_texts().iter().map(|k| k.id.clone()), TEXT)
-    } else {
-        let path: Vec<&str> = cursor.keys.iter().map(|k| k.name.as_str()).collect();
-        match (line_key, after_colon) {
-            (Some(key), true) => items(schema_values(&path, key), VALUE),
-            _ => items(schema_keys(&path), FIELD),
-        }
-    };
+    let list: Vec<Value> =
+        if text::in_template(cursor.text, cursor.at) || (line_key == Some("when") && after_colon) {
+            items(ctx.variable_names(), VARIABLE)
+        } else if line_key == Some("extends") && after_colon {
+            items(
+                catalog
+                    .names()
+                    .filter(|n| Some(*n) != ctx.checker.entry_at(ctx.path).map(|e| e.name()))
+                    .map(str::to_owned),
+                MODULE,
+            )
+        } else if line_key == Some("locale") && after_colon {
+            let mut locales: Vec<String> = catalog
+                .packs()
+                .locales()
+                .into_iter()
+                .map(str::to_owned)
+                .collect();
+            locales.push("en".to_owned());
+            locales.sort();
+            locales.dedup();
+            items(locales, VALUE)
+        } else if under(&cursor.keys, "tools")
+            && ["allow", "deny", "order"]
+                .iter()
+                .any(|k| under(&cursor.keys, k) || line_key == Some(k))
+        {
+            let tools = &ctx.checker.project.tools;
+            let mut names: Vec<String> = tools.names().map(str::to_owned).collect();
+            let mut servers: Vec<String> = tools
+                .declared_servers()
+                .map(|(s, _)| format!("mcp__{s}__*"))
+                .collect();
+            names.append(&mut servers);
+            names.push("*".to_owned());
+            items(names, FUNCTION)
+        } else if cursor.keys.last().is_some_and(|k| k.name == "texts") && !after_colon {
+            items(known_texts().iter().map(|k| k.id.clone()), TEXT)
+        } else {
+            let path: Vec<&str> = cursor.keys.iter().map(|k| k.name.as_str()).collect();
+            match (line_key, after_colon) {
+                (Some(key), true) => items(schema_values(&path, key), VALUE),
+                _ => items(schema_keys(&path), FIELD),
+            }
+        };
     json!({"isIncomplete": false, "items": list})
 }
 
@@ -331,7 +347,10 @@ fn resolved(node: &Value) -> &Value {
     let mut node = node;
     for _ in 0..8 {
         if let Some(r) = node.get("$ref").and_then(Value::as_str) {
-            match r.strip_prefix("#/$defs/").and_then(|n| schema().get("$defs")?.get(n)) {
+            match r
+                .strip_prefix("#/$defs/")
+                .and_then(|n| schema().get("$defs")?.get(n))
+            {
                 Some(def) => node = def,
                 None => return node,
             }
@@ -428,7 +447,8 @@ pub(crate) fn definition(ctx: &Context<'_>, params: &Value) -> Value {
     {
         let context = under(&cursor.keys, "contexts");
         for entry in ctx.chain().iter().skip(1) {
-            if let (Some((line, _)), Some(path)) = (declared_in(entry, name, context), entry.path()) {
+            if let (Some((line, _)), Some(path)) = (declared_in(entry, name, context), entry.path())
+            {
                 return ctx.location(path, line, 0, 0);
             }
         }
@@ -474,7 +494,10 @@ pub(crate) fn symbols(ctx: &Context<'_>, _params: &Value) -> Value {
         let indent = line.len() - trimmed.len();
         let key = text::key_of(line);
         let level = key.map_or(indent, |(_, start)| start);
-        while stack.last().is_some_and(|(i, _)| *i >= level.min(indent.max(1)) && *i >= indent) {
+        while stack
+            .last()
+            .is_some_and(|(i, _)| *i >= level.min(indent.max(1)) && *i >= indent)
+        {
             stack.pop();
         }
         let path: Vec<&str> = stack.iter().map(|(_, k)| k.as_str()).collect();
@@ -576,7 +599,11 @@ fn fix_edit(
         .map_or(line_text.len(), |(i, _)| i);
     let found = [start, start + 1]
         .into_iter()
-        .find(|&at| line_text.get(at..).is_some_and(|rest| rest.starts_with(&fix.replace)))
+        .find(|&at| {
+            line_text
+                .get(at..)
+                .is_some_and(|rest| rest.starts_with(&fix.replace))
+        })
         .or_else(|| {
             let mut all = line_text.match_indices(&fix.replace);
             match (all.next(), all.next()) {
@@ -589,7 +616,11 @@ fn fix_edit(
     let title = if fix.replace.chars().count() > 40 || fix.with.chars().count() > 40 {
         "Write the line as the help says".to_owned()
     } else {
-        format!("Replace `{}` with `{}`", fix.replace.trim(), fix.with.trim())
+        format!(
+            "Replace `{}` with `{}`",
+            fix.replace.trim(),
+            fix.with.trim()
+        )
     };
     Some((
         json!({"range": range(line, from, line, to), "newText": fix.with}),

@@ -123,7 +123,10 @@ fn read_frame<R: BufRead>(input: &mut R) -> io::Result<Option<Vec<u8>>> {
     };
     if length > MAX_MESSAGE_BYTES {
         // Skip it, so the next frame is read from its start.
-        io::copy(&mut io::Read::take(&mut *input, length as u64), &mut io::sink())?;
+        io::copy(
+            &mut io::Read::take(&mut *input, length as u64),
+            &mut io::sink(),
+        )?;
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!("a message of {length} bytes, more than the {MAX_MESSAGE_BYTES} read"),
@@ -368,9 +371,7 @@ impl<W: Write> Server<W> {
         match n.method.as_str() {
             "textDocument/didOpen" => {
                 let doc = &n.params["textDocument"];
-                let (Some(text), Some(path)) =
-                    (doc["text"].as_str(), path_of_uri(&uri))
-                else {
+                let (Some(text), Some(path)) = (doc["text"].as_str(), path_of_uri(&uri)) else {
                     return Ok(());
                 };
                 let version = doc["version"].as_i64().unwrap_or(0) as i32;

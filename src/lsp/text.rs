@@ -225,10 +225,19 @@ mod tests {
         assert_eq!(column_of_char(line, 4, Encoding::Utf8), 1 + 1 + 2 + 4);
         assert_eq!(column_of_char(line, 5, Encoding::Utf16), 6);
         assert_eq!(column_of_char(line, 5, Encoding::Utf8), 11);
-        assert_eq!(byte_of_column(line, 5, Encoding::Utf16), line.find('中').unwrap());
-        assert_eq!(byte_of_column(line, 8, Encoding::Utf8), line.find('中').unwrap());
+        assert_eq!(
+            byte_of_column(line, 5, Encoding::Utf16),
+            line.find('中').unwrap()
+        );
+        assert_eq!(
+            byte_of_column(line, 8, Encoding::Utf8),
+            line.find('中').unwrap()
+        );
         // Inside the emoji's surrogate pair: its start.
-        assert_eq!(byte_of_column(line, 4, Encoding::Utf16), line.find('😀').unwrap());
+        assert_eq!(
+            byte_of_column(line, 4, Encoding::Utf16),
+            line.find('😀').unwrap()
+        );
         assert_eq!(byte_of_column(line, 99, Encoding::Utf16), line.len());
         assert_eq!(column_of_byte(line, line.len(), Encoding::Utf16), 7);
     }
@@ -263,7 +272,10 @@ mod tests {
         assert_eq!(word_at("a b", 1), Some(("a", 0, 1)));
         assert!(in_template("x {{ pro", 8));
         assert!(!in_template("x {{ a }} b", 10));
-        assert_eq!(value_of("extends: \"base\" # c", "extends"), Some(("base", 10)));
+        assert_eq!(
+            value_of("extends: \"base\" # c", "extends"),
+            Some(("base", 10))
+        );
         assert_eq!(value_of("  - extends: base", "extends"), Some(("base", 13)));
     }
 }

@@ -565,7 +565,10 @@ pub(super) fn check_references(
                 )
                 .at(span)
                 .help(help)
-                .maybe_fix(var, crate::suggest::did_you_mean(var, known.iter().copied())),
+                .maybe_fix(
+                    var,
+                    crate::suggest::did_you_mean(var, known.iter().copied()),
+                ),
             );
         } else if volatile.is_some_and(|v| v.contains(var)) {
             sink.push(
