@@ -15,8 +15,9 @@ use crate::project::lock::{self, LockFile};
 use crate::project::{Project, ProjectOptions, Selected};
 use crate::report::{MAX_SHOWN_PER_FILE, ValidationReport, mask};
 
-/// The project and the buffers read in place of its files.
-pub(crate) struct Checker {
+/// The project under an editor and the buffers read in place of its files: what the
+/// server validates with (public for hosts and the benchmark, `benches/lsp.rs`).
+pub struct Checker {
     options: ProjectOptions,
     pub(crate) project: Project,
     /// The text each open buffer was last overlaid with.
@@ -50,7 +51,8 @@ fn discover(options: &ProjectOptions) -> Result<Project, String> {
 }
 
 impl Checker {
-    pub(crate) fn new(options: ProjectOptions) -> Result<Checker, String> {
+    /// The project `options` point at (its directory gone: the current directory's).
+    pub fn new(options: ProjectOptions) -> Result<Checker, String> {
         let cwd = std::env::current_dir().unwrap_or_default();
         let options = ProjectOptions {
             preset_dirs: options
@@ -109,8 +111,26 @@ impl Checker {
             .find(|e| e.path() == Some(path))
     }
 
+    /// The project.
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    /// What the server publishes for the buffer at `path` holding `text`: the
+    /// diagnostics (see [`Checker::diagnostics`]) as the protocol's JSON, columns in
+    /// `encoding`. `None`: not a preset.
+    pub fn check(&mut self, path: &Path, text: &str, encoding: Encoding) -> Option<Vec<Value>> {
+        let list = self.diagnostics(path, text)?;
+        Some(
+            self.published(text, list, encoding)
+                .into_iter()
+                .map(|p| p.lsp)
+                .collect(),
+        )
+    }
+
     /// Read `path` from `text` from now on.
-    pub(crate) fn overlay(&mut self, path: &Path, text: &str) {
+    pub fn overlay(&mut self, path: &Path, text: &str) {
         if self
             .overlaid
             .get(path)
@@ -164,7 +184,7 @@ impl Checker {
     }
 
     /// The names of the presets whose `extends` chain reaches `name` (not `name` itself).
-    fn descendants(&self, name: &str) -> Vec<String> {
+    pub fn descendants(&self, name: &str) -> Vec<String> {
         let catalog = &self.project.presets;
         catalog
             .entries()
@@ -210,7 +230,7 @@ impl Checker {
     /// `text`): the diagnostics of the preset and of every preset that extends it that
     /// point into the file, deduplicated, in file order, at most
     /// [`MAX_SHOWN_PER_FILE`]. `None`: not a preset, say nothing.
-    pub(crate) fn diagnostics(&mut self, path: &Path, text: &str) -> Option<Vec<Diagnostic>> {
+    pub fn diagnostics(&mut self, path: &Path, text: &str) -> Option<Vec<Diagnostic>> {
         if !self.is_preset(path, text) {
             return None;
         }

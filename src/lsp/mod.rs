@@ -19,6 +19,9 @@ mod check;
 mod features;
 mod text;
 
+pub use check::Checker;
+pub use text::Encoding;
+
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 
 /// How the client counts columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Encoding {
+pub enum Encoding {
     /// UTF-8 bytes (negotiated when the client offers it).
     Utf8,
     /// UTF-16 code units (the protocol's default).
