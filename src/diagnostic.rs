@@ -261,7 +261,7 @@ pub struct Diagnostic {
     /// The exact edit the help describes, when it is one ("did you mean `x`?": write `x`
     /// where the typo is), for editors to offer as a quick fix. Never rendered: every
     /// output format shows the help text only.
-    pub fix: Option<Fix>,
+    pub fix: Option<Box<Fix>>,
 }
 
 /// A machine-readable replacement: the text `replace` written at `span` (the span's line,
@@ -306,11 +306,11 @@ impl Diagnostic {
     /// no fix is attached.
     pub fn fix(mut self, replace: &str, with: &str) -> Self {
         if let Some(span) = &self.span {
-            self.fix = Some(Fix {
+            self.fix = Some(Box::new(Fix {
                 span: span.clone().with_len(replace.chars().count() as u32),
                 replace: replace.to_owned(),
                 with: with.to_owned(),
-            });
+            }));
         }
         self
     }
@@ -318,11 +318,11 @@ impl Diagnostic {
     /// Attach an edit somewhere else than the diagnostic's span: `replace`, written at
     /// `span`, becomes `with` (a line rewritten as the help says: "write it as …").
     pub fn fix_at(mut self, span: Span, replace: &str, with: &str) -> Self {
-        self.fix = Some(Fix {
+        self.fix = Some(Box::new(Fix {
             span: span.with_len(replace.chars().count() as u32),
             replace: replace.to_owned(),
             with: with.to_owned(),
-        });
+        }));
         self
     }
 

@@ -28,7 +28,7 @@ pub struct Checker {
 /// One diagnostic as published, with the fix it carries.
 pub(crate) struct Published {
     pub(crate) lsp: Value,
-    pub(crate) fix: Option<Fix>,
+    pub(crate) fix: Option<Box<Fix>>,
     pub(crate) kind: crate::DiagnosticKind,
     pub(crate) line: u32,
 }

@@ -111,28 +111,27 @@ pub(crate) fn hover(ctx: &Context<'_>, params: &Value) -> Value {
     let line_key = text::key_of(cursor.text).map(|(k, _)| k);
     let tools = &ctx.checker.project.tools;
     // A variable: in a template, a `when:`, or its declaration.
-    if text::in_template(cursor.text, cursor.at)
+    if (text::in_template(cursor.text, cursor.at)
         || line_key == Some("when")
-        || cursor.keys.first().is_some_and(|k| k.name == "variables")
+        || cursor.keys.first().is_some_and(|k| k.name == "variables"))
+        && let Some(text) = variable_hover(ctx, word)
     {
-        if let Some(text) = variable_hover(ctx, word) {
-            return markdown(text);
-        }
+        return markdown(text);
     }
-    if line_key == Some("extends") {
-        if let Some(entry) = ctx.checker.project.presets.get(word) {
-            return markdown(format!(
-                "**preset `{}`** ({})\n\n{}",
-                entry.name(),
-                entry.display(),
-                entry.description().unwrap_or_default()
-            ));
-        }
+    if line_key == Some("extends")
+        && let Some(entry) = ctx.checker.project.presets.get(word)
+    {
+        return markdown(format!(
+            "**preset `{}`** ({})\n\n{}",
+            entry.name(),
+            entry.display(),
+            entry.description().unwrap_or_default()
+        ));
     }
-    if under(&cursor.keys, "texts") || line_key == Some("texts") {
-        if let Some(text) = text_hover(ctx, word) {
-            return markdown(text);
-        }
+    if (under(&cursor.keys, "texts") || line_key == Some("texts"))
+        && let Some(text) = text_hover(ctx, word)
+    {
+        return markdown(text);
     }
     if line_key == Some("name")
         && (under(&cursor.keys, "sections") || under(&cursor.keys, "contexts"))
@@ -161,7 +160,7 @@ fn variable_hover(ctx: &Context<'_>, name: &str) -> Option<String> {
         let ty = spec
             .value_type
             .as_ref()
-            .and_then(|t| serde_json::to_value(&t.value).ok())
+            .and_then(|t| serde_json::to_value(t.value).ok())
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_else(|| "string".to_owned());
         out.push_str(&format!("\n- type: `{ty}`"));

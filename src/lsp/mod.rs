@@ -8,9 +8,9 @@
 //!   code's page and the `extends` chain as related information; an edit to a parent
 //!   re-checks its open children; lock drift (`validate --locked`) on save;
 //! - hover, completion, go to definition, document symbols and quick fixes
-//!   ([`features`]).
+//!   (`features.rs`).
 //!
-//! Positions are counted in UTF-8 when the client offers it, else UTF-16 ([`text`]).
+//! Positions are counted in UTF-8 when the client offers it, else UTF-16 (`text.rs`).
 //! The transport is read here, not by `lsp-server`'s stdio threads: a malformed message
 //! is answered with a parse error and the server goes on. One thread validates; a second
 //! one only reads the input. The library never prints: the host hands in the streams.
@@ -32,7 +32,6 @@ use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response}
 use serde_json::{Value, json};
 
 use crate::project::ProjectOptions;
-use text::Encoding;
 
 /// How long after the last change a buffer is checked.
 const DEBOUNCE: Duration = Duration::from_millis(150);
@@ -393,12 +392,10 @@ impl<W: Write> Server<W> {
                     self.pending.insert(uri, Instant::now() + DEBOUNCE);
                 }
             }
-            "textDocument/didSave" => {
-                if self.docs.contains_key(&uri) {
-                    self.pending.remove(&uri);
-                    self.save(&uri);
-                    self.check_now(&uri)?;
-                }
+            "textDocument/didSave" if self.docs.contains_key(&uri) => {
+                self.pending.remove(&uri);
+                self.save(&uri);
+                self.check_now(&uri)?;
             }
             "textDocument/didClose" => {
                 self.pending.remove(&uri);

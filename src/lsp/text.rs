@@ -131,13 +131,13 @@ pub(crate) fn keys_above(text: &str, line: u32, at: usize) -> Vec<Key> {
         }
         // A `- ` item line: its own keys are the item's, the list's key is above it.
         let dash = raw.trim_start().starts_with("- ");
-        if let Some((key, start)) = key_of(raw) {
-            if !dash || start < limit {
-                out.push(Key {
-                    name: key.to_owned(),
-                    line: n as u32,
-                });
-            }
+        if let Some((key, start)) = key_of(raw)
+            && (!dash || start < limit)
+        {
+            out.push(Key {
+                name: key.to_owned(),
+                line: n as u32,
+            });
         }
         let outer = raw.len() - raw.trim_start().len();
         limit = if dash { outer } else { indent };
