@@ -664,3 +664,43 @@ fn neovim_opens_fixes_and_cleans_a_preset() {
         "the fix is in the buffer, not written to disk"
     );
 }
+
+/// Lock drift is checked on save, not while typing: a prefix that no longer matches
+/// `presets.lock` is `prefix-drift` once the file is saved.
+#[test]
+fn lock_drift_on_save_only() {
+    let dir = project(&[(".agent-presets/base.yaml", BASE)]);
+    let root = dir.path();
+    let locked = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
+        .args(["--no-user", "lock"])
+        .current_dir(root)
+        .env("AGENT_PRESETS_CONFIG_DIR", root.join(".test-config"))
+        .output()
+        .unwrap();
+    assert!(locked.status.success(), "{locked:?}");
+    let mut client = Client::start(root);
+    client.initialize(root, &[]);
+    let path = root.join(".agent-presets/base.yaml");
+    let uri = client.open(&path, BASE);
+    assert_eq!(client.diagnostics(&uri), Vec::<Value>::new());
+    // (minimal's prompt is one complete section: the tool list is what changes.)
+    let edited = format!("{BASE}tools:\n  deny:\n    - bash\n");
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": edited}]}),
+    );
+    assert_eq!(
+        client.diagnostics(&uri),
+        Vec::<Value>::new(),
+        "no drift while typing"
+    );
+    fs::write(&path, &edited).unwrap();
+    client.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let list = client.diagnostics(&uri);
+    let codes: Vec<&str> = list.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["P0302"], "{list:?}");
+    client.stop();
+}
