@@ -278,6 +278,22 @@ pub struct Diagnostic {
     pub span: Option<Span>,
     /// What to do about it, when we can say.
     pub help: Option<String>,
+    /// The exact edit the help describes, when it is one ("did you mean `x`?": write `x`
+    /// where the typo is), for editors to offer as a quick fix. Never rendered: every
+    /// output format shows the help text only.
+    pub fix: Option<Box<Fix>>,
+}
+
+/// A machine-readable replacement: the text `replace` written at `span` (the span's line,
+/// from its column on; quoted values have the quote before it) is to become `with`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Fix {
+    /// Where the text to replace starts (its `len` covers it, in characters).
+    pub span: Span,
+    /// The text there now.
+    pub replace: String,
+    /// What to write instead.
+    pub with: String,
 }
 
 impl Diagnostic {
@@ -289,6 +305,7 @@ impl Diagnostic {
             message: message.into(),
             span: None,
             help: None,
+            fix: None,
         }
     }
 
@@ -302,6 +319,39 @@ impl Diagnostic {
     pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
+    }
+
+    /// Attach the edit a "did you mean" help describes: `replace`, written at this
+    /// diagnostic's span, becomes `with`. Without a span there is nothing to point at and
+    /// no fix is attached.
+    pub fn fix(mut self, replace: &str, with: &str) -> Self {
+        if let Some(span) = &self.span {
+            self.fix = Some(Box::new(Fix {
+                span: span.clone().with_len(replace.chars().count() as u32),
+                replace: replace.to_owned(),
+                with: with.to_owned(),
+            }));
+        }
+        self
+    }
+
+    /// Attach an edit somewhere else than the diagnostic's span: `replace`, written at
+    /// `span`, becomes `with` (a line rewritten as the help says: "write it as …").
+    pub fn fix_at(mut self, span: Span, replace: &str, with: &str) -> Self {
+        self.fix = Some(Box::new(Fix {
+            span: span.with_len(replace.chars().count() as u32),
+            replace: replace.to_owned(),
+            with: with.to_owned(),
+        }));
+        self
+    }
+
+    /// [`Diagnostic::fix`] when there is a suggestion.
+    pub fn maybe_fix(self, replace: &str, with: Option<&str>) -> Self {
+        match with {
+            Some(with) => self.fix(replace, with),
+            None => self,
+        }
     }
 
     /// Attach help text when there is some.

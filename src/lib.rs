@@ -59,6 +59,8 @@ pub mod confine;
 pub mod diagnostic;
 pub mod endpoint;
 mod json_schema;
+#[cfg(feature = "lsp")]
+pub mod lsp;
 pub mod preset;
 pub mod project;
 pub mod prompt;

@@ -20,6 +20,7 @@ mod explain;
 mod init;
 mod list;
 mod lock;
+mod lsp;
 mod render;
 mod run;
 mod schema;
@@ -94,6 +95,9 @@ enum Command {
     /// Run the project's test cases (`.agent-presets/tests/*.yaml`): replay each
     /// recorded run and check what the agent did against the case's `expect`.
     Test(test::TestArgs),
+    /// The language server: diagnostics, hover, completion, definitions and quick fixes
+    /// in your editor, over standard input and output (docs/editors.md).
+    Lsp(lsp::LspArgs),
 }
 
 /// A failure a command reports instead of its normal output.
@@ -226,6 +230,7 @@ where
         Command::Trust(args) => trust::run(&cli.global, args, io),
         Command::Texts(args) => texts::run(&cli.global, args, io),
         Command::Test(args) => test::run(&cli.global, args, io),
+        Command::Lsp(args) => lsp::run(&cli.global, args, io),
     };
     let flushed = io.out.flush();
     match (result, flushed) {

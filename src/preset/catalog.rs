@@ -204,6 +204,9 @@ enum Content {
     Embedded(&'static str),
     Inline(Arc<[u8]>),
     File(PathBuf),
+    /// A file whose text an editor holds (unsaved): read from here, not from disk; its
+    /// `textFile`s are still found beside the path.
+    Overlay(PathBuf, Arc<[u8]>),
 }
 
 /// Precedence of the project's directory (lower wins).
@@ -314,7 +317,7 @@ impl PresetEntry {
     /// The file on disk, for presets that have one.
     pub fn path(&self) -> Option<&Path> {
         match &self.content {
-            Content::File(p) => Some(p),
+            Content::File(p) | Content::Overlay(p, _) => Some(p),
             _ => None,
         }
     }
@@ -359,7 +362,7 @@ impl PresetEntry {
     fn load(&self) -> Loaded {
         match &self.content {
             Content::Embedded(text) => self.parse(text.as_bytes()),
-            Content::Inline(bytes) => self.parse(bytes),
+            Content::Inline(bytes) | Content::Overlay(_, bytes) => self.parse(bytes),
             Content::File(path) => match read_file(path, &self.display) {
                 Ok(IdentifiedFile { bytes, resolved }) => Loaded {
                     resolved,
@@ -689,6 +692,63 @@ impl PresetCatalog {
         };
         let _ = entry.loaded.set(loaded);
         self.own_target(entry)
+    }
+
+    /// Read the preset file at `path` from `text` instead of the disk (an editor's open
+    /// buffer), or from the disk again (`None`, the buffer closed): every entry of that
+    /// file forgets what it read and reads it anew when next asked. `true` when the
+    /// catalog has an entry of that file.
+    pub fn overlay(&mut self, path: &Path, text: Option<Arc<[u8]>>) -> bool {
+        let mut found = false;
+        let targets = self.targets.iter_mut().filter_map(|t| match t {
+            Target::Own { entry, .. } => Some(&mut **entry),
+            Target::Offered(_) => None,
+        });
+        for entry in self
+            .entries
+            .values_mut()
+            .chain(targets)
+            .chain(self.siblings.iter_mut())
+        {
+            let Some(own) = entry.path() else {
+                continue;
+            };
+            if own != path && !same_file(own, path) {
+                continue;
+            }
+            let own = own.to_path_buf();
+            entry.content = match &text {
+                Some(text) => Content::Overlay(own, Arc::clone(text)),
+                None => Content::File(own),
+            };
+            entry.loaded = OnceLock::new();
+            entry.layer = OnceLock::new();
+            found = true;
+        }
+        found
+    }
+
+    /// [`PresetCatalog::add_file`] for a file whose text an editor holds: `bytes` are
+    /// its text; its `extends` is looked up beside `path` first, like a file's.
+    pub fn add_file_text(&mut self, path: &Path, bytes: &[u8]) -> Result<TargetId, Diagnostic> {
+        let display = self.display_path(path);
+        let name = stem_of(path, &display)?;
+        let entry = PresetEntry::new(
+            name,
+            PresetSource::Path,
+            display,
+            Content::Overlay(path.to_path_buf(), Arc::from(bytes)),
+        );
+        let loaded = entry.parse(bytes);
+        let _ = entry.loaded.set(loaded);
+        self.own_target(entry)
+    }
+
+    /// Forget every target and the files found beside them (a host that validates one
+    /// file after another, an editor, adds them anew each time).
+    pub fn clear_targets(&mut self) {
+        self.targets.clear();
+        self.siblings.clear();
     }
 
     /// Add a preset read from standard input as a target (see [`PresetCatalog::add_file`]),

@@ -134,6 +134,10 @@ where
                 )
                 .at(span)
                 .help(help)
+                .maybe_fix(
+                    parent_name,
+                    crate::suggest::did_you_mean(parent_name, all.iter().map(String::as_str)),
+                )
                 .into());
             }
         }

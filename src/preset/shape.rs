@@ -432,7 +432,8 @@ impl<'a> Checker<'a> {
                 format!("unknown {what} `{value}`"),
             )
             .at(self.span(at))
-            .help(help),
+            .help(help)
+            .maybe_fix(value, did_you_mean(value, allowed.iter().copied())),
         );
     }
 
@@ -997,7 +998,8 @@ impl<'a> Checker<'a> {
         self.out.push(
             Diagnostic::new(DiagnosticKind::UnknownKey, message)
                 .at(self.span(key))
-                .help(help),
+                .help(help)
+                .maybe_fix(name, meant),
         );
         meant
     }

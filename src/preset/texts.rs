@@ -176,6 +176,10 @@ fn unknown_id(id: &str, span: Span, whose: &str) -> Diagnostic {
     )
     .at(span)
     .help(help)
+    .maybe_fix(
+        id,
+        crate::suggest::did_you_mean(id, known_texts().iter().map(|k| k.id.as_str())),
+    )
 }
 
 /// `text-drops-token`: what a replacement of `known` lost, or nothing.
@@ -402,7 +406,11 @@ pub(crate) fn resolve(
                     format!("no locale pack for `{locale}`"),
                 )
                 .at(span.clone())
-                .help(help),
+                .help(help)
+                .maybe_fix(
+                    locale,
+                    crate::suggest::did_you_mean(locale, available.iter().copied()),
+                ),
             );
         }
         // Lowest precedence first, so a higher source's entry wins.

@@ -337,20 +337,23 @@ fn tab_indentation(source: &SourceFile, line: u32) -> Option<Diagnostic> {
         .collect();
     let column = indent.chars().position(|c| c == '\t')?;
     let content = &text[indent.len()..];
-    let written = match yaml_traps::intended_indent(source, line) {
-        Some(spaces) if !content.is_empty() => {
-            format!(": write it as `{}{content}`", " ".repeat(spaces))
-        }
-        _ => String::new(),
+    let rewritten = match yaml_traps::intended_indent(source, line) {
+        Some(spaces) if !content.is_empty() => Some(format!("{}{content}", " ".repeat(spaces))),
+        _ => None,
     };
-    Some(
-        Diagnostic::new(
-            DiagnosticKind::YamlSyntax,
-            "this line is indented with a tab; YAML indents with spaces only",
-        )
-        .at(Span::new(source.display.clone(), line, to_u32(column) + 1).with_len(1))
-        .help(format!("replace the tab with spaces{written} (2 spaces per level is usual; many editors can convert tabs to spaces)")),
+    let written = rewritten
+        .as_ref()
+        .map_or_else(String::new, |r| format!(": write it as `{r}`"));
+    let d = Diagnostic::new(
+        DiagnosticKind::YamlSyntax,
+        "this line is indented with a tab; YAML indents with spaces only",
     )
+    .at(Span::new(source.display.clone(), line, to_u32(column) + 1).with_len(1))
+    .help(format!("replace the tab with spaces{written} (2 spaces per level is usual; many editors can convert tabs to spaces)"));
+    Some(match rewritten {
+        Some(r) => d.fix_at(Span::new(source.display.clone(), line, 1), text, &r),
+        None => d,
+    })
 }
 
 /// A tab found while reading a value that continues past `line`: the first later line

@@ -318,6 +318,7 @@ fn unknown_tool(name: &str, span: Option<Span>, catalog: &ToolCatalog) -> Diagno
     )
     .at(span)
     .help(help)
+    .maybe_fix(name, crate::suggest::did_you_mean(name, catalog.names()))
 }
 
 fn check_order(

@@ -30,6 +30,7 @@ mod core_session;
 mod diagnostic_pages;
 mod fuzz_regressions;
 mod lock;
+mod lsp;
 mod mcp_client;
 mod preset_catalog;
 mod preset_parse;

@@ -92,6 +92,17 @@ pub(super) fn intended_indent(source: &SourceFile, line: u32) -> Option<usize> {
     }
 }
 
+/// Where byte `at` of line `text` is, on the line `span` is on (for a fix that rewrites
+/// the line from there).
+fn key_span(span: &Span, text: &str, at: usize) -> Span {
+    let column = text.get(..at).map_or(0, |t| t.chars().count()) + 1;
+    Span::new(
+        span.file.clone(),
+        span.line,
+        u32::try_from(column).unwrap_or(u32::MAX),
+    )
+}
+
 /// The byte offset of the 1-based character column `column` of `text`.
 fn byte_at(text: &str, column: u32) -> Option<usize> {
     let index = usize::try_from(column.checked_sub(1)?).ok()?;
@@ -111,7 +122,7 @@ pub(super) fn colon_in_value(source: &SourceFile, span: &Span) -> Option<Diagnos
         return colon_in_continued_value(source, span, text);
     };
     if at > parsed.colon_at {
-        return unquoted_colon(span, &parsed);
+        return unquoted_colon(span, text, &parsed);
     }
     if at == parsed.colon_at {
         return indented_too_far(source, span, text, &parsed);
@@ -119,7 +130,7 @@ pub(super) fn colon_in_value(source: &SourceFile, span: &Span) -> Option<Diagnos
     None
 }
 
-fn unquoted_colon(span: &Span, line: &KeyLine<'_>) -> Option<Diagnostic> {
+fn unquoted_colon(span: &Span, text: &str, line: &KeyLine<'_>) -> Option<Diagnostic> {
     let value = line.value;
     if value.is_empty() || value.starts_with(['"', '\'', '|', '>', '[', '{', '&', '*', '!']) {
         return None;
@@ -145,7 +156,12 @@ fn unquoted_colon(span: &Span, line: &KeyLine<'_>) -> Option<Diagnostic> {
             "quote the value: write it as `{key}: {}{comment}` (or, for a longer text, `{key}: |` \
              with the text on the lines below, indented)",
             quoted(value, '"')
-        )),
+        ))
+        .fix_at(
+            key_span(span, text, line.key_column),
+            text[line.key_column..].trim_end(),
+            format!("{key}: {}{comment}", quoted(value, '"')).trim_end(),
+        ),
     )
 }
 
@@ -217,7 +233,8 @@ fn indented_too_far(
         .with_len(u32::try_from(line.key.chars().count()).unwrap_or(u32::MAX)))
         .help(format!(
             "line it up with the keys of its mapping: write it as `{rewritten}`"
-        )),
+        ))
+        .fix_at(key_span(span, text, 0), text, &rewritten),
     )
 }
 
@@ -257,7 +274,13 @@ pub(super) fn starts_with_quote(source: &SourceFile, span: &Span) -> Option<Diag
         .help(format!(
             "quote the whole value{hint}: write it as `{key}: {}`",
             quoted(value, other)
-        )),
+        ))
+        .fix_at(
+            key_span(span, text, line.key_column),
+            text.get(line.key_column..line.value_at + value.len())
+                .unwrap_or_default(),
+            &format!("{key}: {}", quoted(value, other)),
+        ),
     )
 }
 

@@ -564,7 +564,11 @@ pub(super) fn check_references(
                     format!("{kind} `{name}` references unknown variable `{var}`"),
                 )
                 .at(span)
-                .help(help),
+                .help(help)
+                .maybe_fix(
+                    var,
+                    crate::suggest::did_you_mean(var, known.iter().copied()),
+                ),
             );
         } else if volatile.is_some_and(|v| v.contains(var)) {
             sink.push(

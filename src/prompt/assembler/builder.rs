@@ -632,7 +632,11 @@ pub(super) fn apply_removals<V>(
                 format!("cannot remove `{name}`: no inherited section or known tool has that name"),
             )
             .at(entry.span.clone())
-            .help(help),
+            .help(help)
+            .maybe_fix(
+                name,
+                crate::suggest::did_you_mean(name, candidates.iter().map(String::as_str)),
+            ),
         );
     }
 }
