@@ -119,6 +119,8 @@ code_pages! {
     P0504 => ProgramNotFound,
     P0505 => ToolDrift,
     P0506 => ServerUnavailable,
+    P0507 => ProviderKeyExposed,
+    P0508 => ServerChanged,
 }
 
 /// The headings a page has, in this order.

@@ -50,9 +50,12 @@ pub(crate) fn consent(
 
 /// Start the servers of `names` in the current directory, list them, stop them.
 pub(crate) fn list_live(project: &Project, names: &[String]) -> Result<LiveListings, CliError> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::usage(format!("cannot determine the current directory: {e}")))?;
+    // The workspace as `run` takes it (absolute, links resolved), contained as `run`
+    // contains; each server then starts in its preset's sandbox and environment rules
+    // (`connect::program_context`).
+    let cwd = crate::project::run_setup::working_directory(None)?;
     let ctx = ToolContext::new(&cwd).map_err(|e| CliError::usage(e.to_string()))?;
+    let ctx = crate::project::run_setup::with_containment_from_env(ctx)?;
     let vars: Vec<_> = std::env::vars_os().collect();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -160,7 +160,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             )
         })?
         .with_passed_env(preset.pass_env())
-        .with_hidden_env(settings.api_key_env.clone())
+        // No provider's key reaches a command, command tool or server, whatever
+        // `passEnv` says (the same rule as `lock --connect`).
+        .with_hidden_env(crate::preset::chain_settings::withheld_env(
+            settings.api_key_env.as_deref(),
+        ))
         .with_sandbox(sandbox);
     let tools = with_containment_from_env(tools)?;
     let mut approval: Box<dyn ToolApproval> = match approval_policy(args.yes) {

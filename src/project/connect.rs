@@ -20,6 +20,9 @@ use super::servers::{
 use crate::diagnostic::{Diagnostic, Span};
 use crate::mcp::{McpError, McpSession, ServerConfig, ServerListing, StderrSink};
 use crate::preset::ParsedPreset;
+use crate::preset::chain_settings::{
+    api_key_env_of, pass_env_of, sandbox_mode_of, sandbox_profile_of, withheld_env,
+};
 use crate::preset::resolve::resolve_chain;
 use crate::preset::validate::ValidPreset;
 use crate::prompt::PromptAssembler;
@@ -40,6 +43,29 @@ pub struct PlannedServer {
     pub span: Option<Span>,
     /// How to reach it.
     pub config: ServerConfig,
+    /// What it starts in: the workspace, the declaring chain's sandbox and environment
+    /// rules ([`program_context`]).
+    pub context: ToolContext,
+}
+
+/// The context the programs of the preset whose chain is `chain` start in, from `base`
+/// (the workspace, the containment): the chain's `passEnv`, every provider's key
+/// variable and the chain's `apiKeyEnv` withheld ([`withheld_env`]), and the chain's
+/// sandbox in `mode` with its `allowRead`. `run` builds its tools' context from the same
+/// pieces; a server gets the reads its program needs on top ([`SandboxProfile::with_program`],
+/// at spawn), so a server `lock --connect` could start, `run` starts too.
+///
+/// [`SandboxProfile::with_program`]: crate::tools::sandbox::SandboxProfile::with_program
+pub fn program_context(
+    base: &ToolContext,
+    chain: &[&ParsedPreset],
+    mode: crate::tools::sandbox::SandboxMode,
+) -> ToolContext {
+    let key = api_key_env_of(chain);
+    base.clone()
+        .with_passed_env(pass_env_of(chain))
+        .with_hidden_env(withheld_env(key.as_deref()))
+        .with_sandbox(sandbox_profile_of(chain, mode, base.workspace()))
 }
 
 /// A server declared by a file the user did not write (a project's `.agent-presets/`,
@@ -113,7 +139,8 @@ fn describe(server: &DeclaredServer<'_>) -> String {
 
 /// The servers the presets `names` declare, ready to start, and a `server-unavailable`
 /// diagnostic (by preset) for each that cannot be set up (a header variable not set).
-/// Each server gets `ctx` with the declaring chain's `passEnv`.
+/// Each server gets `ctx` as its declaring chain runs programs ([`program_context`]: its
+/// sandbox, `passEnv` and withheld keys), as `run` starts it.
 pub fn plan_servers(
     project: &Project,
     names: &[String],
@@ -126,12 +153,7 @@ pub fn plan_servers(
         let Some(chain) = chain_of(project, name) else {
             continue;
         };
-        let pass_env: Vec<String> = chain
-            .iter()
-            .flat_map(|p| p.file.pass_env.iter().flatten())
-            .map(|p| p.value.clone())
-            .collect();
-        let ctx = ctx.clone().with_passed_env(pass_env);
+        let ctx = program_context(ctx, &chain, sandbox_mode_of(&chain));
         for declared in declared_servers(&chain) {
             let span = Some(declared.preset.span_of(declared.name));
             match server_config(&declared, &ctx, vars.iter().cloned()) {
@@ -140,6 +162,7 @@ pub fn plan_servers(
                     server: declared.name.value.clone(),
                     span,
                     config,
+                    context: ctx.clone(),
                 }),
                 Err(e) => problems
                     .entry(name.clone())
@@ -155,13 +178,12 @@ pub fn plan_servers(
 /// `[mcp <server>] `) to `stderr`; each result in `planned`'s order.
 pub async fn connect_all(
     planned: &[PlannedServer],
-    ctx: &ToolContext,
     stderr: &StderrSink,
 ) -> Vec<Result<McpSession, McpError>> {
     join_all(
         planned
             .iter()
-            .map(|p| McpSession::connect_with_stderr(&p.config, ctx, Arc::clone(stderr))),
+            .map(|p| McpSession::connect_with_stderr(&p.config, &p.context, Arc::clone(stderr))),
     )
     .await
 }
@@ -221,21 +243,23 @@ pub async fn list_live(
     let slot: Vec<usize> = planned
         .iter()
         .enumerate()
-        .map(
-            |(i, p)| match unique.iter().position(|&u| planned[u].config == p.config) {
+        .map(|(i, p)| {
+            match unique.iter().position(|&u| {
+                planned[u].config == p.config && planned[u].context.sandbox() == p.context.sandbox()
+            }) {
                 Some(at) => at,
                 None => {
                     unique.push(i);
                     unique.len() - 1
                 }
-            },
-        )
+            }
+        })
         .collect();
     let distinct: Vec<&PlannedServer> = unique.iter().map(|&u| &planned[u]).collect();
     let sessions = join_all(
         distinct
             .iter()
-            .map(|p| McpSession::connect_with_stderr(&p.config, ctx, Arc::clone(stderr))),
+            .map(|p| McpSession::connect_with_stderr(&p.config, &p.context, Arc::clone(stderr))),
     )
     .await;
     let mut started = Vec::new();
@@ -386,10 +410,11 @@ impl RunServers {
                     server: declared.name.value.clone(),
                     span: Some(declared.preset.span_of(declared.name)),
                     config: server_config(&declared, ctx, vars.iter().cloned())?,
+                    context: ctx.clone(),
                 });
             }
         }
-        let results = connect_all(&planned, ctx, stderr).await;
+        let results = connect_all(&planned, stderr).await;
         let mut sessions = BTreeMap::new();
         let mut failed = None;
         for (p, result) in planned.iter().zip(results) {
