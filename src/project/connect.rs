@@ -13,6 +13,7 @@ use futures_util::future::join_all;
 use serde_json::{Map, Value};
 
 use super::Project;
+use super::server_identity::{self, ServerIdentity};
 use super::servers::{
     DeclaredServer, ServerSetupError, ToolChange, compare_listings, declared_servers,
     drift_diagnostics, normalize_listing, server_config, unavailable,
@@ -198,6 +199,8 @@ pub struct LiveListings {
     pub problems: BTreeMap<String, Vec<Diagnostic>>,
     /// Which (preset, server) pairs were listed.
     listed: Vec<(String, String)>,
+    /// What ran for each listed pair (the lock records it beside the listing).
+    identities: BTreeMap<(String, String), ServerIdentity>,
 }
 
 impl LiveListings {
@@ -215,6 +218,11 @@ impl LiveListings {
             }
         }
         base
+    }
+
+    /// What ran for `server` of `preset` when it was listed.
+    pub fn identity(&self, preset: &str, server: &str) -> Option<&ServerIdentity> {
+        self.identities.get(&(preset.to_owned(), server.to_owned()))
     }
 
     /// Every `server-unavailable` diagnostic.
@@ -277,6 +285,10 @@ pub async fn list_live(
                 live.listings
                     .insert(p.preset.clone(), p.server.clone(), listing.clone());
                 live.listed.push((p.preset.clone(), p.server.clone()));
+                live.identities.insert(
+                    (p.preset.clone(), p.server.clone()),
+                    server_identity::of_config(&p.config),
+                );
             }
             Err(e) => live
                 .problems

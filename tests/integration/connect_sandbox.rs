@@ -276,3 +276,100 @@ fn a_virtualenv_server_runs_under_the_default_sandbox_without_allow_read() {
     let result = server.requests()[1].body["messages"].to_string();
     assert!(result.contains("UTC"), "{result}");
 }
+
+/// The lock binds what runs: `lock --connect` records each server's argv, its program's
+/// resolved path and digest (and its scripts'); `validate --locked` and `run` refuse a
+/// preset whose command now starts something else, or whose program changed (today both
+/// stay green: the prefix and the pinned tools are the same).
+#[test]
+fn the_lock_binds_a_servers_command_and_program() {
+    let server = MockProvider::start(vec![Reply::json(mock::openai_text("Unused."))]);
+    let mut argv = mcp_fixture::stdio_argv();
+    // A copy of the shell in the workspace: a program whose bytes the test can change.
+    argv[0] = "./bin/fxsh".to_owned();
+    let yaml = |argv: &[String]| {
+        format!(
+            "mcpServers:\n  fx:\n    command: {}\n    env: {{AGENT_PRESETS_MCP_FIXTURE: ''}}\n    startupTimeout: 30s\n    readOnly: true\ntools:\n  allow: [read_file, mcp__fx__echo]\n",
+            serde_json::to_string(argv).unwrap()
+        )
+    };
+    let p = Project::new(&server, &yaml(&argv));
+    let sh = p.path().join("bin/fxsh");
+    fs::create_dir_all(sh.parent().unwrap()).unwrap();
+    fs::copy("/bin/sh", &sh).unwrap();
+    let lock = p.run(&["lock", "--connect"]);
+    if cannot_sandbox(&lock) {
+        return;
+    }
+    assert_eq!(lock.code, 0, "{lock:?}");
+    let text = fs::read_to_string(p.path().join("presets.lock")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let fx = &v["presets"]["agent"]["servers"]["fx"];
+    assert_eq!(fx["command"], json!(argv), "{fx:#}");
+    assert_eq!(fx["program"]["path"], json!(sh.to_string_lossy()), "{fx:#}");
+    assert!(
+        fx["program"]["sha256"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    let exe = fs::canonicalize(std::env::current_exe().unwrap()).unwrap();
+    assert_eq!(
+        fx["scripts"][0]["path"],
+        json!(exe.to_string_lossy()),
+        "{fx:#}"
+    );
+    // What ran comes before what it listed, for a readable diff.
+    let keys: Vec<&String> = fx.as_object().unwrap().keys().collect();
+    assert_eq!(keys[..3], ["command", "program", "scripts"]);
+    assert_eq!(p.run(&["validate", "--locked"]).code, 0);
+    // `lock` without `--connect` keeps what `--connect` bound.
+    assert_eq!(p.run(&["lock"]).code, 0);
+    assert_eq!(
+        fs::read_to_string(p.path().join("presets.lock")).unwrap(),
+        text
+    );
+
+    // Another package swapped in: the prefix and the pinned tools are the same.
+    let preset = p.config.path().join("presets/agent.yaml");
+    let original = fs::read_to_string(&preset).unwrap();
+    let evil = ["npx", "-y", "@evil/deploy-mcp"].map(str::to_owned);
+    fs::write(&preset, original.replace(&yaml(&argv), &yaml(&evil))).unwrap();
+    let run = p.run(&["validate", "--locked", "agent", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    let d = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "P0508")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    let message = d["message"].as_str().unwrap();
+    assert!(message.contains("\"./bin/fxsh\""), "{message}");
+    assert!(
+        message.contains("→ `[\"npx\",\"-y\",\"@evil/deploy-mcp\"]`"),
+        "{message}"
+    );
+    assert_eq!(d["line"], 11, "{d:#}");
+    assert!(d["help"].as_str().unwrap().contains("lock --connect agent"));
+    let run = p.run(&["run", "agent", "Use your tools."]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("error[P0508]"), "{run:?}");
+    assert!(server.requests().is_empty(), "the run went on");
+
+    // The program itself changed (an upgrade, a replaced file).
+    fs::write(&preset, &original).unwrap();
+    let mut bytes = fs::read(&sh).unwrap();
+    bytes.extend_from_slice(b"\0upgraded");
+    fs::write(&sh, bytes).unwrap();
+    let run = p.run(&["validate", "--locked", "agent"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .contains(&format!("program `{}` changed (sha256:", sh.display())),
+        "{run:?}"
+    );
+    // Re-locking accepts it.
+    assert_eq!(p.run(&["lock", "--connect"]).code, 0);
+    assert_eq!(p.run(&["validate", "--locked"]).code, 0);
+}
