@@ -81,6 +81,16 @@ pub struct ForeignServer {
     pub file: String,
     /// What would start: the argv joined, or the URL.
     pub what: String,
+    /// The variables it gets besides the allowlist (the chain's `passEnv` and its own),
+    /// provider key variables left out: they are never passed.
+    pub pass_env: Vec<String>,
+    /// Its literal `env`, name and value (validation refuses credentials there).
+    pub env: Vec<(String, String)>,
+    /// Each header of an HTTP server and where its value comes from (`from $VAR`, `a
+    /// fixed value`): names only, never a value.
+    pub headers: Vec<(String, String)>,
+    /// The sandbox it starts in (the chain's `sandbox`, default `workspace-write`).
+    pub sandbox: crate::tools::sandbox::SandboxMode,
 }
 
 /// The chain of the preset named `name` on offer, root first, without validating it (a
@@ -101,23 +111,74 @@ fn chain_of<'a>(project: &'a Project, name: &str) -> Option<Vec<&'a ParsedPreset
 /// write: what `lock --connect` and `validate --connect` must ask about before starting
 /// anything.
 pub fn foreign_servers(project: &Project, names: &[String]) -> Vec<ForeignServer> {
+    foreign_servers_untrusted(project, names, None)
+}
+
+/// [`foreign_servers`] without the presets the user already trusted, in `store`, for
+/// exactly what they reach now ([`PresetReach`](crate::trust::PresetReach), as
+/// `agent-presets trust` and `run` record it: the servers' whole declarations, `passEnv`,
+/// `allowRead`, a weaker sandbox).
+pub fn foreign_servers_untrusted(
+    project: &Project,
+    names: &[String],
+    store: Option<&crate::trust::TrustStore>,
+) -> Vec<ForeignServer> {
     let policy = TrustPolicy::from_environment();
     let mut out = Vec::new();
     for name in names {
         let Some(chain) = chain_of(project, name) else {
             continue;
         };
+        if let Some(store) = store {
+            let owned: Vec<ParsedPreset> = chain.iter().map(|p| (*p).clone()).collect();
+            let reach =
+                crate::trust::PresetReach::of_chain(name, &owned, &project.presets, &policy, None);
+            if store.status(&reach) == crate::trust::TrustStatus::Trusted {
+                continue;
+            }
+        }
+        let key = api_key_env_of(&chain);
+        let withheld = withheld_env(key.as_deref());
+        let chain_pass: Vec<String> = pass_env_of(&chain).into_iter().map(str::to_owned).collect();
+        let sandbox = sandbox_mode_of(&chain);
         for declared in declared_servers(&chain) {
             let foreign = match project.presets.entry_of(declared.preset) {
                 Some(entry) => policy.authorship(entry) == Authorship::Foreign,
                 None => true,
             };
             if foreign {
+                let mut pass_env: Vec<String> = Vec::new();
+                if declared.spec.command.is_some() {
+                    for n in chain_pass.iter().cloned().chain(declared.pass_env()) {
+                        if !pass_env.contains(&n) && !withheld.contains(&n) {
+                            pass_env.push(n);
+                        }
+                    }
+                }
+                let headers = declared
+                    .headers()
+                    .into_iter()
+                    .map(|(h, source)| {
+                        let from = match source {
+                            crate::preset::own_tools::HeaderSource::Env { name, .. } => {
+                                format!("from ${name}")
+                            }
+                            crate::preset::own_tools::HeaderSource::Literal(_) => {
+                                "a fixed value".to_owned()
+                            }
+                        };
+                        (h, from)
+                    })
+                    .collect();
                 out.push(ForeignServer {
                     preset: name.clone(),
                     server: declared.name.value.clone(),
                     file: declared.preset.source.display.to_string(),
                     what: describe(&declared),
+                    pass_env,
+                    env: declared.env(),
+                    headers,
+                    sandbox,
                 });
             }
         }

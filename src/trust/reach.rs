@@ -216,7 +216,18 @@ impl PresetReach {
         policy: &TrustPolicy,
         endpoint: Option<&ModelSettings>,
     ) -> PresetReach {
-        let chain = preset.chain();
+        PresetReach::of_chain(preset.name(), preset.chain(), catalog, policy, endpoint)
+    }
+
+    /// [`of`](Self::of) for the resolved chain of the preset `name` (root first), valid
+    /// or not: what `lock --connect` asks about before a preset can be valid.
+    pub fn of_chain(
+        name: &str,
+        chain: &[ParsedPreset],
+        catalog: &PresetCatalog,
+        policy: &TrustPolicy,
+        endpoint: Option<&ModelSettings>,
+    ) -> PresetReach {
         let origin = |p: &ParsedPreset| -> (Authorship, String) {
             match catalog.entry_of(p) {
                 Some(entry) => (
@@ -250,7 +261,7 @@ impl PresetReach {
         sandbox_items(chain, &origin, &mut items);
         tool_items(chain, &origin, &mut items);
         PresetReach {
-            name: preset.name().to_owned(),
+            name: name.to_owned(),
             key,
             display: leaf.source.display.to_string(),
             items,

@@ -373,3 +373,52 @@ fn the_lock_binds_a_servers_command_and_program() {
     assert_eq!(p.run(&["lock", "--connect"]).code, 0);
     assert_eq!(p.run(&["validate", "--locked"]).code, 0);
 }
+
+/// The consent `--connect` asks for shows what each server gets (argv or URL, `passEnv`,
+/// `env`, header sources by name, the sandbox); a preset trusted for exactly that
+/// (`agent-presets trust`) is not asked about again (today: only the argv, and asked
+/// every time).
+#[test]
+fn connect_consent_shows_what_a_server_gets_and_a_trusted_preset_is_not_asked_again() {
+    let server = MockProvider::start(vec![]);
+    let p = Project::new(&server, "");
+    let file = p.path().join(".agent-presets/triage.yaml");
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    fs::write(
+        &file,
+        "version: 1\nname: triage\nextends: standard\nmcpServers:\n  fx:\n    command: [sh, -c, exit 1]\n    passEnv: [LOOKS_FINE]\n    env: {LOG_LEVEL: warn}\n  web:\n    url: https://mcp.example.com/mcp\n    headers: {Authorization: {fromEnv: WEB_TOKEN, prefix: \"Bearer \"}}\ntools:\n  allow: [read_file, \"mcp__fx__*\"]\n",
+    )
+    .unwrap();
+    let run = p.run(&["lock", "--connect", "triage"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    for needle in [
+        "fx (preset `triage`, .agent-presets/triage.yaml): sh -c exit 1",
+        "      passEnv: LOOKS_FINE",
+        "      env: LOG_LEVEL=warn",
+        "web (preset `triage`, .agent-presets/triage.yaml): https://mcp.example.com/mcp",
+        "      header Authorization: from $WEB_TOKEN",
+        "      sandbox: workspace-write",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}: {run:?}");
+    }
+    assert!(!run.stderr.contains("Bearer"), "{run:?}");
+    // `trust` takes a valid preset: its servers' listings pinned (as an earlier
+    // `lock --connect` would have).
+    let listing = json!({"serverName": "x", "serverVersion": "1", "protocolVersion": "2025-06-18",
+        "tools": [{"name": "echo", "inputSchema": {"type": "object"}}]});
+    let lock = json!({"version": 1, "encoding": "o200k_base", "values": {}, "presets": {"triage": {
+        "provider": null, "model": null, "fingerprint": "sha256:0",
+        "tokens": {"system": 0, "tools": 0, "prefix": 0}, "sections": [], "tools": [],
+        "servers": {"fx": listing, "web": listing}}}});
+    fs::write(p.path().join("presets.lock"), lock.to_string()).unwrap();
+    let trust = p.run(&["trust", ".agent-presets/triage.yaml"]);
+    assert_eq!(trust.code, 0, "{trust:?}");
+    // Trusted: it starts (and fails: `exit 1` is no server) without asking.
+    let run = p.run(&["lock", "--connect", "triage"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(!run.stderr.contains("files you did not write"), "{run:?}");
+    // Changed since: asked again.
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, text.replace("exit 1", "exit 2")).unwrap();
+    assert_eq!(p.run(&["lock", "--connect", "triage"]).code, 2);
+}
