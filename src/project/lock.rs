@@ -101,7 +101,7 @@ struct LockText {
 
 /// One preset's entry: its cacheable prefix rendered with the pinned values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(into = "PresetLockText", try_from = "PresetLockText")]
+#[serde(into = "PresetLockText", from = "PresetLockText")]
 pub struct PresetLock {
     /// The provider (`null` when the preset names none and no example applies).
     pub provider: Option<String>,
@@ -192,10 +192,8 @@ impl From<PresetLock> for PresetLockText {
     }
 }
 
-impl TryFrom<PresetLockText> for PresetLock {
-    type Error = std::convert::Infallible;
-
-    fn try_from(text: PresetLockText) -> Result<Self, Self::Error> {
+impl From<PresetLockText> for PresetLock {
+    fn from(text: PresetLockText) -> Self {
         let mut servers = BTreeMap::new();
         let mut identities = BTreeMap::new();
         for (name, s) in text.servers {
@@ -218,7 +216,7 @@ impl TryFrom<PresetLockText> for PresetLock {
                 },
             );
         }
-        Ok(PresetLock {
+        PresetLock {
             provider: text.provider,
             model: text.model,
             fingerprint: text.fingerprint,
@@ -227,7 +225,7 @@ impl TryFrom<PresetLockText> for PresetLock {
             tools: text.tools,
             servers,
             identities,
-        })
+        }
     }
 }
 
