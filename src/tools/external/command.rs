@@ -374,13 +374,21 @@ mod tests {
     #[allow(clippy::print_stderr)] // says why it skips where the kernel cannot sandbox
     async fn a_program_the_sandbox_cannot_read_gets_a_sandbox_hint() {
         use crate::tools::sandbox::{SandboxMode, SandboxProfile};
-        let exe = std::env::current_exe().unwrap();
+        // This test binary in a secret path of the sandbox's home: nothing is derived
+        // from a program there, so the sandbox cannot read it.
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+        let exe = home.path().join(".ssh/prog");
+        let current = std::env::current_exe().unwrap();
+        if std::fs::hard_link(&current, &exe).is_err() {
+            std::fs::copy(&current, &exe).unwrap();
+        }
         let resolved = std::fs::canonicalize(&exe).unwrap();
         let run = [exe.to_str().unwrap(), "--list"];
         let (_dir, plain) = ctx();
         let boxed = plain
             .clone()
-            .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite));
+            .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite).with_home(home.path()));
         let out = registry(&run, Duration::from_secs(60))
             .call_for_model("t", json!({"path": "x"}), &boxed)
             .await;
