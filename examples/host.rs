@@ -243,7 +243,9 @@ fn run(
     let tools = preset
         .tool_context(cwd)
         .map_err(|e| e.to_string())?
-        .with_hidden_env(client.settings().api_key_env.clone());
+        .with_hidden_env(agent_presets::preset::chain_settings::withheld_env(
+            client.settings().api_key_env.as_deref(),
+        ));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

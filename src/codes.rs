@@ -120,6 +120,8 @@ code_pages! {
     P0504 => ProgramNotFound,
     P0505 => ToolDrift,
     P0506 => ServerUnavailable,
+    P0507 => ProviderKeyExposed,
+    P0508 => ServerChanged,
     P0620 => CaseUnknownPreset,
     P0621 => CaseUnknownTool,
     P0622 => CaseBadPattern,

@@ -203,6 +203,12 @@ diagnostic_kinds! {
     ToolDrift = ("P0505", "tool-drift", Error),
     /// `validate --connect` or `lock --connect` could not start or list an MCP server.
     ServerUnavailable = ("P0506", "server-unavailable", Error),
+    /// A server's `headers.fromEnv` or a server's or command tool's `passEnv` naming a
+    /// model provider's key variable (`DEEPSEEK_API_KEY`, …, or the preset's `apiKeyEnv`).
+    ProviderKeyExposed = ("P0507", "provider-key-exposed", Error),
+    /// An MCP server whose command, URL or program differs from what `presets.lock`
+    /// recorded when it was locked.
+    ServerChanged = ("P0508", "server-changed", Error),
     /// A test case runs a preset nobody offers (with "did you mean").
     CaseUnknownPreset = ("P0620", "case-unknown-preset", Error),
     /// A test case's `expect` names a tool its preset does not show (with "did you mean").

@@ -16,7 +16,11 @@ pub(crate) fn consent(
     yes: bool,
     io: &mut Io<'_>,
 ) -> Result<(), CliError> {
-    let foreign = connect::foreign_servers(project, names);
+    // A preset trusted for exactly what it reaches now (`agent-presets trust`, or a
+    // "yes" to `run`) is not asked about again.
+    let policy = crate::trust::TrustPolicy::from_environment();
+    let store = crate::trust::TrustStore::open(policy.config_dir()).ok();
+    let foreign = connect::foreign_servers_untrusted(project, names, store.as_ref());
     if foreign.is_empty() || yes {
         return Ok(());
     }
@@ -24,12 +28,26 @@ pub(crate) fn consent(
         io.err,
         "`--connect` starts MCP servers declared in files you did not write:"
     )?;
+    let shown = crate::trust::display::shown;
     for f in &foreign {
         writeln!(
             io.err,
             "  {} (preset `{}`, {}): {}",
-            f.server, f.preset, f.file, f.what
+            f.server,
+            f.preset,
+            f.file,
+            shown(&f.what)
         )?;
+        if !f.pass_env.is_empty() {
+            writeln!(io.err, "      passEnv: {}", shown(&f.pass_env.join(", ")))?;
+        }
+        for (k, v) in &f.env {
+            writeln!(io.err, "      env: {}={}", shown(k), shown(v))?;
+        }
+        for (h, from) in &f.headers {
+            writeln!(io.err, "      header {}: {}", shown(h), shown(from))?;
+        }
+        writeln!(io.err, "      sandbox: {}", f.sandbox)?;
     }
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         write!(io.err, "start them? [y/N] ")?;
@@ -44,15 +62,18 @@ pub(crate) fn consent(
     }
     Err(CliError::usage_with(
         "no MCP server was started: they are declared in files you did not write",
-        Some("check the commands and URLs above; pass `--yes` to start them".into()),
+        Some("check the commands and URLs above; pass `--yes` to start them, or trust the preset for what it reaches with `agent-presets trust FILE`".into()),
     ))
 }
 
 /// Start the servers of `names` in the current directory, list them, stop them.
 pub(crate) fn list_live(project: &Project, names: &[String]) -> Result<LiveListings, CliError> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| CliError::usage(format!("cannot determine the current directory: {e}")))?;
+    // The workspace as `run` takes it (absolute, links resolved), contained as `run`
+    // contains; each server then starts in its preset's sandbox and environment rules
+    // (`connect::program_context`).
+    let cwd = crate::project::run_setup::working_directory(None)?;
     let ctx = ToolContext::new(&cwd).map_err(|e| CliError::usage(e.to_string()))?;
+    let ctx = crate::project::run_setup::with_containment_from_env(ctx)?;
     let vars: Vec<_> = std::env::vars_os().collect();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

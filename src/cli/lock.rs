@@ -57,6 +57,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
         args.names.clone()
     };
     let mut workspace = workspace;
+    let mut live_listed = None;
     if args.connect {
         super::connect::consent(&workspace, &names, args.yes, io)?;
         let live = super::connect::list_live(&workspace, &names)?;
@@ -77,9 +78,27 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
             .unwrap_or_default();
         let listings = live.over(base);
         workspace.tools = workspace.tools.clone().with_listings(Arc::new(listings));
+        live_listed = Some(live);
     }
+    let live = live_listed;
     let entries = match workspace.lock_entries(&names) {
-        Ok(entries) => entries,
+        Ok(mut entries) => {
+            // What ran for each server: as listed now, else as the lock recorded it
+            // (`lock` without `--connect` keeps what `--connect` bound).
+            let old = LockFile::load(&path).ok().flatten().unwrap_or_default();
+            for (name, entry) in &mut entries {
+                for server in entry.servers.keys() {
+                    let id = live
+                        .as_ref()
+                        .and_then(|l| l.identity(name, server))
+                        .or_else(|| old.get(name).and_then(|e| e.identities.get(server)));
+                    if let Some(id) = id {
+                        entry.identities.insert(server.clone(), id.clone());
+                    }
+                }
+            }
+            entries
+        }
         Err(LockEntriesError::Lock(e)) => return Err(lock_error(e)),
         Err(LockEntriesError::Invalid(list)) => {
             return Err(CliError::Diagnostics {

@@ -175,7 +175,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             )
         })?
         .with_passed_env(preset.pass_env())
-        .with_hidden_env(settings.api_key_env.clone())
+        // No provider's key reaches a command, command tool or server, whatever
+        // `passEnv` says (the same rule as `lock --connect`).
+        .with_hidden_env(crate::preset::chain_settings::withheld_env(
+            settings.api_key_env.as_deref(),
+        ))
         .with_sandbox(sandbox);
     let tools = with_containment_from_env(tools)?;
     let mut approval: Box<dyn ToolApproval> = match approval_policy(args.yes) {
@@ -350,6 +354,25 @@ fn start_mcp_servers(
     (io, signals): (&mut Io<'_>, &mut StopSignals),
 ) -> Result<(RunServers, crate::prompt::PromptAssembler), CliError> {
     let vars: Vec<_> = std::env::vars_os().collect();
+    // The servers it starts must be the ones the lock recorded (`server-changed`): their
+    // pinned tools came from those.
+    let visible: Vec<String> = crate::project::connect::visible_servers(preset.assembler())
+        .into_keys()
+        .collect();
+    if !visible.is_empty() {
+        use crate::project::lock::{LockFile, server_changes};
+        let lock = LockFile::load(&LockFile::path(workspace)).ok().flatten();
+        if let Some(locked) = lock.as_ref().and_then(|l| l.get(preset.name())) {
+            let changed = server_changes(&preset, locked, &vars, tools.workspace(), Some(&visible));
+            if !changed.is_empty() {
+                return Err(CliError::Diagnostics {
+                    list: changed,
+                    exit: Exit::Invalid,
+                    sources: workspace.presets.source_files(),
+                });
+            }
+        }
+    }
     let listings = workspace.tools.listings();
     let start = RunServers::start(&preset, listings, tools, &vars, allow_drift, &sink);
     // A signal while the servers start stops them (dropping the start kills what has

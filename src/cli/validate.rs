@@ -111,11 +111,19 @@ pub(crate) fn run(
     // Presets are independent: validate them (and check them against the lock) on
     // every core, report them in order. Each assembler goes as soon as its preset is
     // checked.
+    // `--locked` also compares what each locked server would start now with what the
+    // lock recorded (`server-changed`): the program is looked up as `run` would.
+    let vars: Vec<_> = std::env::vars_os().collect();
+    let cwd = crate::project::run_setup::working_directory(None)?;
     let outcomes = workspace.validate_batch(&plan.items, |item, validation| {
         match (&lock, validation.preset.take()) {
             (Some(lock), Some(preset)) => match lock.get(&item.name) {
-                Some(locked) => lock::entry_with_listings(&preset, workspace.tools.listings())
-                    .map(|now| lock::drift(&preset, locked, &now)),
+                Some(locked) => {
+                    let changed = lock::server_changes(&preset, locked, &vars, &cwd, None);
+                    validation.diagnostics.extend(changed);
+                    lock::entry_with_listings(&preset, workspace.tools.listings())
+                        .map(|now| lock::drift(&preset, locked, &now))
+                }
                 None => Ok(Some(lock::not_locked(&preset))),
             },
             _ => Ok(None),

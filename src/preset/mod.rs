@@ -2,6 +2,7 @@
 //! resolution and full-build validation.
 
 pub mod catalog;
+pub mod chain_settings;
 pub mod locale_pack;
 pub mod own_tools;
 pub mod provenance;

@@ -657,6 +657,68 @@ fn server_is_usable(spec: &McpServerSpec) -> bool {
 // The catalog one preset is validated against
 // ---------------------------------------------------------------------------------------
 
+/// `provider-key-exposed`: a server's `headers.fromEnv`, or a server's or command tool's
+/// own `passEnv`, naming a variable that holds a model provider's key (every provider's
+/// default, and the chain's `apiKeyEnv`). It would never be sent or passed (see
+/// [`withheld_env`](super::chain_settings::withheld_env)); saying so here keeps the
+/// preset from looking like it works.
+fn provider_keys_exposed(
+    chain: &[&ParsedPreset],
+    servers: &[DeclaredServer<'_>],
+    commands: &[DeclaredCommand<'_>],
+    out: &mut Vec<Diagnostic>,
+) {
+    let key = super::chain_settings::api_key_env_of(chain);
+    let withheld = super::chain_settings::withheld_env(key.as_deref());
+    let is_key = |name: &str| withheld.iter().any(|k| k == name);
+    let mut report = |preset: &ParsedPreset, name: &Spanned<String>, what: String| {
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::ProviderKeyExposed,
+                format!(
+                    "{what} names `{}`, a model provider's key variable: it is never given to a server or a command",
+                    name.value
+                ),
+            )
+            .at(preset.span_of(name))
+            .help("give the server its own credential in its own variable (e.g. `METRICS_TOKEN`); the model's key stays with the agent"),
+        );
+    };
+    for server in servers {
+        let n = server.name.value.as_str();
+        for (header, value) in server.spec.headers.iter().flat_map(NamedMap::iter) {
+            if let Some(var) = &value.from_env
+                && is_key(&var.value)
+            {
+                report(
+                    server.preset,
+                    var,
+                    format!(
+                        "header `{}` of MCP server `{n}` comes from `fromEnv` that",
+                        header.value
+                    ),
+                );
+            }
+        }
+        for var in server.spec.pass_env.iter().flatten() {
+            if is_key(&var.value) {
+                report(server.preset, var, format!("`passEnv` of MCP server `{n}`"));
+            }
+        }
+    }
+    for command in commands {
+        for var in command.spec.pass_env.iter().flatten() {
+            if is_key(&var.value) {
+                report(
+                    command.preset,
+                    var,
+                    format!("`passEnv` of command tool `{}`", command.name.value),
+                );
+            }
+        }
+    }
+}
+
 /// The catalog `chain` (root first, the preset validated last) is validated against:
 /// `base` plus the chain's command tools and its MCP servers' tools, as `base`'s
 /// [`listings`](ToolCatalog::listings) give them for the validated preset. `base` itself
@@ -676,6 +738,7 @@ pub(crate) fn preset_catalog<'c>(
     let Some(leaf) = chain.last() else {
         return Cow::Borrowed(base);
     };
+    provider_keys_exposed(chain, &servers, &commands, out);
     let mut catalog = base.clone();
     for command in &commands {
         let n = command.name.value.as_str();

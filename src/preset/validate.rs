@@ -84,61 +84,46 @@ impl ValidPreset {
     /// pass them to [`ToolContext::with_passed_env`](crate::tools::ToolContext::with_passed_env)
     /// so `bash` gives them to commands besides its base allowlist.
     pub fn pass_env(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = Vec::new();
-        for name in self
-            .chain
-            .iter()
-            .flat_map(|p| p.file.pass_env.iter().flatten())
-        {
-            if !names.contains(&name.value.as_str()) {
-                names.push(&name.value);
-            }
-        }
-        names
+        super::chain_settings::pass_env_of(&self.chain_refs())
+    }
+
+    /// The chain as references, for [`super::chain_settings`].
+    fn chain_refs(&self) -> Vec<&ParsedPreset> {
+        self.chain.iter().collect()
     }
 
     /// The sandbox commands run in: the nearest `sandbox` in the chain, else
     /// `workspace-write`.
     pub fn sandbox_mode(&self) -> crate::tools::sandbox::SandboxMode {
-        self.chain
-            .iter()
-            .rev()
-            .find_map(|p| p.file.sandbox.as_ref())
-            .map_or(crate::tools::sandbox::SandboxMode::WorkspaceWrite, |s| {
-                s.value.mode()
-            })
+        super::chain_settings::sandbox_mode_of(&self.chain_refs())
     }
 
     /// The chain's `allowRead` paths (root first, each once), as written: resolve relative
     /// ones against the workspace ([`crate::tools::sandbox::SandboxProfile::with_allow_read`]).
     pub fn allow_read(&self) -> Vec<&str> {
-        let mut paths: Vec<&str> = Vec::new();
-        for path in self
-            .chain
-            .iter()
-            .flat_map(|p| p.file.allow_read.iter().flatten())
-        {
-            if !paths.contains(&path.value.as_str()) {
-                paths.push(&path.value);
-            }
-        }
-        paths
+        super::chain_settings::allow_read_of(&self.chain_refs())
     }
 
     /// A [`ToolContext`](crate::tools::ToolContext) rooted at `workspace` that runs this
     /// preset's tools as `run` does (without `--sandbox`): the environment variables it
     /// passes (`passEnv`) and the sandbox it declares ([`sandbox_mode`](Self::sandbox_mode),
     /// its `allowRead` resolved against the workspace), so commands run where the system
-    /// prompt ([`default_values`](Self::default_values)' `sandbox`) says they do. Add
-    /// `.with_hidden_env([api key variable])` for the client's key.
+    /// prompt ([`default_values`](Self::default_values)' `sandbox`) says they do. No
+    /// provider's key variable reaches a program
+    /// ([`withheld_env`](super::chain_settings::withheld_env) of its `model` block's key);
+    /// a host sending the key from another variable withholds that one with
+    /// `.with_hidden_env(withheld_env(Some(name)))`.
     pub fn tool_context(
         &self,
         workspace: impl AsRef<std::path::Path>,
     ) -> Result<crate::tools::ToolContext, crate::tools::WorkspaceError> {
+        use super::chain_settings::{api_key_env_of, withheld_env};
         let context = crate::tools::ToolContext::new(workspace)?;
         let sandbox = self.sandbox_profile(self.sandbox_mode(), context.workspace());
+        let key = api_key_env_of(&self.chain_refs());
         Ok(context
             .with_passed_env(self.pass_env())
+            .with_hidden_env(withheld_env(key.as_deref()))
             .with_sandbox(sandbox))
     }
 
@@ -148,12 +133,7 @@ impl ValidPreset {
         mode: crate::tools::sandbox::SandboxMode,
         workspace: &std::path::Path,
     ) -> crate::tools::sandbox::SandboxProfile {
-        let allow_read: Vec<std::path::PathBuf> = self
-            .allow_read()
-            .iter()
-            .map(|p| workspace.join(p))
-            .collect();
-        crate::tools::sandbox::SandboxProfile::new(mode).with_allow_read(allow_read)
+        super::chain_settings::sandbox_profile_of(&self.chain_refs(), mode, workspace)
     }
 
     /// The values the preset itself supplies: `model` and `provider` from its nearest

@@ -13,6 +13,7 @@ use futures_util::future::join_all;
 use serde_json::{Map, Value};
 
 use super::Project;
+use super::server_identity::{self, ServerIdentity};
 use super::servers::{
     DeclaredServer, ServerSetupError, ToolChange, compare_listings, declared_servers,
     drift_diagnostics, normalize_listing, server_config, unavailable,
@@ -20,6 +21,9 @@ use super::servers::{
 use crate::diagnostic::{Diagnostic, Span};
 use crate::mcp::{McpError, McpSession, ServerConfig, ServerListing, StderrSink};
 use crate::preset::ParsedPreset;
+use crate::preset::chain_settings::{
+    api_key_env_of, pass_env_of, sandbox_mode_of, sandbox_profile_of, withheld_env,
+};
 use crate::preset::resolve::resolve_chain;
 use crate::preset::validate::ValidPreset;
 use crate::prompt::PromptAssembler;
@@ -40,6 +44,29 @@ pub struct PlannedServer {
     pub span: Option<Span>,
     /// How to reach it.
     pub config: ServerConfig,
+    /// What it starts in: the workspace, the declaring chain's sandbox and environment
+    /// rules ([`program_context`]).
+    pub context: ToolContext,
+}
+
+/// The context the programs of the preset whose chain is `chain` start in, from `base`
+/// (the workspace, the containment): the chain's `passEnv`, every provider's key
+/// variable and the chain's `apiKeyEnv` withheld ([`withheld_env`]), and the chain's
+/// sandbox in `mode` with its `allowRead`. `run` builds its tools' context from the same
+/// pieces; a server gets the reads its program needs on top ([`SandboxProfile::with_program`],
+/// at spawn), so a server `lock --connect` could start, `run` starts too.
+///
+/// [`SandboxProfile::with_program`]: crate::tools::sandbox::SandboxProfile::with_program
+pub fn program_context(
+    base: &ToolContext,
+    chain: &[&ParsedPreset],
+    mode: crate::tools::sandbox::SandboxMode,
+) -> ToolContext {
+    let key = api_key_env_of(chain);
+    base.clone()
+        .with_passed_env(pass_env_of(chain))
+        .with_hidden_env(withheld_env(key.as_deref()))
+        .with_sandbox(sandbox_profile_of(chain, mode, base.workspace()))
 }
 
 /// A server declared by a file the user did not write (a project's `.agent-presets/`,
@@ -54,6 +81,16 @@ pub struct ForeignServer {
     pub file: String,
     /// What would start: the argv joined, or the URL.
     pub what: String,
+    /// The variables it gets besides the allowlist (the chain's `passEnv` and its own),
+    /// provider key variables left out: they are never passed.
+    pub pass_env: Vec<String>,
+    /// Its literal `env`, name and value (validation refuses credentials there).
+    pub env: Vec<(String, String)>,
+    /// Each header of an HTTP server and where its value comes from (`from $VAR`, `a
+    /// fixed value`): names only, never a value.
+    pub headers: Vec<(String, String)>,
+    /// The sandbox it starts in (the chain's `sandbox`, default `workspace-write`).
+    pub sandbox: crate::tools::sandbox::SandboxMode,
 }
 
 /// The chain of the preset named `name` on offer, root first, without validating it (a
@@ -74,23 +111,74 @@ fn chain_of<'a>(project: &'a Project, name: &str) -> Option<Vec<&'a ParsedPreset
 /// write: what `lock --connect` and `validate --connect` must ask about before starting
 /// anything.
 pub fn foreign_servers(project: &Project, names: &[String]) -> Vec<ForeignServer> {
+    foreign_servers_untrusted(project, names, None)
+}
+
+/// [`foreign_servers`] without the presets the user already trusted, in `store`, for
+/// exactly what they reach now ([`PresetReach`](crate::trust::PresetReach), as
+/// `agent-presets trust` and `run` record it: the servers' whole declarations, `passEnv`,
+/// `allowRead`, a weaker sandbox).
+pub fn foreign_servers_untrusted(
+    project: &Project,
+    names: &[String],
+    store: Option<&crate::trust::TrustStore>,
+) -> Vec<ForeignServer> {
     let policy = TrustPolicy::from_environment();
     let mut out = Vec::new();
     for name in names {
         let Some(chain) = chain_of(project, name) else {
             continue;
         };
+        if let Some(store) = store {
+            let owned: Vec<ParsedPreset> = chain.iter().map(|p| (*p).clone()).collect();
+            let reach =
+                crate::trust::PresetReach::of_chain(name, &owned, &project.presets, &policy, None);
+            if store.status(&reach) == crate::trust::TrustStatus::Trusted {
+                continue;
+            }
+        }
+        let key = api_key_env_of(&chain);
+        let withheld = withheld_env(key.as_deref());
+        let chain_pass: Vec<String> = pass_env_of(&chain).into_iter().map(str::to_owned).collect();
+        let sandbox = sandbox_mode_of(&chain);
         for declared in declared_servers(&chain) {
             let foreign = match project.presets.entry_of(declared.preset) {
                 Some(entry) => policy.authorship(entry) == Authorship::Foreign,
                 None => true,
             };
             if foreign {
+                let mut pass_env: Vec<String> = Vec::new();
+                if declared.spec.command.is_some() {
+                    for n in chain_pass.iter().cloned().chain(declared.pass_env()) {
+                        if !pass_env.contains(&n) && !withheld.contains(&n) {
+                            pass_env.push(n);
+                        }
+                    }
+                }
+                let headers = declared
+                    .headers()
+                    .into_iter()
+                    .map(|(h, source)| {
+                        let from = match source {
+                            crate::preset::own_tools::HeaderSource::Env { name, .. } => {
+                                format!("from ${name}")
+                            }
+                            crate::preset::own_tools::HeaderSource::Literal(_) => {
+                                "a fixed value".to_owned()
+                            }
+                        };
+                        (h, from)
+                    })
+                    .collect();
                 out.push(ForeignServer {
                     preset: name.clone(),
                     server: declared.name.value.clone(),
                     file: declared.preset.source.display.to_string(),
                     what: describe(&declared),
+                    pass_env,
+                    env: declared.env(),
+                    headers,
+                    sandbox,
                 });
             }
         }
@@ -113,7 +201,8 @@ fn describe(server: &DeclaredServer<'_>) -> String {
 
 /// The servers the presets `names` declare, ready to start, and a `server-unavailable`
 /// diagnostic (by preset) for each that cannot be set up (a header variable not set).
-/// Each server gets `ctx` with the declaring chain's `passEnv`.
+/// Each server gets `ctx` as its declaring chain runs programs ([`program_context`]: its
+/// sandbox, `passEnv` and withheld keys), as `run` starts it.
 pub fn plan_servers(
     project: &Project,
     names: &[String],
@@ -126,12 +215,7 @@ pub fn plan_servers(
         let Some(chain) = chain_of(project, name) else {
             continue;
         };
-        let pass_env: Vec<String> = chain
-            .iter()
-            .flat_map(|p| p.file.pass_env.iter().flatten())
-            .map(|p| p.value.clone())
-            .collect();
-        let ctx = ctx.clone().with_passed_env(pass_env);
+        let ctx = program_context(ctx, &chain, sandbox_mode_of(&chain));
         for declared in declared_servers(&chain) {
             let span = Some(declared.preset.span_of(declared.name));
             match server_config(&declared, &ctx, vars.iter().cloned()) {
@@ -140,6 +224,7 @@ pub fn plan_servers(
                     server: declared.name.value.clone(),
                     span,
                     config,
+                    context: ctx.clone(),
                 }),
                 Err(e) => problems
                     .entry(name.clone())
@@ -155,13 +240,12 @@ pub fn plan_servers(
 /// `[mcp <server>] `) to `stderr`; each result in `planned`'s order.
 pub async fn connect_all(
     planned: &[PlannedServer],
-    ctx: &ToolContext,
     stderr: &StderrSink,
 ) -> Vec<Result<McpSession, McpError>> {
     join_all(
         planned
             .iter()
-            .map(|p| McpSession::connect_with_stderr(&p.config, ctx, Arc::clone(stderr))),
+            .map(|p| McpSession::connect_with_stderr(&p.config, &p.context, Arc::clone(stderr))),
     )
     .await
 }
@@ -176,6 +260,8 @@ pub struct LiveListings {
     pub problems: BTreeMap<String, Vec<Diagnostic>>,
     /// Which (preset, server) pairs were listed.
     listed: Vec<(String, String)>,
+    /// What ran for each listed pair (the lock records it beside the listing).
+    identities: BTreeMap<(String, String), ServerIdentity>,
 }
 
 impl LiveListings {
@@ -193,6 +279,11 @@ impl LiveListings {
             }
         }
         base
+    }
+
+    /// What ran for `server` of `preset` when it was listed.
+    pub fn identity(&self, preset: &str, server: &str) -> Option<&ServerIdentity> {
+        self.identities.get(&(preset.to_owned(), server.to_owned()))
     }
 
     /// Every `server-unavailable` diagnostic.
@@ -221,21 +312,23 @@ pub async fn list_live(
     let slot: Vec<usize> = planned
         .iter()
         .enumerate()
-        .map(
-            |(i, p)| match unique.iter().position(|&u| planned[u].config == p.config) {
+        .map(|(i, p)| {
+            match unique.iter().position(|&u| {
+                planned[u].config == p.config && planned[u].context.sandbox() == p.context.sandbox()
+            }) {
                 Some(at) => at,
                 None => {
                     unique.push(i);
                     unique.len() - 1
                 }
-            },
-        )
+            }
+        })
         .collect();
     let distinct: Vec<&PlannedServer> = unique.iter().map(|&u| &planned[u]).collect();
     let sessions = join_all(
         distinct
             .iter()
-            .map(|p| McpSession::connect_with_stderr(&p.config, ctx, Arc::clone(stderr))),
+            .map(|p| McpSession::connect_with_stderr(&p.config, &p.context, Arc::clone(stderr))),
     )
     .await;
     let mut started = Vec::new();
@@ -253,6 +346,10 @@ pub async fn list_live(
                 live.listings
                     .insert(p.preset.clone(), p.server.clone(), listing.clone());
                 live.listed.push((p.preset.clone(), p.server.clone()));
+                live.identities.insert(
+                    (p.preset.clone(), p.server.clone()),
+                    server_identity::of_config(&p.config),
+                );
             }
             Err(e) => live
                 .problems
@@ -386,10 +483,11 @@ impl RunServers {
                     server: declared.name.value.clone(),
                     span: Some(declared.preset.span_of(declared.name)),
                     config: server_config(&declared, ctx, vars.iter().cloned())?,
+                    context: ctx.clone(),
                 });
             }
         }
-        let results = connect_all(&planned, ctx, stderr).await;
+        let results = connect_all(&planned, stderr).await;
         let mut sessions = BTreeMap::new();
         let mut failed = None;
         for (p, result) in planned.iter().zip(results) {

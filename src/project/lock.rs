@@ -34,6 +34,7 @@ use crate::tokens;
 use crate::tools::external::ListingMap;
 use crate::tools::{ServerListings, ToolCatalog, WireTool};
 
+use super::server_identity::{LockedFile, ServerIdentity};
 use super::servers::{ToolChange, compare_listings};
 
 /// The lock file's name, in the project directory.
@@ -100,7 +101,7 @@ struct LockText {
 
 /// One preset's entry: its cacheable prefix rendered with the pinned values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(into = "PresetLockText", from = "PresetLockText")]
 pub struct PresetLock {
     /// The provider (`null` when the preset names none and no example applies).
     pub provider: Option<String>,
@@ -118,8 +119,163 @@ pub struct PresetLock {
     /// reached it (schemas normalised), by the server's name in the preset. Validation,
     /// `render` and `lock` without `--connect` take the servers' tools from here; no
     /// server is started. Not written when the preset declares no server.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub servers: BTreeMap<String, ServerListing>,
+    /// What ran for each server of [`servers`](Self::servers) when it was listed: its
+    /// argv or URL, its program and scripts with their digests. Written beside its
+    /// listing, in the same object of the file (`command`, `program`, … then
+    /// `serverName`, `tools`).
+    pub identities: BTreeMap<String, ServerIdentity>,
+}
+
+/// [`PresetLock`] as the file holds it: each server's identity and listing in one object.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PresetLockText {
+    provider: Option<String>,
+    model: Option<String>,
+    fingerprint: String,
+    tokens: PrefixTokens,
+    sections: Vec<LockedSection>,
+    tools: Vec<LockedTool>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    servers: BTreeMap<String, LockedServerText>,
+}
+
+/// One server of a lock entry as the file holds it: what ran, then what it listed.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LockedServerText {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    command: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    program: Option<LockedFile>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    scripts: Vec<LockedFile>,
+    server_name: String,
+    server_version: String,
+    protocol_version: String,
+    tools: Vec<crate::mcp::ListedTool>,
+}
+
+impl From<PresetLock> for PresetLockText {
+    fn from(lock: PresetLock) -> Self {
+        let mut identities = lock.identities;
+        let servers = lock
+            .servers
+            .into_iter()
+            .map(|(name, listing)| {
+                let id = identities.remove(&name).unwrap_or_default();
+                let text = LockedServerText {
+                    command: id.command,
+                    url: id.url,
+                    program: id.program,
+                    scripts: id.scripts,
+                    server_name: listing.server_name,
+                    server_version: listing.server_version,
+                    protocol_version: listing.protocol_version,
+                    tools: listing.tools,
+                };
+                (name, text)
+            })
+            .collect();
+        PresetLockText {
+            provider: lock.provider,
+            model: lock.model,
+            fingerprint: lock.fingerprint,
+            tokens: lock.tokens,
+            sections: lock.sections,
+            tools: lock.tools,
+            servers,
+        }
+    }
+}
+
+impl From<PresetLockText> for PresetLock {
+    fn from(text: PresetLockText) -> Self {
+        let mut servers = BTreeMap::new();
+        let mut identities = BTreeMap::new();
+        for (name, s) in text.servers {
+            let id = ServerIdentity {
+                command: s.command,
+                url: s.url,
+                program: s.program,
+                scripts: s.scripts,
+            };
+            if id != ServerIdentity::default() {
+                identities.insert(name.clone(), id);
+            }
+            servers.insert(
+                name,
+                ServerListing {
+                    server_name: s.server_name,
+                    server_version: s.server_version,
+                    protocol_version: s.protocol_version,
+                    tools: s.tools,
+                },
+            );
+        }
+        PresetLock {
+            provider: text.provider,
+            model: text.model,
+            fingerprint: text.fingerprint,
+            tokens: text.tokens,
+            sections: text.sections,
+            tools: text.tools,
+            servers,
+            identities,
+        }
+    }
+}
+
+impl PresetLock {
+    /// Is the prefix and the pinned listings the same as `other`'s (the identities
+    /// aside: [`server_changes`] compares those)?
+    pub fn same_prefix(&self, other: &PresetLock) -> bool {
+        self.provider == other.provider
+            && self.model == other.model
+            && self.fingerprint == other.fingerprint
+            && self.tokens == other.tokens
+            && self.sections == other.sections
+            && self.tools == other.tools
+            && self.servers == other.servers
+    }
+}
+
+/// The `server-changed` diagnostics of `preset` against its `locked` entry: each server
+/// it declares that the lock pins, compared with what it would start now from `cwd`
+/// ([`server_identity`](super::server_identity)), `vars` being the agent's environment.
+/// `only` limits it to those servers (`run`: the servers it starts).
+pub fn server_changes(
+    preset: &ValidPreset,
+    locked: &PresetLock,
+    vars: &[(std::ffi::OsString, std::ffi::OsString)],
+    cwd: &Path,
+    only: Option<&[String]>,
+) -> Vec<Diagnostic> {
+    use super::server_identity::{
+        changed_diagnostic, declared_span, identity_changes, of_declared,
+    };
+    let mut out = Vec::new();
+    for declared in preset.mcp_servers() {
+        let name = declared.name.value.as_str();
+        if !locked.servers.contains_key(name) || only.is_some_and(|o| !o.iter().any(|s| s == name))
+        {
+            continue;
+        }
+        let now = of_declared(&declared, vars, cwd);
+        let changes = identity_changes(locked.identities.get(name), &now);
+        if !changes.is_empty() {
+            out.push(changed_diagnostic(
+                preset.name(),
+                name,
+                Some(declared_span(&declared)),
+                &changes,
+            ));
+        }
+    }
+    out
 }
 
 /// Token counts of a locked prefix ([`tokens::ENCODING`]).
@@ -395,6 +551,7 @@ fn prefix_entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
         sections,
         tools,
         servers: BTreeMap::new(),
+        identities: BTreeMap::new(),
     })
 }
 
@@ -655,7 +812,7 @@ fn drift_from(
     now: &PresetLock,
     against: &str,
 ) -> Option<Drift> {
-    if locked == now {
+    if locked.same_prefix(now) {
         return None;
     }
     let name = preset.name();

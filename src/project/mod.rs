@@ -33,6 +33,7 @@ pub mod init;
 pub mod lock;
 mod locking;
 pub mod run_setup;
+pub mod server_identity;
 pub mod servers;
 mod targets;
 mod usage;

@@ -35,6 +35,19 @@ pub enum ServerSetupError {
         /// The variable.
         var: String,
     },
+    /// A header's `fromEnv` variable holds a model provider's key (validation reports it
+    /// as `provider-key-exposed`): never sent.
+    #[error(
+        "MCP server `{server}`: header `{header}` comes from `{var}`, a model provider's key variable, which is never sent to a server"
+    )]
+    WithheldHeaderEnv {
+        /// The server.
+        server: String,
+        /// The header.
+        header: String,
+        /// The variable.
+        var: String,
+    },
     /// Neither `command` nor `url` (validation reports it too).
     #[error("MCP server `{server}` has neither `command` nor `url`")]
     NoTransport {
@@ -85,6 +98,13 @@ where
         for (header, h) in spec.headers.iter().flat_map(|h| h.iter()) {
             let value = match (&h.from_env, &h.value) {
                 (Some(var), _) => {
+                    if ctx.hidden_env().iter().any(|h| h == &var.value) {
+                        return Err(ServerSetupError::WithheldHeaderEnv {
+                            server: name,
+                            header: header.value.clone(),
+                            var: var.value.clone(),
+                        });
+                    }
                     let found = vars
                         .iter()
                         .find(|(k, _)| k.to_str() == Some(var.value.as_str()))
@@ -448,6 +468,42 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "MCP server `web`: header `Authorization` comes from the environment variable `WEB_TOKEN`, which is not set"
+        );
+        // Every provider's key variable is withheld, whatever `passEnv` and `headers` say.
+        let p = chain(
+            "version: 1\nname: t\nmcpServers:\n  fx:\n    command: [fixture]\n    passEnv: [OPENAI_API_KEY, DEEPSEEK_API_KEY, MY_KEY_VAR, METRICS_TOKEN]\n  web:\n    url: http://127.0.0.1:9/mcp\n    headers: {Authorization: {fromEnv: ANTHROPIC_API_KEY}}\n",
+        );
+        let servers = declared_servers(&[&p]);
+        let ctx = ToolContext::new(dir.path()).unwrap().with_hidden_env(
+            crate::preset::chain_settings::withheld_env(Some("MY_KEY_VAR")),
+        );
+        let vars = [
+            ("OPENAI_API_KEY", "sk-a"),
+            ("DEEPSEEK_API_KEY", "sk-b"),
+            ("ANTHROPIC_API_KEY", "sk-c"),
+            ("MY_KEY_VAR", "sk-d"),
+            ("METRICS_TOKEN", "m"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let config = server_config(&servers[0], &ctx, vars.clone()).unwrap();
+        let ServerTransport::Stdio { env, .. } = &config.transport else {
+            panic!("{config:?}")
+        };
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(names.contains(&"METRICS_TOKEN"), "{names:?}");
+        for key in [
+            "OPENAI_API_KEY",
+            "DEEPSEEK_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "MY_KEY_VAR",
+        ] {
+            assert!(!names.contains(&key), "{key} passed: {names:?}");
+        }
+        let e = server_config(&servers[1], &ctx, vars).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`ANTHROPIC_API_KEY`, a model provider's key variable"),
+            "{e}"
         );
     }
 

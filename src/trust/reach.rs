@@ -257,7 +257,18 @@ impl PresetReach {
         policy: &TrustPolicy,
         endpoint: Option<&ModelSettings>,
     ) -> PresetReach {
-        let chain = preset.chain();
+        PresetReach::of_chain(preset.name(), preset.chain(), catalog, policy, endpoint)
+    }
+
+    /// [`of`](Self::of) for the resolved chain of the preset `name` (root first), valid
+    /// or not: what `lock --connect` asks about before a preset can be valid.
+    pub fn of_chain(
+        name: &str,
+        chain: &[ParsedPreset],
+        catalog: &PresetCatalog,
+        policy: &TrustPolicy,
+        endpoint: Option<&ModelSettings>,
+    ) -> PresetReach {
         let origin = |p: &ParsedPreset| -> (Authorship, String) {
             match catalog.entry_of(p) {
                 Some(entry) => (
@@ -294,7 +305,7 @@ impl PresetReach {
         tool_items(chain, &origin, foreign_chain, &mut items);
         shadow_items(chain, catalog, &origin, &mut items);
         PresetReach {
-            name: preset.name().to_owned(),
+            name: name.to_owned(),
             key,
             display: leaf.source.display.to_string(),
             items,

@@ -2348,9 +2348,10 @@ fn own_tools_yaml(log: &std::path::Path, url: &str, script: &str) -> String {
     )
 }
 
-/// `run` under the default sandbox (`workspace-write`) with a stdio server the sandbox
-/// cannot read (the test binary, without `allowRead` for its directory): the run stops,
-/// and the error says the sandbox may be why and how to let the server through.
+/// `lock --connect` (which starts servers as `run` does) under the default sandbox
+/// (`workspace-write`) with a stdio server the sandbox cannot read (the test binary, in a
+/// secret path): it stops, and the error says the sandbox may be why and how to let the
+/// server through.
 #[test]
 fn a_stdio_server_the_sandbox_cannot_read_says_how_to_allow_it() {
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -2364,11 +2365,23 @@ fn a_stdio_server_the_sandbox_cannot_read_says_how_to_allow_it() {
     // Without its first line, `allowRead: [<the test binary's directory>]`.
     let yaml = yaml.split_once('\n').unwrap().1;
     assert!(!yaml.contains("allowRead"), "{yaml}");
-    let p = Project::new("deepseek", &server, yaml);
-    // `lock --connect` starts servers unconfined.
-    let lock = p.run(&["lock", "--connect"]);
-    assert_eq!(lock.code, 0, "{lock:?}");
-    let run = p.run(&["run", "agent", "Use your tools."]);
+    // The test binary where the sandbox derives no read: a secret path of `$HOME`.
+    let home = tempfile::tempdir().unwrap();
+    let exe = mcp_fixture::hidden_copy(home.path());
+    let current = std::env::current_exe().unwrap();
+    let yaml = yaml.replace(&*current.to_string_lossy(), &exe.to_string_lossy());
+    let p = Project::new("deepseek", &server, &yaml);
+    // `lock --connect` starts servers as `run` does: in the sandbox, so it says the same.
+    let output = p
+        .command(&["lock", "--connect"])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let run = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    };
     if run.stderr.contains("Landlock") {
         eprintln!("skipped: this kernel cannot sandbox ({})", run.stderr);
         return;
@@ -2383,7 +2396,6 @@ fn a_stdio_server_the_sandbox_cannot_read_says_how_to_allow_it() {
     }
     // The server runs through `/bin/sh`, which the sandbox can read: the binary it runs is
     // what is named.
-    let exe = fs::canonicalize(std::env::current_exe().unwrap()).unwrap();
     for named in [
         format!("it runs `{}`", exe.display()),
         format!("`allowRead: [{}]`", exe.parent().unwrap().display()),

@@ -28,6 +28,8 @@ const NOT_RUNNABLE: &[DiagnosticKind] = &[
     // Need a server to start (and, for drift, one that changed since it was locked).
     DiagnosticKind::ToolDrift,
     DiagnosticKind::ServerUnavailable,
+    // Needs a lock written by `lock --connect`, then the preset edited.
+    DiagnosticKind::ServerChanged,
     // Needs a preset in the user directory, which the example runner does not write.
     DiagnosticKind::LocalePackNotApplied,
     // Need a cassette replayed (or live runs of a model).

@@ -368,6 +368,7 @@ fn seed_lock(p: &Project, description: &str) {
         "tokens": {"system": 0, "tools": 0, "prefix": 0},
         "sections": [], "tools": [],
         "servers": {"fx": {
+            "command": ["sh", "-c", "exit 1"],
             "serverName": "fixture", "serverVersion": "1.0.0", "protocolVersion": "2025-06-18",
             "tools": [{
                 "name": "echo.text",

@@ -25,6 +25,7 @@ mod cli_run;
 mod cli_validate_cases;
 mod client_agent;
 mod conformance_core;
+mod connect_sandbox;
 mod core_registry;
 mod core_session;
 mod diagnostic_pages;

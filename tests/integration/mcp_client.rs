@@ -800,20 +800,34 @@ fn sessions_and_their_calls_can_move_between_threads() {
 async fn a_stdio_server_the_sandbox_cannot_read_says_how_to_allow_it() {
     use agent_presets::tools::sandbox::{SandboxMode, SandboxProfile};
     let fix = Fix::new();
-    let exe = std::fs::canonicalize(std::env::current_exe().unwrap()).unwrap();
+    // The test binary where the sandbox derives no read (a secret path of its home).
+    let home = tempfile::tempdir().unwrap();
+    let exe = mcp_fixture::hidden_copy(home.path());
     let exe_dir = exe.parent().unwrap().display().to_string();
     let ctx = fix
         .ctx()
-        .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite));
+        .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite).with_home(home.path()));
+    let current = std::env::current_exe()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let hide = |mut config: ServerConfig| {
+        if let ServerTransport::Stdio { argv, .. } = &mut config.transport {
+            for a in argv.iter_mut().filter(|a| **a == current) {
+                *a = exe.to_string_lossy().into_owned();
+            }
+        }
+        config
+    };
     // The fixture without its `/bin/sh` wrapper: the program is the test binary itself.
-    let mut direct = fix.stdio("");
+    let mut direct = hide(fix.stdio(""));
     if let ServerTransport::Stdio { argv, .. } = &mut direct.transport {
         argv.drain(..3);
-        assert_eq!(argv[0], std::env::current_exe().unwrap().to_string_lossy());
+        assert_eq!(argv[0], exe.to_string_lossy());
     }
     for (config, names) in [
         (direct, exe.display().to_string()),
-        (fix.stdio(""), String::new()),
+        (hide(fix.stdio("")), String::new()),
     ] {
         let reason = match McpSession::connect(&config, &ctx).await {
             Err(McpError::Start { reason, .. }) if reason.contains("Landlock") => {

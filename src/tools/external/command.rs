@@ -62,11 +62,16 @@ async fn run_command(
         ))
         .hint("this is a mistake in the preset, not in the call"));
     };
-    let sandbox = ctx
+    let mut env = environment(tool, ctx, std::env::vars_os());
+    // The sandbox, able to read what the program itself needs (its prefix, interpreter,
+    // script).
+    let profile = ctx
         .sandbox()
+        .clone()
+        .with_program(&tool.run, &env, ctx.workspace());
+    let sandbox = profile
         .prepare(ctx.workspace())
         .map_err(|e| ToolError::new(format!("{e}")).hint(e.hint()))?;
-    let mut env = environment(tool, ctx, std::env::vars_os());
     if let Some(temp) = sandbox.temp_dir() {
         env.retain(|(name, _)| name != "TMPDIR");
         env.push(("TMPDIR".into(), temp.as_os_str().to_owned()));
@@ -104,7 +109,7 @@ async fn run_command(
         let hint =
             "the program this tool runs is missing or cannot run here; do not call this tool again";
         let sandbox = (e.kind() != std::io::ErrorKind::NotFound)
-            .then(|| sandbox_help(ctx, &tool.run, &env))
+            .then(|| sandbox_help(&profile, ctx, &tool.run, &env))
             .flatten();
         ToolError::new(format!(
             "could not start `{program}` for tool `{}`: {e}",
@@ -168,7 +173,7 @@ async fn run_command(
                 || stderr.contains("Permission denied")
                 || stderr.contains("Operation not permitted");
             let hint = match refused
-                .then(|| sandbox_help(ctx, &tool.run, &env))
+                .then(|| sandbox_help(&profile, ctx, &tool.run, &env))
                 .flatten()
             {
                 Some(help) => format!("{hint}; {help}"),
@@ -199,6 +204,7 @@ async fn run_command(
 ///
 /// [`SandboxProfile::start_failure_help`]: crate::tools::sandbox::SandboxProfile::start_failure_help
 fn sandbox_help(
+    profile: &crate::tools::sandbox::SandboxProfile,
     ctx: &ToolContext,
     argv: &[String],
     env: &[(OsString, OsString)],
@@ -207,8 +213,7 @@ fn sandbox_help(
         .iter()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.as_os_str());
-    ctx.sandbox()
-        .start_failure_help(argv, path, ctx.workspace())
+    profile.start_failure_help(argv, path, ctx.workspace())
 }
 
 /// The environment of `tool` run in `ctx`, from `vars` (the agent's): the allowlist and
@@ -369,13 +374,21 @@ mod tests {
     #[allow(clippy::print_stderr)] // says why it skips where the kernel cannot sandbox
     async fn a_program_the_sandbox_cannot_read_gets_a_sandbox_hint() {
         use crate::tools::sandbox::{SandboxMode, SandboxProfile};
-        let exe = std::env::current_exe().unwrap();
+        // This test binary in a secret path of the sandbox's home: nothing is derived
+        // from a program there, so the sandbox cannot read it.
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+        let exe = home.path().join(".ssh/prog");
+        let current = std::env::current_exe().unwrap();
+        if std::fs::hard_link(&current, &exe).is_err() {
+            std::fs::copy(&current, &exe).unwrap();
+        }
         let resolved = std::fs::canonicalize(&exe).unwrap();
         let run = [exe.to_str().unwrap(), "--list"];
         let (_dir, plain) = ctx();
         let boxed = plain
             .clone()
-            .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite));
+            .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite).with_home(home.path()));
         let out = registry(&run, Duration::from_secs(60))
             .call_for_model("t", json!({"path": "x"}), &boxed)
             .await;

@@ -369,10 +369,14 @@ async fn connect_stdio(
             detail: "`command` is empty".to_owned(),
         });
     };
-    let sandbox = ctx
+    // One profile for every start of a server (`lock --connect`, `validate --connect`,
+    // `run`): the context's sandbox, the network, and what the program itself needs.
+    let profile = ctx
         .sandbox()
         .clone()
         .with_network(true)
+        .with_program(argv, env, cwd);
+    let sandbox = profile
         .prepare(ctx.workspace())
         .map_err(|e| McpError::Start {
             server: name.clone(),
@@ -407,7 +411,7 @@ async fn connect_stdio(
                     )
                 } else {
                     let mut reason = format!("could not run `{}`: {e}", cut(program, 200));
-                    if let Some(help) = sandbox_help(ctx, argv, &env, cwd) {
+                    if let Some(help) = sandbox_help(&profile, argv, &env, cwd) {
                         reason.push_str("; ");
                         reason.push_str(&help);
                     }
@@ -480,7 +484,7 @@ async fn connect_stdio(
             match handshake_error(&name, *error, Some(exit), &stderr) {
                 // It died at once: the sandbox may be what stopped it.
                 McpError::Start { server, mut reason } => {
-                    if let Some(help) = sandbox_help(ctx, argv, &env, cwd) {
+                    if let Some(help) = sandbox_help(&profile, argv, &env, cwd) {
                         reason.push('\n');
                         reason.push_str(&help);
                     }
@@ -625,7 +629,7 @@ fn session(
 ///
 /// [`SandboxProfile::start_failure_help`]: crate::tools::sandbox::SandboxProfile::start_failure_help
 fn sandbox_help(
-    ctx: &ToolContext,
+    profile: &crate::tools::sandbox::SandboxProfile,
     argv: &[String],
     env: &[(String, String)],
     cwd: &std::path::Path,
@@ -634,7 +638,7 @@ fn sandbox_help(
         .iter()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| std::ffi::OsStr::new(v));
-    ctx.sandbox().start_failure_help(argv, path, cwd)
+    profile.start_failure_help(argv, path, cwd)
 }
 
 /// A failed handshake, said in terms of what the user can do.

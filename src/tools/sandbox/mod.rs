@@ -30,8 +30,10 @@
 
 #[cfg(target_os = "linux")]
 mod linux;
+mod program;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::process_gone;
+pub use program::{find_program, program_reads, resolve_program, script_arguments};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -207,6 +209,34 @@ impl SandboxProfile {
         self
     }
 
+    /// The same profile able to read what the program `argv` needs, derived from the
+    /// program itself ([`program_reads`]: its install prefix, its shebang's interpreter, a
+    /// virtualenv's Python, a script argument, a launcher's package cache), `env` being
+    /// the child's environment (its `PATH` finds the program) and `cwd` its working
+    /// directory. Added to [`allow_read`](Self::allow_read); the secret paths stay
+    /// unreadable. Nothing for `full-access`.
+    pub fn with_program<K, V>(mut self, argv: &[String], env: &[(K, V)], cwd: &Path) -> Self
+    where
+        K: AsRef<std::ffi::OsStr>,
+        V: AsRef<std::ffi::OsStr>,
+    {
+        if !self.is_sandboxed() {
+            return self;
+        }
+        let lookup = |name: &str| {
+            env.iter()
+                .find(|(k, _)| k.as_ref() == name)
+                .map(|(_, v)| v.as_ref().to_owned())
+        };
+        let home = self.home();
+        for p in program_reads(argv, &lookup, cwd, home.as_deref()) {
+            if !self.allow_read.contains(&p) {
+                self.allow_read.push(p);
+            }
+        }
+        self
+    }
+
     /// The same profile letting commands open sockets (TCP, UDP, Unix) when `allowed`:
     /// for a process that needs the network (an MCP server that declares
     /// `network: true`), with the filesystem still confined. `bash` never gets it from the
@@ -259,7 +289,8 @@ impl SandboxProfile {
         self.mode
     }
 
-    /// The paths added with [`with_allow_read`](Self::with_allow_read).
+    /// The paths added with [`with_allow_read`](Self::with_allow_read) and
+    /// [`with_program`](Self::with_program).
     pub fn allow_read(&self) -> &[PathBuf] {
         &self.allow_read
     }
@@ -540,7 +571,8 @@ pub(crate) fn tree_minus(root: &Path, denied: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 fn tree_minus_into(root: &Path, denied: &[PathBuf], out: &mut Vec<PathBuf>, depth: usize) {
-    if denied.iter().any(|d| d == root) {
+    // A path in a secret directory is part of the secret.
+    if denied.iter().any(|d| root.starts_with(d)) {
         return;
     }
     if !denied.iter().any(|d| d.starts_with(root)) {

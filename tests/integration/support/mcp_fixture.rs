@@ -70,6 +70,20 @@ pub fn stdio_argv() -> Vec<String> {
     ]
 }
 
+/// A link to this test binary in `home`'s `.ssh` (a secret path, which no sandbox opens
+/// and from which no read is derived): a stdio fixture the sandbox of a profile whose home
+/// is `home` cannot run.
+pub fn hidden_copy(home: &Path) -> PathBuf {
+    let dir = home.join(".ssh");
+    std::fs::create_dir_all(&dir).unwrap();
+    let to = dir.join("fixture");
+    let exe = std::env::current_exe().expect("the test binary's path");
+    if std::fs::hard_link(&exe, &to).is_err() {
+        std::fs::copy(&exe, &to).unwrap();
+    }
+    to.canonicalize().unwrap()
+}
+
 /// The complete environment of a stdio fixture running `script`, logging to `log`.
 pub fn stdio_env(script: &str, log: &Path) -> Vec<(String, String)> {
     vec![
