@@ -119,6 +119,10 @@ code_pages! {
     P0504 => ProgramNotFound,
     P0505 => ToolDrift,
     P0506 => ServerUnavailable,
+    P0601 => BehaviourDrift,
+    P0602 => RecordedCallHidden,
+    P0603 => CassetteCorrupt,
+    P0604 => CassetteVersion,
 }
 
 /// The headings a page has, in this order.
