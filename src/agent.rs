@@ -71,8 +71,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::client::{ClientError, ClientEvent, ModelClient};
-use crate::endpoint::ModelSettings;
 use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::endpoint::ModelSettings;
 use crate::endpoint::Provider;
 use crate::prompt::{Assembly, ContextSnapshot, PromptAssembler, PromptText, Values};
 pub use crate::provider::MAX_TOOL_NAME_CHARS;

@@ -24,6 +24,7 @@ mod render;
 mod run;
 mod schema;
 mod show;
+mod test;
 mod texts;
 mod trust;
 mod validate;
@@ -76,6 +77,9 @@ enum Command {
     /// Run the preset's agent: send the prompt to its model, stream the answer, run the
     /// tools it calls.
     Run(run::RunArgs),
+    /// Replay recorded runs (cassettes written by `run --record`) offline and report
+    /// each one whose requests drifted from the recording.
+    Test(test::TestArgs),
     /// Print the preset JSON Schema, or write / check the committed schema files.
     Schema(schema::SchemaArgs),
     /// Create a commented starter preset that validates.
@@ -215,6 +219,7 @@ where
         Command::Validate(args) => validate::run(&cli.global, args, io),
         Command::Render(args) => render::run(&cli.global, args, io),
         Command::Run(args) => run::run(&cli.global, args, io),
+        Command::Test(args) => test::run(&cli.global, args, io),
         Command::Schema(args) => schema::run(&cli.global, args, io),
         Command::Init(args) => init::run(&cli.global, args, io),
         Command::Explain(args) => explain::run(&cli.global, args, io),

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::mcp::ServerListing;
-use crate::project::lock::{LockedSection, LockedTool, PresetLock, PrefixTokens};
+use crate::project::lock::{LockedSection, LockedTool, PrefixTokens, PresetLock};
 use crate::provider::{FinishReason, ModelTurn, Usage};
 use crate::request::ToolCall;
 
@@ -358,8 +358,8 @@ impl Cassette {
             if header.is_none() {
                 check_header_line(&value, n)?;
             }
-            let line: Line = serde_json::from_value(value)
-                .map_err(|e| corrupt(n, format!("line {n}: {e}")))?;
+            let line: Line =
+                serde_json::from_value(value).map_err(|e| corrupt(n, format!("line {n}: {e}")))?;
             match line {
                 Line::Header(h) => {
                     if header.is_some() {
@@ -449,13 +449,17 @@ fn check_header_line(value: &Value, n: usize) -> Result<(), CassetteError> {
                 "line {n}: cassette format {other}; this agent-presets reads format {CASSETTE_FORMAT}"
             ),
             help: if other > CASSETTE_FORMAT {
-                "it was recorded by a newer agent-presets: upgrade, or re-record it with this one".into()
+                "it was recorded by a newer agent-presets: upgrade, or re-record it with this one"
+                    .into()
             } else {
                 format!("it was recorded by an older agent-presets: {RERECORD}")
             },
             version: true,
         }),
-        None => Err(corrupt(n, format!("line {n}: the header has no `format` number"))),
+        None => Err(corrupt(
+            n,
+            format!("line {n}: the header has no `format` number"),
+        )),
     }
 }
 
@@ -562,7 +566,9 @@ mod tests {
 
     #[test]
     fn an_unknown_format_is_a_version_error() {
-        let text = sample().to_text().replacen("\"format\":1", "\"format\":7", 1);
+        let text = sample()
+            .to_text()
+            .replacen("\"format\":1", "\"format\":7", 1);
         let e = Cassette::parse(&text).unwrap_err();
         assert!(e.version);
         assert_eq!(e.line, 1);

@@ -10,18 +10,18 @@ use std::cell::RefCell;
 use serde_json::{Map, Value};
 
 use super::cassette::{
-    CASSETTE_FORMAT, Cassette, Header, RUNTIME_VALUES, RecordedOutcome, Step, ToolKind,
-    ToolResult, Turn,
+    CASSETTE_FORMAT, Cassette, Header, RUNTIME_VALUES, RecordedOutcome, Step, ToolKind, ToolResult,
+    Turn,
 };
 use crate::agent::{AgentError, ModelTransport, Outcome, TransportFuture};
 use crate::client::ClientEvent;
 use crate::endpoint::{Dialect, ModelSettings};
 use crate::preset::ValidPreset;
-use crate::project::lock::{self, LockError};
+use crate::project::lock::PresetLock;
 use crate::prompt::Values;
 use crate::redact::Redactor;
 use crate::request::{Message, Role};
-use crate::tools::ToolOrigin;
+use crate::tools::{ToolOrigin, ToolRegistry};
 
 /// Wraps a live transport and keeps every body sent and the turn that came back.
 #[derive(Debug)]
@@ -95,7 +95,14 @@ pub fn recording_redactor(
     let mut names: Vec<String> = preset.pass_env().iter().map(|s| (*s).to_owned()).collect();
     names.extend(settings.api_key_env.iter().cloned());
     for server in preset.mcp_servers() {
-        names.extend(server.spec.pass_env.iter().flatten().map(|p| p.value.clone()));
+        names.extend(
+            server
+                .spec
+                .pass_env
+                .iter()
+                .flatten()
+                .map(|p| p.value.clone()),
+        );
         for (_, header) in server.spec.headers.iter().flat_map(|h| h.iter()) {
             names.extend(header.from_env.iter().map(|v| v.value.clone()));
         }
@@ -121,8 +128,12 @@ fn hex(bytes: &[u8]) -> String {
 /// What a recorded run was started with.
 #[derive(Clone, Copy, Debug)]
 pub struct RecordedRun<'a> {
-    /// The preset.
-    pub preset: &'a ValidPreset,
+    /// The preset's name.
+    pub preset: &'a str,
+    /// Its lock entry (`project::lock::entry`), taken before the run.
+    pub entry: &'a PresetLock,
+    /// The tools the run could call.
+    pub registry: &'a ToolRegistry,
     /// The endpoint.
     pub settings: &'a ModelSettings,
     /// The prompt.
@@ -142,8 +153,8 @@ pub fn cassette(
     history: &[Message],
     outcome: &Result<Outcome, AgentError>,
     redactor: &Redactor,
-) -> Result<Cassette, LockError> {
-    let entry = lock::entry(run.preset)?;
+) -> Cassette {
+    let entry = run.entry.clone();
     let mut runtime = Map::new();
     let mut variables = Map::new();
     for (name, value) in run.values.iter() {
@@ -156,7 +167,7 @@ pub fn cassette(
     }
     let header = Header {
         format: CASSETTE_FORMAT,
-        preset: run.preset.name().to_owned(),
+        preset: run.preset.to_owned(),
         fingerprint: entry.fingerprint.clone(),
         tokens: entry.tokens,
         provider: run.settings.provider.as_str().to_owned(),
@@ -172,7 +183,7 @@ pub fn cassette(
         runtime,
         variables,
     };
-    let registry = run.preset.assembler().registry();
+    let registry = run.registry;
     let kind_of = |tool: &str| match registry.get(tool).map(|d| d.origin()) {
         Some(ToolOrigin::Host) => ToolKind::Builtin,
         Some(ToolOrigin::Command { .. }) => ToolKind::Command,
@@ -225,7 +236,7 @@ pub fn cassette(
         request_lines: Vec::new(),
     };
     redact_cassette(&mut cassette, redactor);
-    Ok(cassette)
+    cassette
 }
 
 /// Every string of `cassette` through `redactor`.

@@ -342,7 +342,8 @@ impl ToolRunner for RecordedTools<'_> {
                     call.id
                 )),
             };
-            if let (Some(ctx), Some(r), Some(def)) = (&self.live, recorded, registry.get(&call.name))
+            if let (Some(ctx), Some(r), Some(def)) =
+                (&self.live, recorded, registry.get(&call.name))
                 && def.read_only()
                 && matches!(r.kind, ToolKind::Builtin | ToolKind::Command)
             {
@@ -459,7 +460,11 @@ pub async fn replay_async(
             Err(e) => return failed(format!("the header's value `{name}` cannot be used: {e}")),
         }
     }
-    let policy = match header.runtime.get(APPROVAL_VARIABLE).and_then(Value::as_str) {
+    let policy = match header
+        .runtime
+        .get(APPROVAL_VARIABLE)
+        .and_then(Value::as_str)
+    {
         Some("yes") => ApprovalPolicy::Yes,
         Some("refuse") => ApprovalPolicy::Refuse,
         _ => ApprovalPolicy::Ask,
@@ -613,7 +618,11 @@ fn drift_diagnostic(
         .at(at_cassette)
         .help("the run loop or the preset changed: if that is intended, re-record the case");
     }
-    let pointer = if d.pointer.is_empty() { "/" } else { &d.pointer };
+    let pointer = if d.pointer.is_empty() {
+        "/"
+    } else {
+        &d.pointer
+    };
     let mut message = format!(
         "step {}'s request differs from the recording at `{pointer}` ({where_cassette})",
         d.step
@@ -760,8 +769,10 @@ mod tests {
 
     #[test]
     fn the_first_difference_is_named_by_its_pointer() {
-        let a = json!({"model": "m", "messages": [{"role": "system", "content": "a\nb"}], "x/y": 1});
-        let b = json!({"model": "m", "messages": [{"role": "system", "content": "a\nc"}], "x/y": 1});
+        let a =
+            json!({"model": "m", "messages": [{"role": "system", "content": "a\nb"}], "x/y": 1});
+        let b =
+            json!({"model": "m", "messages": [{"role": "system", "content": "a\nc"}], "x/y": 1});
         let (p, old, new) = first_difference(&a, &b).unwrap();
         assert_eq!(p, "/messages/0/content");
         assert_eq!(old, Some(&json!("a\nb")));
@@ -771,7 +782,8 @@ mod tests {
         assert_eq!(first_difference(&a, &c).unwrap().0, "/messages/0");
         let d = json!({"model": "m", "messages": [{"role": "system", "content": "a\nb"}], "x/y": 1, "new": true});
         assert_eq!(first_difference(&a, &d).unwrap().0, "/new");
-        let e = json!({"model": "m", "messages": [{"role": "system", "content": "a\nb"}], "x/y": 3});
+        let e =
+            json!({"model": "m", "messages": [{"role": "system", "content": "a\nb"}], "x/y": 3});
         assert_eq!(first_difference(&a, &e).unwrap().0, "/x~1y");
     }
 
@@ -784,6 +796,9 @@ mod tests {
         assert!(d.contains("more lines"), "{d}");
         assert!(d.contains("-line 0"), "{d}");
         let small = bounded_diff(Some(&json!("a\nb\n")), Some(&json!("a\nc\n")));
-        assert!(small.contains("-b") && small.contains("+c") && !small.contains("more"), "{small}");
+        assert!(
+            small.contains("-b") && small.contains("+c") && !small.contains("more"),
+            "{small}"
+        );
     }
 }
