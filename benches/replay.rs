@@ -63,17 +63,24 @@ fn main() {
     };
     let (v, r) = (median(&mut validate), median(&mut replays));
     if let Some(v) = v {
-        println!("validate {PRESETS} presets: {:.1} ms (median of {reps})", ms(v));
+        println!(
+            "validate {PRESETS} presets: {:.1} ms (median of {reps})",
+            ms(v)
+        );
     }
     if let Some(r) = r {
         println!(
             "replay {PRESETS} cassettes of {steps} steps (validate included): {:.1} ms (median of {reps}), {:.1} µs per step replayed",
             ms(r),
-            v.map_or(0.0, |v| (r.as_secs_f64() - v.as_secs_f64()) * 1e6 / (PRESETS * steps) as f64)
+            v.map_or(0.0, |v| (r.as_secs_f64() - v.as_secs_f64()) * 1e6
+                / (PRESETS * steps) as f64)
         );
     }
     if let (Some(v), Some(r)) = (v, r) {
-        println!("ratio replay / validate: {:.2}x", r.as_secs_f64() / v.as_secs_f64());
+        println!(
+            "ratio replay / validate: {:.2}x",
+            r.as_secs_f64() / v.as_secs_f64()
+        );
     }
     if only.is_some() {
         let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

@@ -398,6 +398,49 @@ fn a_recorded_run_replays_offline_and_drift_is_located() {
     };
     p.write_preset(&back.yaml());
     assert_eq!(offline(&p).code, 0);
+
+    // Live tools: read_file and the command tool run again on a copy of the workspace.
+    let workspace = p.path();
+    let live = |p: &Project| {
+        p.run_in(
+            elsewhere.path(),
+            &[
+                "test",
+                cassette_arg,
+                "--tools",
+                "live",
+                "--workspace",
+                workspace.to_str().unwrap(),
+            ],
+            |c| {
+                c.env_remove("TEST_MODEL_KEY");
+            },
+        )
+    };
+    let same = live(&p);
+    assert_eq!(same.code, 0, "{same:?}");
+    fs::write(p.path().join("notes.txt"), "other notes\n").unwrap();
+    let other = live(&p);
+    assert_eq!(other.code, 1, "{other:?}");
+    assert!(
+        other
+            .stderr
+            .contains("tool `read_file` (call `c0`) now returns another result"),
+        "{other:?}"
+    );
+    assert!(
+        other.stderr.contains("the notes") && other.stderr.contains("other notes"),
+        "{other:?}"
+    );
+    assert!(!other.stderr.contains("word_count"), "{other:?}");
+    // The copy is gone; the recorded tools still pass.
+    assert_eq!(offline(&p).code, 0);
+    let no_dir = p.run_in(
+        elsewhere.path(),
+        &["test", cassette_arg, "--tools", "live"],
+        |_| {},
+    );
+    assert_eq!(no_dir.code, 2, "{no_dir:?}");
 }
 
 #[test]
