@@ -17,7 +17,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use similar::TextDiff;
 
-use super::cassette::{Cassette, CassetteError, MAX_CASSETTE_BYTES, RecordedOutcome, ToolKind};
+use super::cassette::{Cassette, CassetteError, MAX_CASSETTE_BYTES, ToolKind};
 use super::observed::{Observed, ObservedCall, ObservedOutcome};
 use crate::agent::{
     APPROVAL_VARIABLE, Agent, AgentError, Approval, ApprovalPolicy, ModelTransport, Outcome,
@@ -527,7 +527,7 @@ pub async fn replay_async(
     let drift = player.drift.take();
     if let Some(d) = &drift {
         diagnostics.insert(0, drift_diagnostic(d, cassette, &changes, &file));
-    } else if matches!(outcome, Ok(_)) && steps < cassette.steps.len() {
+    } else if outcome.is_ok() && steps < cassette.steps.len() {
         diagnostics.insert(
             0,
             Diagnostic::new(
@@ -542,15 +542,8 @@ pub async fn replay_async(
             .help("the run loop or the preset changed how the run ends: if that is intended, re-record the case"),
         );
     }
-    let answered = |text: String| {
-        let recorded_answered = matches!(cassette.outcome, Some(RecordedOutcome::Answered { .. }));
-        (Some(text), recorded_answered)
-    };
     let (answer, outcome) = match outcome {
-        Ok(Outcome::Answered { text, .. }) => {
-            let (answer, _) = answered(text);
-            (answer, ObservedOutcome::Answered)
-        }
+        Ok(Outcome::Answered { text, .. }) => (Some(text), ObservedOutcome::Answered),
         Ok(Outcome::StepLimit { .. }) => (None, ObservedOutcome::StepLimit),
         Err(e) if drift.is_some() => (
             None,
