@@ -28,6 +28,12 @@ const NOT_RUNNABLE: &[DiagnosticKind] = &[
     // Need a server to start (and, for drift, one that changed since it was locked).
     DiagnosticKind::ToolDrift,
     DiagnosticKind::ServerUnavailable,
+    // Need a recorded cassette (a model to record against); `cli_record.rs` and the
+    // `tests/cli/test/` cases trigger each of them.
+    DiagnosticKind::BehaviourDrift,
+    DiagnosticKind::RecordedCallHidden,
+    DiagnosticKind::CassetteCorrupt,
+    DiagnosticKind::CassetteVersion,
 ];
 
 fn diagnostics_page() -> String {
