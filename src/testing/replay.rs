@@ -429,17 +429,20 @@ pub async fn replay_async(
         }
         Err(e) => return failed(e.to_string()),
     };
-    let recorded_entry = cassette.lock_entry();
-    let now_entry = lock::entry(preset).ok();
-    let changes = now_entry
-        .as_ref()
-        .and_then(|now| lock::drift(preset, &recorded_entry, now))
-        .map(|d| d.changes)
-        .unwrap_or_default();
+    // What changed in the preset since the recording, as lock drift locates it: only
+    // computed when something is to be located (the entry counts tokens).
+    let changes = || {
+        lock::entry(preset)
+            .ok()
+            .and_then(|now| lock::drift(preset, &cassette.lock_entry(), &now))
+            .map(|d| d.changes)
+            .unwrap_or_default()
+    };
 
     // Calls the recording ran that today's preset would refuse.
-    let problems = refused_calls(preset, cassette, &changes, &file);
+    let mut problems = refused_calls(preset, cassette, &[], &file);
     if !problems.is_empty() {
+        problems = refused_calls(preset, cassette, &changes(), &file);
         return Replay {
             observed: Observed {
                 outcome: ObservedOutcome::Error {
@@ -526,7 +529,7 @@ pub async fn replay_async(
     let steps = player.next.get();
     let drift = player.drift.take();
     if let Some(d) = &drift {
-        diagnostics.insert(0, drift_diagnostic(d, cassette, &changes, &file));
+        diagnostics.insert(0, drift_diagnostic(d, cassette, &changes(), &file));
     } else if outcome.is_ok() && steps < cassette.steps.len() {
         diagnostics.insert(
             0,
