@@ -62,24 +62,28 @@
 //! # }
 //! ```
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::client::{ClientError, ClientEvent, ModelClient};
 use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::endpoint::ModelSettings;
 use crate::endpoint::Provider;
 use crate::prompt::{Assembly, ContextSnapshot, PromptAssembler, PromptText, Values};
 pub use crate::provider::MAX_TOOL_NAME_CHARS;
 use crate::provider::lint::LintedTools;
-use crate::provider::{self, FinishReason, StreamEvent, Usage, excerpt};
+use crate::provider::{self, FinishReason, ModelTurn, StreamEvent, Usage, excerpt};
 use crate::request::{Fingerprint, Message, RequestEnvelope, ToolCall};
 use crate::texts::{
     AGENT_INVALID_JSON, AGENT_REFUSED_LARGE_ARGUMENTS, AGENT_REFUSED_LONG_NAME,
     AGENT_REFUSED_NO_TTY, AGENT_REFUSED_NOT_RUN, AGENT_REFUSED_TOO_MANY_CALLS, Texts, substitute,
 };
-use crate::tools::{ToolContext, ToolDefinition, ToolOutput, WireTool};
+use crate::tools::{ToolContext, ToolDefinition, ToolOutput, ToolRegistry, WireTool};
 
 /// What a request looks like apart from its messages. A provider caches the prefix per
 /// model, so this changing means the cache starts over.
@@ -344,11 +348,87 @@ pub enum AgentError {
     },
 }
 
+/// What [`ModelTransport::send`] returns.
+pub type TransportFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelTurn, ClientError>> + 'a>>;
+
+/// The seam between the agent and the model: the agent builds each step's body and hands
+/// it to a transport, which answers with the model's turn. [`ModelClient`] is the live
+/// one; `testing::record::Recorder` wraps a live one and keeps every body and turn (a
+/// cassette); `testing::replay::Player` answers from a cassette and never opens a socket.
+pub trait ModelTransport: std::fmt::Debug {
+    /// The settings requests are shaped by (dialect, model, strict tools, token limit).
+    fn settings(&self) -> &ModelSettings;
+    /// Whether requests ask for a streamed answer (`stream` in the body).
+    fn stream(&self) -> bool;
+    /// Send one request body (from [`crate::provider::request_body`]) and collect the
+    /// answer, reporting streamed pieces and retries to `on_event`.
+    fn send<'a>(
+        &'a self,
+        body: &'a Value,
+        on_event: &'a mut dyn FnMut(ClientEvent<'_>),
+    ) -> TransportFuture<'a>;
+}
+
+impl ModelTransport for ModelClient {
+    fn settings(&self) -> &ModelSettings {
+        ModelClient::settings(self)
+    }
+
+    fn stream(&self) -> bool {
+        self.options().stream
+    }
+
+    fn send<'a>(
+        &'a self,
+        body: &'a Value,
+        on_event: &'a mut dyn FnMut(ClientEvent<'_>),
+    ) -> TransportFuture<'a> {
+        Box::pin(async move { ModelClient::send(self, body, &mut |e| on_event(e)).await })
+    }
+}
+
+/// What [`ToolRunner::run`] returns.
+pub type ToolRunFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + 'a>>;
+
+/// The seam between the agent and its tools: a call that passed the agent's own checks
+/// (bounds, JSON, approval) is handed to a runner. [`LiveTools`] runs it through the
+/// registry; a replay feeds the recorded result back instead (no server or command is
+/// started).
+pub trait ToolRunner: std::fmt::Debug {
+    /// Run `call` of step `step` (its arguments parsed into `args`).
+    fn run<'a>(
+        &'a self,
+        step: usize,
+        call: &'a ToolCall,
+        args: Value,
+        registry: &'a ToolRegistry,
+        ctx: &'a ToolContext,
+    ) -> ToolRunFuture<'a>;
+}
+
+/// Runs each call through the preset's registry ([`ToolRegistry::call_for_model`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LiveTools;
+
+impl ToolRunner for LiveTools {
+    fn run<'a>(
+        &'a self,
+        _step: usize,
+        call: &'a ToolCall,
+        args: Value,
+        registry: &'a ToolRegistry,
+        ctx: &'a ToolContext,
+    ) -> ToolRunFuture<'a> {
+        Box::pin(registry.call_for_model(&call.name, args, ctx))
+    }
+}
+
 /// Runs a conversation against one model with one preset's assembler and tools.
 #[derive(Debug)]
 pub struct Agent<'a> {
     assembler: &'a PromptAssembler,
-    client: &'a ModelClient,
+    client: &'a dyn ModelTransport,
+    runner: &'a dyn ToolRunner,
     tools: ToolContext,
     wire_tools: Arc<[WireTool]>,
     max_steps: usize,
@@ -396,16 +476,18 @@ impl<'a> Agent<'a> {
         }
     }
 
-    /// An agent whose tools work in `tools`' workspace.
+    /// An agent whose tools work in `tools`' workspace, talking to the model through
+    /// `client` (a [`ModelClient`], or any other [`ModelTransport`]).
     pub fn new(
         assembler: &'a PromptAssembler,
-        client: &'a ModelClient,
+        client: &'a dyn ModelTransport,
         tools: ToolContext,
     ) -> Self {
         let wire_tools = provider::wire_tools(client.settings(), assembler.registry()).into();
         Agent {
             assembler,
             client,
+            runner: &LiveTools,
             tools,
             wire_tools,
             max_steps: DEFAULT_MAX_STEPS,
@@ -434,6 +516,13 @@ impl<'a> Agent<'a> {
     /// sent.
     pub fn with_first_step(mut self, assembly: Assembly) -> Self {
         self.first_step = Some(assembly);
+        self
+    }
+
+    /// Hand the calls that may run to `runner` instead of running them through the
+    /// registry ([`LiveTools`]).
+    pub fn with_tool_runner(mut self, runner: &'a dyn ToolRunner) -> Self {
+        self.runner = runner;
         self
     }
 
@@ -525,12 +614,12 @@ impl<'a> Agent<'a> {
                 self.client.settings(),
                 &request,
                 &self.wire_tools,
-                self.client.options().stream,
+                self.client.stream(),
             );
             let started = Instant::now();
             let turn = self
                 .client
-                .send(&body, &mut |event| match event {
+                .send(&body, &mut |event: ClientEvent<'_>| match event {
                     ClientEvent::Stream(event) => on_event(AgentEvent::Stream { step, event }),
                     ClientEvent::Retry {
                         attempt,
@@ -707,6 +796,8 @@ impl<'a> Agent<'a> {
             return ToolOutput::error(reason);
         }
         on_event(AgentEvent::ToolCall { step, call });
-        registry.call_for_model(&call.name, args, &self.tools).await
+        self.runner
+            .run(step, call, args, registry, &self.tools)
+            .await
     }
 }

@@ -203,6 +203,15 @@ diagnostic_kinds! {
     ToolDrift = ("P0505", "tool-drift", Error),
     /// `validate --connect` or `lock --connect` could not start or list an MCP server.
     ServerUnavailable = ("P0506", "server-unavailable", Error),
+    /// A replayed step's request differs from the recorded one (`agent-presets test`).
+    BehaviourDrift = ("P0601", "behaviour-drift", Error),
+    /// A recorded tool call that today's preset would refuse: the tool is hidden or
+    /// unknown, or its arguments no longer pass its schema.
+    RecordedCallHidden = ("P0602", "recorded-call-hidden", Error),
+    /// A cassette that cannot be read: truncated, damaged, not a cassette.
+    CassetteCorrupt = ("P0603", "cassette-corrupt", Error),
+    /// A cassette of a format version this build does not read.
+    CassetteVersion = ("P0604", "cassette-version", Error),
     /// A server's `headers.fromEnv` or a server's or command tool's `passEnv` naming a
     /// model provider's key variable (`DEEPSEEK_API_KEY`, …, or the preset's `apiKeyEnv`).
     ProviderKeyExposed = ("P0507", "provider-key-exposed", Error),

@@ -22,7 +22,7 @@ pub enum Role {
 }
 
 /// A tool call the model made.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
     /// The provider's id for the call.

@@ -92,8 +92,9 @@ enum Command {
     /// List the texts the model reads by id, with where each comes from (built-in, a
     /// locale pack, a preset's `texts:`), or show one.
     Texts(texts::TextsArgs),
-    /// Run the project's test cases (`.agent-presets/tests/*.yaml`): replay each
-    /// recorded run and check what the agent did against the case's `expect`.
+    /// Run the project's test cases (`.agent-presets/tests/*.yaml`) or recorded runs
+    /// (`run --record` cassettes): replay each offline, check what the agent did against
+    /// the case's `expect`, and report every drift from the recording.
     Test(test::TestArgs),
     /// The language server: diagnostics, hover, completion, definitions and quick fixes
     /// in your editor, over standard input and output (docs/editors.md).

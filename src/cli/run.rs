@@ -18,6 +18,7 @@ use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::waiting::Waiting;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
+use crate::agent::ModelTransport;
 use crate::agent::{
     APPROVAL_VARIABLE, Agent, AgentError, AgentEvent, Approval, ApprovalPolicy, ApproveAll,
     Outcome, RefuseChanges, ToolApproval,
@@ -31,6 +32,9 @@ use crate::provider::FinishReason;
 use crate::redact::Redactor;
 use crate::report::Style;
 use crate::request::ToolCall;
+use crate::testing::record::{
+    RecordedRun, Recorder, cassette, check_recording_allowed, recording_redactor,
+};
 use crate::tools::{ToolContext, ToolDefinition};
 use crate::transcript::{
     MAX_REVIEW_BYTES, Printer, StopSignal, approval_lines, report_client_error,
@@ -88,10 +92,17 @@ pub(crate) struct RunArgs {
     /// Run even when a section names a tool the model cannot see (P0107).
     #[arg(long)]
     allow_hidden_tool_mentions: bool,
+    /// Also write the run to FILE as a cassette (JSON lines) that `agent-presets test`
+    /// replays offline. The date is pinned for the whole run; refused under `CI`.
+    #[arg(long, value_name = "FILE")]
+    record: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
     args.values.check_stdin(&args.name)?;
+    if args.record.is_some() {
+        check_recording_allowed().map_err(CliError::usage)?;
+    }
     let mut workspace = Workspace::discover(global)?;
     workspace.presets.set_locale(args.values.locale.clone());
     let (preset, warnings) = workspace.valid_preset_and_warnings(&args.name, io)?;
@@ -203,6 +214,17 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     };
     // The MCP servers whose tools the run can call, started in parallel; their calls go
     // to the live sessions.
+    // What a recording needs of the preset, taken before the servers take it over.
+    let recording = match &args.record {
+        Some(path) => {
+            let entry =
+                crate::project::lock::entry(&preset).map_err(|e| CliError::usage(e.to_string()))?;
+            let vars: Vec<_> = std::env::vars_os().collect();
+            let redactor = recording_redactor(&preset, &settings, &vars);
+            Some((path.clone(), entry, redactor, preset.name().to_owned()))
+        }
+        None => None,
+    };
     let held = super::connect::HeldLines::default();
     let started = start_mcp_servers(
         &runtime,
@@ -215,7 +237,13 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     held.flush(&mut *io.err);
     let (mut servers, assembler) = started?;
     let max_steps = usize::try_from(args.max_steps).unwrap_or(usize::MAX);
-    let mut agent = Agent::new(&assembler, &client, tools)
+    let recorder = Recorder::new(&client);
+    let transport: &dyn ModelTransport = if recording.is_some() {
+        &recorder
+    } else {
+        &client
+    };
+    let mut agent = Agent::new(&assembler, transport, tools)
         .with_max_steps(max_steps)
         .with_max_tool_calls(usize::try_from(args.max_tool_calls).unwrap_or(usize::MAX))
         .with_linted_tools(&linted)
@@ -225,7 +253,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     let mut step_values = |_step: usize| {
         // Runtime facts are read again each step; only the snapshot carries changes.
         let mut v = values.clone();
-        let pinned_date = args.values.pins("date");
+        // A recording pins the date for the whole run (the cassette's header holds it).
+        let pinned_date = args.values.pins("date") || recording.is_some();
         if !pinned_date {
             v.set("date", environment::today_utc());
         }
@@ -269,6 +298,46 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     waiting.clear(&mut *io.err);
     // Done or interrupted: every server is shut down before `run` returns.
     runtime.block_on(servers.shutdown());
+    if let Some((path, entry, redactor, name)) = &recording {
+        match &outcome {
+            Some(result) => {
+                let run = RecordedRun {
+                    preset: name,
+                    entry,
+                    registry: assembler.registry(),
+                    settings: &settings,
+                    prompt: &args.prompt,
+                    values: &values,
+                    max_steps,
+                };
+                let mut cassette = cassette(run, &recorder, &history, result, redactor);
+                if let Err(e) = std::fs::write(path, cassette.to_text()) {
+                    let _ = writeln!(
+                        io.err,
+                        "{}: cannot write the cassette `{}`: {e}",
+                        io.err_style.error("error"),
+                        path.display()
+                    );
+                    return Ok(Exit::Usage);
+                }
+                let _ = writeln!(
+                    io.err,
+                    "recorded {} step{} to {}",
+                    cassette.steps.len(),
+                    if cassette.steps.len() == 1 { "" } else { "s" },
+                    path.display()
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    io.err,
+                    "{}: the run was interrupted: no cassette written to `{}`",
+                    io.err_style.warning("warning"),
+                    path.display()
+                );
+            }
+        }
+    }
     printer.end_text(io);
     held.flush(&mut *io.err);
     let exit = match outcome {

@@ -2,7 +2,9 @@
 //! files and directories given), each replayed from its cassette and checked against its
 //! `expect` block; reported as human text, JSON, GitHub workflow commands, SARIF or
 //! JUnit XML. Exit 0 all passed, 1 a case failed or drifted, 2 unreadable or invalid
-//! input. The suite logic is `testing::suite`; this file parses, calls and prints.
+//! input. A PATH ending in `.jsonl` is a cassette (written by `run --record FILE`),
+//! replayed on its own: it passes when nothing drifted. The suite logic is
+//! `testing::suite`, the replay `testing::replay`; this file parses, calls and prints.
 
 use std::path::PathBuf;
 
@@ -14,6 +16,7 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::report::MachineFormat;
 use crate::testing::TestCase;
 use crate::testing::output::TestFormat;
+use crate::testing::replay::{self, ReplayOptions, ToolsMode};
 use crate::testing::suite::{Replay, Shard, run_suite};
 
 /// Arguments of `test`.
@@ -31,6 +34,24 @@ pub(crate) struct TestArgs {
     /// case once.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     shard: Option<Shard>,
+    /// `recorded`: feed back the recorded tool results; `live`: re-run the read-only
+    /// tools (file tools, read-only command tools) on a temporary copy of the case's
+    /// `workspace` (or `--workspace`) and compare their results with the recording.
+    #[arg(long, value_enum, default_value_t = Tools::Recorded)]
+    tools: Tools,
+    /// The directory `--tools live` copies and runs the tools in, for cassettes given
+    /// directly and cases that name no `workspace`.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+}
+
+/// Which tools answer the replayed calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Tools {
+    /// Every result comes from the cassette.
+    Recorded,
+    /// Read-only built-in and command tools run again on a copy of the workspace.
+    Live,
 }
 
 /// How `test` reports.
@@ -65,7 +86,6 @@ impl TestArgs {
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &TestArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
-    let workspace = Workspace::discover(global)?;
     let cwd = std::env::current_dir().ok();
     let paths: Vec<PathBuf> = args
         .paths
@@ -75,7 +95,40 @@ pub(crate) fn run(global: &GlobalArgs, args: &TestArgs, io: &mut Io<'_>) -> Resu
             None => p.clone(),
         })
         .collect();
-    let report = run_suite(&workspace, &paths, args.shard, replay);
+    let workspace_dir = args.workspace.as_ref().map(|p| match &cwd {
+        Some(cwd) => crate::project::absolute(cwd, p),
+        None => p.clone(),
+    });
+    if !paths.is_empty() && paths.iter().all(|p| is_cassette(p)) {
+        return replay_cassettes(global, args, &paths, workspace_dir, io);
+    }
+    let workspace = Workspace::discover(global)?;
+    let tools = args.tools;
+    let report = run_suite(&workspace, &paths, args.shard, |case| {
+        let dir = case.workspace.clone().or_else(|| workspace_dir.clone());
+        let options = match (tools, dir) {
+            (Tools::Recorded, _) => ReplayOptions {
+                tools: ToolsMode::Recorded,
+            },
+            (Tools::Live, Some(dir)) => ReplayOptions {
+                tools: ToolsMode::Live { workspace: dir },
+            },
+            (Tools::Live, None) => {
+                return Err(vec![
+                    Diagnostic::new(
+                        DiagnosticKind::CasePath,
+                        format!(
+                            "`--tools live` re-runs the tools of test case `{}` in its workspace, and it names none",
+                            case.id
+                        ),
+                    )
+                    .at(case.preset_span())
+                    .help("add `workspace: DIR` to the case (a directory beside it), or pass `--workspace DIR`"),
+                ]);
+            }
+        };
+        replay_case(&workspace, case, &options)
+    });
     let format = match args.format {
         TestOutput::Human => TestFormat::Human,
         TestOutput::Json => TestFormat::Json,
@@ -88,18 +141,110 @@ pub(crate) fn run(global: &GlobalArgs, args: &TestArgs, io: &mut Io<'_>) -> Resu
     Ok(report.exit())
 }
 
-/// Where a case's cassette is replayed: the `journey` half of issue 28 plugs its replay
-/// in here (`crate::testing::replay::replay`). Until then a cassette cannot be replayed,
-/// which is said at the case's cassette (exit 2), never passed over.
-fn replay(case: &TestCase) -> Result<Replay, Vec<Diagnostic>> {
-    Err(vec![
-        Diagnostic::new(
-            DiagnosticKind::Io,
-            format!(
-                "cannot replay `{}`: this build of agent-presets does not replay cassettes yet",
-                case.cassette_shown
-            ),
-        )
-        .at(case.cassette_span()),
-    ])
+/// A cassette given directly rather than a test case.
+fn is_cassette(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+}
+
+/// A case's cassette replayed against today's preset: `Err` when the cassette cannot be
+/// read (exit 2); `Ok` with errors among its diagnostics when the run drifted.
+fn replay_case(
+    project: &crate::project::Project,
+    case: &TestCase,
+    options: &ReplayOptions,
+) -> Result<Replay, Vec<Diagnostic>> {
+    let cassette = replay::load(&case.cassette).map_err(|d| vec![d])?;
+    let validation = project.validate(case.preset());
+    let Some(preset) = validation.preset else {
+        let mut problems: Vec<Diagnostic> = validation
+            .diagnostics
+            .into_iter()
+            .filter(Diagnostic::is_error)
+            .collect();
+        problems.push(
+            Diagnostic::new(
+                DiagnosticKind::CaseUnknownPreset,
+                format!(
+                    "test case `{}` runs preset `{}`, which is invalid",
+                    case.id,
+                    case.preset()
+                ),
+            )
+            .at(case.preset_span())
+            .help("fix the preset (`agent-presets validate` shows every problem)"),
+        );
+        return Err(problems);
+    };
+    let replayed = replay::replay(&preset, &cassette, &case.cassette_shown, options);
+    Ok(Replay {
+        observed: replayed.observed,
+        diagnostics: replayed.diagnostics,
+    })
+}
+
+/// `test CASSETTE...`: each cassette replayed on its own (no expectations: it passes
+/// when nothing drifted).
+fn replay_cassettes(
+    global: &GlobalArgs,
+    args: &TestArgs,
+    paths: &[PathBuf],
+    workspace_dir: Option<PathBuf>,
+    io: &mut Io<'_>,
+) -> Result<Exit, CliError> {
+    let tools = match (args.tools, workspace_dir) {
+        (Tools::Recorded, _) => ToolsMode::Recorded,
+        (Tools::Live, Some(dir)) => ToolsMode::Live { workspace: dir },
+        (Tools::Live, None) => {
+            return Err(CliError::usage_with(
+                "--tools live needs the workspace the tools run in",
+                Some("pass `--workspace DIR` (it is copied; the copy is removed after)".into()),
+            ));
+        }
+    };
+    let options = ReplayOptions { tools };
+    let mut workspace = Workspace::discover(global)?;
+    let mut unreadable = 0usize;
+    let mut failed = 0usize;
+    for path in paths {
+        let shown = path.display().to_string();
+        let cassette = match replay::load(path) {
+            Ok(c) => c,
+            Err(d) => {
+                unreadable += 1;
+                let sources = workspace.presets.source_files();
+                let list = [d];
+                let renderer = crate::report::HumanRenderer::new(io.err_style, &sources, &list);
+                io.err.write_all(renderer.render_all(&list).as_bytes())?;
+                writeln!(io.out, "error {shown}: unreadable")?;
+                continue;
+            }
+        };
+        let preset = workspace.valid_preset(&cassette.header.preset, io)?;
+        let result = replay::replay(&preset, &cassette, &shown, &options);
+        if result.passed() {
+            writeln!(
+                io.out,
+                "ok {shown} ({} step{})",
+                result.observed.steps,
+                if result.observed.steps == 1 { "" } else { "s" }
+            )?;
+        } else {
+            failed += 1;
+            let sources = workspace.presets.source_files();
+            let renderer =
+                crate::report::HumanRenderer::new(io.err_style, &sources, &result.diagnostics);
+            io.err
+                .write_all(renderer.render_all(&result.diagnostics).as_bytes())?;
+            writeln!(io.out, "FAILED {shown}")?;
+        }
+    }
+    let passed = paths.len() - failed - unreadable;
+    writeln!(io.out, "{passed} passed, {failed} failed")?;
+    Ok(if unreadable > 0 {
+        Exit::Usage
+    } else if failed > 0 {
+        Exit::Invalid
+    } else {
+        Exit::Ok
+    })
 }

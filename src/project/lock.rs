@@ -434,6 +434,11 @@ impl LockFile {
             for (server, listing) in &entry.servers {
                 map.insert(preset.clone(), server.clone(), listing.clone());
             }
+            for (server, id) in &entry.identities {
+                if let Ok(json) = serde_json::to_vec(id) {
+                    map.insert_identity(preset.clone(), server.clone(), json);
+                }
+            }
         }
         map
     }
@@ -442,6 +447,11 @@ impl LockFile {
 impl ServerListings for LockFile {
     fn listing(&self, preset: &str, server: &str) -> Option<&ServerListing> {
         self.presets.get(preset)?.servers.get(server)
+    }
+
+    fn identity_json(&self, preset: &str, server: &str) -> Option<Vec<u8>> {
+        let id = self.presets.get(preset)?.identities.get(server)?;
+        serde_json::to_vec(id).ok()
     }
 }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::request::{Message, ToolCall};
 
 /// Why the model stopped.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FinishReason {
     /// A final answer (`stop`, `end_turn`, `stop_sequence`).
@@ -61,7 +61,7 @@ impl fmt::Display for FinishReason {
 }
 
 /// Token counts of one request, as the provider reported them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Every prompt token, cached or not.

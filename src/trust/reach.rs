@@ -338,7 +338,14 @@ impl PresetReach {
                 continue;
             };
             let locked = match listings.listing(preset.name(), name) {
-                Some(listing) => digest(&serde_json::to_vec(listing).unwrap_or_default()),
+                Some(listing) => {
+                    let mut bytes = serde_json::to_vec(listing).unwrap_or_default();
+                    if let Some(id) = listings.identity_json(preset.name(), name) {
+                        bytes.push(b'\n');
+                        bytes.extend(id);
+                    }
+                    digest(&bytes)
+                }
                 None => "not locked".to_owned(),
             };
             added.push(ReachItem {

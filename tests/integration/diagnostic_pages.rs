@@ -32,6 +32,12 @@ const NOT_RUNNABLE: &[DiagnosticKind] = &[
     DiagnosticKind::ServerChanged,
     // Needs a preset in the user directory, which the example runner does not write.
     DiagnosticKind::LocalePackNotApplied,
+    // Need a recorded cassette (a model to record against); `cli_record.rs` and the
+    // `tests/cli/test/` cases trigger each of them.
+    DiagnosticKind::BehaviourDrift,
+    DiagnosticKind::RecordedCallHidden,
+    DiagnosticKind::CassetteCorrupt,
+    DiagnosticKind::CassetteVersion,
     // Need a cassette replayed (or live runs of a model).
     DiagnosticKind::ExpectationFailed,
     DiagnosticKind::PassRateBelow,

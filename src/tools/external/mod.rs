@@ -15,6 +15,13 @@ use crate::mcp::ServerListing;
 pub trait ServerListings: Send + Sync {
     /// The pinned listing of server `server` declared by preset `preset`, if any.
     fn listing(&self, preset: &str, server: &str) -> Option<&ServerListing>;
+
+    /// What ran for that server when it was listed (its argv or URL, its program and
+    /// scripts with their digests), as canonical JSON, if the source records it. Trust
+    /// digests it with the listing, so a lock entry whose identity was edited asks again.
+    fn identity_json(&self, _preset: &str, _server: &str) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// No listings at all: every declared MCP server is "not locked".
@@ -31,6 +38,8 @@ impl ServerListings for NoListings {
 #[derive(Clone, Debug, Default)]
 pub struct ListingMap {
     entries: std::collections::BTreeMap<(String, String), ServerListing>,
+    /// What ran for each server when it was listed, as canonical JSON (from a lock).
+    identities: std::collections::BTreeMap<(String, String), Vec<u8>>,
 }
 
 impl ListingMap {
@@ -49,11 +58,30 @@ impl ListingMap {
         self.entries.insert((preset.into(), server.into()), listing);
         self
     }
+
+    /// Record what ran for `server` of `preset` when it was listed (canonical JSON of
+    /// the lock's identity: argv or URL, program and scripts with their digests).
+    pub fn insert_identity(
+        &mut self,
+        preset: impl Into<String>,
+        server: impl Into<String>,
+        identity: Vec<u8>,
+    ) -> &mut Self {
+        self.identities
+            .insert((preset.into(), server.into()), identity);
+        self
+    }
 }
 
 impl ServerListings for ListingMap {
     fn listing(&self, preset: &str, server: &str) -> Option<&ServerListing> {
         self.entries.get(&(preset.to_owned(), server.to_owned()))
+    }
+
+    fn identity_json(&self, preset: &str, server: &str) -> Option<Vec<u8>> {
+        self.identities
+            .get(&(preset.to_owned(), server.to_owned()))
+            .cloned()
     }
 }
 

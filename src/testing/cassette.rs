@@ -1,0 +1,581 @@
+//! The cassette: one recorded run as JSON lines, one event a line, keys in a fixed
+//! order, so a re-recorded run reviews as a diff in a pull request.
+//!
+//! ```text
+//! {"event":"header","format":1,"preset":"reviewer","fingerprint":"sha256:…",…}
+//! {"event":"section","name":"identity","order":0,"tokens":12,"text":["You are …"]}
+//! {"event":"tool","name":"read_file","tokens":90,"definition":{…}}
+//! {"event":"server","name":"fx","listing":{…}}
+//! {"event":"request","step":1,"body":{…}}
+//! {"event":"turn","step":1,"text":"","toolCalls":[…],"finish":"tool-calls",…}
+//! {"event":"toolResult","step":1,"id":"c1","tool":"read_file","kind":"builtin",…}
+//! {"event":"outcome","kind":"answered","steps":2}
+//! ```
+//!
+//! The header pins everything that varies between runs (the runtime values: cwd, os,
+//! shell, date, sandbox, approval; the variables; the stream flag), so a replay on
+//! another day or in another directory rebuilds the same bodies: nothing is scrubbed.
+//! The `section`, `tool` and `server` lines are the preset's lock entry as it was
+//! recorded: a replay that drifts compares them with today's to say which section or
+//! tool of which file changed. [`Cassette::to_text`] writes, [`Cassette::parse`] reads
+//! (every problem a [`CassetteError`] with the line and what to do).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::mcp::ServerListing;
+use crate::project::lock::{LockedSection, LockedTool, PrefixTokens, PresetLock};
+use crate::provider::{FinishReason, ModelTurn, Usage};
+use crate::request::ToolCall;
+
+/// The cassette format this build writes and reads.
+pub const CASSETTE_FORMAT: u64 = 1;
+
+/// The largest cassette read (64 MiB).
+pub const MAX_CASSETTE_BYTES: usize = 64 << 20;
+
+/// The first line: what was run, with what, and the values that were pinned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Header {
+    /// [`CASSETTE_FORMAT`] when written.
+    pub format: u64,
+    /// The preset's name.
+    pub preset: String,
+    /// The fingerprint of its cacheable prefix as the lock renders it.
+    pub fingerprint: String,
+    /// Token counts of that prefix.
+    pub tokens: PrefixTokens,
+    /// The provider (`deepseek`, `openai`, `anthropic`, `openai-compatible`).
+    pub provider: String,
+    /// The wire dialect (`openai`, `anthropic`).
+    pub dialect: String,
+    /// The model.
+    pub model: String,
+    /// The prompt.
+    pub prompt: String,
+    /// Whether answers were streamed (`stream` in every body).
+    pub stream: bool,
+    /// The step limit the run had.
+    pub max_steps: usize,
+    /// The runtime values every step was rendered with: `cwd`, `os`, `shell`, `date`,
+    /// `sandbox`, `approval`, `provider`, `model`.
+    pub runtime: Map<String, Value>,
+    /// Every other template value (the preset's variables, as given or defaulted).
+    pub variables: Map<String, Value>,
+}
+
+/// The names [`Header::runtime`] holds; every other value is a variable.
+pub const RUNTIME_VALUES: [&str; 8] = [
+    "cwd", "os", "shell", "date", "sandbox", "approval", "provider", "model",
+];
+
+/// Where a tool comes from, as a tool result line says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolKind {
+    /// A tool built into agent-presets (`read_file`, `bash`, …) or a host's.
+    Builtin,
+    /// A command tool the preset declares (`commands:`).
+    Command,
+    /// A tool of an MCP server.
+    Mcp,
+    /// Not a visible tool (the call was refused).
+    Unknown,
+}
+
+/// A tool call's result as the model was given it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolResult {
+    /// The step whose answer made the call.
+    pub step: usize,
+    /// The call's id.
+    pub id: String,
+    /// The tool's wire name.
+    pub tool: String,
+    /// Where the tool comes from.
+    pub kind: ToolKind,
+    /// The result text.
+    pub content: String,
+    /// The result was an error.
+    pub is_error: bool,
+}
+
+/// The model's turn of one step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Turn {
+    /// The step.
+    pub step: usize,
+    /// The answer text.
+    pub text: String,
+    /// The reasoning, when the provider sent it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// The tool calls, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// Why the model stopped.
+    pub finish: FinishReason,
+    /// Token counts, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+impl Turn {
+    /// The turn of `step`.
+    pub fn new(step: usize, turn: &ModelTurn) -> Self {
+        Turn {
+            step,
+            text: turn.text.clone(),
+            reasoning: turn.reasoning.clone(),
+            tool_calls: turn.tool_calls.clone(),
+            finish: turn.finish.clone(),
+            usage: turn.usage,
+        }
+    }
+
+    /// The turn as the agent takes it.
+    pub fn to_model_turn(&self) -> ModelTurn {
+        ModelTurn {
+            text: self.text.clone(),
+            reasoning: self.reasoning.clone(),
+            tool_calls: self.tool_calls.clone(),
+            finish: self.finish.clone(),
+            usage: self.usage,
+        }
+    }
+}
+
+/// How the recorded run ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", deny_unknown_fields)]
+pub enum RecordedOutcome {
+    /// A final answer.
+    Answered {
+        /// Steps taken.
+        steps: usize,
+    },
+    /// The step limit.
+    StepLimit {
+        /// Steps taken.
+        steps: usize,
+    },
+    /// An error (its message, redacted).
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// One step: the body sent, the turn that came back, the results of its calls.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// The exact request body.
+    pub request: Value,
+    /// The model's turn (`None`: the request failed).
+    pub turn: Option<Turn>,
+    /// The results of its tool calls, in order.
+    pub results: Vec<ToolResult>,
+}
+
+/// A whole cassette.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cassette {
+    /// The header.
+    pub header: Header,
+    /// The prefix's sections as the lock records them.
+    pub sections: Vec<LockedSection>,
+    /// The visible tools as the lock records them.
+    pub tools: Vec<LockedTool>,
+    /// The MCP servers' pinned listings, by server.
+    pub servers: BTreeMap<String, ServerListing>,
+    /// The steps.
+    pub steps: Vec<Step>,
+    /// How it ended (`None` only while recording).
+    pub outcome: Option<RecordedOutcome>,
+    /// The line each step's request is on (1-based; filled by [`Cassette::parse`] and
+    /// [`Cassette::to_text`]).
+    pub request_lines: Vec<usize>,
+}
+
+/// One line of the file.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "event", deny_unknown_fields)]
+enum Line {
+    Header(Header),
+    Section(LockedSection),
+    Tool(LockedTool),
+    Server {
+        name: String,
+        listing: ServerListing,
+    },
+    Request {
+        step: usize,
+        body: Value,
+    },
+    Turn(Turn),
+    ToolResult(ToolResult),
+    Outcome(RecordedOutcome),
+}
+
+/// A cassette that cannot be read: where, what, and what to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CassetteError {
+    /// 1-based line (0: the file as a whole).
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+    /// What to do.
+    pub help: String,
+    /// An unknown format version (`cassette-version`), not a damaged file.
+    pub version: bool,
+}
+
+impl fmt::Display for CassetteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+const RERECORD: &str = "re-record it: `agent-presets run PRESET PROMPT --record FILE` (or `agent-presets test --record CASE`), and review the diff";
+
+fn corrupt(line: usize, message: impl Into<String>) -> CassetteError {
+    CassetteError {
+        line,
+        message: message.into(),
+        help: format!("the cassette is damaged (truncated, or edited by hand?): {RERECORD}"),
+        version: false,
+    }
+}
+
+impl Cassette {
+    /// The lock entry the cassette records (for drift: what changed since).
+    pub fn lock_entry(&self) -> PresetLock {
+        PresetLock {
+            provider: Some(self.header.provider.clone()),
+            model: Some(self.header.model.clone()),
+            fingerprint: self.header.fingerprint.clone(),
+            tokens: self.header.tokens,
+            sections: self.sections.clone(),
+            tools: self.tools.clone(),
+            servers: self.servers.clone(),
+            identities: Default::default(),
+        }
+    }
+
+    /// Every recorded tool call with its result, in order.
+    pub fn calls(&self) -> impl Iterator<Item = (&ToolCall, Option<&ToolResult>)> {
+        self.steps.iter().flat_map(|s| {
+            s.turn.iter().flat_map(move |t| {
+                t.tool_calls
+                    .iter()
+                    .map(move |c| (c, s.results.iter().find(|r| r.id == c.id)))
+            })
+        })
+    }
+
+    /// The cassette as JSON lines (each line's keys in their fixed order), and the line
+    /// of each request noted.
+    pub fn to_text(&mut self) -> String {
+        let mut lines: Vec<Line> = vec![Line::Header(self.header.clone())];
+        lines.extend(self.sections.iter().cloned().map(Line::Section));
+        lines.extend(self.tools.iter().cloned().map(Line::Tool));
+        lines.extend(self.servers.iter().map(|(name, listing)| Line::Server {
+            name: name.clone(),
+            listing: listing.clone(),
+        }));
+        let mut request_lines = Vec::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            request_lines.push(lines.len() + 1);
+            lines.push(Line::Request {
+                step: i + 1,
+                body: step.request.clone(),
+            });
+            if let Some(turn) = &step.turn {
+                lines.push(Line::Turn(turn.clone()));
+            }
+            lines.extend(step.results.iter().cloned().map(Line::ToolResult));
+        }
+        if let Some(outcome) = &self.outcome {
+            lines.push(Line::Outcome(outcome.clone()));
+        }
+        self.request_lines = request_lines;
+        let mut out = String::new();
+        for line in &lines {
+            // Plain data: serialising cannot fail.
+            out.push_str(&serde_json::to_string(line).unwrap_or_default());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Read a cassette. A damaged line, a missing header or outcome, steps out of order
+    /// or an unknown format version is a [`CassetteError`] naming the line.
+    pub fn parse(text: &str) -> Result<Cassette, CassetteError> {
+        let mut header: Option<Header> = None;
+        let mut cassette = Cassette {
+            header: Header {
+                format: CASSETTE_FORMAT,
+                preset: String::new(),
+                fingerprint: String::new(),
+                tokens: PrefixTokens {
+                    system: 0,
+                    tools: 0,
+                    prefix: 0,
+                },
+                provider: String::new(),
+                dialect: String::new(),
+                model: String::new(),
+                prompt: String::new(),
+                stream: false,
+                max_steps: 0,
+                runtime: Map::new(),
+                variables: Map::new(),
+            },
+            sections: Vec::new(),
+            tools: Vec::new(),
+            servers: BTreeMap::new(),
+            steps: Vec::new(),
+            outcome: None,
+            request_lines: Vec::new(),
+        };
+        let mut last = 0;
+        for (i, raw) in text.lines().enumerate() {
+            let n = i + 1;
+            last = n;
+            if raw.trim().is_empty() {
+                continue;
+            }
+            if cassette.outcome.is_some() {
+                return Err(corrupt(n, format!("line {n}: an event after the outcome")));
+            }
+            let value: Value = serde_json::from_str(raw)
+                .map_err(|e| corrupt(n, format!("line {n} is not JSON: {e}")))?;
+            if header.is_none() {
+                check_header_line(&value, n)?;
+            }
+            let line: Line =
+                serde_json::from_value(value).map_err(|e| corrupt(n, format!("line {n}: {e}")))?;
+            match line {
+                Line::Header(h) => {
+                    if header.is_some() {
+                        return Err(corrupt(n, format!("line {n}: a second header")));
+                    }
+                    header = Some(h);
+                }
+                _ if header.is_none() => unreachable_header(n)?,
+                Line::Section(s) => cassette.sections.push(s),
+                Line::Tool(t) => cassette.tools.push(t),
+                Line::Server { name, listing } => {
+                    cassette.servers.insert(name, listing);
+                }
+                Line::Request { step, body } => {
+                    if step != cassette.steps.len() + 1 {
+                        return Err(corrupt(
+                            n,
+                            format!(
+                                "line {n}: the request of step {step}, expected step {}",
+                                cassette.steps.len() + 1
+                            ),
+                        ));
+                    }
+                    cassette.request_lines.push(n);
+                    cassette.steps.push(Step {
+                        request: body,
+                        turn: None,
+                        results: Vec::new(),
+                    });
+                }
+                Line::Turn(turn) => {
+                    let step = current_step(&mut cassette.steps, turn.step, n, "turn")?;
+                    if step.turn.is_some() {
+                        return Err(corrupt(n, format!("line {n}: a second turn of a step")));
+                    }
+                    step.turn = Some(turn);
+                }
+                Line::ToolResult(result) => {
+                    let step = current_step(&mut cassette.steps, result.step, n, "tool result")?;
+                    let known = step
+                        .turn
+                        .as_ref()
+                        .is_some_and(|t| t.tool_calls.iter().any(|c| c.id == result.id));
+                    if !known {
+                        return Err(corrupt(
+                            n,
+                            format!(
+                                "line {n}: the result of call `{}`, which the step's turn does not make",
+                                result.id
+                            ),
+                        ));
+                    }
+                    step.results.push(result);
+                }
+                Line::Outcome(outcome) => cassette.outcome = Some(outcome),
+            }
+        }
+        let Some(header) = header else {
+            return Err(corrupt(0, "the cassette is empty (no header line)"));
+        };
+        cassette.header = header;
+        if cassette.outcome.is_none() {
+            return Err(corrupt(
+                last,
+                format!(
+                    "the cassette ends at line {last} without an outcome: it was cut short (the recording stopped, or the file is truncated)"
+                ),
+            ));
+        }
+        Ok(cassette)
+    }
+}
+
+/// The first line must be a header of a format this build reads.
+fn check_header_line(value: &Value, n: usize) -> Result<(), CassetteError> {
+    if value.get("event").and_then(Value::as_str) != Some("header") {
+        return Err(corrupt(
+            n,
+            format!("line {n}: a cassette starts with its header (`{{\"event\":\"header\",…}}`)"),
+        ));
+    }
+    match value.get("format").and_then(Value::as_u64) {
+        Some(CASSETTE_FORMAT) => Ok(()),
+        Some(other) => Err(CassetteError {
+            line: n,
+            message: format!(
+                "line {n}: cassette format {other}; this agent-presets reads format {CASSETTE_FORMAT}"
+            ),
+            help: if other > CASSETTE_FORMAT {
+                "it was recorded by a newer agent-presets: upgrade, or re-record it with this one"
+                    .into()
+            } else {
+                format!("it was recorded by an older agent-presets: {RERECORD}")
+            },
+            version: true,
+        }),
+        None => Err(corrupt(
+            n,
+            format!("line {n}: the header has no `format` number"),
+        )),
+    }
+}
+
+fn unreachable_header(n: usize) -> Result<(), CassetteError> {
+    Err(corrupt(n, format!("line {n}: an event before the header")))
+}
+
+fn current_step<'a>(
+    steps: &'a mut [Step],
+    step: usize,
+    n: usize,
+    what: &str,
+) -> Result<&'a mut Step, CassetteError> {
+    let count = steps.len();
+    match steps.last_mut() {
+        Some(s) if step == count => Ok(s),
+        _ => Err(corrupt(
+            n,
+            format!("line {n}: a {what} of step {step} outside that step's request"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Cassette {
+        let mut runtime = Map::new();
+        runtime.insert("cwd".into(), "/w".into());
+        Cassette {
+            header: Header {
+                format: CASSETTE_FORMAT,
+                preset: "p".into(),
+                fingerprint: "sha256:0".into(),
+                tokens: PrefixTokens {
+                    system: 1,
+                    tools: 2,
+                    prefix: 3,
+                },
+                provider: "deepseek".into(),
+                dialect: "openai".into(),
+                model: "m".into(),
+                prompt: "hi".into(),
+                stream: true,
+                max_steps: 50,
+                runtime,
+                variables: Map::new(),
+            },
+            sections: Vec::new(),
+            tools: Vec::new(),
+            servers: BTreeMap::new(),
+            steps: vec![Step {
+                request: serde_json::json!({"model": "m", "messages": []}),
+                turn: Some(Turn {
+                    step: 1,
+                    text: String::new(),
+                    reasoning: None,
+                    tool_calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "read_file".into(),
+                        arguments: "{}".into(),
+                    }],
+                    finish: FinishReason::ToolCalls,
+                    usage: None,
+                }),
+                results: vec![ToolResult {
+                    step: 1,
+                    id: "c1".into(),
+                    tool: "read_file".into(),
+                    kind: ToolKind::Builtin,
+                    content: "x".into(),
+                    is_error: false,
+                }],
+            }],
+            outcome: Some(RecordedOutcome::Answered { steps: 1 }),
+            request_lines: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_cassette_reads_back_as_written() {
+        let mut c = sample();
+        let text = c.to_text();
+        assert_eq!(text.lines().count(), 5, "{text}");
+        assert!(text.starts_with("{\"event\":\"header\",\"format\":1,\"preset\":\"p\""));
+        let back = Cassette::parse(&text).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(back.request_lines, vec![2]);
+    }
+
+    #[test]
+    fn a_truncated_cassette_names_its_last_line() {
+        let text = sample().to_text();
+        let cut: Vec<&str> = text.lines().take(3).collect();
+        let e = Cassette::parse(&cut.join("\n")).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("without an outcome"), "{e:?}");
+        let half = &text[..text.len() / 2];
+        let e = Cassette::parse(half).unwrap_err();
+        assert!(e.message.contains("is not JSON"), "{e:?}");
+        assert!(!e.version);
+    }
+
+    #[test]
+    fn an_unknown_format_is_a_version_error() {
+        let text = sample()
+            .to_text()
+            .replacen("\"format\":1", "\"format\":7", 1);
+        let e = Cassette::parse(&text).unwrap_err();
+        assert!(e.version);
+        assert_eq!(e.line, 1);
+        assert!(e.help.contains("newer"), "{e:?}");
+        assert!(Cassette::parse("").unwrap_err().message.contains("empty"));
+        let e = Cassette::parse("{\"event\":\"turn\"}").unwrap_err();
+        assert!(e.message.contains("starts with its header"), "{e:?}");
+    }
+}
