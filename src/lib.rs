@@ -60,6 +60,7 @@ pub mod diagnostic;
 pub mod endpoint;
 mod json_schema;
 pub mod preset;
+pub mod process;
 pub mod project;
 pub mod prompt;
 pub mod provider;

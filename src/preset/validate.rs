@@ -99,18 +99,18 @@ impl ValidPreset {
 
     /// The sandbox commands run in: the nearest `sandbox` in the chain, else
     /// `workspace-write`.
-    pub fn sandbox_mode(&self) -> crate::tools::sandbox::SandboxMode {
+    pub fn sandbox_mode(&self) -> crate::process::SandboxMode {
         self.chain
             .iter()
             .rev()
             .find_map(|p| p.file.sandbox.as_ref())
-            .map_or(crate::tools::sandbox::SandboxMode::WorkspaceWrite, |s| {
+            .map_or(crate::process::SandboxMode::WorkspaceWrite, |s| {
                 s.value.mode()
             })
     }
 
     /// The chain's `allowRead` paths (root first, each once), as written: resolve relative
-    /// ones against the workspace ([`crate::tools::sandbox::SandboxProfile::with_allow_read`]).
+    /// ones against the workspace ([`crate::process::SandboxProfile::with_allow_read`]).
     pub fn allow_read(&self) -> Vec<&str> {
         let mut paths: Vec<&str> = Vec::new();
         for path in self
@@ -145,15 +145,15 @@ impl ValidPreset {
     /// A sandbox of `mode` with this preset's `allowRead` resolved against `workspace`.
     pub fn sandbox_profile(
         &self,
-        mode: crate::tools::sandbox::SandboxMode,
+        mode: crate::process::SandboxMode,
         workspace: &std::path::Path,
-    ) -> crate::tools::sandbox::SandboxProfile {
+    ) -> crate::process::SandboxProfile {
         let allow_read: Vec<std::path::PathBuf> = self
             .allow_read()
             .iter()
             .map(|p| workspace.join(p))
             .collect();
-        crate::tools::sandbox::SandboxProfile::new(mode).with_allow_read(allow_read)
+        crate::process::SandboxProfile::new(mode).with_allow_read(allow_read)
     }
 
     /// The values the preset itself supplies: `model` and `provider` from its nearest

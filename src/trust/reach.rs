@@ -300,7 +300,7 @@ fn sandbox_items(
     origin: &dyn Fn(&ParsedPreset) -> (Authorship, String),
     items: &mut Vec<ReachItem>,
 ) {
-    use crate::tools::sandbox::SandboxMode;
+    use crate::process::SandboxMode;
     if let Some(file) = chain.iter().rev().find(|p| p.file.sandbox.is_some())
         && let Some(setting) = &file.file.sandbox
         && !setting

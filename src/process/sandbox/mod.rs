@@ -163,7 +163,7 @@ pub const ETC_DENIED: &[&str] = &[
 ];
 
 /// What commands may do: the [`SandboxMode`] and the paths a preset adds
-/// (`allowRead`). Part of [`ToolContext`](crate::tools::ToolContext); a host can supply
+/// (`allowRead`). Part of a tool context (`ToolContext::with_sandbox`); a host can supply
 /// its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SandboxProfile {
@@ -674,8 +674,7 @@ pub(crate) fn denial_note(mode: SandboxMode, output: &[u8]) -> Option<String> {
     })
 }
 
-/// A shared, cheaply cloned profile (what [`ToolContext`](crate::tools::ToolContext)
-/// holds).
+/// A shared, cheaply cloned profile (what a tool context holds).
 pub(crate) type SharedProfile = Arc<SandboxProfile>;
 
 #[cfg(test)]
