@@ -43,4 +43,5 @@ mod provider_lint;
 mod render_explain;
 mod schema_drift;
 mod security_tools;
+mod terminal;
 mod workload_fixture;

@@ -47,6 +47,8 @@ use crate::process::sandbox::PreparedSandbox;
 
 #[cfg(target_os = "linux")]
 mod cgroup;
+#[cfg(target_os = "linux")]
+pub mod orphans;
 mod process_group;
 #[cfg(target_os = "linux")]
 mod subreaper;
@@ -247,6 +249,9 @@ pub(crate) struct Contained {
     /// What contains it.
     pub(crate) containment: Containment,
     guard: Guard,
+    /// The spawned process's pid (kept: `child.id()` is gone once it is reaped).
+    #[cfg(target_os = "linux")]
+    pid: Option<u32>,
     /// cgroup v1 groups that carry limits the command's cgroup could not; emptied and
     /// removed after the guard (fields drop in order).
     #[cfg(target_os = "linux")]
@@ -278,9 +283,21 @@ pub(crate) fn spawn(
 ) -> io::Result<Contained> {
     // Set when the command could not be started in the cgroup made for it.
     let refused = std::cell::Cell::new(false);
-    let contained = first_that_starts(wanted, Containment::possible, |containment| {
+    // Registered as ours before an end of call elsewhere can take it for an orphan.
+    #[cfg(target_os = "linux")]
+    let mut spawned = orphans::SPAWNED.lock().unwrap_or_else(|p| p.into_inner());
+    #[allow(unused_mut)]
+    let mut contained = first_that_starts(wanted, Containment::possible, |containment| {
         try_spawn(build, containment, limits, sandbox, &refused)
     })?;
+    #[cfg(target_os = "linux")]
+    {
+        contained.pid = contained.child.id();
+        if let Some(pid) = contained.pid.and_then(|p| libc::pid_t::try_from(p).ok()) {
+            spawned.push(pid);
+        }
+        drop(spawned);
+    }
     // It started under a weaker containment: the host does not let us move a process
     // into our cgroups (no delegation), so do not try again. A command that no
     // containment can start (a missing program) says nothing about the cgroup.
@@ -369,6 +386,60 @@ fn prepare_child(command: &mut Command, death: libc::c_int, groups: &[v1::Group]
     }
 }
 
+/// Make the child start its own session (`setsid`) before it executes the program (under
+/// the subreaper: before the supervisor forks the command, which then shares the
+/// supervisor's new session and process group). It has no controlling terminal: it cannot
+/// open `/dev/tty`, read what the user types, or take the user's terminal with
+/// `TIOCSCTTY`, and no signal from the terminal (Ctrl-C, SIGHUP, SIGTTIN) reaches it. Its
+/// process group, numbered as its pid, is what the process-group containment kills.
+///
+/// Every descriptor but standard input, output and error is also marked close-on-exec:
+/// one the agent inherited without the flag (a terminal its own parent left open as
+/// descriptor 3) does not reach the program.
+fn own_session(command: &mut Command) {
+    // SAFETY: the closure runs in the forked child before exec; setsid(2), close_range(2)
+    // and fcntl(2) are async-signal-safe system calls that touch no memory of ours.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            close_on_exec_from(3);
+            Ok(())
+        });
+    }
+}
+
+/// Mark every descriptor from `first` on close-on-exec (only system calls: for a forked
+/// child).
+fn close_on_exec_from(first: libc::c_int) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC only sets descriptor flags.
+        let done = unsafe {
+            libc::syscall(
+                libc::SYS_close_range,
+                first as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            )
+        } == 0;
+        if done {
+            return;
+        }
+    }
+    // Before Linux 5.11, or elsewhere: one at a time, up to a sane bound.
+    for fd in first..4096 {
+        // SAFETY: fcntl(2) on a descriptor that may not be open fails harmlessly.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
 /// Spawn under `containment`; `refused` is set when the command could not be started in
 /// its cgroup (see [`spawn`]).
 fn try_spawn(
@@ -379,9 +450,9 @@ fn try_spawn(
     refused: &std::cell::Cell<bool>,
 ) -> io::Result<Contained> {
     let mut command = build();
-    // Its own process group in every case: no terminal signal reaches it, and the group
-    // is the last resort.
-    command.process_group(0);
+    // Its own session in every case: no terminal of the agent's, and its process group is
+    // the last resort.
+    own_session(&mut command);
     let _ = (&limits, refused);
     match containment {
         #[cfg(target_os = "linux")]
@@ -404,6 +475,7 @@ fn try_spawn(
                     containment,
                     guard: Guard::Cgroup(group),
                     _limit_groups: limit_groups,
+                    pid: None,
                 }),
                 Err(e) => {
                     // The host may not let us move a process there (no delegation), or
@@ -441,6 +513,7 @@ fn try_spawn(
                 child,
                 containment,
                 _limit_groups: limit_groups,
+                pid: None,
             })
         }
         #[cfg(not(target_os = "linux"))]
@@ -457,6 +530,8 @@ fn try_spawn(
                 containment,
                 #[cfg(target_os = "linux")]
                 _limit_groups: Vec::new(),
+                #[cfg(target_os = "linux")]
+                pid: None,
             })
         }
     }
@@ -575,6 +650,11 @@ impl Contained {
 
 impl Drop for Contained {
     fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        {
+            orphans::forget(self.pid);
+            orphans::reap();
+        }
         // The call was dropped (cancelled, or the agent is exiting on a signal) while the
         // supervisor still runs: do not count on it (a command may have stopped it).
         // Kill its tree from here, then it. (Cgroup and process group kill in their own

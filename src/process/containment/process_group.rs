@@ -18,7 +18,7 @@ impl ProcessGroup {
     pub(super) fn kill(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             // SAFETY: kill(2) only sends a signal; it reads and writes no memory of ours.
-            // The group was created for this command by `process_group(0)`.
+            // The group was created for this command by its `setsid` (`own_session`).
             unsafe {
                 libc::kill(-pgid, libc::SIGKILL);
             }

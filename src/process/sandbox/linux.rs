@@ -185,6 +185,16 @@ unsafe fn enter(ruleset: RawFd, progs: *const libc::sock_fprog, count: usize) ->
     Ok(())
 }
 
+/// The devices a sandboxed program may read and write (with their ioctls).
+pub(super) const DEV_RW: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/ptmx"];
+
+/// The terminal ioctls refused in a sandbox: `TIOCSTI` (push a keystroke into a terminal's
+/// input), `TIOCLINUX` (the same and more on a virtual console), `TIOCSCTTY` (take a
+/// terminal as the controlling one), `TIOCSPGRP` (make a group the terminal's foreground,
+/// to read what the user types), `TIOCSETD` (change the line discipline). The numbers are
+/// the same on x86_64, aarch64 and riscv64 (the generic ones).
+pub(super) const REFUSED_IOCTLS: [u64; 5] = [0x5412, 0x541C, 0x540E, 0x5410, 0x5423];
+
 /// The Landlock ruleset of `profile`.
 fn ruleset(
     profile: &SandboxProfile,
@@ -228,19 +238,15 @@ fn ruleset(
     }
     rules.push((temp.to_path_buf(), all));
     let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
-    for dev in [
-        "/dev/null",
-        "/dev/zero",
-        "/dev/full",
-        "/dev/tty",
-        "/dev/ptmx",
-    ] {
+    // Not `/dev/tty` (the agent's terminal, the user's) nor `/dev/pts` (every terminal of
+    // the user, the one the agent runs on included). A program that needs a terminal of
+    // its own opens `/dev/ptmx`.
+    for dev in DEV_RW {
         rules.push((PathBuf::from(dev), dev_rw));
     }
     for dev in ["/dev/random", "/dev/urandom"] {
         rules.push((PathBuf::from(dev), read));
     }
-    rules.push((PathBuf::from("/dev/pts"), read | dev_rw));
     // `/dev/fd`, `/dev/stdin`… are links into /proc/self, which is readable; descriptors
     // already open (the pipes) need no rule.
     for (path, access) in rules {
@@ -353,13 +359,10 @@ fn filters(
         })
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_clone, clone_rules);
-    // Injecting keystrokes into a terminal.
-    let ioctl_rules = [libc::TIOCSTI, libc::TIOCLINUX]
+    // Taking or injecting into a terminal.
+    let ioctl_rules = REFUSED_IOCTLS
         .iter()
         .map(|&request| {
-            // The request's type is `c_ulong` on glibc, `c_int` on musl.
-            #[allow(clippy::unnecessary_cast)]
-            let request = request as u64;
             SeccompRule::new(vec![SeccompCondition::new(
                 1,
                 SeccompCmpArgLen::Dword,
@@ -369,6 +372,28 @@ fn filters(
         })
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_ioctl, ioctl_rules);
+    if network {
+        // The network, not the machine's other services: a socket of any family but
+        // AF_INET and AF_INET6 (a Unix socket to ssh-agent, D-Bus or docker.sock, pathname
+        // or abstract; netlink; packet) is refused.
+        let other_family = SeccompRule::new(vec![
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::AF_INET as u64,
+            )?,
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::AF_INET6 as u64,
+            )?,
+        ])?;
+        rules.insert(libc::SYS_socket, vec![other_family]);
+        #[cfg(target_arch = "x86_64")]
+        rules.insert(libc::SYS_socket | 0x4000_0000, Vec::new());
+    }
     let main: BpfProgram = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
