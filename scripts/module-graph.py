@@ -19,6 +19,9 @@ FORBIDDEN = [
     # Tools never import the prompt; dialects never reach the transport.
     ("tools", "prompt"),
     ("provider", "client"),
+    # Running a program safely sits below the tools and the prompt that use it.
+    ("process", "tools"),
+    ("process", "prompt"),
 ]
 # `lib.rs` and `main.rs` re-export and start things: they are the top, not a module.
 SKIP = {"lib", "main"}

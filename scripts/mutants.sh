@@ -39,7 +39,7 @@ out_root=${MUTANTS_OUT:-target/mutants-out}
 # file | cargo arguments for the build and the run (which test targets) | test name
 # filters (any of them; space-separated) | more cargo-mutants arguments (which mutants)
 #
-# containment.rs runs in two parts: the functions that unit tests in the file reach
+# The containment (src/process/containment/, one file per strategy) runs in two parts: the functions that unit tests in the file reach
 # (fast: the lib alone), and the rest (spawning, killing, cgroups, the supervisor) with
 # the integration tests that run commands, filtered to those that exercise containment
 # (without --lib: the crate then builds once per mutant, not twice; the filter words
@@ -62,9 +62,9 @@ files=(
     "src/redact.rs|--lib|redact::|--timeout 20"
     "src/confine/beneath.rs|--lib|confine::|"
     "src/confine/file.rs|--lib|confine::|"
-    "src/tools/builtin/command_env.rs|--lib|command_env|--timeout 30"
-    "src/tools/builtin/containment.rs|--lib|containment::|--timeout 30 --re $containment_unit --exclude-re $containment_skip"
-    "src/tools/builtin/containment.rs|--test integration|$containment_tests|--timeout 60 --exclude-re $containment_unit --exclude-re $containment_skip"
+    "src/process/env.rs|--lib|process::env|--timeout 30"
+    "src/process/containment/*.rs|--lib|containment::|--timeout 30 --re $containment_unit --exclude-re $containment_skip"
+    "src/process/containment/*.rs|--test integration|$containment_tests|--timeout 60 --exclude-re $containment_unit --exclude-re $containment_skip"
 )
 
 status=0
@@ -77,7 +77,10 @@ for entry in "${files[@]}"; do
         continue
     fi
     name=$(basename "$file" .rs)
-    if [[ $(printf '%s\n' "${files[@]}" | grep -c "^$file|") -gt 1 ]]; then
+    if [[ $file == *'*'* ]]; then
+        name=$(basename "$(dirname "$file")") # a directory's files, by a glob
+    fi
+    if [[ $(printf '%s\n' "${files[@]}" | grep -cF "$file|") -gt 1 ]]; then
         name="$name-$part" # a file run in parts: one report each
     fi
     echo "== $file (cargo test $targets -- $filters) $extra"

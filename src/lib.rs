@@ -62,6 +62,7 @@ mod json_schema;
 #[cfg(feature = "lsp")]
 pub mod lsp;
 pub mod preset;
+pub mod process;
 pub mod project;
 pub mod prompt;
 pub mod provider;

@@ -99,6 +99,8 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
+    // Orphans of what the run starts come to the agent, and nothing is left when it ends.
+    let _reaper = Reaper::adopt();
     args.values.check_stdin(&args.name)?;
     if args.record.is_some() {
         check_recording_allowed().map_err(CliError::usage)?;
@@ -408,6 +410,26 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         }
     };
     Ok(exit)
+}
+
+/// The agent as the reaper of last resort for one `run`: a child subreaper while it
+/// runs (orphans of commands come to it, and each call's end kills them), and on every
+/// way out of `run` — an answer, an error, a signal — whatever is left below it is killed.
+struct Reaper;
+
+impl Reaper {
+    fn adopt() -> Reaper {
+        #[cfg(target_os = "linux")]
+        crate::process::containment::orphans::adopt();
+        Reaper
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        crate::process::containment::orphans::kill_descendants();
+    }
 }
 
 /// Start the MCP servers `preset`'s visible tools come from (none when it shows no MCP

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::source::ParsedPreset;
 use crate::endpoint::{ModelSettings, Provider, default_api_key_env};
-use crate::tools::sandbox::{SandboxMode, SandboxProfile};
+use crate::process::sandbox::{SandboxMode, SandboxProfile};
 
 /// The environment variables the chain's `passEnv` lists (root first, each once).
 pub fn pass_env_of<'a>(chain: &[&'a ParsedPreset]) -> Vec<&'a str> {

@@ -498,8 +498,8 @@ pub enum SandboxSetting {
 
 impl SandboxSetting {
     /// The mode it names.
-    pub fn mode(self) -> crate::tools::sandbox::SandboxMode {
-        use crate::tools::sandbox::SandboxMode;
+    pub fn mode(self) -> crate::process::SandboxMode {
+        use crate::process::SandboxMode;
         match self {
             SandboxSetting::ReadOnly => SandboxMode::ReadOnly,
             SandboxSetting::WorkspaceWrite => SandboxMode::WorkspaceWrite,

@@ -94,12 +94,12 @@ impl ValidPreset {
 
     /// The sandbox commands run in: the nearest `sandbox` in the chain, else
     /// `workspace-write`.
-    pub fn sandbox_mode(&self) -> crate::tools::sandbox::SandboxMode {
+    pub fn sandbox_mode(&self) -> crate::process::SandboxMode {
         super::chain_settings::sandbox_mode_of(&self.chain_refs())
     }
 
     /// The chain's `allowRead` paths (root first, each once), as written: resolve relative
-    /// ones against the workspace ([`crate::tools::sandbox::SandboxProfile::with_allow_read`]).
+    /// ones against the workspace ([`crate::process::SandboxProfile::with_allow_read`]).
     pub fn allow_read(&self) -> Vec<&str> {
         super::chain_settings::allow_read_of(&self.chain_refs())
     }
@@ -130,9 +130,9 @@ impl ValidPreset {
     /// A sandbox of `mode` with this preset's `allowRead` resolved against `workspace`.
     pub fn sandbox_profile(
         &self,
-        mode: crate::tools::sandbox::SandboxMode,
+        mode: crate::process::SandboxMode,
         workspace: &std::path::Path,
-    ) -> crate::tools::sandbox::SandboxProfile {
+    ) -> crate::process::SandboxProfile {
         super::chain_settings::sandbox_profile_of(&self.chain_refs(), mode, workspace)
     }
 

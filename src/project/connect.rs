@@ -56,11 +56,11 @@ pub struct PlannedServer {
 /// pieces; a server gets the reads its program needs on top ([`SandboxProfile::with_program`],
 /// at spawn), so a server `lock --connect` could start, `run` starts too.
 ///
-/// [`SandboxProfile::with_program`]: crate::tools::sandbox::SandboxProfile::with_program
+/// [`SandboxProfile::with_program`]: crate::process::sandbox::SandboxProfile::with_program
 pub fn program_context(
     base: &ToolContext,
     chain: &[&ParsedPreset],
-    mode: crate::tools::sandbox::SandboxMode,
+    mode: crate::process::sandbox::SandboxMode,
 ) -> ToolContext {
     let key = api_key_env_of(chain);
     base.clone()
@@ -90,7 +90,7 @@ pub struct ForeignServer {
     /// fixed value`): names only, never a value.
     pub headers: Vec<(String, String)>,
     /// The sandbox it starts in (the chain's `sandbox`, default `workspace-write`).
-    pub sandbox: crate::tools::sandbox::SandboxMode,
+    pub sandbox: crate::process::sandbox::SandboxMode,
 }
 
 /// The chain of the preset named `name` on offer, root first, without validating it (a

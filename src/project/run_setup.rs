@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use super::UsageError;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Severity};
 use crate::preset::ValidPreset;
+use crate::process::{SandboxMode, SandboxProfile};
 use crate::tools::ToolContext;
-use crate::tools::sandbox::{SandboxMode, SandboxProfile};
 
 /// The sandbox commands run in: the preset's mode (`sandbox`, default `workspace-write`)
 /// or `--sandbox MODE` when that is stricter, or `--sandbox full-access` (an explicit

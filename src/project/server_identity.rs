@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::mcp::{ServerConfig, ServerTransport};
 use crate::preset::own_tools::DeclaredServer;
-use crate::tools::sandbox::{resolve_program, script_arguments};
+use crate::process::sandbox::{resolve_program, script_arguments};
 
 /// What ran for one server when it was locked.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -76,8 +76,8 @@ where
     let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
     let transport = if let Some(command) = &spec.command {
         // As for a command tool (`program_env`); the child's environment is UTF-8 only.
-        let env = crate::tools::builtin::command_env::program_env(
-            ctx,
+        let env = crate::process::env::program_env(
+            ctx.env_rules(),
             &vars,
             spec.pass_env.iter().flatten().map(|n| n.value.as_str()),
             spec.env

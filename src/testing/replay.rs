@@ -27,10 +27,10 @@ use crate::client::{ClientError, ClientEvent};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::endpoint::{ModelSettings, Overrides};
 use crate::preset::ValidPreset;
+use crate::process::sandbox::SandboxMode;
 use crate::project::lock;
 use crate::prompt::ContextSnapshot;
 use crate::request::ToolCall;
-use crate::tools::sandbox::SandboxMode;
 use crate::tools::{ToolContext, ToolDefinition, ToolOutput, ToolRegistry};
 
 /// Which tools answer the replayed calls.

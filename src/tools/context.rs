@@ -175,6 +175,26 @@ impl ToolContext {
         &self.sandbox
     }
 
+    /// The environment rules of programs run in this context: the names passed
+    /// ([`passed_env`](Self::passed_env)) and withheld ([`hidden_env`](Self::hidden_env)).
+    pub(crate) fn env_rules(&self) -> crate::process::EnvRules<'_> {
+        crate::process::EnvRules::new(&self.passed_env, &self.hidden_env)
+    }
+
+    /// How programs run in this context are confined, in `profile` (the context's own
+    /// sandbox, or one derived from it, e.g. with the network for an MCP server).
+    pub(crate) fn confinement<'a>(
+        &'a self,
+        profile: &'a SandboxProfile,
+    ) -> crate::process::Confinement<'a> {
+        crate::process::Confinement {
+            containment: self.containment(),
+            limits: self.command_limits(),
+            profile,
+            workspace: self.workspace(),
+        }
+    }
+
     /// The same context with other output limits (e.g. a smaller budget for a small model).
     pub fn with_limits(mut self, limits: OutputLimits) -> Self {
         self.limits = limits;

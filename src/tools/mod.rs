@@ -8,7 +8,8 @@ pub mod external;
 mod name;
 mod registry;
 mod restriction;
-pub mod sandbox;
+/// The command sandbox, now at [`crate::process::sandbox`] (re-exported here).
+pub use crate::process::sandbox;
 pub mod schema;
 mod tool;
 

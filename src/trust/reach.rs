@@ -490,7 +490,7 @@ fn sandbox_items(
     foreign_chain: bool,
     items: &mut Vec<ReachItem>,
 ) {
-    use crate::tools::sandbox::SandboxMode;
+    use crate::process::SandboxMode;
     if let Some(file) = chain.iter().rev().find(|p| p.file.sandbox.is_some())
         && let Some(setting) = &file.file.sandbox
         && !setting

@@ -2841,3 +2841,71 @@ fn the_sandbox_directory_of_an_agent_killed_with_sigkill_is_removed_by_the_next_
         tmpdir.display()
     );
 }
+
+/// Issue 27: the agent reaps orphans itself. A command that kills its own supervisor
+/// (`kill -9 $PPID`: the subreaper's; under the other containments the agent, which the
+/// sandbox does not let it signal) and leaves double-forked `setsid` daemons behind:
+/// after `run` exits, none of them is alive, under every containment.
+#[test]
+fn nothing_a_command_started_outlives_run_even_after_it_kills_its_supervisor() {
+    let mut all = containments();
+    all.push("process-group");
+    for containment in all {
+        let (a, b) = (marker(), marker());
+        let server = MockProvider::start(vec![
+            bash_call(
+                &format!(
+                    "(setsid sleep {a} &); setsid sh -c 'sleep {b}' & sleep 0.3; kill -9 $PPID; sleep 0.3; echo survived"
+                ),
+                60,
+            ),
+            Reply::sse(mock::openai_stream(&[], &["ok"], &[])),
+        ]);
+        let p = Project::new("deepseek", &server, "");
+        let output = p
+            .command(&["run", "agent", "go", "--yes", "--json"])
+            .env("AGENT_PRESETS_CONTAINMENT", containment)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{containment}: {stderr}");
+        let left: Vec<i32> = processes_with(&a)
+            .into_iter()
+            .chain(processes_with(&b))
+            .collect();
+        for &pid in &left {
+            // SAFETY: kill(2) of a leftover of this test.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        assert!(left.is_empty(), "{containment}: still alive: {left:?}");
+    }
+}
+
+/// Issue 27: with `run` on a terminal, a command cannot write raw bytes to it (a fake
+/// prompt, an OSC 52 clipboard write) or read it, through `/dev/tty` or any `/dev/pts/N`.
+#[test]
+fn a_command_cannot_reach_the_terminal_run_is_on() {
+    let command = "for t in /dev/tty /dev/pts/[0-9]*; do \
+         printf '\\033]52;c;cHduZWQ=\\007FAKE-PROMPT$ ' > $t && echo \"wrote $t\"; \
+         timeout 1 cat $t > /dev/null && echo \"read $t\"; done; echo probed";
+    let server = MockProvider::start(vec![
+        bash_call(command, 30),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let run = run_on_pty(
+        &p,
+        &["run", "agent", "Do it.", "--yes", "--json"],
+        24,
+        80,
+        "y",
+    );
+    assert_eq!(run.code, Some(0), "{}", run.screen);
+    assert!(run.stdout.contains("probed"), "{}", run.stdout);
+    assert!(!run.stdout.contains("wrote /dev"), "{}", run.stdout);
+    assert!(!run.stdout.contains("read /dev"), "{}", run.stdout);
+    assert!(!run.screen.contains("FAKE-PROMPT"), "{:?}", run.screen);
+    assert!(!run.screen.contains("\u{1b}]52"), "{:?}", run.screen);
+}

@@ -46,6 +46,7 @@ mod provider_lint;
 mod render_explain;
 mod schema_drift;
 mod security_tools;
+mod terminal;
 mod testing_suite;
 mod trust_gate;
 mod trust_race;

@@ -5,28 +5,29 @@
 //! What a command may read, write and reach is the context's [`SandboxProfile`]
 //! ([`ToolContext::sandbox`]): under `full-access` (the library's default) it runs as the
 //! agent's user and can do whatever that user can; under `read-only` and
-//! `workspace-write` it is confined by Landlock and seccomp (see [`crate::tools::sandbox`]),
-//! and when the kernel cannot enforce that, the command is refused, not run.
+//! `workspace-write` it is confined by Landlock and seccomp (see [`crate::process::sandbox`]),
+//! and when the kernel cannot enforce that, the command is refused, not run. It starts
+//! through the one spawn path, [`crate::process::spawn`].
 //!
-//! [`SandboxProfile`]: crate::tools::sandbox::SandboxProfile
-//!
-//! [`command_env`]: super::command_env
+//! [`SandboxProfile`]: crate::process::SandboxProfile
+//! [`Containment`]: crate::process::Containment
+//! [`command_env`]: crate::process::env
 
 use std::future::Future;
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::command_env::command_env;
-use super::containment::{self, Containment};
 use super::limits::{Readers, StreamCapture, pump, take};
+use crate::process::env::command_env;
+use crate::process::sandbox::denial_note;
+use crate::process::{self, Containment, Input, Program, SpawnError, WorkDir};
 use crate::texts::*;
-use crate::tools::sandbox::denial_note;
 use crate::tools::{Tool, ToolContext, ToolError, ToolGuidance, vals};
 
 /// `timeout_secs` when the model sends none.
@@ -181,52 +182,28 @@ async fn run(
     budget: usize,
 ) -> Result<Run, ToolError> {
     let shell = shell();
-    let sandbox = ctx
-        .sandbox()
-        .prepare(ctx.workspace())
-        .map_err(|e| ToolError::new(format!("{e}")).hint(e.hint()))?;
-    let mut env = command_env(ctx, std::env::vars_os());
-    if let Some(temp) = sandbox.temp_dir() {
-        // The only place outside the workspace a sandboxed command may write.
-        env.retain(|(name, _)| name != "TMPDIR");
-        env.push(("TMPDIR".into(), temp.as_os_str().to_owned()));
-    }
+    let env = command_env(ctx.env_rules(), std::env::vars_os());
+    let args = ["-c".to_owned(), command.to_owned()];
     // The command starts in the directory the workspace root's descriptor holds, not in
-    // whatever its path names now.
-    let root = ctx.root().fd().as_raw_fd();
-    let build = || {
-        let mut builder = tokio::process::Command::new(shell);
-        // SAFETY: fchdir(2) is async-signal-safe; the descriptor stays open while the
-        // command is spawned (`ctx` holds it).
-        unsafe {
-            builder.pre_exec(move || {
-                if libc::fchdir(root) == 0 {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
-                }
-            });
-        }
-        builder
-            .arg("-c")
-            .arg(command)
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        builder
+    // whatever its path names now (`ctx` keeps it open).
+    let program = Program {
+        program: shell.as_ref(),
+        args: &args,
+        env: &env,
+        dir: WorkDir::Fd(ctx.root().fd().as_raw_fd()),
+        stdin: Input::Null,
     };
-    let mut contained =
-        containment::spawn(&build, ctx.containment(), ctx.command_limits(), &sandbox).map_err(
-            |e| {
-                ToolError::text(
-                    &TOOL_BASH_ERROR_SPAWN,
-                    vals![shell = shell, error = e.to_string()],
-                )
-                .hint_text(&TOOL_BASH_HINT_SPAWN, vec![])
-            },
-        )?;
+    let process::Spawned {
+        mut contained,
+        sandbox,
+    } = process::spawn(&program, &ctx.confinement(ctx.sandbox())).map_err(|e| match e {
+        SpawnError::Sandbox(e) => ToolError::new(format!("{e}")).hint(e.hint()),
+        SpawnError::Start(e) => ToolError::text(
+            &TOOL_BASH_ERROR_SPAWN,
+            vals![shell = shell, error = e.to_string()],
+        )
+        .hint_text(&TOOL_BASH_HINT_SPAWN, vec![]),
+    })?;
 
     let stdout = Arc::new(Mutex::new(StreamCapture::new(budget / 2 + budget % 2)));
     let stderr = Arc::new(Mutex::new(StreamCapture::new(budget / 2)));

@@ -13,8 +13,6 @@
 mod bash;
 pub(crate) mod beneath;
 mod blocking;
-pub(crate) mod command_env;
-pub(crate) mod containment;
 mod edit_file;
 mod glob;
 mod grep;
@@ -26,9 +24,8 @@ mod walk;
 mod workspace;
 mod write_file;
 
+pub use crate::process::{BASE_COMMAND_ENV, CommandLimits, Containment};
 pub use bash::{Bash, BashArgs};
-pub use command_env::BASE_COMMAND_ENV;
-pub use containment::{CommandLimits, Containment};
 pub use edit_file::{EditFile, EditFileArgs};
 pub use glob::{Glob, GlobArgs};
 pub use grep::{Grep, GrepArgs, GrepOutputMode};

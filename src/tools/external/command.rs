@@ -3,21 +3,20 @@
 //! `bash`'s) is the result; a non-zero exit is a tool error carrying its standard error.
 //!
 //! It runs the way `bash` runs a command: through the one spawn path
-//! ([`containment::spawn`]) with the context's containment, limits and sandbox, in the
-//! workspace root, with the allowlisted environment ([`command_env`]) plus the tool's own
-//! `passEnv` names and its literal `env` values — never the model's API key.
+//! ([`process::spawn`]) with the context's containment, limits and sandbox, in the
+//! workspace root, with the allowlisted environment ([`crate::process::env`]) plus the
+//! tool's own `passEnv` names and its literal `env` values — never the model's API key.
 
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
-use crate::tools::builtin::command_env::program_env;
-use crate::tools::builtin::containment::{self, describe};
+use crate::process::env::program_env;
+use crate::process::{self, Input, Program, SpawnError, WorkDir, describe};
 use crate::tools::builtin::limits::{Readers, StreamCapture, pump, take};
 use crate::tools::{ExternalHandler, ToolContext, ToolError, ToolFuture};
 
@@ -62,50 +61,28 @@ async fn run_command(
         ))
         .hint("this is a mistake in the preset, not in the call"));
     };
-    let mut env = environment(tool, ctx, std::env::vars_os());
+    let env = environment(tool, ctx, std::env::vars_os());
     // The sandbox, able to read what the program itself needs (its prefix, interpreter,
     // script).
     let profile = ctx
         .sandbox()
         .clone()
         .with_program(&tool.run, &env, ctx.workspace());
-    let sandbox = profile
-        .prepare(ctx.workspace())
-        .map_err(|e| ToolError::new(format!("{e}")).hint(e.hint()))?;
-    if let Some(temp) = sandbox.temp_dir() {
-        env.retain(|(name, _)| name != "TMPDIR");
-        env.push(("TMPDIR".into(), temp.as_os_str().to_owned()));
-    }
-    let root = ctx.root().fd().as_raw_fd();
-    let build = || {
-        let mut builder = tokio::process::Command::new(program);
-        // SAFETY: fchdir(2) is async-signal-safe; the descriptor stays open while the
-        // command is spawned (`ctx` holds it).
-        unsafe {
-            builder.pre_exec(move || {
-                if libc::fchdir(root) == 0 {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
-                }
-            });
-        }
-        builder
-            .args(rest)
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        builder
+    let to_run = Program {
+        program: program.as_ref(),
+        args: rest,
+        env: &env,
+        dir: WorkDir::Fd(ctx.root().fd().as_raw_fd()),
+        stdin: Input::Piped,
     };
-    let mut contained = containment::spawn(
-        &build,
-        ctx.containment(),
-        ctx.command_limits(),
-        &sandbox,
-    )
-    .map_err(|e| {
+    let process::Spawned {
+        mut contained,
+        sandbox,
+    } = process::spawn(&to_run, &ctx.confinement(&profile)).map_err(|e| {
+        let e = match e {
+            SpawnError::Sandbox(e) => return ToolError::new(format!("{e}")).hint(e.hint()),
+            SpawnError::Start(e) => e,
+        };
         let hint =
             "the program this tool runs is missing or cannot run here; do not call this tool again";
         let sandbox = (e.kind() != std::io::ErrorKind::NotFound)
@@ -202,9 +179,9 @@ async fn run_command(
 /// [`SandboxProfile::start_failure_help`] for the tool's `argv`, its program looked up on
 /// the `PATH` the tool gets (`env`), relative to the workspace.
 ///
-/// [`SandboxProfile::start_failure_help`]: crate::tools::sandbox::SandboxProfile::start_failure_help
+/// [`SandboxProfile::start_failure_help`]: crate::process::SandboxProfile::start_failure_help
 fn sandbox_help(
-    profile: &crate::tools::sandbox::SandboxProfile,
+    profile: &crate::process::sandbox::SandboxProfile,
     ctx: &ToolContext,
     argv: &[String],
     env: &[(OsString, OsString)],
@@ -221,13 +198,15 @@ fn sandbox_help(
 /// names — passed even when they look like credentials, since the preset names them for
 /// this one program (a token a metrics query needs) — then its literal `env`. Names the
 /// host withholds ([`ToolContext::hidden_env`]: the model's API key) are never passed.
+///
+/// [`command_env`]: crate::process::env
 fn environment<I>(tool: &CommandTool, ctx: &ToolContext, vars: I) -> Vec<(OsString, OsString)>
 where
     I: IntoIterator<Item = (OsString, OsString)>,
 {
     let vars: Vec<(OsString, OsString)> = vars.into_iter().collect();
     program_env(
-        ctx,
+        ctx.env_rules(),
         &vars,
         tool.pass_env.iter().map(String::as_str),
         tool.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
@@ -373,7 +352,7 @@ mod tests {
     #[tokio::test]
     #[allow(clippy::print_stderr)] // says why it skips where the kernel cannot sandbox
     async fn a_program_the_sandbox_cannot_read_gets_a_sandbox_hint() {
-        use crate::tools::sandbox::{SandboxMode, SandboxProfile};
+        use crate::process::{SandboxMode, SandboxProfile};
         // This test binary in a secret path of the sandbox's home: nothing is derived
         // from a program there, so the sandbox cannot read it.
         let home = tempfile::tempdir().unwrap();

@@ -14,8 +14,8 @@
 //! - A call that outlives `toolTimeout` is abandoned with `notifications/cancelled`; a
 //!   server process that ended turns this and every later call into
 //!   [`McpError::Crashed`], and says so once on the stderr sink.
-//! - A stdio server is spawned through the tools' one spawn path
-//!   (`containment::spawn`: the context's containment, limits and sandbox profile, with
+//! - A stdio server is spawned through the one spawn path
+//!   ([`crate::process::spawn`]: the context's containment, limits and sandbox profile, with
 //!   the network allowed since servers often need it), with exactly the environment the
 //!   caller gives, in the given directory; its stderr goes line by line, prefixed
 //!   `[mcp <name>] ` and escaped, to the caller's sink; it ends with the session: stdin
@@ -24,7 +24,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::pin::Pin;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -52,11 +51,12 @@ use tokio::task::JoinHandle;
 use super::types::{
     CallOutput, ListedTool, McpError, ServerConfig, ServerListing, ServerTransport, ToolAnnotations,
 };
+use crate::process::{
+    self, Contained, Input, PreparedSandbox, Program, SpawnError, WorkDir, describe,
+};
 use crate::redact::{DisplayContext, escape_for_display};
 use crate::tools::ToolContext;
 use crate::tools::builtin::OutputLimits;
-use crate::tools::builtin::containment::{self, Contained, describe};
-use crate::tools::sandbox::PreparedSandbox;
 
 /// The most tools accepted from one server: more is an error, not a silent cut (no
 /// provider takes that many in one request; OpenAI's limit is 128).
@@ -376,49 +376,45 @@ async fn connect_stdio(
         .clone()
         .with_network(true)
         .with_program(argv, env, cwd);
-    let sandbox = profile
-        .prepare(ctx.workspace())
-        .map_err(|e| McpError::Start {
-            server: name.clone(),
-            reason: format!("{e} ({})", e.hint()),
-        })?;
-    let mut env: Vec<(String, String)> = env.to_vec();
-    if let Some(temp) = sandbox.temp_dir() {
-        // The only place outside the workspace a sandboxed server may write.
-        env.retain(|(k, _)| k != "TMPDIR");
-        env.push(("TMPDIR".to_owned(), temp.to_string_lossy().into_owned()));
-    }
-    let build = || {
-        let mut command = tokio::process::Command::new(program);
-        command
-            .args(args)
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command
+    let os_env: Vec<(std::ffi::OsString, std::ffi::OsString)> =
+        env.iter().map(|(k, v)| (k.into(), v.into())).collect();
+    let to_run = Program {
+        program: program.as_ref(),
+        args,
+        env: &os_env,
+        dir: WorkDir::Path(cwd),
+        stdin: Input::Piped,
     };
-    let mut contained =
-        containment::spawn(&build, ctx.containment(), ctx.command_limits(), &sandbox).map_err(
-            |e| McpError::Start {
-                server: name.clone(),
-                reason: if e.kind() == std::io::ErrorKind::NotFound {
-                    format!(
-                        "`{}` was not found (is it installed and on the PATH the server gets?)",
-                        cut(program, 200)
-                    )
-                } else {
-                    let mut reason = format!("could not run `{}`: {e}", cut(program, 200));
-                    if let Some(help) = sandbox_help(&profile, argv, &env, cwd) {
-                        reason.push_str("; ");
-                        reason.push_str(&help);
-                    }
-                    reason
-                },
+    let process::Spawned {
+        mut contained,
+        sandbox,
+    } = process::spawn(&to_run, &ctx.confinement(&profile)).map_err(|e| {
+        let e = match e {
+            SpawnError::Sandbox(e) => {
+                return McpError::Start {
+                    server: name.clone(),
+                    reason: format!("{e} ({})", e.hint()),
+                };
+            }
+            SpawnError::Start(e) => e,
+        };
+        McpError::Start {
+            server: name.clone(),
+            reason: if e.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "`{}` was not found (is it installed and on the PATH the server gets?)",
+                    cut(program, 200)
+                )
+            } else {
+                let mut reason = format!("could not run `{}`: {e}", cut(program, 200));
+                if let Some(help) = sandbox_help(&profile, argv, env, cwd) {
+                    reason.push_str("; ");
+                    reason.push_str(&help);
+                }
+                reason
             },
-        )?;
+        }
+    })?;
     let pgid = contained.child.id();
     let (Some(stdin), Some(stdout), Some(stderr_pipe)) = (
         contained.child.stdin.take(),
@@ -484,7 +480,7 @@ async fn connect_stdio(
             match handshake_error(&name, *error, Some(exit), &stderr) {
                 // It died at once: the sandbox may be what stopped it.
                 McpError::Start { server, mut reason } => {
-                    if let Some(help) = sandbox_help(&profile, argv, &env, cwd) {
+                    if let Some(help) = sandbox_help(&profile, argv, env, cwd) {
                         reason.push('\n');
                         reason.push_str(&help);
                     }
@@ -627,9 +623,9 @@ fn session(
 /// [`SandboxProfile::start_failure_help`] for a stdio server's `argv`, its program looked
 /// up on the `PATH` it is given (`env`).
 ///
-/// [`SandboxProfile::start_failure_help`]: crate::tools::sandbox::SandboxProfile::start_failure_help
+/// [`SandboxProfile::start_failure_help`]: crate::process::SandboxProfile::start_failure_help
 fn sandbox_help(
-    profile: &crate::tools::sandbox::SandboxProfile,
+    profile: &crate::process::sandbox::SandboxProfile,
     argv: &[String],
     env: &[(String, String)],
     cwd: &std::path::Path,

@@ -1,9 +1,10 @@
-//! The environment of commands run by `bash`: an allowlist, not a guess at secret names.
+//! The environment of the programs the agent runs (`bash` commands, command tools, stdio
+//! MCP servers): an allowlist, not a guess at secret names.
 //!
 //! A command gets only the variables named in [`BASE_COMMAND_ENV`] and those the preset
-//! declares in `passEnv` ([`ToolContext::passed_env`]), taken from the agent's
+//! declares in `passEnv` ([`EnvRules::passed`]), taken from the agent's
 //! environment — and of those, none that the host withholds
-//! ([`ToolContext::hidden_env`], e.g. the preset's `apiKeyEnv`), none whose name looks
+//! ([`EnvRules::hidden`], e.g. the preset's `apiKeyEnv`), none whose name looks
 //! like it holds a credential and none whose value looks like one
 //! ([`is_credential_name`], [`is_credential_value`]). `PAGER` and `GIT_PAGER` are set to
 //! `cat` so no command waits for a pager.
@@ -11,7 +12,6 @@
 use std::ffi::OsString;
 
 use crate::secrets::{is_credential_name, is_credential_value};
-use crate::tools::ToolContext;
 
 /// The variables every command gets from the agent's environment (when set): `PATH`,
 /// `HOME`, `USER`, `LOGNAME`, `SHELL`, `LANG`, `LANGUAGE`, every `LC_*`, `TERM`, `TZ` and
@@ -19,6 +19,32 @@ use crate::tools::ToolContext;
 pub const BASE_COMMAND_ENV: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR",
 ];
+
+/// The rules for one program's environment besides [`BASE_COMMAND_ENV`]: the names the
+/// preset passes (`passEnv`) and the names the host withholds (the model's API key).
+/// A tool context gives its own (`ToolContext::env_rules`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EnvRules<'a> {
+    passed: &'a [String],
+    hidden: &'a [String],
+}
+
+impl<'a> EnvRules<'a> {
+    /// Pass `passed` too (unless credential-looking); never pass `hidden`.
+    pub fn new(passed: &'a [String], hidden: &'a [String]) -> Self {
+        EnvRules { passed, hidden }
+    }
+
+    /// The names passed besides the allowlist.
+    pub fn passed(&self) -> &'a [String] {
+        self.passed
+    }
+
+    /// The names never passed.
+    pub fn hidden(&self) -> &'a [String] {
+        self.hidden
+    }
+}
 
 /// Is `name` in [`BASE_COMMAND_ENV`]?
 fn is_base(name: &str) -> bool {
@@ -30,8 +56,8 @@ fn is_base(name: &str) -> bool {
         })
 }
 
-/// The environment for a command run in `ctx`, from `vars` (the agent's environment).
-pub(crate) fn command_env<I>(ctx: &ToolContext, vars: I) -> Vec<(OsString, OsString)>
+/// The environment for a command run under `rules`, from `vars` (the agent's environment).
+pub(crate) fn command_env<I>(rules: EnvRules<'_>, vars: I) -> Vec<(OsString, OsString)>
 where
     I: IntoIterator<Item = (OsString, OsString)>,
 {
@@ -42,8 +68,8 @@ where
                 // Not UTF-8: cannot be checked, so not passed.
                 return false;
             };
-            (is_base(name) || ctx.passed_env().iter().any(|p| p == name))
-                && !ctx.hidden_env().iter().any(|h| h == name)
+            (is_base(name) || rules.passed().iter().any(|p| p == name))
+                && !rules.hidden().iter().any(|h| h == name)
                 && !is_credential_name(name)
                 && !is_credential_value(value)
         })
@@ -58,15 +84,15 @@ where
 /// [`command_env`] (the allowlist and the preset's `passEnv`, as for `bash`), then the
 /// program's own `pass_env` names — passed even when they look like credentials, since
 /// the preset names them for this one program — then its literal `env`. Names the host
-/// withholds ([`ToolContext::hidden_env`]: the model's API key) are never passed.
+/// withholds ([`EnvRules::hidden`]: the model's API key) are never passed.
 pub(crate) fn program_env<'a>(
-    ctx: &ToolContext,
+    rules: EnvRules<'_>,
     vars: &[(OsString, OsString)],
     pass_env: impl IntoIterator<Item = &'a str>,
     literal: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Vec<(OsString, OsString)> {
-    let mut env = command_env(ctx, vars.iter().cloned());
-    let hidden = |name: &str| ctx.hidden_env().iter().any(|h| h == name);
+    let mut env = command_env(rules, vars.iter().cloned());
+    let hidden = |name: &str| rules.hidden().iter().any(|h| h == name);
     for name in pass_env {
         if hidden(name) || env.iter().any(|(n, _)| n == name) {
             continue;
@@ -89,8 +115,8 @@ pub(crate) fn program_env<'a>(
 mod tests {
     use super::*;
 
-    fn ctx() -> ToolContext {
-        ToolContext::new(std::env::temp_dir()).unwrap()
+    fn strings(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
     }
 
     fn names(env: &[(OsString, OsString)]) -> Vec<&str> {
@@ -120,11 +146,11 @@ mod tests {
             ("PAGER", "less"),
         ]
         .map(|(k, v)| (OsString::from(k), OsString::from(v)));
-        let env = command_env(&ctx(), vars.clone());
+        let env = command_env(EnvRules::default(), vars.clone());
         assert_eq!(names(&env), ["PATH", "LC_ALL", "PAGER", "GIT_PAGER"]);
 
         // Passing a name lets it through, unless it (or its value) looks like a credential.
-        let passed = ctx().with_passed_env([
+        let passed_names = strings(&[
             "CARGO_HOME",
             "OPENAI_KEY_2",
             "STRIPE_SK",
@@ -132,15 +158,17 @@ mod tests {
             "SENTRY_DSN",
             "ANTHROPIC_KEY_PROD",
         ]);
-        let env = command_env(&passed, vars.clone());
+        let passed = EnvRules::new(&passed_names, &[]);
+        let env = command_env(passed, vars.clone());
         assert_eq!(
             names(&env),
             ["PATH", "LC_ALL", "CARGO_HOME", "PAGER", "GIT_PAGER"]
         );
         // A passed pager is replaced, not doubled: commands never wait for one.
-        let pagers = ctx().with_passed_env(["PAGER", "GIT_PAGER"]);
+        let pager_names = strings(&["PAGER", "GIT_PAGER"]);
+        let pagers = EnvRules::new(&pager_names, &[]);
         let env = command_env(
-            &pagers,
+            pagers,
             [("PAGER", "less"), ("GIT_PAGER", "less")]
                 .map(|(k, v)| (OsString::from(k), OsString::from(v))),
         );
@@ -149,9 +177,10 @@ mod tests {
             [("PAGER", "cat"), ("GIT_PAGER", "cat")].map(|(k, v)| (k.into(), v.into()))
         );
         // The host can withhold any name, allowlisted ones included.
-        let hidden = passed.with_hidden_env(["PATH", "CARGO_HOME"]);
+        let hidden_names = strings(&["PATH", "CARGO_HOME"]);
+        let hidden = EnvRules::new(&passed_names, &hidden_names);
         assert_eq!(
-            names(&command_env(&hidden, vars)),
+            names(&command_env(hidden, vars)),
             ["LC_ALL", "PAGER", "GIT_PAGER"]
         );
     }

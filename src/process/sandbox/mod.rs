@@ -21,9 +21,13 @@
 //!   `/proc/<agent>/root`), and with ABI 6 from signalling them or their abstract Unix
 //!   sockets;
 //! - seccomp: `socket(2)` of any family fails (no network, no Unix socket to a daemon such
-//!   as Docker's) and so do `ptrace`, `process_vm_*`, `unshare`, `setns`, namespace flags
+//!   as Docker's; with [`SandboxProfile::with_network`], every family but `AF_INET` and
+//!   `AF_INET6`) and so do `ptrace`, `process_vm_*`, `unshare`, `setns`, namespace flags
 //!   of `clone`, `mount` and friends, `bpf`, `perf_event_open`, `io_uring`, `keyctl`,
-//!   `userfaultfd`, kernel modules, `open_by_handle_at` and `TIOCSTI`.
+//!   `userfaultfd`, kernel modules, `open_by_handle_at` and the terminal ioctls
+//!   `TIOCSTI`, `TIOCLINUX`, `TIOCSCTTY`, `TIOCSPGRP`, `TIOCSETD`;
+//! - no terminal of the user's: neither `/dev/tty` nor `/dev/pts` is in the Landlock rules
+//!   (and the program has no controlling terminal: it starts its own session).
 //!
 //! When the kernel cannot enforce the mode chosen, [`SandboxProfile::prepare`] fails with
 //! [`SandboxError::Unsupported`]: the command is refused, never run unconfined.
@@ -165,7 +169,7 @@ pub const ETC_DENIED: &[&str] = &[
 ];
 
 /// What commands may do: the [`SandboxMode`] and the paths a preset adds
-/// (`allowRead`). Part of [`ToolContext`](crate::tools::ToolContext); a host can supply
+/// (`allowRead`). Part of a tool context (`ToolContext::with_sandbox`); a host can supply
 /// its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SandboxProfile {
@@ -237,7 +241,8 @@ impl SandboxProfile {
         self
     }
 
-    /// The same profile letting commands open sockets (TCP, UDP, Unix) when `allowed`:
+    /// The same profile letting commands open Internet sockets (TCP, UDP: `AF_INET`,
+    /// `AF_INET6`; never a Unix socket) when `allowed`:
     /// for a process that needs the network (an MCP server that declares
     /// `network: true`), with the filesystem still confined. `bash` never gets it from the
     /// CLI: its guidance says commands cannot reach the network.
@@ -517,8 +522,9 @@ impl PreparedSandbox {
 
 /// The system paths a shell needs to read (those that exist): `/usr`, `/bin`, `/sbin`,
 /// `/lib*`, every entry of `/etc` but [`ETC_DENIED`], `/proc`, `/dev/null`, `/dev/zero`,
-/// `/dev/full`, `/dev/random`, `/dev/urandom`, `/dev/tty`, `/dev/fd`, `/dev/stdin`…,
-/// `/dev/pts`, `/dev/ptmx`, `/sys/devices/system/cpu` (CPU counts for build tools).
+/// `/dev/full`, `/dev/random`, `/dev/urandom`, `/dev/fd`, `/dev/stdin`…, `/dev/ptmx`
+/// (never `/dev/tty` or `/dev/pts`), `/sys/devices/system/cpu` (CPU counts for build
+/// tools).
 pub(crate) fn system_read_paths() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = [
         "/usr",
@@ -706,8 +712,7 @@ pub(crate) fn denial_note(mode: SandboxMode, output: &[u8]) -> Option<String> {
     })
 }
 
-/// A shared, cheaply cloned profile (what [`ToolContext`](crate::tools::ToolContext)
-/// holds).
+/// A shared, cheaply cloned profile (what a tool context holds).
 pub(crate) type SharedProfile = Arc<SandboxProfile>;
 
 #[cfg(test)]

@@ -61,6 +61,63 @@ pub(super) struct Prepared {
     /// Their `sock_fprog` headers (pointing into `filters`, which never move: boxed).
     progs: Box<[libc::sock_fprog]>,
     temp: TempDir,
+    /// The workspace's own rules, made read-only for the program (`workspace-write`).
+    protect: Option<Box<Protect>>,
+}
+
+/// The paths of the workspace that hold the next run's rules (`.git`, `.agent-presets`,
+/// `presets.lock`, the agent-presets configuration directory when it lies inside), which
+/// the program sees through read-only bind mounts in a mount namespace of its own: it can
+/// neither write, create, remove nor rename anything there, nor replace or remove the
+/// paths themselves (they are mount points), while the rest of the workspace, its root
+/// included, stays writable. Landlock alone cannot do this: a right granted on the root
+/// covers everything beneath it.
+struct Protect {
+    /// Absolute, canonical, inside the workspace, existing when prepared.
+    paths: Vec<std::ffi::CString>,
+    /// For an agent that is not root: the contents of `uid_map` and `gid_map` of the user
+    /// namespace the mount namespace needs (the same ids, mapped to themselves).
+    maps: Option<(std::ffi::CString, std::ffi::CString)>,
+}
+
+/// The names in the workspace root that are protected (see [`Protect`]).
+pub(super) const PROTECTED: [&str; 3] = [".git", ".agent-presets", "presets.lock"];
+
+impl Protect {
+    fn of(workspace: &Path) -> Option<Box<Protect>> {
+        use std::os::unix::ffi::OsStrExt;
+        let mut candidates: Vec<PathBuf> = PROTECTED.iter().map(|n| workspace.join(n)).collect();
+        if let Some(config) = dirs::config_dir() {
+            candidates.push(config.join("agent-presets"));
+        }
+        let mut paths: Vec<std::ffi::CString> = Vec::new();
+        for candidate in candidates {
+            let Ok(real) = candidate.canonicalize() else {
+                continue;
+            };
+            if !real.starts_with(workspace) || real == workspace {
+                continue;
+            }
+            if let Ok(c) = std::ffi::CString::new(real.as_os_str().as_bytes())
+                && !paths.contains(&c)
+            {
+                paths.push(c);
+            }
+        }
+        if paths.is_empty() {
+            return None;
+        }
+        // SAFETY: geteuid(2), getuid(2) and getgid(2) cannot fail.
+        let (euid, uid, gid) = unsafe { (libc::geteuid(), libc::getuid(), libc::getgid()) };
+        let maps = (euid != 0).then(|| {
+            let map = |id: u32| std::ffi::CString::new(format!("{id} {id} 1\n")).ok();
+            map(uid).zip(map(gid))
+        });
+        Some(Box::new(Protect {
+            paths,
+            maps: maps.flatten(),
+        }))
+    }
 }
 
 // SAFETY: `progs` holds pointers into `filters`, owned by the same value and never
@@ -106,6 +163,10 @@ impl Prepared {
             .map_err(|e| setup("the Landlock ruleset", &e))?;
         let filters =
             filters(arch, profile.network()).map_err(|e| setup("the seccomp filter", &e))?;
+        let protect = match mode {
+            SandboxMode::WorkspaceWrite => Protect::of(workspace),
+            _ => None,
+        };
         let progs = filters
             .iter()
             .map(|f| libc::sock_fprog {
@@ -118,6 +179,7 @@ impl Prepared {
             filters,
             progs,
             temp,
+            protect,
         })
     }
 
@@ -130,12 +192,98 @@ impl Prepared {
         let progs = self.progs.as_ptr() as usize;
         let count = self.progs.len();
         debug_assert_eq!(count, self.filters.len());
+        let protect = self
+            .protect
+            .as_deref()
+            .map_or(0, |p| std::ptr::from_ref(p) as usize);
         // SAFETY: the closure runs in the forked child before exec; `enter` only makes
         // system calls (prctl, landlock_restrict_self, seccomp) on a descriptor and
         // programs that `self` owns, which outlives the spawn (the caller holds it while
         // spawning); it allocates nothing and takes no lock.
         unsafe {
-            command.pre_exec(move || enter(ruleset, progs as *const libc::sock_fprog, count));
+            command.pre_exec(move || {
+                if protect != 0 {
+                    protect_paths(&*(protect as *const Protect));
+                }
+                enter(ruleset, progs as *const libc::sock_fprog, count)
+            });
+        }
+    }
+}
+
+/// In the forked child: a mount namespace of its own in which the protected paths are
+/// read-only bind mounts (see [`Protect`]). Only system calls on memory `protect` owns.
+/// Best effort: where the kernel refuses the namespace (no unprivileged user namespaces),
+/// the paths stay as writable as the rest of the workspace.
+///
+/// SAFETY (for callers): to be called in a freshly forked child only.
+unsafe fn protect_paths(protect: &Protect) {
+    /// `struct mount_attr` of mount_setattr(2).
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+    const MOUNT_ATTR_RDONLY: u64 = 0x1;
+    // SAFETY: unshare, open, write, close, mount and mount_setattr read only the
+    // NUL-terminated strings and the struct given, all owned by `protect` or this frame.
+    unsafe {
+        let flags = match protect.maps {
+            Some(_) => libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
+            None => libc::CLONE_NEWNS,
+        };
+        if libc::unshare(flags) != 0 {
+            return;
+        }
+        if let Some((uid_map, gid_map)) = &protect.maps {
+            let write = |path: &std::ffi::CStr, text: &[u8]| {
+                let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd >= 0 {
+                    libc::write(fd, text.as_ptr().cast(), text.len());
+                    libc::close(fd);
+                }
+            };
+            write(c"/proc/self/setgroups", b"deny");
+            write(c"/proc/self/uid_map", uid_map.as_bytes());
+            write(c"/proc/self/gid_map", gid_map.as_bytes());
+        }
+        // Nothing done here propagates back to the agent's mounts.
+        if libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        ) != 0
+        {
+            return;
+        }
+        let attr = MountAttr {
+            attr_set: MOUNT_ATTR_RDONLY,
+            attr_clr: 0,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        for path in &protect.paths {
+            if libc::mount(
+                path.as_ptr(),
+                path.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ) == 0
+            {
+                libc::syscall(
+                    libc::SYS_mount_setattr,
+                    libc::AT_FDCWD,
+                    path.as_ptr(),
+                    0x8000u32, /* AT_RECURSIVE */
+                    &raw const attr,
+                    std::mem::size_of::<MountAttr>(),
+                );
+            }
         }
     }
 }
@@ -185,6 +333,16 @@ unsafe fn enter(ruleset: RawFd, progs: *const libc::sock_fprog, count: usize) ->
     Ok(())
 }
 
+/// The devices a sandboxed program may read and write (with their ioctls).
+pub(super) const DEV_RW: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/ptmx"];
+
+/// The terminal ioctls refused in a sandbox: `TIOCSTI` (push a keystroke into a terminal's
+/// input), `TIOCLINUX` (the same and more on a virtual console), `TIOCSCTTY` (take a
+/// terminal as the controlling one), `TIOCSPGRP` (make a group the terminal's foreground,
+/// to read what the user types), `TIOCSETD` (change the line discipline). The numbers are
+/// the same on x86_64, aarch64 and riscv64 (the generic ones).
+pub(super) const REFUSED_IOCTLS: [u64; 5] = [0x5412, 0x541C, 0x540E, 0x5410, 0x5423];
+
 /// The Landlock ruleset of `profile`.
 fn ruleset(
     profile: &SandboxProfile,
@@ -228,19 +386,15 @@ fn ruleset(
     }
     rules.push((temp.to_path_buf(), all));
     let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
-    for dev in [
-        "/dev/null",
-        "/dev/zero",
-        "/dev/full",
-        "/dev/tty",
-        "/dev/ptmx",
-    ] {
+    // Not `/dev/tty` (the agent's terminal, the user's) nor `/dev/pts` (every terminal of
+    // the user, the one the agent runs on included). A program that needs a terminal of
+    // its own opens `/dev/ptmx`.
+    for dev in DEV_RW {
         rules.push((PathBuf::from(dev), dev_rw));
     }
     for dev in ["/dev/random", "/dev/urandom"] {
         rules.push((PathBuf::from(dev), read));
     }
-    rules.push((PathBuf::from("/dev/pts"), read | dev_rw));
     // `/dev/fd`, `/dev/stdin`… are links into /proc/self, which is readable; descriptors
     // already open (the pipes) need no rule.
     for (path, access) in rules {
@@ -353,13 +507,10 @@ fn filters(
         })
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_clone, clone_rules);
-    // Injecting keystrokes into a terminal.
-    let ioctl_rules = [libc::TIOCSTI, libc::TIOCLINUX]
+    // Taking or injecting into a terminal.
+    let ioctl_rules = REFUSED_IOCTLS
         .iter()
         .map(|&request| {
-            // The request's type is `c_ulong` on glibc, `c_int` on musl.
-            #[allow(clippy::unnecessary_cast)]
-            let request = request as u64;
             SeccompRule::new(vec![SeccompCondition::new(
                 1,
                 SeccompCmpArgLen::Dword,
@@ -369,6 +520,28 @@ fn filters(
         })
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_ioctl, ioctl_rules);
+    if network {
+        // The network, not the machine's other services: a socket of any family but
+        // AF_INET and AF_INET6 (a Unix socket to ssh-agent, D-Bus or docker.sock, pathname
+        // or abstract; netlink; packet) is refused.
+        let other_family = SeccompRule::new(vec![
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::AF_INET as u64,
+            )?,
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::AF_INET6 as u64,
+            )?,
+        ])?;
+        rules.insert(libc::SYS_socket, vec![other_family]);
+        #[cfg(target_arch = "x86_64")]
+        rules.insert(libc::SYS_socket | 0x4000_0000, Vec::new());
+    }
     let main: BpfProgram = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
