@@ -119,6 +119,7 @@ code_pages! {
     P0504 => ProgramNotFound,
     P0505 => ToolDrift,
     P0506 => ServerUnavailable,
+    P0520 => AmbiguousServerName,
 }
 
 /// The headings a page has, in this order.

@@ -200,6 +200,9 @@ diagnostic_kinds! {
     ToolDrift = ("P0505", "tool-drift", Error),
     /// `validate --connect` or `lock --connect` could not start or list an MCP server.
     ServerUnavailable = ("P0506", "server-unavailable", Error),
+    /// An MCP server name that could make its tools' names alias another server's
+    /// (`__` in it, a trailing `_`, longer than 48 characters).
+    AmbiguousServerName = ("P0520", "ambiguous-server-name", Error),
 }
 
 impl fmt::Display for DiagnosticKind {
