@@ -139,7 +139,10 @@ impl EscapedChar {
     /// written so at `at`.
     fn unit_escapes_end(&self, hay: &[u8], at: usize) -> Option<usize> {
         let mut p = at;
-        for (i, &unit) in self.units[..usize::from(self.unit_count)].iter().enumerate() {
+        for (i, &unit) in self.units[..usize::from(self.unit_count)]
+            .iter()
+            .enumerate()
+        {
             let got = unit_escape(hay, p)?;
             let other = if i == 0 { self.other_case } else { unit };
             if got != unit && got != other {
@@ -187,9 +190,7 @@ impl EscapedForm {
         let chars: Vec<EscapedChar> = secret.chars().map(EscapedChar::new).collect();
         let longest = chars
             .iter()
-            .map(|c| {
-                (6 * usize::from(c.unit_count)).max(usize::from(c.plain_len))
-            })
+            .map(|c| (6 * usize::from(c.unit_count)).max(usize::from(c.plain_len)))
             .sum();
         let first_byte = secret.as_bytes().first().copied().unwrap_or(0);
         EscapedForm {
@@ -342,9 +343,41 @@ impl Redactor {
     /// This redactor and `secret` too.
     #[must_use]
     pub fn with_secret(&self, secret: &str) -> Self {
+        self.with_secrets([secret])
+    }
+
+    /// This redactor and `secrets` too.
+    #[must_use]
+    pub fn with_secrets<I, S>(&self, secrets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
         let mut patterns: Vec<Pattern> = self.patterns.to_vec();
         let mut escaped: Vec<String> = self.escaped.iter().map(EscapedForm::secret).collect();
-        add_secret(&mut patterns, &mut escaped, secret);
+        for secret in secrets {
+            add_secret(&mut patterns, &mut escaped, secret.as_ref());
+        }
+        Redactor::build(patterns, escaped)
+    }
+
+    /// What this redactor and `other` mask, together.
+    #[must_use]
+    pub fn merged(&self, other: &Redactor) -> Self {
+        if other.is_empty() {
+            return self.clone();
+        }
+        if self.is_empty() {
+            return other.clone();
+        }
+        let mut patterns: Vec<Pattern> = self.patterns.to_vec();
+        patterns.extend(other.patterns.iter().cloned());
+        let escaped = self
+            .escaped
+            .iter()
+            .chain(other.escaped.iter())
+            .map(EscapedForm::secret)
+            .collect();
         Redactor::build(patterns, escaped)
     }
 
@@ -929,7 +962,11 @@ mod tests {
         assert_eq!(r.longest_pattern(), 6 * KEY.len());
         let mut s = r.stream();
         let _ = s.push(&"x".repeat(1000));
-        assert_eq!(s.pending_len(), 2 * KEY.len() - 1, "the hex form is the longest");
+        assert_eq!(
+            s.pending_len(),
+            2 * KEY.len() - 1,
+            "the hex form is the longest"
+        );
         // A backslash among the last bytes may start an escaped key: held longer.
         let _ = s.push("\\x");
         let _ = s.push(&"x".repeat(150));

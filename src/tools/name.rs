@@ -84,7 +84,9 @@ pub fn server_name_alias(server: &str) -> Option<&'static str> {
     } else if server.ends_with('_') {
         Some("it ends with `_`, which joins the `__` after it in `mcp__<server>__<tool>`")
     } else if server.len() > MAX_SERVER_NAME_LEN {
-        Some("it is longer than 48 characters, so a long tool name cut to 64 characters would not keep the server's name whole")
+        Some(
+            "it is longer than 48 characters, so a long tool name cut to 64 characters would not keep the server's name whole",
+        )
     } else {
         None
     }
