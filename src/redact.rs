@@ -1172,8 +1172,85 @@ mod tests {
         ]
     }
 
+    /// `key` with the characters `escape` picks (cycled) written `\uXXXX`, the hex digits
+    /// of each escape in the case `upper` picks (cycled per digit).
+    fn mixed_escapes(key: &str, escape: &[bool], upper: &[bool]) -> String {
+        let mut out = String::new();
+        let mut digit = 0usize;
+        for (i, c) in key.chars().enumerate() {
+            if !escape.is_empty() && escape[i % escape.len()] {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str("\\u");
+                    for d in format!("{u:04x}").chars() {
+                        let up = !upper.is_empty() && upper[digit % upper.len()];
+                        digit += 1;
+                        out.push(if up { d.to_ascii_uppercase() } else { d });
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Hex (any mix of digit cases) and JSON `\u` escapes (any characters escaped,
+        /// any mix of hex-digit cases, the key in any letter case) never survive, whole
+        /// or streamed in arbitrary pieces, and the stream equals the whole.
+        #[test]
+        fn no_hex_or_escaped_form_survives_any_split(
+            key in "[A-Za-z0-9_+/=~.:-]{8,40}",
+            upper_key in any::<bool>(),
+            escape in proptest::collection::vec(any::<bool>(), 1..8),
+            upper in proptest::collection::vec(any::<bool>(), 1..8),
+            filler in proptest::collection::vec("[a-zA-Z0-9 é\\\\u\"{}:/\n]{0,12}", 1..5),
+            which in proptest::collection::vec(0usize..3, 1..4),
+            cuts in proptest::collection::vec(0usize..2000, 0..16),
+        ) {
+            let shown = if upper_key { key.to_ascii_uppercase() } else { key.clone() };
+            let hex_mixed: String = hex(key.as_bytes())
+                .chars()
+                .enumerate()
+                .map(|(i, d)| if upper[i % upper.len()] { d.to_ascii_uppercase() } else { d })
+                .collect();
+            let forms = [
+                hex_mixed,
+                mixed_escapes(&shown, &escape, &upper),
+                mixed_escapes(&shown, &[true], &upper),
+            ];
+            let mut text = String::new();
+            for (i, f) in filler.iter().enumerate() {
+                text.push_str(f);
+                if let Some(w) = which.get(i) {
+                    text.push_str(&forms[*w]);
+                }
+            }
+            let r = Redactor::new([key.as_str()]);
+            let whole = r.redact(&text).into_owned();
+            let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+            let mut points: Vec<usize> = cuts.iter().map(|c| bounds[c % bounds.len()]).collect();
+            points.sort_unstable();
+            points.dedup();
+            let mut s = r.stream();
+            let mut out = String::new();
+            let mut last = 0;
+            for p in points.into_iter().chain([text.len()]) {
+                out.push_str(&s.push(&text[last..p]));
+                prop_assert!(s.pending_len() < r.longest_pattern());
+                last = p;
+            }
+            out.push_str(&s.finish());
+            prop_assert_eq!(&out, &whole);
+            prop_assert_eq!(out.chars().count(), text.chars().count());
+            for w in which.iter().take(filler.len()) {
+                prop_assert!(!out.contains(&forms[*w]), "{} survives in {}", forms[*w], out);
+            }
+            prop_assert!(!out.to_ascii_lowercase().contains(&key.to_ascii_lowercase()));
+        }
 
         #[test]
         fn no_secret_survives_any_split(
