@@ -181,6 +181,8 @@ struct EscapedForm {
     first: [u8; 2],
     /// Does the secret hold `/` or `\` (escaped without `\u`)?
     short_escapes: bool,
+    /// Does it hold `\` (whose forms are ambiguous: matched every way at once)?
+    backslash: bool,
     /// The longest match, in bytes.
     longest: usize,
 }
@@ -200,6 +202,7 @@ impl EscapedForm {
                 first_byte.to_ascii_uppercase(),
             ],
             short_escapes: chars.iter().any(|c| c.short_escape.is_some()),
+            backslash: secret.contains('\\'),
             chars: chars.into(),
             longest,
         }
@@ -225,9 +228,50 @@ impl EscapedForm {
         self.may_match(window) || window.last() == Some(&b'\\')
     }
 
+    /// The end of the longest match starting at `start`, for a secret with `\\` in it:
+    /// a backslash there may be the character itself, `\\\\` or `\\u005c`, so every
+    /// way is followed (a set of positions per character, at most one per byte).
+    fn longest_end_from(&self, hay: &[u8], start: usize) -> Option<usize> {
+        let mut at: Vec<usize> = vec![start];
+        let mut next: Vec<usize> = Vec::new();
+        for c in self.chars.iter() {
+            next.clear();
+            for &p in &at {
+                if c.short_escape == Some(b'\\') {
+                    if hay.get(p) == Some(&b'\\') {
+                        next.push(p + 1);
+                        if hay.get(p + 1) == Some(&b'\\') {
+                            next.push(p + 2);
+                        }
+                        if c.unit_escapes_end(hay, p).is_some() {
+                            next.push(p + 6);
+                        }
+                    }
+                } else if let Some(end) = c.end_at(hay, p) {
+                    next.push(end);
+                }
+            }
+            next.sort_unstable();
+            next.dedup();
+            if next.is_empty() {
+                return None;
+            }
+            std::mem::swap(&mut at, &mut next);
+        }
+        at.last().copied()
+    }
+
     /// Every match in `hay` (overlapping ones too), pushed to `ranges`.
     fn find_all(&self, hay: &[u8], ranges: &mut Vec<Range<usize>>) {
         if !self.may_match(hay) {
+            return;
+        }
+        if self.backslash {
+            for start in memchr::memchr3_iter(self.first[0], self.first[1], b'\\', hay) {
+                if let Some(end) = self.longest_end_from(hay, start) {
+                    ranges.push(start..end);
+                }
+            }
             return;
         }
         for start in memchr::memchr3_iter(self.first[0], self.first[1], b'\\', hay) {
@@ -957,6 +1001,25 @@ mod tests {
     }
 
     #[test]
+    fn backslashes_in_a_secret_match_every_way_they_can_be_written() {
+        let key = "ab\\\\cdefgh";
+        let r = Redactor::new([key]);
+        for form in [
+            "ab\\\\cdefgh",
+            "ab\\\\\\\\cdefgh",
+            "ab\\u005c\\\\cdefgh",
+            "\\u0061b\\\\\\u005Ccdefgh",
+        ] {
+            let text = format!("<{form}>");
+            assert_eq!(
+                r.redact(&text),
+                format!("<{}>", "*".repeat(form.len())),
+                "{form}"
+            );
+        }
+    }
+
+    #[test]
     fn a_stream_without_backslashes_holds_back_only_the_plain_patterns() {
         let r = Redactor::new([KEY]);
         assert_eq!(r.longest_pattern(), 6 * KEY.len());
@@ -1203,7 +1266,7 @@ mod tests {
         /// or streamed in arbitrary pieces, and the stream equals the whole.
         #[test]
         fn no_hex_or_escaped_form_survives_any_split(
-            key in "[A-Za-z0-9_+/=~.:-]{8,40}",
+            key in "[A-Za-z0-9_+/=~.:\\\\-]{8,40}",
             upper_key in any::<bool>(),
             escape in proptest::collection::vec(any::<bool>(), 1..8),
             upper in proptest::collection::vec(any::<bool>(), 1..8),
