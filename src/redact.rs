@@ -975,7 +975,7 @@ mod tests {
             json_escaped(KEY, &[false, false, true], true),
             json_escaped(&KEY.to_ascii_uppercase(), &[false, true], false),
             // Hex digits of mixed case within one escape.
-            every.replace("006b", "006B").replace("0061", "0061"),
+            every.replace("006b", "006B").replace("\\u002d", "\\u002D"),
         ] {
             let text = format!("{{\"k\":\"{form}\"}}");
             let out = r.redact(&text);

@@ -35,6 +35,8 @@ fn preset(url: &str, log: &Path, line: usize) -> String {
 
 /// Run `agent-presets args` in `project`; its exit code, stderr (the last 256 KiB), how
 /// many bytes it wrote on stderr, and its peak resident set in KiB (with its children's).
+// The child is waited for with wait4 (for its resource usage), not `Child::wait`.
+#[allow(clippy::zombie_processes)]
 fn run(project: &Path, config: &Path, args: &[&str]) -> (Option<i32>, String, usize, i64) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
         .args(args)
