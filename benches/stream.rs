@@ -5,7 +5,8 @@
 //! - one 8 MB `data:` line (the old framing rescanned its buffer per chunk: quadratic);
 //! - one 500 MB line, refused at the 8 MiB line cap (generated lazily, never held);
 //! - 100,000 Anthropic blocks left open (refused at 1,024), and 1,000 blocks each
-//!   opened, fed a delta and closed (lookup by index).
+//!   opened, fed a delta and closed (lookup by index);
+//! - the redactor: 1 MB streamed in 16-byte deltas, and whole.
 //!
 //! Run: `cargo bench --bench stream` (or `--profile dev`, as measured below).
 //!
@@ -106,5 +107,47 @@ fn open_and_close_1000_anthropic_blocks(bencher: divan::Bencher) {
     let text = anthropic(events);
     bencher.bench(|| {
         assert!(decode_stream(Dialect::Anthropic, chunks(&text), LIMIT).is_ok());
+    });
+}
+
+/// The redactor on a streamed answer: 1 MB of prose (with backslashes, as code has) in
+/// 16-byte deltas through a `StreamRedactor`, and the same text whole through
+/// `Redactor::redact`, with a 51-character key planted once.
+const BENCH_KEY: &str = "sk-proj-0123456789abcdefghijABCDEFGHIJ_klmnopqrstuv";
+
+fn prose_1mb() -> String {
+    let line = "The answer streams here, with code: `let s = \"a\\tb\\n\";` and words. ";
+    let mut text = String::with_capacity(1 << 20);
+    while text.len() < 1 << 20 {
+        text.push_str(line);
+    }
+    text.push_str(BENCH_KEY);
+    text
+}
+
+#[divan::bench(sample_count = 10)]
+fn redact_1mb_in_16_byte_deltas(bencher: divan::Bencher) {
+    let text = prose_1mb();
+    let redactor = agent_presets::redact::Redactor::new([BENCH_KEY]);
+    bencher.bench(|| {
+        let mut stream = redactor.stream();
+        let mut shown = 0;
+        for piece in text.as_bytes().chunks(16) {
+            // The prose is ASCII: every 16-byte cut is a character boundary.
+            let piece = std::str::from_utf8(piece).unwrap_or("");
+            shown += stream.push(piece).len();
+        }
+        shown += stream.finish().len();
+        assert_eq!(shown, text.len());
+    });
+}
+
+#[divan::bench(sample_count = 10)]
+fn redact_1mb_whole(bencher: divan::Bencher) {
+    let text = prose_1mb();
+    let redactor = agent_presets::redact::Redactor::new([BENCH_KEY]);
+    bencher.bench(|| {
+        let out = redactor.redact(&text);
+        assert!(!out.contains(BENCH_KEY));
     });
 }

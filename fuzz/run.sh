@@ -4,7 +4,7 @@
 #   bash fuzz/run.sh [-t SECONDS] [TARGET...]      (default: 600 s each, all targets)
 #
 # Targets: preset_validate, template_render, stream_parse, tool_pattern, tool_call,
-# sse_stream, redact (see fuzz/README.md). Every build is `-O -a`: optimised, with debug
+# sse_stream, redact, redact_forms (see fuzz/README.md). Every build is `-O -a`: optimised, with debug
 # assertions and overflow checks on (cargo-fuzz's `-O` alone turns them off, and an
 # arithmetic overflow then wraps silently instead of failing the run).
 # Needs cargo-fuzz (`cargo install cargo-fuzz`) and nightly compiler features: with a
@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(preset_validate template_render stream_parse tool_pattern tool_call sse_stream redact)
+[ ${#targets[@]} -gt 0 ] || targets=(preset_validate template_render stream_parse tool_pattern tool_call sse_stream redact redact_forms)
 
 if [ -n "${FUZZ_TOOLCHAIN:-}" ]; then
   fuzz=(cargo "+$FUZZ_TOOLCHAIN" fuzz)

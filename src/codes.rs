@@ -120,6 +120,7 @@ code_pages! {
     P0504 => ProgramNotFound,
     P0505 => ToolDrift,
     P0506 => ServerUnavailable,
+    P0520 => AmbiguousServerName,
     P0601 => BehaviourDrift,
     P0602 => RecordedCallHidden,
     P0603 => CassetteCorrupt,

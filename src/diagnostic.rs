@@ -203,6 +203,9 @@ diagnostic_kinds! {
     ToolDrift = ("P0505", "tool-drift", Error),
     /// `validate --connect` or `lock --connect` could not start or list an MCP server.
     ServerUnavailable = ("P0506", "server-unavailable", Error),
+    /// An MCP server name that could make its tools' names alias another server's
+    /// (`__` in it, a trailing `_`, longer than 48 characters).
+    AmbiguousServerName = ("P0520", "ambiguous-server-name", Error),
     /// A replayed step's request differs from the recorded one (`agent-presets test`).
     BehaviourDrift = ("P0601", "behaviour-drift", Error),
     /// A recorded tool call that today's preset would refuse: the tool is hidden or

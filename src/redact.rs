@@ -9,6 +9,11 @@
 //! characters:
 //! - the secret in any ASCII letter case (`SK-ABC…`, `sk-abc…`, mixed);
 //! - its percent-encoding (`%XX` in either hex case), where that differs from the secret;
+//! - its hex form: two hex digits per byte, in either case (`736b2d…`, `736B2D…`);
+//! - its JSON `\u` escapes: any of its characters written `\uXXXX` (hex digits in any
+//!   case; a character outside the Basic Multilingual Plane as its surrogate pair), the
+//!   others as they are (in any ASCII case), so `\u0073\u006B-live…` and `s\u006b…` are
+//!   masked; `/` also as `\/` and `\` as `\\`;
 //! - base64 (standard and URL-safe alphabet, padded or not) of the secret and of
 //!   `PREFIX + secret` for any prefix, such as `user:secret` in a Basic `Authorization`
 //!   header. Base64 of a string whose prefix is unknown is fixed except for the first one
@@ -24,8 +29,8 @@
 //! as the original (columns and lengths stay). Masked ranges are the union of every
 //! occurrence of every pattern, overlaps included.
 //!
-//! Not covered: any other re-encoding a server may choose (hex, ROT13, JSON `\u` escapes,
-//! a secret spelled with separators between its characters, …). A model server that
+//! Not covered: any other re-encoding a server may choose (ROT13, hex with separators,
+//! `\x` escapes, a secret spelled with separators between its characters, …). A model server that
 //! holds the key can always send it back in a form no filter anticipates; the redactor
 //! stops accidental echoes and the common encodings, not a determined exfiltration.
 
@@ -74,14 +79,249 @@ fn normalize(mut patterns: Vec<Pattern>) -> Vec<Pattern> {
     patterns
 }
 
+/// One character of a secret as a JSON string may write it.
+#[derive(Clone)]
+struct EscapedChar {
+    /// The character as it is, ASCII-lowercased, in UTF-8.
+    plain: [u8; 4],
+    plain_len: u8,
+    /// Its UTF-16 units (two for a surrogate pair), as `\uXXXX` writes them.
+    units: [u16; 2],
+    unit_count: u8,
+    /// For an ASCII letter, the unit of the other case (else the same unit).
+    other_case: u16,
+    /// `/` (also written `\/`) or `\` (also written `\\`).
+    short_escape: Option<u8>,
+}
+
+impl EscapedChar {
+    fn new(c: char) -> Self {
+        let lower = c.to_ascii_lowercase();
+        let mut plain = [0u8; 4];
+        let plain_len = lower.encode_utf8(&mut plain).len() as u8;
+        let mut units = [0u16; 2];
+        let unit_count = lower.encode_utf16(&mut units).len() as u8;
+        let mut upper = [0u16; 2];
+        c.to_ascii_uppercase().encode_utf16(&mut upper);
+        EscapedChar {
+            plain,
+            plain_len,
+            units,
+            unit_count,
+            other_case: upper[0],
+            short_escape: match c {
+                '/' => Some(b'/'),
+                '\\' => Some(b'\\'),
+                _ => None,
+            },
+        }
+    }
+
+    /// Where this character ends if it is written at `at` in `hay`.
+    fn end_at(&self, hay: &[u8], at: usize) -> Option<usize> {
+        if hay.get(at) == Some(&b'\\') {
+            if let Some(short) = self.short_escape
+                && hay.get(at + 1) == Some(&short)
+            {
+                return Some(at + 2);
+            }
+            if let Some(end) = self.unit_escapes_end(hay, at) {
+                return Some(end);
+            }
+        }
+        let len = usize::from(self.plain_len);
+        let got = hay.get(at..at + len)?;
+        got.eq_ignore_ascii_case(&self.plain[..len])
+            .then_some(at + len)
+    }
+
+    /// Where `\uXXXX` (twice for a surrogate pair) for this character ends, if it is
+    /// written so at `at`.
+    fn unit_escapes_end(&self, hay: &[u8], at: usize) -> Option<usize> {
+        let mut p = at;
+        for (i, &unit) in self.units[..usize::from(self.unit_count)]
+            .iter()
+            .enumerate()
+        {
+            let got = unit_escape(hay, p)?;
+            let other = if i == 0 { self.other_case } else { unit };
+            if got != unit && got != other {
+                return None;
+            }
+            p += 6;
+        }
+        Some(p)
+    }
+}
+
+/// The unit `\uXXXX` at `at` in `hay` writes.
+fn unit_escape(hay: &[u8], at: usize) -> Option<u16> {
+    let e = hay.get(at..at + 6)?;
+    if e[0] != b'\\' || e[1] != b'u' {
+        return None;
+    }
+    let mut unit = 0u16;
+    for &d in &e[2..] {
+        let v = char::from(d).to_digit(16)?;
+        unit = (unit << 4) | v as u16;
+    }
+    Some(unit)
+}
+
+/// A secret as a JSON string may write it: each character plain or escaped (see
+/// [`EscapedChar`]). Matched from a start deterministically: a backslash starts an
+/// escape, anything else is the character itself.
+#[derive(Clone)]
+struct EscapedForm {
+    /// The secret itself (for [`Redactor::with_secret`], which rebuilds the set).
+    secret: Arc<str>,
+    chars: Arc<[EscapedChar]>,
+    /// The first character (ASCII-lowercase and uppercase first byte): where a match
+    /// can start besides a backslash.
+    first: [u8; 2],
+    /// Does the secret hold `/` or `\` (escaped without `\u`)?
+    short_escapes: bool,
+    /// Does it hold `\` (whose forms are ambiguous: matched every way at once)?
+    backslash: bool,
+    /// The longest match, in bytes.
+    longest: usize,
+}
+
+impl EscapedForm {
+    fn new(secret: &str) -> Self {
+        let chars: Vec<EscapedChar> = secret.chars().map(EscapedChar::new).collect();
+        let longest = chars
+            .iter()
+            .map(|c| (6 * usize::from(c.unit_count)).max(usize::from(c.plain_len)))
+            .sum();
+        let first_byte = secret.as_bytes().first().copied().unwrap_or(0);
+        EscapedForm {
+            secret: secret.into(),
+            first: [
+                first_byte.to_ascii_lowercase(),
+                first_byte.to_ascii_uppercase(),
+            ],
+            short_escapes: chars.iter().any(|c| c.short_escape.is_some()),
+            backslash: secret.contains('\\'),
+            chars: chars.into(),
+            longest,
+        }
+    }
+
+    fn secret(&self) -> String {
+        self.secret.to_string()
+    }
+
+    /// Could `hay` hold a match with an escape in it? (One without is the secret in
+    /// some ASCII case, which the folded pattern finds.)
+    fn may_match(&self, hay: &[u8]) -> bool {
+        if self.short_escapes {
+            memchr::memchr(b'\\', hay).is_some()
+        } else {
+            memmem::find(hay, b"\\u").is_some()
+        }
+    }
+
+    /// Could a match begun in `window` (the end of a stream so far) have an escape in it
+    /// already? A backslash at its very end may start `\u`.
+    fn may_start_in(&self, window: &[u8]) -> bool {
+        self.may_match(window) || window.last() == Some(&b'\\')
+    }
+
+    /// The end of the longest match starting at `start`, for a secret with `\\` in it:
+    /// a backslash there may be the character itself, `\\\\` or `\\u005c`, so every
+    /// way is followed (a set of positions per character, at most one per byte).
+    fn longest_end_from(&self, hay: &[u8], start: usize) -> Option<usize> {
+        let mut at: Vec<usize> = vec![start];
+        let mut next: Vec<usize> = Vec::new();
+        for c in self.chars.iter() {
+            next.clear();
+            for &p in &at {
+                if c.short_escape == Some(b'\\') {
+                    if hay.get(p) == Some(&b'\\') {
+                        next.push(p + 1);
+                        if hay.get(p + 1) == Some(&b'\\') {
+                            next.push(p + 2);
+                        }
+                        if c.unit_escapes_end(hay, p).is_some() {
+                            next.push(p + 6);
+                        }
+                    }
+                } else if let Some(end) = c.end_at(hay, p) {
+                    next.push(end);
+                }
+            }
+            next.sort_unstable();
+            next.dedup();
+            if next.is_empty() {
+                return None;
+            }
+            std::mem::swap(&mut at, &mut next);
+        }
+        at.last().copied()
+    }
+
+    /// Every match in `hay` (overlapping ones too), pushed to `ranges`.
+    fn find_all(&self, hay: &[u8], ranges: &mut Vec<Range<usize>>) {
+        if !self.may_match(hay) {
+            return;
+        }
+        if self.backslash {
+            for start in memchr::memchr3_iter(self.first[0], self.first[1], b'\\', hay) {
+                if let Some(end) = self.longest_end_from(hay, start) {
+                    ranges.push(start..end);
+                }
+            }
+            return;
+        }
+        for start in memchr::memchr3_iter(self.first[0], self.first[1], b'\\', hay) {
+            let mut p = start;
+            let mut whole = true;
+            for c in self.chars.iter() {
+                match c.end_at(hay, p) {
+                    Some(end) => p = end,
+                    None => {
+                        whole = false;
+                        break;
+                    }
+                }
+            }
+            if whole {
+                ranges.push(start..p);
+            }
+        }
+    }
+}
+
 /// Masks known secrets and their common transformations in text (see the module
 /// documentation for exactly which). Cheap to clone; its `Debug` shows only how many
 /// patterns it holds.
 #[derive(Clone, Default)]
 pub struct Redactor {
     patterns: Arc<[Pattern]>,
-    /// The longest pattern, in bytes.
+    /// The JSON-escaped forms of the secrets long enough for transformations.
+    escaped: Arc<[EscapedForm]>,
+    /// The longest match of any pattern or escaped form, in bytes.
     longest: usize,
+    /// The longest match of a pattern (the escaped forms' matches without an escape
+    /// are no longer: they are the secret in some case).
+    longest_plain: usize,
+    /// Every byte a match can hold: a stream holds back only a run of these at its end.
+    alphabet: ByteSet,
+}
+
+/// A set of bytes.
+#[derive(Clone, Copy, Default)]
+struct ByteSet([u64; 4]);
+
+impl ByteSet {
+    fn insert(&mut self, b: u8) {
+        self.0[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+
+    fn contains(&self, b: u8) -> bool {
+        self.0[usize::from(b >> 6)] & (1 << (b & 63)) != 0
+    }
 }
 
 impl fmt::Debug for Redactor {
@@ -101,14 +341,41 @@ impl Redactor {
         S: AsRef<str>,
     {
         let mut patterns: Vec<Pattern> = Vec::new();
+        let mut escaped: Vec<String> = Vec::new();
         for secret in secrets {
-            add_secret(&mut patterns, secret.as_ref());
+            add_secret(&mut patterns, &mut escaped, secret.as_ref());
         }
+        Redactor::build(patterns, escaped)
+    }
+
+    fn build(patterns: Vec<Pattern>, mut escaped: Vec<String>) -> Self {
         let patterns = normalize(patterns);
-        let longest = patterns.iter().map(|p| p.bytes().len()).max().unwrap_or(0);
+        escaped.sort();
+        escaped.dedup();
+        let escaped: Vec<EscapedForm> = escaped.iter().map(|s| EscapedForm::new(s)).collect();
+        let longest_plain = patterns.iter().map(|p| p.bytes().len()).max().unwrap_or(0);
+        let longest = escaped
+            .iter()
+            .map(|e| e.longest)
+            .fold(longest_plain, usize::max);
+        let mut alphabet = ByteSet::default();
+        let bytes = patterns.iter().flat_map(|p| p.bytes().iter().copied());
+        let escapes = escaped.iter().flat_map(|e| e.secret.bytes());
+        for b in bytes.chain(escapes) {
+            alphabet.insert(b.to_ascii_lowercase());
+            alphabet.insert(b.to_ascii_uppercase());
+        }
+        if !escaped.is_empty() {
+            for b in b"\\/u0123456789abcdefABCDEF" {
+                alphabet.insert(*b);
+            }
+        }
         Redactor {
             patterns: patterns.into(),
+            escaped: escaped.into(),
             longest,
+            longest_plain,
+            alphabet,
         }
     }
 
@@ -120,14 +387,42 @@ impl Redactor {
     /// This redactor and `secret` too.
     #[must_use]
     pub fn with_secret(&self, secret: &str) -> Self {
+        self.with_secrets([secret])
+    }
+
+    /// This redactor and `secrets` too.
+    #[must_use]
+    pub fn with_secrets<I, S>(&self, secrets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
         let mut patterns: Vec<Pattern> = self.patterns.to_vec();
-        add_secret(&mut patterns, secret);
-        let patterns = normalize(patterns);
-        let longest = patterns.iter().map(|p| p.bytes().len()).max().unwrap_or(0);
-        Redactor {
-            patterns: patterns.into(),
-            longest,
+        let mut escaped: Vec<String> = self.escaped.iter().map(EscapedForm::secret).collect();
+        for secret in secrets {
+            add_secret(&mut patterns, &mut escaped, secret.as_ref());
         }
+        Redactor::build(patterns, escaped)
+    }
+
+    /// What this redactor and `other` mask, together.
+    #[must_use]
+    pub fn merged(&self, other: &Redactor) -> Self {
+        if other.is_empty() {
+            return self.clone();
+        }
+        if self.is_empty() {
+            return other.clone();
+        }
+        let mut patterns: Vec<Pattern> = self.patterns.to_vec();
+        patterns.extend(other.patterns.iter().cloned());
+        let escaped = self
+            .escaped
+            .iter()
+            .chain(other.escaped.iter())
+            .map(EscapedForm::secret)
+            .collect();
+        Redactor::build(patterns, escaped)
     }
 
     /// Does it mask nothing?
@@ -135,8 +430,8 @@ impl Redactor {
         self.patterns.is_empty()
     }
 
-    /// The longest pattern in bytes: a [`StreamRedactor`] holds back at most one byte
-    /// less than this.
+    /// The longest match in bytes (of the secrets' JSON-escaped forms, six bytes per
+    /// character): a [`StreamRedactor`] holds back at most one byte less than this.
     pub fn longest_pattern(&self) -> usize {
         self.longest
     }
@@ -207,6 +502,9 @@ impl Redactor {
                 from = start + 1;
             }
         }
+        for e in self.escaped.iter() {
+            e.find_all(hay, &mut ranges);
+        }
         merge(ranges)
     }
 
@@ -219,7 +517,7 @@ impl Redactor {
     }
 }
 
-fn add_secret(patterns: &mut Vec<Pattern>, secret: &str) {
+fn add_secret(patterns: &mut Vec<Pattern>, escaped: &mut Vec<String>, secret: &str) {
     if secret.is_empty() {
         return;
     }
@@ -233,6 +531,8 @@ fn add_secret(patterns: &mut Vec<Pattern>, secret: &str) {
     if percent != secret {
         patterns.push(folded(&percent));
     }
+    patterns.push(folded(&hex(secret.as_bytes())));
+    escaped.push(secret.to_owned());
     for core in base64_cores(secret.as_bytes()) {
         patterns.push(Pattern::new(core.as_bytes(), false));
     }
@@ -273,6 +573,15 @@ fn percent_encode(s: &str) -> String {
         } else {
             out.push_str(&format!("%{b:02X}"));
         }
+    }
+    out
+}
+
+/// Lowercase hex, two digits per byte.
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push_str(&format!("{b:02x}"));
     }
     out
 }
@@ -356,7 +665,7 @@ impl StreamRedactor {
             return piece.to_owned();
         }
         self.pending.push_str(piece);
-        let hold = self.redactor.longest.saturating_sub(1);
+        let hold = self.hold();
         let len = self.pending.len();
         if len <= hold {
             return String::new();
@@ -369,6 +678,34 @@ impl StreamRedactor {
             cut += 1;
         }
         self.emit(cut)
+    }
+
+    /// How many bytes at the end of `pending` could start a match not yet complete:
+    /// at most the longest match less one; only bytes a match can hold (the run of
+    /// them at the end: prose breaks it at each space); and a match of an escaped form
+    /// that has no backslash so far is the secret's start as it is, no longer than a
+    /// plain pattern, so the long hold of escaped forms is needed only when `\u` (or a
+    /// backslash, for a secret with `/` or `\`) is among the last bytes.
+    fn hold(&self) -> usize {
+        let r = &self.redactor;
+        let long = r.longest.saturating_sub(1);
+        let plain = r.longest_plain.saturating_sub(1);
+        let hay = self.pending.as_bytes();
+        let window = &hay[hay.len().saturating_sub(long)..];
+        let run = window
+            .iter()
+            .rev()
+            .take_while(|&&b| r.alphabet.contains(b))
+            .count();
+        if long <= plain {
+            return run;
+        }
+        let window = &window[window.len() - run..];
+        if r.escaped.iter().any(|e| e.may_start_in(window)) {
+            run
+        } else {
+            run.min(plain)
+        }
     }
 
     /// The rest of the stream (call at its end).
@@ -591,6 +928,129 @@ mod tests {
         }
     }
 
+    /// `key` as JSON `\u` escapes: the characters at `escaped` (by index modulo the
+    /// list, all when empty) escaped, hex digits upper case where `upper`.
+    fn json_escaped(key: &str, escaped: &[bool], upper: bool) -> String {
+        let mut out = String::new();
+        for (i, c) in key.chars().enumerate() {
+            if escaped.is_empty() || escaped[i % escaped.len()] {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    if upper {
+                        out.push_str(&format!("\\u{:04X}", u));
+                    } else {
+                        out.push_str(&format!("\\u{:04x}", u));
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_hex_form_is_masked_in_either_case() {
+        let r = Redactor::new([KEY]);
+        let lower = hex(KEY.as_bytes());
+        assert!(lower.starts_with("736b2d6c697665"), "{lower}");
+        for text in [
+            format!("id={lower};"),
+            format!("id={};", lower.to_ascii_uppercase()),
+        ] {
+            let out = r.redact(&text);
+            assert_eq!(out, format!("id={};", "*".repeat(lower.len())), "{text}");
+        }
+    }
+
+    #[test]
+    fn json_u_escapes_are_masked_whole_mixed_and_in_any_hex_case() {
+        let r = Redactor::new([KEY]);
+        let every = json_escaped(KEY, &[], false);
+        assert!(every.starts_with("\\u0073\\u006b\\u002d"), "{every}");
+        for form in [
+            every.clone(),
+            json_escaped(KEY, &[], true),
+            json_escaped(KEY, &[true, false], false),
+            json_escaped(KEY, &[false, false, true], true),
+            json_escaped(&KEY.to_ascii_uppercase(), &[false, true], false),
+            // Hex digits of mixed case within one escape.
+            every.replace("006b", "006B").replace("\\u002d", "\\u002D"),
+        ] {
+            let text = format!("{{\"k\":\"{form}\"}}");
+            let out = r.redact(&text);
+            assert_eq!(
+                out,
+                format!("{{\"k\":\"{}\"}}", "*".repeat(form.len())),
+                "{text}"
+            );
+        }
+        // One character off is not the key.
+        let off = every.replace("\\u0073", "\\u0074");
+        assert!(matches!(r.redact(&off), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn escapes_of_slash_backslash_and_astral_characters() {
+        let key = "ab/cd\\ef😀gh";
+        let r = Redactor::new([key]);
+        let text = "x ab\\/cd\\\\ef\\ud83d\\uDE00gh y";
+        let out = r.redact(text);
+        assert_eq!(out, format!("x {} y", "*".repeat(text.len() - 4)), "{text}");
+        assert_eq!(r.longest_pattern(), 6 * 10 + 12);
+    }
+
+    #[test]
+    fn backslashes_in_a_secret_match_every_way_they_can_be_written() {
+        let key = "ab\\\\cdefgh";
+        let r = Redactor::new([key]);
+        for form in [
+            "ab\\\\cdefgh",
+            "ab\\\\\\\\cdefgh",
+            "ab\\u005c\\\\cdefgh",
+            "\\u0061b\\\\\\u005Ccdefgh",
+        ] {
+            let text = format!("<{form}>");
+            assert_eq!(
+                r.redact(&text),
+                format!("<{}>", "*".repeat(form.len())),
+                "{form}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_stream_without_backslashes_holds_back_only_the_plain_patterns() {
+        let r = Redactor::new([KEY]);
+        assert_eq!(r.longest_pattern(), 6 * KEY.len());
+        let mut s = r.stream();
+        let _ = s.push(&"x".repeat(1000));
+        assert_eq!(
+            s.pending_len(),
+            2 * KEY.len() - 1,
+            "the hex form is the longest"
+        );
+        // A backslash among the last bytes may start an escaped key: held longer.
+        let _ = s.push("\\x");
+        let _ = s.push(&"x".repeat(150));
+        assert_eq!(s.pending_len(), 2 * KEY.len() - 1, "`\\x` starts no escape");
+        let _ = s.push("\\u");
+        let _ = s.push(&"x".repeat(150));
+        assert_eq!(s.pending_len(), 6 * KEY.len() - 1);
+        let _ = s.push(&"x".repeat(200));
+        assert_eq!(s.pending_len(), 2 * KEY.len() - 1);
+        // An escaped key split across pieces.
+        let form = json_escaped(KEY, &[true, false, false], true);
+        let mut s = r.stream();
+        let mut out = s.push("a");
+        for piece in form.as_bytes().chunks(5) {
+            out.push_str(&s.push(std::str::from_utf8(piece).unwrap_or_default()));
+        }
+        out.push_str(&s.push("b"));
+        out.push_str(&s.finish());
+        assert_eq!(out, format!("a{}b", "*".repeat(form.len())));
+    }
+
     #[test]
     fn percent_encoding_is_masked_where_it_differs() {
         let key = "abc+def/ghi=jkl";
@@ -757,7 +1217,13 @@ mod tests {
 
     /// The forms of `key` a hostile server might echo.
     fn forms(key: &str) -> Vec<String> {
+        let h = hex(key.as_bytes());
         vec![
+            h.to_ascii_uppercase(),
+            h,
+            json_escaped(key, &[], false),
+            json_escaped(key, &[true, false], true),
+            json_escaped(&key.to_ascii_uppercase(), &[false, true, true], false),
             key.to_owned(),
             key.to_ascii_uppercase(),
             key.to_ascii_lowercase(),
@@ -769,14 +1235,91 @@ mod tests {
         ]
     }
 
+    /// `key` with the characters `escape` picks (cycled) written `\uXXXX`, the hex digits
+    /// of each escape in the case `upper` picks (cycled per digit).
+    fn mixed_escapes(key: &str, escape: &[bool], upper: &[bool]) -> String {
+        let mut out = String::new();
+        let mut digit = 0usize;
+        for (i, c) in key.chars().enumerate() {
+            if !escape.is_empty() && escape[i % escape.len()] {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str("\\u");
+                    for d in format!("{u:04x}").chars() {
+                        let up = !upper.is_empty() && upper[digit % upper.len()];
+                        digit += 1;
+                        out.push(if up { d.to_ascii_uppercase() } else { d });
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Hex (any mix of digit cases) and JSON `\u` escapes (any characters escaped,
+        /// any mix of hex-digit cases, the key in any letter case) never survive, whole
+        /// or streamed in arbitrary pieces, and the stream equals the whole.
+        #[test]
+        fn no_hex_or_escaped_form_survives_any_split(
+            key in "[A-Za-z0-9_+/=~.:\\\\-]{8,40}",
+            upper_key in any::<bool>(),
+            escape in proptest::collection::vec(any::<bool>(), 1..8),
+            upper in proptest::collection::vec(any::<bool>(), 1..8),
+            filler in proptest::collection::vec("[a-zA-Z0-9 é\\\\u\"{}:/\n]{0,12}", 1..5),
+            which in proptest::collection::vec(0usize..3, 1..4),
+            cuts in proptest::collection::vec(0usize..2000, 0..16),
+        ) {
+            let shown = if upper_key { key.to_ascii_uppercase() } else { key.clone() };
+            let hex_mixed: String = hex(key.as_bytes())
+                .chars()
+                .enumerate()
+                .map(|(i, d)| if upper[i % upper.len()] { d.to_ascii_uppercase() } else { d })
+                .collect();
+            let forms = [
+                hex_mixed,
+                mixed_escapes(&shown, &escape, &upper),
+                mixed_escapes(&shown, &[true], &upper),
+            ];
+            let mut text = String::new();
+            for (i, f) in filler.iter().enumerate() {
+                text.push_str(f);
+                if let Some(w) = which.get(i) {
+                    text.push_str(&forms[*w]);
+                }
+            }
+            let r = Redactor::new([key.as_str()]);
+            let whole = r.redact(&text).into_owned();
+            let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+            let mut points: Vec<usize> = cuts.iter().map(|c| bounds[c % bounds.len()]).collect();
+            points.sort_unstable();
+            points.dedup();
+            let mut s = r.stream();
+            let mut out = String::new();
+            let mut last = 0;
+            for p in points.into_iter().chain([text.len()]) {
+                out.push_str(&s.push(&text[last..p]));
+                prop_assert!(s.pending_len() < r.longest_pattern());
+                last = p;
+            }
+            out.push_str(&s.finish());
+            prop_assert_eq!(&out, &whole);
+            prop_assert_eq!(out.chars().count(), text.chars().count());
+            for w in which.iter().take(filler.len()) {
+                prop_assert!(!out.contains(&forms[*w]), "{} survives in {}", forms[*w], out);
+            }
+            prop_assert!(!out.to_ascii_lowercase().contains(&key.to_ascii_lowercase()));
+        }
 
         #[test]
         fn no_secret_survives_any_split(
             key in "[A-Za-z0-9_+/=~.-]{8,40}",
             filler in proptest::collection::vec("[a-zA-Z0-9 é漢\u{202e}\n:=+/]{0,12}", 1..6),
-            which in proptest::collection::vec(0usize..8, 1..5),
+            which in proptest::collection::vec(0usize..13, 1..5),
             cuts in proptest::collection::vec(0usize..400, 0..12),
         ) {
             let forms = forms(&key);

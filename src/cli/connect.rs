@@ -85,7 +85,7 @@ pub(crate) fn list_live(project: &Project, names: &[String]) -> Result<LiveListi
 
 /// Where servers' stderr lines go: this process's stderr, one whole line at a time.
 pub(crate) fn stderr_sink() -> crate::mcp::StderrSink {
-    std::sync::Arc::new(|line: &str| {
+    std::sync::Arc::new(|_server: &str, line: &str| {
         use std::io::Write;
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{line}");
@@ -94,28 +94,19 @@ pub(crate) fn stderr_sink() -> crate::mcp::StderrSink {
 
 /// Servers' stderr lines held until the output is between lines: during `run` they are
 /// printed when no streamed answer or reasoning line is open, so they never land inside
-/// one.
+/// one. Bounded per server ([`crate::mcp::HeldStderr`]): a flood is counted, not kept.
 #[derive(Clone, Default)]
-pub(crate) struct HeldLines(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+pub(crate) struct HeldLines(crate::mcp::HeldStderr);
 
 impl HeldLines {
     /// A sink that holds each line.
     pub(crate) fn sink(&self) -> crate::mcp::StderrSink {
-        let held = std::sync::Arc::clone(&self.0);
-        std::sync::Arc::new(move |line: &str| {
-            if let Ok(mut lines) = held.lock() {
-                lines.push(line.to_owned());
-            }
-        })
+        self.0.sink()
     }
 
-    /// Write the held lines to `err`.
+    /// Write the held lines to `err` (and what was dropped).
     pub(crate) fn flush(&self, err: &mut dyn std::io::Write) {
-        let lines = match self.0.lock() {
-            Ok(mut lines) => std::mem::take(&mut *lines),
-            Err(_) => return,
-        };
-        for line in lines {
+        for line in self.0.release() {
             let _ = writeln!(err, "{line}");
         }
     }

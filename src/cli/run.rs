@@ -233,7 +233,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         &workspace,
         preset,
         &tools,
-        (args.allow_tool_drift, held.sink()),
+        (args.allow_tool_drift, held.sink(), client.redactor()),
         (io, &mut signals),
     );
     held.flush(&mut *io.err);
@@ -435,13 +435,13 @@ impl Drop for Reaper {
 /// Start the MCP servers `preset`'s visible tools come from (none when it shows no MCP
 /// tool) and route those tools' calls to them; a tool whose live definition differs from
 /// the lock refuses the run unless `allow_drift` (then a warning names it). The servers'
-/// stderr lines go to `sink`.
+/// stderr lines go to `sink`, masked by `redactor` (the run's) and each server's secrets.
 fn start_mcp_servers(
     runtime: &tokio::runtime::Runtime,
     workspace: &Workspace,
     preset: crate::preset::ValidPreset,
     tools: &ToolContext,
-    (allow_drift, sink): (bool, crate::mcp::StderrSink),
+    (allow_drift, sink, redactor): (bool, crate::mcp::StderrSink, &Redactor),
     (io, signals): (&mut Io<'_>, &mut StopSignals),
 ) -> Result<(RunServers, crate::prompt::PromptAssembler), CliError> {
     let vars: Vec<_> = std::env::vars_os().collect();
@@ -465,7 +465,14 @@ fn start_mcp_servers(
         }
     }
     let listings = workspace.tools.listings();
-    let start = RunServers::start(&preset, listings, tools, &vars, allow_drift, &sink);
+    let start = RunServers::start(
+        &preset,
+        listings,
+        tools,
+        &vars,
+        allow_drift,
+        (&sink, redactor),
+    );
     // A signal while the servers start stops them (dropping the start kills what has
     // started) and ends the run as a signal during the run does.
     let started = runtime.block_on(async {

@@ -26,7 +26,7 @@ use crate::tools::external::{
 };
 use crate::tools::{
     ExternalHandler, ExternalTool, PORTABLE_TOOL_NAME_LEN, ToolCatalog, ToolDefinition, ToolError,
-    ToolFuture, ToolName, mcp_tool_name,
+    ToolFuture, ToolName, mcp_tool_name, server_name_alias, unaliased_server_name,
 };
 
 /// A command tool's timeout when the preset gives none.
@@ -257,6 +257,18 @@ fn check_server(
             .help(format!(
                 "server names are lower-case letters, digits, `_` and `-`, starting with a letter (`^[a-z][a-z0-9_-]*$`){}",
                 fixed.map_or(String::new(), |f| format!(": e.g. `{f}`"))
+            )),
+        );
+    } else if let Some(why) = server_name_alias(n) {
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::AmbiguousServerName,
+                format!("MCP server name `{n}` could alias another server's tools: {why}"),
+            )
+            .at(preset.span_of(name))
+            .help(format!(
+                "rename the server, e.g. `{}`: tools are named `mcp__<server>__<tool>`, and `mcp__<server>__*` must select this server's tools only",
+                unaliased_server_name(n)
             )),
         );
     }
@@ -790,7 +802,10 @@ pub(crate) fn preset_catalog<'c>(
     for server in &servers {
         let s = server.name.value.as_str();
         let span = server.preset.span_of(server.name);
-        if !is_valid_server_name(s) || !server_is_usable(server.spec) {
+        if !is_valid_server_name(s)
+            || server_name_alias(s).is_some()
+            || !server_is_usable(server.spec)
+        {
             catalog.declare_server(s, false);
             continue; // reported by check_file
         }

@@ -19,7 +19,7 @@ use super::servers::{
     drift_diagnostics, normalize_listing, server_config, unavailable,
 };
 use crate::diagnostic::{Diagnostic, Span};
-use crate::mcp::{McpError, McpSession, ServerConfig, ServerListing, StderrSink};
+use crate::mcp::{McpError, McpSession, ServerConfig, ServerListing, ServerTransport, StderrSink};
 use crate::preset::ParsedPreset;
 use crate::preset::chain_settings::{
     api_key_env_of, pass_env_of, sandbox_mode_of, sandbox_profile_of, withheld_env,
@@ -27,6 +27,7 @@ use crate::preset::chain_settings::{
 use crate::preset::resolve::resolve_chain;
 use crate::preset::validate::ValidPreset;
 use crate::prompt::PromptAssembler;
+use crate::redact::{MIN_TRANSFORMED_LEN, Redactor};
 use crate::tools::external::ListingMap;
 use crate::tools::{
     ExternalHandler, ServerListings, ToolContext, ToolError, ToolFuture, ToolOrigin,
@@ -47,6 +48,85 @@ pub struct PlannedServer {
     /// What it starts in: the workspace, the declaring chain's sandbox and environment
     /// rules ([`program_context`]).
     pub context: ToolContext,
+    /// What its stderr and errors must not show besides the run's key: its header
+    /// values and the values of the variables it gets through `passEnv`
+    /// ([`server_secrets`]).
+    pub secrets: Redactor,
+}
+
+/// The provider key variables `--connect` never lets a server's output show, whatever
+/// the preset's endpoint: their values (and the preset's `apiKeyEnv`'s) are masked.
+pub const PROVIDER_KEY_VARS: [&str; 3] =
+    ["DEEPSEEK_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+
+/// What a server's output must not show (besides the run's key): each header value (and
+/// its last word, the token of `Bearer TOKEN`), and the value of each variable it gets
+/// through `passEnv` (the chain's, in `ctx`, and its own) of at least
+/// [`MIN_TRANSFORMED_LEN`] characters (shorter ones are ordinary words).
+pub fn server_secrets(
+    declared: &DeclaredServer<'_>,
+    config: &ServerConfig,
+    ctx: &ToolContext,
+) -> Redactor {
+    let mut secrets: Vec<&str> = Vec::new();
+    match &config.transport {
+        ServerTransport::Http { headers, .. } => {
+            for (_, value) in headers {
+                let value = value.expose();
+                secrets.push(value);
+                if let Some(last) = value.split_whitespace().last() {
+                    secrets.push(last);
+                }
+            }
+        }
+        ServerTransport::Stdio { env, .. } => {
+            let own = declared
+                .spec
+                .pass_env
+                .iter()
+                .flatten()
+                .map(|n| n.value.as_str());
+            let passed: Vec<&str> = ctx
+                .passed_env()
+                .iter()
+                .map(String::as_str)
+                .chain(own)
+                .collect();
+            for (name, value) in env {
+                if passed.contains(&name.as_str()) && value.chars().count() >= MIN_TRANSFORMED_LEN {
+                    secrets.push(value);
+                }
+            }
+        }
+    }
+    Redactor::new(secrets)
+}
+
+/// The redactor of `--connect` for the presets `names`: the values, in `vars`, of the
+/// [`PROVIDER_KEY_VARS`] and of each preset's `apiKeyEnv` (the nearest in its chain).
+pub fn connect_redactor(
+    project: &Project,
+    names: &[String],
+    vars: &[(OsString, OsString)],
+) -> Redactor {
+    let mut keys: Vec<String> = PROVIDER_KEY_VARS.iter().map(|&k| k.to_owned()).collect();
+    for name in names {
+        let Some(chain) = chain_of(project, name) else {
+            continue;
+        };
+        let env = chain
+            .iter()
+            .rev()
+            .find_map(|p| p.file.model.as_ref()?.api_key_env.as_ref());
+        if let Some(env) = env {
+            keys.push(env.value.clone());
+        }
+    }
+    Redactor::new(
+        vars.iter()
+            .filter(|(k, _)| k.to_str().is_some_and(|k| keys.iter().any(|n| n == k)))
+            .filter_map(|(_, v)| v.to_str()),
+    )
 }
 
 /// The context the programs of the preset whose chain is `chain` start in, from `base`
@@ -223,6 +303,7 @@ pub fn plan_servers(
                     preset: name.clone(),
                     server: declared.name.value.clone(),
                     span,
+                    secrets: server_secrets(&declared, &config, &ctx),
                     config,
                     context: ctx.clone(),
                 }),
@@ -237,17 +318,23 @@ pub fn plan_servers(
 }
 
 /// Start every server of `planned` at once, their stderr lines (prefixed
-/// `[mcp <server>] `) to `stderr`; each result in `planned`'s order.
+/// `[mcp <server>] `) to `stderr`; each result in `planned`'s order. Each server's
+/// stderr and errors are masked by `redactor` and the server's own secrets.
 pub async fn connect_all(
     planned: &[PlannedServer],
     stderr: &StderrSink,
+    redactor: &Redactor,
 ) -> Vec<Result<McpSession, McpError>> {
-    join_all(
-        planned
-            .iter()
-            .map(|p| McpSession::connect_with_stderr(&p.config, &p.context, Arc::clone(stderr))),
-    )
-    .await
+    join_all(planned.iter().map(|p| connect_one(p, stderr, redactor))).await
+}
+
+async fn connect_one(
+    p: &PlannedServer,
+    stderr: &StderrSink,
+    redactor: &Redactor,
+) -> Result<McpSession, McpError> {
+    let redactor = redactor.merged(&p.secrets);
+    McpSession::connect_redacted(&p.config, &p.context, Arc::clone(stderr), redactor).await
 }
 
 /// What the servers of some presets list now (schemas normalised, as the lock pins
@@ -294,7 +381,8 @@ impl LiveListings {
 
 /// Start the servers of the presets `names`, list their tools, shut them down:
 /// `lock --connect` and `validate --connect`. A server several presets declare alike
-/// (a parent's, inherited) starts once. Their stderr lines go to `stderr`.
+/// (a parent's, inherited) starts once. Their stderr lines go to `stderr`, masked by
+/// [`connect_redactor`] and each server's [`server_secrets`].
 pub async fn list_live(
     project: &Project,
     names: &[String],
@@ -325,12 +413,8 @@ pub async fn list_live(
         })
         .collect();
     let distinct: Vec<&PlannedServer> = unique.iter().map(|&u| &planned[u]).collect();
-    let sessions = join_all(
-        distinct
-            .iter()
-            .map(|p| McpSession::connect_with_stderr(&p.config, &p.context, Arc::clone(stderr))),
-    )
-    .await;
+    let redactor = connect_redactor(project, names, vars);
+    let sessions = join_all(distinct.iter().map(|p| connect_one(p, stderr, &redactor))).await;
     let mut started = Vec::new();
     let mut listed: Vec<Result<ServerListing, String>> = Vec::new();
     for (p, session) in distinct.iter().zip(sessions) {
@@ -462,14 +546,15 @@ impl RunServers {
     /// MCP tool is visible), and check each visible tool's live definition against
     /// `locked`: a difference refuses the run unless `allow_drift`. `vars` is the agent's
     /// environment (header values, the servers' `passEnv`); the servers' stderr lines go
-    /// to `stderr`.
+    /// to `stderr`, masked (like the errors of a failed start) by `redactor` (the run's:
+    /// the key) and each server's [`server_secrets`].
     pub async fn start(
         preset: &ValidPreset,
         locked: &dyn ServerListings,
         ctx: &ToolContext,
         vars: &[(OsString, OsString)],
         allow_drift: bool,
-        stderr: &StderrSink,
+        (stderr, redactor): (&StderrSink, &Redactor),
     ) -> Result<RunServers, RunServersError> {
         let visible = visible_servers(preset.assembler());
         if visible.is_empty() {
@@ -478,16 +563,18 @@ impl RunServers {
         let mut planned = Vec::new();
         for declared in preset.mcp_servers() {
             if visible.contains_key(declared.name.value.as_str()) {
+                let config = server_config(&declared, ctx, vars.iter().cloned())?;
                 planned.push(PlannedServer {
                     preset: preset.name().to_owned(),
                     server: declared.name.value.clone(),
                     span: Some(declared.preset.span_of(declared.name)),
-                    config: server_config(&declared, ctx, vars.iter().cloned())?,
+                    secrets: server_secrets(&declared, &config, ctx),
+                    config,
                     context: ctx.clone(),
                 });
             }
         }
-        let results = connect_all(&planned, stderr).await;
+        let results = connect_all(&planned, stderr, redactor).await;
         let mut sessions = BTreeMap::new();
         let mut failed = None;
         for (p, result) in planned.iter().zip(results) {

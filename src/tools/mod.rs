@@ -19,7 +19,10 @@ pub mod mcp;
 pub use catalog::ToolCatalog;
 pub use context::{SessionState, ToolContext, WorkspaceError};
 pub use external::{ServerListings, ToolOrigin};
-pub use name::{MAX_TOOL_NAME_LEN, PORTABLE_TOOL_NAME_LEN, ToolName, mcp_server_of, mcp_tool_name};
+pub use name::{
+    MAX_SERVER_NAME_LEN, MAX_TOOL_NAME_LEN, PORTABLE_TOOL_NAME_LEN, ToolName, mcp_server_of,
+    mcp_tool_name, server_name_alias, unaliased_server_name,
+};
 pub(crate) use registry::wire_json;
 pub use registry::{SchemaDialect, ToolCallError, ToolRegistry, WireTool};
 pub use restriction::{OrderEntry, REST, ToolPattern, ToolRestriction, visible_tools};

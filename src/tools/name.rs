@@ -67,6 +67,47 @@ pub const PORTABLE_TOOL_NAME_LEN: usize = 64;
 /// How many characters of a too-long MCP name are kept before the hash suffix.
 const KEPT_PREFIX_LEN: usize = PORTABLE_TOOL_NAME_LEN - 1 - 8;
 
+/// The longest MCP server name whose tools' names keep `mcp__<server>__` whole, even when
+/// a long tool name is cut and hashed (the first 55 characters are kept).
+pub const MAX_SERVER_NAME_LEN: usize = KEPT_PREFIX_LEN - "mcp__".len() - "__".len();
+
+/// Why server name `server` (one that matches the name pattern) could make its tools'
+/// names alias another server's: `None` when it cannot. A name with `__` (`a__b`'s tool
+/// `x` and `a`'s tool `b__x` would both be `mcp__a__b__x`, and `mcp__a__*` would match
+/// `a__b`'s tools), one ending in `_` (`a_`'s `x` and `a`'s `_x`), or one longer than
+/// [`MAX_SERVER_NAME_LEN`] (a cut name would not keep the server whole). With none of
+/// these, the server of a registry name is the text up to the first `__` after `mcp__`
+/// ([`mcp_server_of`]), so a name or glob `mcp__a__…` selects server `a`'s tools only.
+pub fn server_name_alias(server: &str) -> Option<&'static str> {
+    if server.contains("__") {
+        Some("it holds `__`, which separates the server from the tool in `mcp__<server>__<tool>`")
+    } else if server.ends_with('_') {
+        Some("it ends with `_`, which joins the `__` after it in `mcp__<server>__<tool>`")
+    } else if server.len() > MAX_SERVER_NAME_LEN {
+        Some(
+            "it is longer than 48 characters, so a long tool name cut to 64 characters would not keep the server's name whole",
+        )
+    } else {
+        None
+    }
+}
+
+/// A name close to `server` that [`server_name_alias`] accepts: runs of `_` made one,
+/// a trailing `_` dropped, cut to [`MAX_SERVER_NAME_LEN`].
+pub fn unaliased_server_name(server: &str) -> String {
+    let mut out = String::with_capacity(server.len());
+    for c in server.chars() {
+        if !(c == '_' && out.ends_with('_')) {
+            out.push(c);
+        }
+    }
+    let mut out: String = out.chars().take(MAX_SERVER_NAME_LEN).collect();
+    while out.ends_with('_') {
+        out.pop();
+    }
+    out
+}
+
 /// The registry name of tool `tool` of MCP server `server`: `mcp__<server>__<tool>`,
 /// every character outside `[a-zA-Z0-9_-]` replaced by `_` (MCP allows `.`, `/` and up to
 /// 128 characters; providers do not), and, when that is longer than 64 characters, its
@@ -154,6 +195,32 @@ mod tests {
         );
         assert!(mcp_tool_name("", "x").is_err());
         assert!(mcp_tool_name("x", "").is_err());
+    }
+
+    #[test]
+    fn names_of_servers_that_cannot_alias_keep_their_server() {
+        // Today's aliases: `a` + `b__x` and `a__b` + `x`, `a` + `_x` and `a_` + `x`.
+        assert_eq!(
+            mcp_tool_name("a", "b__x").unwrap(),
+            mcp_tool_name("a__b", "x").unwrap()
+        );
+        assert!(server_name_alias("a__b").is_some());
+        assert!(server_name_alias("a_").is_some());
+        assert!(server_name_alias(&"s".repeat(MAX_SERVER_NAME_LEN + 1)).is_some());
+        assert_eq!(server_name_alias("a_b-c"), None);
+        assert_eq!(unaliased_server_name("a__b_"), "a_b");
+        assert_eq!(
+            unaliased_server_name(&"s".repeat(60)),
+            "s".repeat(MAX_SERVER_NAME_LEN)
+        );
+        for server in ["a", "a_b", "a-", "x-_y", &"s".repeat(MAX_SERVER_NAME_LEN)] {
+            assert_eq!(server_name_alias(server), None, "{server}");
+            for tool in ["x", "_x", "__x", "b__x", "a.b/c", &"t".repeat(200)] {
+                let name = mcp_tool_name(server, tool).unwrap();
+                assert_eq!(mcp_server_of(name.as_str()), Some(server), "{name}");
+                assert!(name.as_str().starts_with(&format!("mcp__{server}__")));
+            }
+        }
     }
 
     #[test]

@@ -536,3 +536,53 @@ fn a_host_checking_the_lock_sees_the_pinned_servers() {
     let locked = file.get("triage").unwrap();
     assert!(lock::drift(&preset, locked, &now).is_none());
 }
+
+/// Nothing `--connect` prints shows a provider key: the server's stderr lines (printed
+/// as they come) and the reason it did not start (with its last stderr lines) are masked
+/// by a redactor built from the provider key variables, in every form (as it is, hex,
+/// JSON `\u` escapes), and the terminal escapes it writes (OSC 52) are shown escaped.
+#[test]
+fn connect_masks_provider_keys_in_server_stderr_and_start_failures() {
+    let key = "correct-horse-battery-staple-42";
+    let hex: String = key.bytes().map(|b| format!("{b:02x}")).collect();
+    let escaped: String = key
+        .chars()
+        .enumerate()
+        .map(|(i, c)| {
+            if i % 2 == 0 {
+                format!("\\u{:04X}", u32::from(c))
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    let p = Project::new();
+    p.write(
+        "leak.sh",
+        &format!(
+            "echo 'plain {key}' >&2\necho 'hex {}' >&2\necho 'json {escaped}' >&2\nprintf 'osc \\033]52;c;aGk=\\007 end\\n' >&2\nexit 1\n",
+            hex.to_ascii_uppercase()
+        ),
+    );
+    p.write(
+        ".agent-presets/triage.yaml",
+        &TRIAGE.replace("[sh, -c, 'exit 1']", "[sh, leak.sh]"),
+    );
+    let run = p.run_with_env(&["lock", "--connect", "--yes"], &[("OPENAI_API_KEY", key)]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("MCP server `fx` did not start"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("[mcp fx] plain *****"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("[mcp fx] osc \\u{1b}]52;c;aGk=\\u{7} end"),
+        "{run:?}"
+    );
+    let folded = run.stderr.to_ascii_lowercase();
+    for form in [key.to_owned(), hex.clone(), escaped.to_ascii_lowercase()] {
+        assert!(!folded.contains(&form), "`{form}` is shown: {run:?}");
+    }
+    assert!(!run.stderr.contains('\x1b'), "{run:?}");
+}

@@ -43,7 +43,7 @@ impl Fix {
 
     fn sink(&self) -> StderrSink {
         let lines = Arc::clone(&self.lines);
-        Arc::new(move |line: &str| lines.lock().unwrap().push(line.to_owned()))
+        Arc::new(move |_server: &str, line: &str| lines.lock().unwrap().push(line.to_owned()))
     }
 
     fn stderr(&self) -> Vec<String> {
@@ -595,6 +595,43 @@ async fn stderr_lines_reach_the_sink_prefixed_and_escaped() {
             .any(|l| l.starts_with("[mcp fix] ") && l.contains("cleared") && !l.contains('\x1b')),
         "{lines:?}"
     );
+    session.shutdown().await;
+}
+
+/// A stderr line longer than 4 KiB is cut (the rest of it skipped, the next line whole),
+/// and every line is masked by the session's redactor before it is escaped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stderr_lines_are_cut_and_redacted() {
+    let fix = Fix::new();
+    let key = "sk-fixture-0123456789abcdef";
+    let hex: String = key.bytes().map(|b| format!("{b:02X}")).collect();
+    let script = format!(
+        "stderr={};after the long one;key {key};hex {hex};json \\u0073\\u006B-fixture-0123456789abcdef;prompt\r$",
+        "x".repeat(10_000)
+    );
+    let redactor = agent_presets::redact::Redactor::new([key]);
+    let session =
+        McpSession::connect_redacted(&fix.stdio(&script), &fix.ctx(), fix.sink(), redactor)
+            .await
+            .unwrap();
+    let start = Instant::now();
+    while fix.stderr().len() < 6 && start.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let lines = fix.stderr();
+    assert_eq!(lines.len(), 6, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        format!("[mcp fix] {} … (line cut)", "x".repeat(4096))
+    );
+    assert_eq!(lines[1], "[mcp fix] after the long one");
+    assert_eq!(lines[2], format!("[mcp fix] key {}", "*".repeat(key.len())));
+    assert_eq!(lines[3], format!("[mcp fix] hex {}", "*".repeat(hex.len())));
+    assert!(
+        lines[4].starts_with("[mcp fix] json ****") && !lines[4].contains("fixture"),
+        "{lines:?}"
+    );
+    assert_eq!(lines[5], "[mcp fix] prompt\\r$");
     session.shutdown().await;
 }
 

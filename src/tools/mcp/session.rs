@@ -18,8 +18,13 @@
 //!   ([`crate::process::spawn`]: the context's containment, limits and sandbox profile, with
 //!   the network allowed since servers often need it), with exactly the environment the
 //!   caller gives, in the given directory; its stderr goes line by line, prefixed
-//!   `[mcp <name>] ` and escaped, to the caller's sink; it ends with the session: stdin
-//!   closed, then SIGTERM, then SIGKILL of everything it started.
+//!   `[mcp <name>] `, redacted (the caller's [`Redactor`]: the key, header values,
+//!   `passEnv` values) and escaped, to the caller's sink, a line longer than 4 KiB cut;
+//!   it ends with the session: stdin closed, then SIGTERM, then SIGKILL of everything it
+//!   started.
+//! - The errors a session returns (a failed start with the server's last stderr lines,
+//!   what it printed instead of JSON-RPC, its JSON-RPC error messages) are redacted by
+//!   the same [`Redactor`].
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -54,7 +59,7 @@ use super::types::{
 use crate::process::{
     self, Contained, Input, PreparedSandbox, Program, SpawnError, WorkDir, describe,
 };
-use crate::redact::{DisplayContext, escape_for_display};
+use crate::redact::{DisplayContext, Redactor, escape_for_display};
 use crate::tools::ToolContext;
 use crate::tools::builtin::OutputLimits;
 
@@ -82,15 +87,17 @@ const HTTP_CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// Non-JSON on stdout before the first message, past which the server is not MCP.
 const GARBAGE_LINES: usize = 8;
 const GARBAGE_BYTES: usize = 8 * 1024;
-/// The longest piece of a stderr line passed on at once, and how many of the last lines
-/// are kept for startup errors.
-const STDERR_LINE_BYTES: u64 = 4 * 1024;
+/// The longest stderr line passed on (longer ones are cut, the rest of the line
+/// skipped), and how many of the last lines are kept for startup errors.
+pub const STDERR_LINE_BYTES: usize = 4 * 1024;
 const STDERR_TAIL: usize = 5;
 
-/// Where a server's stderr goes: one call per line, already prefixed `[mcp <name>] `
-/// and escaped for a terminal. Called from a runtime task: it must not block for long. The CLI prints these lines on its stderr between
-/// (never inside) lines of the answer; a host may log them.
-pub type StderrSink = Arc<dyn Fn(&str) + Send + Sync>;
+/// Where a server's stderr goes: one call per line, with the server's name and the line
+/// already prefixed `[mcp <name>] `, redacted and escaped for a terminal. Called from a
+/// runtime task: it must not block for long. The CLI prints these lines on its stderr
+/// between (never inside) lines of the answer, holding a bounded number meanwhile
+/// ([`HeldStderr`](super::HeldStderr)); a host may log them.
+pub type StderrSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 /// A connected server. Cheap to clone (a handle); every clone calls the same server.
 /// The server ends with [`shutdown`](Self::shutdown), or when the last handle is
@@ -130,7 +137,7 @@ impl McpSession {
     /// within `config.startup_timeout`. The server's stderr is dropped (but its last
     /// lines still explain a failed start); see [`connect_with_stderr`](Self::connect_with_stderr).
     pub async fn connect(config: &ServerConfig, ctx: &ToolContext) -> Result<McpSession, McpError> {
-        Self::connect_with_stderr(config, ctx, Arc::new(|_: &str| {})).await
+        Self::connect_with_stderr(config, ctx, Arc::new(|_: &str, _: &str| {})).await
     }
 
     /// [`connect`](Self::connect), with the server's stderr lines sent to `sink`.
@@ -139,15 +146,27 @@ impl McpSession {
         ctx: &ToolContext,
         sink: StderrSink,
     ) -> Result<McpSession, McpError> {
-        let stderr = Arc::new(StderrLog::new(&config.name, sink));
-        match &config.transport {
+        Self::connect_redacted(config, ctx, sink, Redactor::none()).await
+    }
+
+    /// [`connect_with_stderr`](Self::connect_with_stderr), with every stderr line and
+    /// the error of a failed start masked by `redactor`.
+    pub async fn connect_redacted(
+        config: &ServerConfig,
+        ctx: &ToolContext,
+        sink: StderrSink,
+        redactor: Redactor,
+    ) -> Result<McpSession, McpError> {
+        let stderr = Arc::new(StderrLog::new(&config.name, sink, redactor.clone()));
+        let result = match &config.transport {
             ServerTransport::Stdio { argv, env, cwd } => {
                 connect_stdio(config, ctx, stderr, argv, env, cwd).await
             }
             ServerTransport::Http { url, headers } => {
                 connect_http(config, ctx, stderr, url, headers).await
             }
-        }
+        };
+        result.map_err(|e| e.redacted(&redactor))
     }
 
     /// What the server offers: its name, version, the protocol revision agreed and its
@@ -1015,24 +1034,35 @@ impl Drop for ServerProcess {
 
 /// The server's stderr: each line to the sink, the last few kept for startup errors.
 struct StderrLog {
+    name: String,
     prefix: String,
     sink: StderrSink,
+    redactor: Redactor,
     tail: Mutex<VecDeque<String>>,
 }
 
 impl StderrLog {
-    fn new(name: &str, sink: StderrSink) -> Self {
+    fn new(name: &str, sink: StderrSink, redactor: Redactor) -> Self {
         StderrLog {
+            name: name.to_owned(),
             prefix: format!("[mcp {name}] "),
             sink,
+            redactor,
             tail: Mutex::new(VecDeque::new()),
         }
     }
 
-    fn line(&self, raw: &[u8]) {
+    /// One line as the server wrote it (`cut`: its first [`STDERR_LINE_BYTES`] only):
+    /// redacted, then escaped (so a key written with control characters inside is no
+    /// key either way).
+    fn line(&self, raw: &[u8], cut: bool) {
         let text = String::from_utf8_lossy(raw);
         let text = text.trim_end_matches(['\n', '\r']);
-        let shown = escape_for_display(text, DisplayContext::Strict).into_owned();
+        let text = self.redactor.redact(text);
+        let mut shown = escape_for_display(&text, DisplayContext::Strict).into_owned();
+        if cut {
+            shown.push_str(" … (line cut)");
+        }
         {
             let mut tail = self.tail.lock().unwrap_or_else(|p| p.into_inner());
             if tail.len() == STDERR_TAIL {
@@ -1040,12 +1070,13 @@ impl StderrLog {
             }
             tail.push_back(format!("  {shown}"));
         }
-        (self.sink)(&format!("{}{shown}", self.prefix));
+        (self.sink)(&self.name, &format!("{}{shown}", self.prefix));
     }
 
     /// A line of our own about the server.
     fn say(&self, text: &str) {
-        (self.sink)(&format!("{}{text}", self.prefix));
+        let text = self.redactor.redact(text);
+        (self.sink)(&self.name, &format!("{}{text}", self.prefix));
     }
 
     fn tail(&self) -> Vec<String> {
@@ -1064,12 +1095,45 @@ async fn pump_stderr(pipe: tokio::process::ChildStderr, log: Arc<StderrLog>) {
     loop {
         line.clear();
         match (&mut reader)
-            .take(STDERR_LINE_BYTES)
+            .take(STDERR_LINE_BYTES as u64)
             .read_until(b'\n', &mut line)
             .await
         {
             Ok(0) | Err(_) => return,
-            Ok(_) => log.line(&line),
+            Ok(n) => {
+                let cut = n == STDERR_LINE_BYTES && line.last() != Some(&b'\n');
+                if cut {
+                    // Back to a character boundary (at most 3 bytes of a split one).
+                    let valid = match std::str::from_utf8(&line) {
+                        Ok(_) => line.len(),
+                        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                        Err(_) => line.len(),
+                    };
+                    line.truncate(valid);
+                }
+                log.line(&line, cut);
+                if cut && !skip_line(&mut reader).await {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Read past the rest of a line (never holding more than the reader's buffer); `false`
+/// at the end of the stream.
+async fn skip_line(reader: &mut BufReader<tokio::process::ChildStderr>) -> bool {
+    loop {
+        let (found, len) = match reader.fill_buf().await {
+            Ok([]) | Err(_) => return false,
+            Ok(buf) => match memchr::memchr(b'\n', buf) {
+                Some(i) => (true, i + 1),
+                None => (false, buf.len()),
+            },
+        };
+        reader.consume(len);
+        if found {
+            return true;
         }
     }
 }

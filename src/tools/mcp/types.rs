@@ -256,6 +256,61 @@ impl McpError {
             | McpError::Config { server, .. } => server,
         }
     }
+
+    /// The same error with every text the server could have put in it (reasons,
+    /// details, a tool's name) masked by `redactor`.
+    #[must_use]
+    pub fn redacted(self, redactor: &crate::redact::Redactor) -> McpError {
+        if redactor.is_empty() {
+            return self;
+        }
+        let r = |s: String| redactor.redact(&s).into_owned();
+        match self {
+            McpError::Start { server, reason } => McpError::Start {
+                server,
+                reason: r(reason),
+            },
+            McpError::NotMcp { server, detail } => McpError::NotMcp {
+                server,
+                detail: r(detail),
+            },
+            McpError::Timeout {
+                server,
+                tool,
+                after,
+            } => McpError::Timeout {
+                server,
+                tool: r(tool),
+                after,
+            },
+            McpError::Crashed { server, detail } => McpError::Crashed {
+                server,
+                detail: r(detail),
+            },
+            McpError::Protocol { server, detail } => McpError::Protocol {
+                server,
+                detail: r(detail),
+            },
+            McpError::ToolTooLarge {
+                server,
+                tool,
+                what,
+                bytes,
+                limit,
+            } => McpError::ToolTooLarge {
+                server,
+                tool: r(tool),
+                what,
+                bytes,
+                limit,
+            },
+            McpError::Config { server, detail } => McpError::Config {
+                server,
+                detail: r(detail),
+            },
+            other @ (McpError::StartupTimeout { .. } | McpError::TooManyTools { .. }) => other,
+        }
+    }
 }
 
 /// `10s`, `1.5s`, `250ms`: a duration as a preset would write it.

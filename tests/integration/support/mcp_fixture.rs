@@ -21,7 +21,9 @@
 //! - `narrow`: know `server/discover` but support only revisions up to 2025-11-25;
 //! - `linger`: keep running after stdin ends (SIGTERM ends it);
 //! - `stubborn`: ignore SIGTERM and the end of stdin (only SIGKILL ends it);
-//! - `stderr=TEXT`: print TEXT on stderr at startup (`;` separates lines).
+//! - `stderr=TEXT`: print TEXT on stderr at startup (`;` separates lines);
+//! - `stderr_flood=BYTES`: from the first tool call on, write lines of BYTES bytes to
+//!   stderr in a loop, as fast as the reader takes them, until the server ends.
 //!
 //! Its tools: `echo {text}`, `add {a, b}` (structuredContent only), `fail` (isError),
 //! `image` (text + image), `slow {secs}` (sleeps unless cancelled), `ask` (sends the
@@ -116,6 +118,7 @@ pub struct Script {
     pub linger: bool,
     pub stubborn: bool,
     pub stderr: Option<String>,
+    pub stderr_flood: Option<usize>,
 }
 
 impl Script {
@@ -141,6 +144,7 @@ impl Script {
                 "linger" => script.linger = true,
                 "stubborn" => script.stubborn = true,
                 "stderr" => script.stderr = Some(value.to_owned()),
+                "stderr_flood" => script.stderr_flood = Some(number()),
                 other => panic!("unknown fixture script item `{other}`"),
             }
         }
@@ -295,6 +299,17 @@ impl ServerHandler for Fixture {
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
         let name = request.name.to_string();
         self.log(&format!("call {name}"));
+        if let Some(bytes) = self.script.stderr_flood
+            && n == 0
+        {
+            std::thread::spawn(move || {
+                let mut line = "flood ".repeat(bytes / 6 + 1);
+                line.truncate(bytes.saturating_sub(1));
+                line.push('\n');
+                let mut err = std::io::stderr().lock();
+                while err.write_all(line.as_bytes()).is_ok() {}
+            });
+        }
         if self.script.crash_after.is_some_and(|after| n >= after) {
             std::process::exit(3);
         }

@@ -75,9 +75,18 @@ impl Project {
         self.run_program(env!("CARGO_BIN_EXE_agent-presets"), args)
     }
 
+    /// `agent-presets args…` with more environment variables.
+    pub fn run_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        self.run_program_with_env(env!("CARGO_BIN_EXE_agent-presets"), args, env)
+    }
+
     /// `program args…` in the project, with the directory of the binary under test first
     /// on `PATH` (so scripts calling `agent-presets` get it).
     pub fn run_program(&self, program: &str, args: &[&str]) -> Run {
+        self.run_program_with_env(program, args, &[])
+    }
+
+    fn run_program_with_env(&self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
         let bin = Path::new(env!("CARGO_BIN_EXE_agent-presets"))
             .parent()
             .unwrap();
@@ -91,6 +100,7 @@ impl Project {
             .env("PATH", path)
             .env("AGENT_PRESETS_CONFIG_DIR", self.config.path())
             .env("NO_COLOR", "1")
+            .envs(env.iter().copied())
             .output()
             .unwrap();
         Run {
