@@ -100,7 +100,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &TestArgs, io: &mut Io<'_>) -> Resu
         None => p.clone(),
     });
     if !paths.is_empty() && paths.iter().all(|p| is_cassette(p)) {
-        return replay_cassettes(global, args, &paths, workspace_dir, io);
+        // As given (relative paths stay relative to the current directory): how they
+        // are shown.
+        return replay_cassettes(global, args, &args.paths, workspace_dir, io);
     }
     let workspace = Workspace::discover(global)?;
     let tools = args.tools;

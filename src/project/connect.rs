@@ -211,8 +211,10 @@ pub fn foreign_servers_untrusted(
         };
         if let Some(store) = store {
             let owned: Vec<ParsedPreset> = chain.iter().map(|p| (*p).clone()).collect();
+            let workspace = std::env::current_dir().unwrap_or_else(|_| project.project_dir.clone());
             let reach =
-                crate::trust::PresetReach::of_chain(name, &owned, &project.presets, &policy, None);
+                crate::trust::PresetReach::of_chain(name, &owned, &project.presets, &policy, None)
+                    .with_digests_of_chain(name, &chain, &workspace, project.tools.listings());
             if store.status(&reach) == crate::trust::TrustStatus::Trusted {
                 continue;
             }

@@ -318,13 +318,27 @@ impl PresetReach {
     /// file of `workspace` its argv names. So a script the model rewrote, or a lock entry
     /// someone edited, asks again.
     pub fn with_digests(
-        mut self,
+        self,
         preset: &ValidPreset,
         workspace: &Path,
         listings: &dyn ServerListings,
     ) -> PresetReach {
-        use crate::preset::own_tools::{declared_commands, declared_servers};
         let chain: Vec<&ParsedPreset> = preset.chain().iter().collect();
+        self.with_digests_of_chain(preset.name(), &chain, workspace, listings)
+    }
+
+    /// [`with_digests`](Self::with_digests) for the preset `name` whose `extends` chain
+    /// (root first) is `chain`, valid or not yet (`lock --connect` asks before the
+    /// servers are listed).
+    pub fn with_digests_of_chain(
+        mut self,
+        preset_name: &str,
+        chain: &[&ParsedPreset],
+        workspace: &Path,
+        listings: &dyn ServerListings,
+    ) -> PresetReach {
+        use crate::preset::own_tools::{declared_commands, declared_servers};
+        let chain: Vec<&ParsedPreset> = chain.to_vec();
         let reached = |items: &[ReachItem], field: ReachField, name: &str| {
             items
                 .iter()
@@ -337,10 +351,10 @@ impl PresetReach {
             let Some(file) = reached(&self.items, ReachField::McpServer, name) else {
                 continue;
             };
-            let locked = match listings.listing(preset.name(), name) {
+            let locked = match listings.listing(preset_name, name) {
                 Some(listing) => {
                     let mut bytes = serde_json::to_vec(listing).unwrap_or_default();
-                    if let Some(id) = listings.identity_json(preset.name(), name) {
+                    if let Some(id) = listings.identity_json(preset_name, name) {
                         bytes.push(b'\n');
                         bytes.extend(id);
                     }
