@@ -334,7 +334,7 @@ impl From<&WireTool> for LockedDefinition {
         LockedDefinition {
             name: tool.name.clone(),
             description: tool.description.clone(),
-            parameters: tool.parameters.clone(),
+            parameters: (*tool.parameters).clone(),
         }
     }
 }

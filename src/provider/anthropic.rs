@@ -50,7 +50,7 @@ pub fn request_body(
                 let mut tool = Map::new();
                 tool.insert("name".into(), Value::from(t.name.as_str()));
                 tool.insert("description".into(), Value::from(t.description.as_str()));
-                tool.insert("input_schema".into(), t.parameters.clone());
+                tool.insert("input_schema".into(), (*t.parameters).clone());
                 if settings.strict_tools {
                     tool.insert("strict".into(), Value::Bool(true));
                 }

@@ -577,7 +577,7 @@ mod tests {
         WireTool {
             name: name.to_owned(),
             description: "A tool.".to_owned(),
-            parameters,
+            parameters: parameters.into(),
         }
     }
 

@@ -42,7 +42,7 @@ pub fn request_body(
                 let mut function = Map::new();
                 function.insert("name".into(), Value::from(t.name.as_str()));
                 function.insert("description".into(), Value::from(t.description.as_str()));
-                function.insert("parameters".into(), t.parameters.clone());
+                function.insert("parameters".into(), (*t.parameters).clone());
                 if settings.strict_tools {
                     function.insert("strict".into(), Value::Bool(true));
                 }

@@ -69,8 +69,9 @@ pub struct WireTool {
     pub name: String,
     /// The description.
     pub description: String,
-    /// The parameter schema (a deep copy; mutating it changes nothing else).
-    pub parameters: serde_json::Value,
+    /// The parameter schema, shared with the tool's definition (comparing two projections
+    /// of one tool is a pointer comparison; `Arc::make_mut` gives a private copy to change).
+    pub parameters: Arc<serde_json::Value>,
 }
 
 /// Which rendering of the parameter schemas to project.
@@ -229,7 +230,7 @@ impl ToolRegistry {
         self.index.contains_key(name)
     }
 
-    /// The wire projection: exactly `{name, description, parameters}`, deep copies.
+    /// The wire projection: exactly `{name, description, parameters}` (the schemas shared with the definitions).
     pub fn schemas(&self) -> Vec<WireTool> {
         self.schemas_for(SchemaDialect::Portable)
     }
@@ -242,8 +243,8 @@ impl ToolRegistry {
                 name: d.name().as_str().to_owned(),
                 description: d.description().to_owned(),
                 parameters: match dialect {
-                    SchemaDialect::Portable => d.schemas().portable.clone(),
-                    SchemaDialect::Strict => d.schemas().strict.clone(),
+                    SchemaDialect::Portable => Arc::clone(&d.schemas().portable),
+                    SchemaDialect::Strict => Arc::clone(&d.schemas().strict),
                 },
             })
             .collect()

@@ -6,6 +6,7 @@
 use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 use super::ToolCatalog;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
@@ -15,11 +16,12 @@ use crate::json_schema::has_type;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolSchemas {
     /// Draft 2020-12, as schemars generates it (with `$schema`, `title` and the root
-    /// `description` removed).
-    pub portable: Value,
+    /// `description` removed). Shared: every wire projection of the tool (one per preset
+    /// that shows it, when a batch is validated) points at this one value.
+    pub portable: Arc<Value>,
     /// Strict-mode rendering: every object closed, every property required (optional ones
     /// nullable), none of the keywords any provider's strict mode rejects.
-    pub strict: Value,
+    pub strict: Arc<Value>,
 }
 
 impl ToolSchemas {
@@ -35,7 +37,10 @@ impl ToolSchemas {
                 ));
             }
         }
-        Ok(ToolSchemas { portable, strict })
+        Ok(ToolSchemas {
+            portable: Arc::new(portable),
+            strict: Arc::new(strict),
+        })
     }
 }
 
@@ -50,7 +55,10 @@ impl ToolSchemas {
             ));
         }
         let strict = strict_from_portable(&portable);
-        Ok(ToolSchemas { portable, strict })
+        Ok(ToolSchemas {
+            portable: Arc::new(portable),
+            strict: Arc::new(strict),
+        })
     }
 }
 

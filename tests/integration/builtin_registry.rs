@@ -224,7 +224,7 @@ fn strict_schemas_follow_the_strict_mode_rules() {
     let mut problems = Vec::new();
     for tool in registry.schemas_for(SchemaDialect::Strict) {
         let file = format!("{}.strict.json", tool.name);
-        assert_eq!(tool.parameters, committed(&file));
+        assert_eq!(*tool.parameters, committed(&file));
         check_strict(&tool.parameters, &file, &mut problems);
         assert!(
             tool.parameters.get("anyOf").is_none(),

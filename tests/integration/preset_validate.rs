@@ -524,7 +524,7 @@ mod own_tools {
         );
         // Normalised: `$schema` dropped, `definitions` → `$defs` with the ref rewritten.
         assert_eq!(
-            get.schemas().portable,
+            *get.schemas().portable,
             json!({"type": "object", "properties": {"timezone": {"$ref": "#/$defs/tz"}},
                    "required": ["timezone"], "$defs": {"tz": {"type": "string"}}})
         );
