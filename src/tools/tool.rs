@@ -508,7 +508,7 @@ impl ToolDefinition {
         let mut schemas = (*self.schemas).clone();
         let mut changed = false;
         for schema in [&mut schemas.portable, &mut schemas.strict] {
-            super::schema::visit_param_descriptions(schema, &mut |path, d| {
+            super::schema::visit_param_descriptions(Arc::make_mut(schema), &mut |path, d| {
                 if let Some(text) = replacement(path) {
                     *d = text;
                     changed = true;
