@@ -236,7 +236,43 @@ fn section_hover(ctx: &Context<'_>, name: &str, context: bool) -> String {
     if let Some((_, body)) = chain.first().and_then(|e| declared_in(e, name, context)) {
         out.push_str(&format!("\n\nits text:\n```text\n{body}\n```"));
     }
+    match chain
+        .first()
+        .and_then(|e| rendered_piece(ctx, e.name(), name, context))
+    {
+        Some(Some(rendered)) => out.push_str(&format!(
+            "\n\nrendered with the default values (built-in facts as examples):\n```text\n{rendered}\n```"
+        )),
+        Some(None) => out.push_str(
+            "\n\nrendered with the default values (built-in facts as examples): nothing is sent (its `when` is false, or a `complete` section above it leaves no room)",
+        ),
+        None => {}
+    }
     out
+}
+
+/// The text piece `name` of preset `preset` renders to with its variables' defaults and
+/// example values for the built-in facts, as `validate` renders it: `None` when the
+/// preset is not valid yet, `Some(None)` when the piece is not sent (it renders empty,
+/// or a `complete` section leaves it out).
+fn rendered_piece(
+    ctx: &Context<'_>,
+    preset: &str,
+    name: &str,
+    context: bool,
+) -> Option<Option<String>> {
+    let valid = ctx.checker.project.validate(preset).preset?;
+    let assembler = valid.assembler();
+    let mut values = crate::preset::validate::representative_values(assembler);
+    for (k, v) in valid.default_values().iter() {
+        values.set(k, v.clone());
+    }
+    let pieces = if context {
+        assembler.rendered_contexts(&values).ok()?
+    } else {
+        assembler.rendered_sections(&values).ok()?
+    };
+    Some(pieces.into_iter().find(|p| p.name == name).map(|p| p.text))
 }
 
 /// The line (0-based) of the `name:` of section (or context) `name` in `entry`, and its

@@ -684,7 +684,7 @@ fn check_provider(
 /// Built-in variables get example values; declared variables their defaults, or a
 /// placeholder when `required` (callers must pass them, so validation cannot know them).
 /// Which declaration applies is the assembler's business (the nearest one wins).
-fn representative_values(assembler: &PromptAssembler) -> Values {
+pub(crate) fn representative_values(assembler: &PromptAssembler) -> Values {
     let mut values = Values::new();
     for b in BUILTIN_VARIABLES {
         if !crate::prompt::is_derived_variable(b.name) {

@@ -94,7 +94,8 @@ fn projection_has_exactly_three_fields_and_is_a_deep_copy() {
         assert!(!text.contains("timeout"), "timeout leaked: {text}");
     }
     let pristine = registry.schemas();
-    std::sync::Arc::make_mut(&mut first[0].parameters)["properties"]["amount"] = json!({"type": "string"});
+    std::sync::Arc::make_mut(&mut first[0].parameters)["properties"]["amount"] =
+        json!({"type": "string"});
     first[0].description.push_str(" MUTATED");
     assert_eq!(registry.schemas(), pristine);
 }

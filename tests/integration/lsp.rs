@@ -330,6 +330,14 @@ fn every_method_answers_and_nothing_crashes_the_server() {
         json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": fixed}]}),
     );
     assert_eq!(client.diagnostics(&uri), Vec::<Value>::new(), "{fixed}");
+    // Hover on a section of the now valid preset: what it renders to with the defaults
+    // (nothing: `minimal`'s `complete` section leaves no room for it).
+    let hover = client.request("textDocument/hover", at(8, 15));
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        text.contains("rendered with the default values") && text.contains("nothing is sent"),
+        "{text}"
+    );
 
     // A malformed message: a parse error, and the server goes on.
     client.write_raw(b"{not json");
