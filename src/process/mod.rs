@@ -1,8 +1,8 @@
 //! Running a program safely: one home for everything the agent does to start a program on
 //! the model's or a preset's behalf — a `bash` command, a command tool, a stdio MCP
-//! server — and one entry point, [`spawn`], that all three use.
+//! server — and one entry point, `spawn`, that all three use.
 //!
-//! - [`env`]: the child's environment, an allowlist ([`BASE_COMMAND_ENV`]) plus what the
+//! - [`mod@env`]: the child's environment, an allowlist ([`BASE_COMMAND_ENV`]) plus what the
 //!   preset passes ([`EnvRules`]), never a credential-looking name or value;
 //! - [`sandbox`]: what the program may read, write and reach ([`SandboxProfile`],
 //!   [`SandboxMode`]), enforced with Landlock and seccomp on Linux;

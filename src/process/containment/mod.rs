@@ -20,7 +20,7 @@
 //!
 //! When the agent itself dies:
 //! - by a signal it handles (the CLI handles SIGINT, SIGTERM and SIGHUP), the call's
-//!   future is dropped and [`Contained`]'s drop kills everything, as on a timeout, before
+//!   future is dropped and `Contained`'s drop kills everything, as on a timeout, before
 //!   the process exits; the cgroup is removed then and there;
 //! - by SIGKILL (which nothing can handle): the command's own process gets
 //!   `PR_SET_PDEATHSIG` (SIGKILL) when it was spawned from the process's main thread (as

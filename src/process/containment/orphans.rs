@@ -3,7 +3,7 @@
 //! kills its own supervisor (`kill -9 $PPID` under the subreaper containment) or leaves
 //! its process group (`setsid` under the process-group containment) is re-parented to
 //! the agent rather than to init. At the end of every call the agent kills such orphans
-//! (every child of its own that it did not spawn through [`super::spawn`], with all it
+//! (every child of its own that it did not spawn through `process::spawn`, with all it
 //! started), and [`kill_descendants`] kills whatever is left below the agent when `run`
 //! ends, on every path (answer, error, signal).
 
