@@ -19,6 +19,43 @@ mod file;
 pub use file::{ProjectFileError, remove_confined, write_confined};
 pub(crate) use file::{ReadBeneathError, read_beneath};
 
+/// Why a relative path does not lexically name something beneath its base directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LexicalEscape {
+    /// A `..` climbs above the base.
+    ClimbsOut,
+    /// An absolute path or a drive prefix.
+    Absolute,
+    /// It names the base itself (`""`, `.`, `p/..`).
+    NamesBase,
+}
+
+/// `relative` with `.` and inner `..` resolved, if it stays strictly beneath its base
+/// directory (the lexical check before the walk of [`beneath`], which follows links).
+pub(crate) fn lexically_beneath(relative: &str) -> Result<std::path::PathBuf, LexicalEscape> {
+    use std::path::{Component, Path, PathBuf};
+    let mut inside = PathBuf::new();
+    let mut depth = 0usize;
+    for component in Path::new(relative).components() {
+        match component {
+            Component::Normal(part) => {
+                inside.push(part);
+                depth += 1;
+            }
+            Component::CurDir => {}
+            Component::ParentDir => {
+                depth = depth.checked_sub(1).ok_or(LexicalEscape::ClimbsOut)?;
+                inside.pop();
+            }
+            Component::RootDir | Component::Prefix(_) => return Err(LexicalEscape::Absolute),
+        }
+    }
+    if depth == 0 {
+        return Err(LexicalEscape::NamesBase);
+    }
+    Ok(inside)
+}
+
 /// Why [`ToolContext::new`](crate::tools::ToolContext::new) refused a workspace root.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -8,7 +8,8 @@
 //! UTF-8 without NUL, BOM dropped, CRLF read as LF — and problems inside it point into it
 //! with line and column.
 
-use std::path::{Component, Path, PathBuf};
+use crate::confine::LexicalEscape;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::source::{MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, TextFile};
@@ -185,30 +186,11 @@ fn escape(at: Span, relative: &str, why: &str) -> Diagnostic {
 /// directory; else why not (an absolute path, a drive prefix, a `..` that climbs out,
 /// or no file at all).
 fn confined(relative: &str) -> Result<PathBuf, &'static str> {
-    let mut inside = PathBuf::new();
-    let mut depth = 0usize;
-    for component in Path::new(relative).components() {
-        match component {
-            Component::Normal(part) => {
-                inside.push(part);
-                depth += 1;
-            }
-            Component::CurDir => {}
-            Component::ParentDir => {
-                depth = depth
-                    .checked_sub(1)
-                    .ok_or("`..` leads outside the preset's directory")?;
-                inside.pop();
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err("an absolute path leads outside the preset's directory");
-            }
-        }
-    }
-    if depth == 0 {
-        return Err("it names no file");
-    }
-    Ok(inside)
+    crate::confine::lexically_beneath(relative).map_err(|e| match e {
+        LexicalEscape::ClimbsOut => "`..` leads outside the preset's directory",
+        LexicalEscape::Absolute => "an absolute path leads outside the preset's directory",
+        LexicalEscape::NamesBase => "it names no file",
+    })
 }
 
 /// How the text file is shown: next to the preset as the preset is shown

@@ -15,6 +15,7 @@
 //! The JSON Schema for editors is [`case_json_schema`], committed as
 //! `schemas/test-case.schema.json`.
 
+use crate::confine::LexicalEscape;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -549,30 +550,11 @@ fn confined_path(
 
 /// `relative` with `.` and inner `..` resolved, if it stays inside its base directory.
 fn lexically_inside(relative: &str) -> Result<PathBuf, &'static str> {
-    let mut inside = PathBuf::new();
-    let mut depth = 0usize;
-    for component in Path::new(relative).components() {
-        match component {
-            Component::Normal(part) => {
-                inside.push(part);
-                depth += 1;
-            }
-            Component::CurDir => {}
-            Component::ParentDir => {
-                depth = depth
-                    .checked_sub(1)
-                    .ok_or("`..` leads outside the case's directory")?;
-                inside.pop();
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err("it is an absolute path");
-            }
-        }
-    }
-    if depth == 0 {
-        return Err("it names the case's directory itself, not something in it");
-    }
-    Ok(inside)
+    crate::confine::lexically_beneath(relative).map_err(|e| match e {
+        LexicalEscape::ClimbsOut => "`..` leads outside the case's directory",
+        LexicalEscape::Absolute => "it is an absolute path",
+        LexicalEscape::NamesBase => "it names the case's directory itself, not something in it",
+    })
 }
 
 /// Compile `expect` into assertions; problems (a bad regex or schema, a sequence with
