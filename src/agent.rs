@@ -174,6 +174,18 @@ pub trait ToolApproval {
     /// Review one call.
     fn review(&mut self, call: &ToolCall, tool: &ToolDefinition) -> Approval;
 
+    /// Review one call a permission rule (or no rule, for a tool that asks by default)
+    /// sends to the user: `decision` says which (for the prompt). Default: [`review`](Self::review).
+    fn review_asked(
+        &mut self,
+        call: &ToolCall,
+        tool: &ToolDefinition,
+        decision: &crate::policy::Decision,
+    ) -> Approval {
+        let _ = decision;
+        self.review(call, tool)
+    }
+
     /// The policy this approver follows now, told to the model as a runtime fact
     /// ([`APPROVAL_VARIABLE`]); asked once per step. Default: [`ApprovalPolicy::Ask`].
     fn policy(&self) -> ApprovalPolicy {
@@ -279,6 +291,15 @@ pub enum AgentEvent<'a> {
         delay: Duration,
         /// Why it failed.
         error: &'a ClientError,
+    },
+    /// The preset's permission rules decided a call (before any approval is asked).
+    PolicyDecision {
+        /// The step (1-based).
+        step: usize,
+        /// The call.
+        call: &'a ToolCall,
+        /// The verdict and the rule that decided it.
+        decision: &'a crate::policy::Decision,
     },
     /// A tool call is about to run (after approval).
     ToolCall {
@@ -440,6 +461,8 @@ pub struct Agent<'a> {
     linted: bool,
     /// Step 1, already assembled by the caller.
     first_step: Option<Assembly>,
+    /// The preset's permission rules; `None`: every call gets its tool's default.
+    policy: Option<Arc<crate::policy::Policy>>,
 }
 
 /// What a step sent as its system prompt, to tell why the next one differs.
@@ -496,7 +519,16 @@ impl<'a> Agent<'a> {
             last_system: None,
             linted: false,
             first_step: None,
+            policy: None,
         }
+    }
+
+    /// Decide each call with `policy` first (deny → ask → allow → the tool's default):
+    /// a denied call does not run and the model is told the rule; an allowed one runs
+    /// without asking; an ask goes to the approver ([`ToolApproval::review_asked`]).
+    pub fn with_policy(mut self, policy: Arc<crate::policy::Policy>) -> Self {
+        self.policy = (!policy.is_empty()).then_some(policy);
+        self
     }
 
     /// Use tools already projected and linted for this client's endpoint (see
@@ -789,11 +821,51 @@ impl<'a> Agent<'a> {
             }
         };
         // Unknown and hidden tools are refused by the registry, without asking anyone.
-        if let Some(tool) = registry.get(&call.name)
-            && !tool.read_only()
-            && let Approval::Refuse(reason) = approval.review(call, tool)
-        {
-            return ToolOutput::error(reason);
+        if let Some(tool) = registry.get(&call.name) {
+            if let Some(policy) = &self.policy {
+                // Permission rules first (src/policy): deny, ask, allow, the tool's default.
+                let path = args
+                    .get(crate::policy::rule::PATH_ARGUMENT)
+                    .and_then(Value::as_str)
+                    .and_then(|raw| crate::tools::builtin::policy_path(&self.tools, raw));
+                let decision = policy.decide(&crate::policy::Call {
+                    tool: &call.name,
+                    arguments: &args,
+                    read_only: tool.read_only(),
+                    path: path.as_deref(),
+                });
+                on_event(AgentEvent::PolicyDecision {
+                    step,
+                    call,
+                    decision: &decision,
+                });
+                match decision.verdict {
+                    crate::policy::Verdict::Deny => {
+                        let rule = decision.rule().map(|r| r.rule.as_str()).unwrap_or_default();
+                        let part = decision
+                            .command
+                            .as_deref()
+                            .map(|c| format!(" (`{c}`)"))
+                            .unwrap_or_default();
+                        return ToolOutput::error(self.assembler.texts().render(
+                            &crate::texts::AGENT_REFUSED_BY_RULE,
+                            &[("tool", &call.name), ("rule", rule), ("part", &part)],
+                        ));
+                    }
+                    crate::policy::Verdict::Ask => {
+                        if let Approval::Refuse(reason) =
+                            approval.review_asked(call, tool, &decision)
+                        {
+                            return ToolOutput::error(reason);
+                        }
+                    }
+                    crate::policy::Verdict::Allow => {}
+                }
+            } else if !tool.read_only()
+                && let Approval::Refuse(reason) = approval.review(call, tool)
+            {
+                return ToolOutput::error(reason);
+            }
         }
         on_event(AgentEvent::ToolCall { step, call });
         self.runner

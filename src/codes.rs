@@ -135,6 +135,12 @@ code_pages! {
     P0625 => CaseUnknownVariable,
     P0630 => ExpectationFailed,
     P0631 => PassRateBelow,
+    P0740 => PermissionSyntax,
+    P0741 => PermissionUnknownTool,
+    P0742 => PermissionHiddenTool,
+    P0743 => PermissionShadowed,
+    P0744 => PermissionNeverMatches,
+    P0745 => PermissionLoosensDeny,
 }
 
 /// The headings a page has, in this order.

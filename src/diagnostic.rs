@@ -238,6 +238,19 @@ diagnostic_kinds! {
     ExpectationFailed = ("P0630", "expectation-failed", Error),
     /// `test --live --repeat N`: a case passed in fewer runs than `--min-pass-rate` asks.
     PassRateBelow = ("P0631", "pass-rate-below", Error),
+    /// A permission rule that cannot be read (`bash(ls`, `read_file(src/**)`).
+    PermissionSyntax = ("P0740", "permission-syntax", Error),
+    /// A permission rule on a tool no registry knows (with "did you mean").
+    PermissionUnknownTool = ("P0741", "permission-unknown-tool", Error),
+    /// A permission rule on a tool the preset hides: it never applies.
+    PermissionHiddenTool = ("P0742", "permission-hidden-tool", Warning),
+    /// A permission rule an earlier or broader rule always decides first.
+    PermissionShadowed = ("P0743", "permission-shadowed", Warning),
+    /// A permission rule whose pattern cannot match any call.
+    PermissionNeverMatches = ("P0744", "permission-never-matches", Error),
+    /// A child's allow or ask rule that a parent's deny always decides first: loosening
+    /// an inherited deny needs `override: true`.
+    PermissionLoosensDeny = ("P0745", "permission-loosens-deny", Error),
 }
 
 impl fmt::Display for DiagnosticKind {
@@ -543,6 +556,8 @@ mod tests {
             K::UnusedLocalePack,
             K::UntranslatedText,
             K::LocalePackNotApplied,
+            K::PermissionHiddenTool,
+            K::PermissionShadowed,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {

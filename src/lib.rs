@@ -61,6 +61,7 @@ pub mod endpoint;
 mod json_schema;
 #[cfg(feature = "lsp")]
 pub mod lsp;
+pub mod policy;
 pub mod preset;
 pub mod process;
 pub mod project;

@@ -227,6 +227,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         }
         None => None,
     };
+    // The preset's permission rules (issue 33), before the preset moves to its servers.
+    let policy = std::sync::Arc::new(preset.policy());
     let held = super::connect::HeldLines::default();
     let started = start_mcp_servers(
         &runtime,
@@ -249,7 +251,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         .with_max_steps(max_steps)
         .with_max_tool_calls(usize::try_from(args.max_tool_calls).unwrap_or(usize::MAX))
         .with_linted_tools(&linted)
-        .with_first_step(first_step);
+        .with_first_step(first_step)
+        // The preset's permission rules decide first (issue 33).
+        .with_policy(policy);
     let mut history = Vec::new();
     let mut snapshot = ContextSnapshot::new();
     let mut step_values = |_step: usize| {
@@ -614,6 +618,25 @@ impl TerminalApproval {
 }
 
 impl ToolApproval for TerminalApproval {
+    /// The prompt names what sends the call to the user (a rule, or the tool's default).
+    fn review_asked(
+        &mut self,
+        call: &ToolCall,
+        tool: &ToolDefinition,
+        decision: &crate::policy::Decision,
+    ) -> Approval {
+        if !self.always.iter().any(|t| t == tool.name().as_str()) {
+            let style = Style::detect(true);
+            let line = shown_line(&self.redactor, &decision.explain(), 400, style);
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "\n{} {line}",
+                style.dim("permissions:")
+            );
+        }
+        self.review(call, tool)
+    }
+
     fn review(&mut self, call: &ToolCall, tool: &ToolDefinition) -> Approval {
         let name = tool.name().as_str();
         if self.always.iter().any(|t| t == name) {

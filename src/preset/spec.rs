@@ -139,6 +139,13 @@ pub struct PresetFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("propertyNames" = {"pattern": "^[a-zA-Z0-9_-]{1,64}$"}))]
     pub commands: Option<NamedMap<CommandSpec>>,
+    /// Permission rules: which tool calls run without asking (`allow`), ask the user
+    /// (`ask`) or never run (`deny`): `bash(git push *)`, `write_file(path=.github/**)`,
+    /// `mcp__github__get_*`. Checked deny, then ask, then allow, then the tool's default
+    /// (read-only tools run, others ask). Along `extends` the lists add up; `override: true`
+    /// starts them over at this preset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<PermissionsSpec>,
     /// The locale pack the model's texts come from (`de`: `locales/de.yaml`); `en`, the
     /// built-in English, needs none. Along `extends`, the nearest preset that sets it
     /// wins; `render --locale` and `run --locale` override it.
@@ -153,6 +160,29 @@ pub struct PresetFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<std::collections::BTreeMap<String, String>>")]
     pub texts: Option<TextMap>,
+}
+
+/// `permissions:`: the three rule lists (docs/format.md, "Permission rules").
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsSpec {
+    /// Calls that never run, whatever the other lists or `--yes` say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub deny: Option<Vec<Spanned<String>>>,
+    /// Calls that ask the user even when an allow rule matches them (`--yes` answers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub ask: Option<Vec<Spanned<String>>>,
+    /// Calls that run without asking; a `bash` line only if every command in it is allowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub allow: Option<Vec<Spanned<String>>>,
+    /// Drop the rules inherited through `extends` (all three lists): the only way to loosen
+    /// a parent's deny.
+    #[serde(default, rename = "override", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<bool>")]
+    pub overrides: Option<Spanned<bool>>,
 }
 
 /// The pattern an MCP server name must match.
@@ -928,6 +958,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "allowRead",
             "mcpServers",
             "commands",
+            "permissions",
             "locale",
             "texts",
         ],
@@ -1002,6 +1033,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "env",
         ],
     ),
+    ("`permissions`", &["deny", "ask", "allow", "override"]),
 ];
 
 /// Where a set of allowed keys belongs ("`persona`", "a section", ...), if known.
@@ -1119,6 +1151,7 @@ mod tests {
             expected_keys::<McpToolSpec>("zzz: 1"),
             expected_keys::<HeaderSpec>("zzz: 1"),
             expected_keys::<CommandSpec>("zzz: 1"),
+            expected_keys::<PermissionsSpec>("zzz: 1"),
         ];
         assert_eq!(sets.len(), KEY_SETS.len());
         for (got, (owner, keys)) in sets.iter().zip(KEY_SETS) {

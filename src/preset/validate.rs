@@ -92,6 +92,13 @@ impl ValidPreset {
         self.chain.iter().collect()
     }
 
+    /// The permission rules in force (`permissions:` along the chain, merged): what a run
+    /// decides each tool call with. A rule that does not parse is an error `validate`
+    /// reports, so a valid preset's rules all compile.
+    pub fn policy(&self) -> crate::policy::Policy {
+        super::permissions::policy_of(&self.chain_refs()).unwrap_or_default()
+    }
+
     /// The sandbox commands run in: the nearest `sandbox` in the chain, else
     /// `workspace-write`.
     pub fn sandbox_mode(&self) -> crate::process::SandboxMode {
@@ -483,6 +490,9 @@ fn validate_chain_with(
         if let Some(leaf) = presets.last() {
             diagnostics.extend(declared_but_hidden(leaf, tools, a));
         }
+        let visible: std::collections::BTreeSet<&str> =
+            a.registry().names().map(|n| n.as_str()).collect();
+        diagnostics.extend(super::permissions::check(presets, tools, &visible));
         let unguarded = a.unguarded_optional_uses();
         let statically_missing = !unguarded.is_empty();
         diagnostics.extend(unguarded);

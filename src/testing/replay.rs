@@ -509,7 +509,8 @@ pub async fn replay_async(
     let outcome = {
         let mut agent = Agent::new(preset.assembler(), &player, ctx)
             .with_max_steps(header.max_steps.max(1))
-            .with_tool_runner(&runner);
+            .with_tool_runner(&runner)
+            .with_policy(std::sync::Arc::new(preset.policy()));
         let (mut history, mut snapshot) = (Vec::new(), ContextSnapshot::new());
         let mut approval = Pinned(policy);
         agent

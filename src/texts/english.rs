@@ -21,6 +21,13 @@ pub const AGENT_REFUSED_DECLINED: BuiltinText = BuiltinText {
     protected: &[],
 };
 
+/// `agent.refused.by-rule`: a permission rule of the preset denies the call.
+pub const AGENT_REFUSED_BY_RULE: BuiltinText = BuiltinText {
+    id: "agent.refused.by-rule",
+    text: "Error: `{{ tool }}` was not run: the preset's permission rule `{{ rule }}` denies it{{ part }}.\nHint: do not retry it or work around the rule; continue without it, or tell the user what you need.",
+    protected: &[],
+};
+
 /// `agent.refused.large-arguments`.
 pub const AGENT_REFUSED_LARGE_ARGUMENTS: BuiltinText = BuiltinText {
     id: "agent.refused.large-arguments",
@@ -315,6 +322,7 @@ pub const TOOLS_UNKNOWN_TOOL_SUGGESTION: BuiltinText = BuiltinText {
 /// Every built-in text, in id order.
 pub(super) const ALL: &[&BuiltinText] = &[
     &AGENT_INVALID_JSON,
+    &AGENT_REFUSED_BY_RULE,
     &AGENT_REFUSED_DECLINED,
     &AGENT_REFUSED_LARGE_ARGUMENTS,
     &AGENT_REFUSED_LONG_NAME,

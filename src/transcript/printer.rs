@@ -230,6 +230,19 @@ impl Printer {
                 "delayMs": delay.as_millis() as u64,
                 "error": mask(&error.to_string()),
             }),
+            AgentEvent::PolicyDecision {
+                step,
+                call,
+                decision,
+            } => json!({
+                "type": "policy",
+                "step": step,
+                "id": call.id,
+                "tool": call.name,
+                "verdict": decision.verdict.as_str(),
+                "decision": decision,
+                "explain": mask(&decision.explain()),
+            }),
             AgentEvent::Stream { .. } | AgentEvent::ToolCall { .. } => return,
         };
         self.json_line(io, &line);
@@ -274,6 +287,20 @@ impl Printer {
                     short_fingerprint(&header.fingerprint),
                     key_note(self.key_env.as_deref(), &self.redactor, style)
                 );
+            }
+            // Which rule decided a call: a denied call shows it, others only when a rule
+            // (not the tool's default) decided.
+            AgentEvent::PolicyDecision { decision, call, .. } => {
+                if decision.rule().is_some() || decision.verdict == crate::policy::Verdict::Deny {
+                    self.end_text(io);
+                    let line =
+                        format!("{} `{}`: {}", "permissions:", call.name, decision.explain());
+                    let _ = writeln!(
+                        io.err,
+                        "{}",
+                        style.dim(shown_line(&self.redactor, &line, 400, style))
+                    );
+                }
             }
             AgentEvent::ToolCall { call, .. } => {
                 self.end_text(io);

@@ -2909,3 +2909,103 @@ fn a_command_cannot_reach_the_terminal_run_is_on() {
     assert!(!run.screen.contains("FAKE-PROMPT"), "{:?}", run.screen);
     assert!(!run.screen.contains("\u{1b}]52"), "{:?}", run.screen);
 }
+
+const RULES: &str = "permissions:\n  deny: [\"bash(git push *)\", \"write_file(path=.github/**)\"]\n  allow: [\"bash(touch *)\"]\n";
+
+#[test]
+fn a_permission_deny_holds_inside_a_compound_line_even_with_yes_and_names_its_rule() {
+    let server = MockProvider::start(vec![
+        bash_call("touch ran.txt && git push origin main", 10),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, RULES);
+    let run = p.run(&["run", "agent", "Push.", "--yes", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    // Nothing of the line ran: the deny decides before anything starts.
+    assert!(!p.path().join("ran.txt").exists(), "{run:?}");
+    let result = tool_result(&server, 1);
+    assert!(
+        result.starts_with("Error: `bash` was not run: the preset's permission rule `bash(git push *)` denies it (`git push origin main`)"),
+        "{result}"
+    );
+    let policy: Vec<Value> = lines(&run.stdout)
+        .into_iter()
+        .filter(|l| l["type"] == "policy")
+        .collect();
+    assert_eq!(policy.len(), 1, "{}", run.stdout);
+    assert_eq!(policy[0]["verdict"], "deny");
+    assert_eq!(
+        policy[0]["decision"]["rules"][0]["rule"],
+        "bash(git push *)"
+    );
+    assert_eq!(policy[0]["decision"]["rules"][0]["list"], "deny");
+}
+
+#[test]
+fn an_allow_rule_runs_a_call_without_asking_and_without_a_terminal() {
+    let server = MockProvider::start(vec![
+        bash_call("touch ran.txt", 10),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, RULES);
+    // No `--yes` and no terminal: without the rule the call would be refused.
+    let run = p.run(&["run", "agent", "Touch."]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(p.path().join("ran.txt").exists(), "{run:?}");
+    assert!(
+        !tool_result(&server, 1).starts_with("Error:"),
+        "{}",
+        tool_result(&server, 1)
+    );
+    assert!(
+        run.stderr
+            .contains("permissions: `bash`: allowed by permissions.allow[0] `bash(touch *)`"),
+        "{}",
+        run.stderr
+    );
+    // A line with a part no rule allows still asks (and without a terminal, is refused).
+    let server = MockProvider::start(vec![
+        bash_call("touch two.txt; rm ran.txt", 10),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p2 = Project::new("deepseek", &server, RULES);
+    let run = p2.run(&["run", "agent", "Touch."]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!p2.path().join("two.txt").exists(), "{run:?}");
+    assert!(
+        tool_result(&server, 1).starts_with("Error: `bash` was not run:"),
+        "{}",
+        tool_result(&server, 1)
+    );
+}
+
+#[test]
+fn a_path_deny_cannot_be_dodged_through_a_symlink() {
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call(
+            "call_w",
+            "write_file",
+            r#"{"path": "gh/workflows/ci.yml", "content": "on: push\n"}"#,
+        )),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, RULES);
+    fs::create_dir_all(p.path().join(".github/workflows")).unwrap();
+    std::os::unix::fs::symlink(".github", p.path().join("gh")).unwrap();
+    let run = p.run(&["run", "agent", "Write CI.", "--yes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        !p.path().join(".github/workflows/ci.yml").exists(),
+        "{run:?}"
+    );
+    let result = tool_result(&server, 1);
+    assert!(
+        result.contains("permission rule `write_file(path=.github/**)` denies it"),
+        "{result}"
+    );
+    assert!(
+        run.stderr.contains("denied by permissions.deny[1]"),
+        "{}",
+        run.stderr
+    );
+}

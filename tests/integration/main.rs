@@ -26,6 +26,7 @@ mod cli_run;
 mod cli_validate_cases;
 mod client_agent;
 mod conformance_core;
+mod conformance_permissions;
 mod connect_sandbox;
 mod core_registry;
 mod core_session;

@@ -36,8 +36,24 @@ pub use read_file::{ReadFile, ReadFileArgs};
 pub use todo_write::{TodoItem, TodoStatus, TodoWrite, TodoWriteArgs};
 pub use write_file::{WriteFile, WriteFileArgs};
 
-use super::ToolCatalog;
+use super::{ToolCatalog, ToolContext};
 use crate::Diagnostic;
+
+/// The path a permission rule's path glob is matched against (`crate::policy`): `raw`
+/// resolved beneath the workspace exactly as the file tools resolve it (`..` applied, every
+/// symbolic link followed, an absolute spelling inside the workspace made relative), as a
+/// `/`-separated relative path (`.` for the root). `None` when it leads outside the
+/// workspace or cannot be resolved: the tool refuses such a call anyway.
+pub fn policy_path(ctx: &ToolContext, raw: &str) -> Option<String> {
+    let resolved = workspace::resolve(ctx, raw).ok()?;
+    let relative = resolved.resolved.relative();
+    let text = relative.to_str()?.to_owned();
+    Some(if text.is_empty() {
+        ".".to_owned()
+    } else {
+        text
+    })
+}
 
 /// The names of the built-in tools, in byte order.
 pub const BUILTIN_TOOL_NAMES: [&str; 8] = [
