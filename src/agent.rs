@@ -81,7 +81,8 @@ use crate::provider::{self, FinishReason, ModelTurn, StreamEvent, Usage, excerpt
 use crate::request::{Fingerprint, Message, RequestEnvelope, ToolCall};
 use crate::texts::{
     AGENT_INVALID_JSON, AGENT_REFUSED_LARGE_ARGUMENTS, AGENT_REFUSED_LONG_NAME,
-    AGENT_REFUSED_NO_TTY, AGENT_REFUSED_NOT_RUN, AGENT_REFUSED_TOO_MANY_CALLS, Texts, substitute,
+    AGENT_REFUSED_NO_TTY, AGENT_REFUSED_NOT_RUN, AGENT_REFUSED_TOO_MANY_CALLS,
+    CONTEXT_APPROVAL_ALWAYS, Texts, substitute,
 };
 use crate::tools::{ToolContext, ToolDefinition, ToolOutput, ToolRegistry, WireTool};
 
@@ -190,6 +191,14 @@ pub trait ToolApproval {
     /// ([`APPROVAL_VARIABLE`]); asked once per step. Default: [`ApprovalPolicy::Ask`].
     fn policy(&self) -> ApprovalPolicy {
         ApprovalPolicy::Ask
+    }
+
+    /// Tools the user allowed for the rest of the run (answered "always"), in the order
+    /// they were allowed; asked once per step. While any are, the runtime context says so
+    /// ([`CONTEXT_APPROVAL_ALWAYS`]), after the history, so the prefix is unchanged.
+    /// Default: none.
+    fn always_allowed(&self) -> &[String] {
+        &[]
     }
 }
 
@@ -485,6 +494,29 @@ pub const DEFAULT_MAX_TOOL_CALLS: usize = 64;
 pub const MAX_TOOL_ARGUMENT_BYTES: usize = 1 << 20;
 
 impl<'a> Agent<'a> {
+    /// A preset that tells the model runtime facts (it has a runtime context) says "ask"
+    /// for approval; once the user answered "always" for some tools, the context also says
+    /// which (`context.approval.always`), so the next snapshot is re-sent with the new
+    /// state. After the history: the cacheable prefix is unchanged.
+    fn note_always_allowed(&self, assembly: &mut Assembly, always: &[String]) {
+        let Some(context) = assembly.context.as_ref() else {
+            return;
+        };
+        if always.is_empty() {
+            return;
+        }
+        let tools = always
+            .iter()
+            .map(|t| format!("`{t}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let note = self
+            .assembler
+            .texts()
+            .render(&CONTEXT_APPROVAL_ALWAYS, &[("tools", &tools)]);
+        assembly.context = Some(PromptText::from(format!("{}\n\n{note}", context.as_str())));
+    }
+
     /// The model is told where commands run (the `sandbox` value, rendered into the
     /// system prompt): a host whose tool context runs them elsewhere would tell it
     /// something false, so that step is refused before anything is sent.
@@ -613,7 +645,8 @@ impl<'a> Agent<'a> {
                     let mut v = values(step);
                     self.check_sandbox(&v)?;
                     v.set(APPROVAL_VARIABLE, approval.policy().as_str());
-                    let assembly = self.assembler.assemble(&v).map_err(AgentError::Assemble)?;
+                    let mut assembly = self.assembler.assemble(&v).map_err(AgentError::Assemble)?;
+                    self.note_always_allowed(&mut assembly, approval.always_allowed());
                     (assembly, Some(v))
                 }
             };

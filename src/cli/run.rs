@@ -705,6 +705,9 @@ impl ToolApproval for TerminalApproval {
             ),
         }
     }
+    fn always_allowed(&self) -> &[String] {
+        &self.always
+    }
 }
 
 /// The terminal's columns and rows (stderr's, else 80×24).

@@ -84,6 +84,14 @@ pub const AGENT_SIZE_LINES: BuiltinText = BuiltinText {
     protected: &[],
 };
 
+/// `context.approval.always`: added to the runtime context once the user answered
+/// "always" at an approval prompt (`{{ tools }}`: the tools, `` `a`, `b` ``).
+pub const CONTEXT_APPROVAL_ALWAYS: BuiltinText = BuiltinText {
+    id: "context.approval.always",
+    text: "Tool approval for the rest of this run: the user answered \"always\" for {{ tools }}, so those calls run without asking; other calls that change files or run commands are still asked about.",
+    protected: &[],
+};
+
 /// `context.notice`.
 pub const CONTEXT_NOTICE: BuiltinText = BuiltinText {
     id: "context.notice",
@@ -332,6 +340,7 @@ pub(super) const ALL: &[&BuiltinText] = &[
     &AGENT_REFUSED_TOO_MANY_CALLS,
     &AGENT_SIZE_BYTES,
     &AGENT_SIZE_LINES,
+    &CONTEXT_APPROVAL_ALWAYS,
     &CONTEXT_NOTICE,
     &CONTEXT_WRAPPER,
     &TOOL_BASH_DESCRIPTION,

@@ -1176,6 +1176,75 @@ fn the_approval_prompt_shows_the_whole_command_on_a_terminal() {
     assert_eq!(run.stdout, "ok\n");
 }
 
+/// After "always" at the approval prompt, the next step's runtime context says which
+/// tool now runs without asking (in the run's locale); the first step's does not, the
+/// prefix (system prompt) is the same in both, and the second call is not asked about.
+#[test]
+fn an_always_answer_is_told_to_the_model_in_the_next_snapshot() {
+    for (flags, said) in [
+        (&[][..], "the user answered \"always\" for `bash`"),
+        (
+            &["--locale", "de"][..],
+            "Der Benutzer hat für `bash` \"always\" geantwortet",
+        ),
+    ] {
+        let server = MockProvider::start(vec![
+            Reply::json(mock::openai_call(
+                "call_1",
+                "bash",
+                r#"{"command": "true"}"#,
+            )),
+            Reply::json(mock::openai_call(
+                "call_2",
+                "bash",
+                r#"{"command": "true"}"#,
+            )),
+            Reply::json(mock::openai_text("ok")),
+        ]);
+        let p = Project::new("deepseek", &server, "");
+        let mut args = vec!["run", "agent", "Do it."];
+        args.extend(flags);
+        let run = run_on_pty(&p, &args, 24, 80, "a");
+        assert_eq!(run.code, Some(0), "{}", run.screen);
+        assert_eq!(
+            run.screen.matches("[y]es / [n]o").count(),
+            1,
+            "{}",
+            run.screen
+        );
+        let sent = server.requests();
+        assert_eq!(sent.len(), 3);
+        let contexts = |i: usize| -> Vec<String> {
+            sent[i].body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|m| m["content"].as_str())
+                .filter(|c| c.starts_with("<runtime-context>"))
+                .map(str::to_owned)
+                .collect()
+        };
+        assert!(
+            !contexts(0).iter().any(|c| c.contains(said)),
+            "{:?}",
+            contexts(0)
+        );
+        let second = contexts(1);
+        assert_eq!(
+            second.len(),
+            2,
+            "a new snapshot after the answer: {second:?}"
+        );
+        assert!(second[1].contains(said), "{second:?}");
+        // The policy itself is still `ask` for the other tools.
+        assert!(second[1].contains(": ask ("), "{second:?}");
+        // Unchanged after that: not re-sent.
+        assert_eq!(contexts(2), second);
+        assert_eq!(sent[0].body["messages"][0], sent[1].body["messages"][0]);
+        assert_eq!(sent[0].body["tools"], sent[1].body["tools"]);
+    }
+}
+
 /// A command too long to show on one screen is refused without asking: a `y` typed
 /// anyway runs nothing, and the model is told why.
 #[test]
