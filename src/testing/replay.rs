@@ -76,22 +76,21 @@ impl Replay {
 /// located at the file and line, with what to do (exit 2).
 pub fn load(path: &Path) -> Result<Cassette, Diagnostic> {
     let shown: Arc<str> = path.display().to_string().into();
-    let bytes = std::fs::read(path).map_err(|e| {
+    // Bounded and decided on the opened descriptor: a FIFO, a device or a file that grows
+    // past the limit while it is read is refused instead of read into memory.
+    let bytes = crate::bounded::read_bounded(path, MAX_CASSETTE_BYTES as u64).map_err(|e| {
+        let help = match e {
+            crate::bounded::BoundedReadError::TooLarge { .. } => {
+                "a cassette is one run's JSON lines; re-record it (`agent-presets run … --record FILE`) instead of growing it by hand"
+            }
+            _ => "check the path (a test case names its cassette beside it)",
+        };
         Diagnostic::new(
             DiagnosticKind::CassetteCorrupt,
             format!("cannot read the cassette `{shown}`: {e}"),
         )
-        .help("check the path (a test case names its cassette beside it)")
+        .help(help)
     })?;
-    if bytes.len() > MAX_CASSETTE_BYTES {
-        return Err(Diagnostic::new(
-            DiagnosticKind::CassetteCorrupt,
-            format!(
-                "the cassette `{shown}` has {} bytes, more than the {MAX_CASSETTE_BYTES} read",
-                bytes.len()
-            ),
-        ));
-    }
     let text = String::from_utf8(bytes).map_err(|e| {
         Diagnostic::new(
             DiagnosticKind::CassetteCorrupt,
@@ -763,6 +762,31 @@ impl Drop for TempCopy {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_cassette_that_is_not_a_regular_file_or_too_large_is_refused_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        // A FIFO: `std::fs::read` would block forever waiting for a writer.
+        let fifo = dir.path().join("run.jsonl");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let d = load(&fifo).unwrap_err();
+            assert_eq!(d.kind, DiagnosticKind::CassetteCorrupt);
+            assert!(d.message.contains("run.jsonl"), "{}", d.message);
+        }
+        // Larger than the limit: refused from its size, with what to do.
+        let big = dir.path().join("big.jsonl");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_CASSETTE_BYTES as u64 + 1).unwrap();
+        let d = load(&big).unwrap_err();
+        assert_eq!(d.kind, DiagnosticKind::CassetteCorrupt);
+        assert!(
+            d.help.as_deref().unwrap_or("").contains("re-record"),
+            "{:?}",
+            d.help
+        );
+    }
 
     #[test]
     fn the_first_difference_is_named_by_its_pointer() {
