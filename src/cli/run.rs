@@ -601,6 +601,11 @@ fn parse_env_name(name: &str) -> Result<String, String> {
 struct TerminalApproval {
     /// Tools the user allowed for the rest of the run.
     always: Vec<String>,
+    /// `bash` command prefixes the user allowed for the rest of the run (`git status *`),
+    /// from an "always" answer to a call the permission rules sent to the user.
+    always_commands: Vec<crate::policy::Glob>,
+    /// The prefixes the "always" of the call being asked about would allow.
+    offered: Vec<String>,
     /// Masks the key in what is shown.
     redactor: Redactor,
     /// What the model is told when a call is refused.
@@ -611,6 +616,8 @@ impl TerminalApproval {
     fn new(redactor: Redactor, texts: std::sync::Arc<crate::texts::Texts>) -> Self {
         TerminalApproval {
             always: Vec::new(),
+            always_commands: Vec::new(),
+            offered: Vec::new(),
             redactor,
             texts,
         }
@@ -625,16 +632,30 @@ impl ToolApproval for TerminalApproval {
         tool: &ToolDefinition,
         decision: &crate::policy::Decision,
     ) -> Approval {
-        if !self.always.iter().any(|t| t == tool.name().as_str()) {
-            let style = Style::detect(true);
-            let line = shown_line(&self.redactor, &decision.explain(), 400, style);
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "\n{} {line}",
-                style.dim("permissions:")
-            );
+        if self.always.iter().any(|t| t == tool.name().as_str()) {
+            return Approval::Allow;
         }
-        self.review(call, tool)
+        // `bash`: "always" is scoped to the command prefixes of this line, for this run.
+        let prefixes = command_prefixes(call);
+        if let Some(prefixes) = &prefixes
+            && !prefixes.is_empty()
+            && prefixes
+                .iter()
+                .all(|(text, _)| self.always_commands.iter().any(|g| g.is_match(text)))
+        {
+            return Approval::Allow;
+        }
+        let style = Style::detect(true);
+        let line = shown_line(&self.redactor, &decision.explain(), 400, style);
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "\n{} {line}",
+            style.dim("permissions:")
+        );
+        self.offered = prefixes.into_iter().flatten().map(|(_, p)| p).collect();
+        let answer = self.review(call, tool);
+        self.offered.clear();
+        answer
     }
 
     fn review(&mut self, call: &ToolCall, tool: &ToolDefinition) -> Approval {
@@ -687,7 +708,20 @@ impl ToolApproval for TerminalApproval {
         for line in lines.iter().flatten() {
             let _ = writeln!(err, "{line}");
         }
-        let _ = write!(err, "[y]es / [n]o / [a]lways for `{shown_name}`: ");
+        if self.offered.is_empty() {
+            let _ = write!(err, "[y]es / [n]o / [a]lways for `{shown_name}`: ");
+        } else {
+            let scope: Vec<String> = self
+                .offered
+                .iter()
+                .map(|p| format!("`{}`", shown_line(&self.redactor, p, 80, style)))
+                .collect();
+            let _ = write!(
+                err,
+                "[y]es / [n]o / [a]lways for {} (this run): ",
+                scope.join(", ")
+            );
+        }
         let _ = err.flush();
         let mut answer = String::new();
         if std::io::stdin().lock().read_line(&mut answer).is_err() {
@@ -695,6 +729,16 @@ impl ToolApproval for TerminalApproval {
         }
         match answer.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => Approval::Allow,
+            "a" | "always" if !self.offered.is_empty() => {
+                for prefix in std::mem::take(&mut self.offered) {
+                    if let Ok(glob) =
+                        crate::policy::Glob::new(&prefix, crate::policy::GlobKind::Text, true)
+                    {
+                        self.always_commands.push(glob);
+                    }
+                }
+                Approval::Allow
+            }
             "a" | "always" => {
                 self.always.push(name.to_owned());
                 Approval::Allow
@@ -708,6 +752,48 @@ impl ToolApproval for TerminalApproval {
     fn always_allowed(&self) -> &[String] {
         &self.always
     }
+}
+
+/// The simple commands of a `bash` call's line with the prefix an "always" answer allows
+/// for the rest of the run: the command's name and its first argument unless that is an
+/// option or a path (`git status *`, `cargo test *`, `ls *`). `None`: not a `bash` call,
+/// or a line that cannot be split or holds a command no pattern may allow.
+fn command_prefixes(call: &ToolCall) -> Option<Vec<(String, String)>> {
+    if call.name != crate::policy::rule::SHELL_TOOL {
+        return None;
+    }
+    let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
+    let line = args.get("command")?.as_str()?;
+    let crate::policy::Split::Commands(commands) = crate::policy::shell::split(line) else {
+        return None;
+    };
+    let escape = |w: &str| {
+        w.replace('\\', "\\\\")
+            .replace('*', "\\*")
+            .replace('?', "\\?")
+    };
+    let mut out: Vec<(String, String)> = Vec::new();
+    for c in commands {
+        if c.not_allowable.is_some() {
+            return None;
+        }
+        let mut words = c.text.split(' ');
+        let mut prefix = escape(words.next().unwrap_or_default());
+        if let Some(sub) = words.next()
+            && !sub.starts_with('-')
+            && sub
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '-' | '_' | ':' | '.'))
+        {
+            prefix.push(' ');
+            prefix.push_str(&escape(sub));
+        }
+        prefix.push_str(" *");
+        if !out.iter().any(|(_, p)| *p == prefix) {
+            out.push((c.text, prefix));
+        }
+    }
+    Some(out)
 }
 
 /// The terminal's columns and rows (stderr's, else 80×24).

@@ -3078,3 +3078,48 @@ fn a_path_deny_cannot_be_dodged_through_a_symlink() {
         run.stderr
     );
 }
+
+#[test]
+fn always_at_the_prompt_is_scoped_to_the_command_prefix_for_the_run() {
+    let call = |id: &str, command: &str| {
+        Reply::json(mock::openai_call(
+            id,
+            "bash",
+            &json!({ "command": command }).to_string(),
+        ))
+    };
+    let server = MockProvider::start(vec![
+        call("c1", "mkdir -p d1"),
+        call("c2", "mkdir -p d2"),
+        call("c3", "touch t.txt"),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new(
+        "deepseek",
+        &server,
+        "permissions:\n  deny: [\"bash(git push *)\"]\n",
+    );
+    let run = run_on_pty(&p, &["run", "agent", "Do it."], 40, 120, "a");
+    assert_eq!(run.code, Some(0), "{}", run.screen);
+    // Asked for the first `mkdir` (offering `mkdir *`) and for `touch`, not the second `mkdir`.
+    assert_eq!(
+        run.screen.matches("[a]lways for").count(),
+        2,
+        "{}",
+        run.screen
+    );
+    assert!(
+        run.screen.contains("[a]lways for `mkdir *` (this run)"),
+        "{}",
+        run.screen
+    );
+    assert!(
+        run.screen
+            .contains("permissions: asks: no allow rule matches `mkdir -p d1`"),
+        "{}",
+        run.screen
+    );
+    for made in ["d1", "d2", "t.txt"] {
+        assert!(p.path().join(made).exists(), "{made}: {}", run.screen);
+    }
+}
