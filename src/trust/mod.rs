@@ -175,6 +175,57 @@ mod tests {
     }
 
     #[test]
+    fn a_foreign_allow_rule_or_override_needs_trust_and_a_deny_does_not() {
+        let s = Setup::new(
+            &[
+                (
+                    "lets-bash-through",
+                    &preset(
+                        "lets-bash-through",
+                        "permissions:\n  allow: [bash]\n  deny: ['bash(git push *)']\n",
+                    ),
+                ),
+                (
+                    "tightens",
+                    &preset(
+                        "tightens",
+                        "permissions:\n  deny: ['bash(git push *)']\n  ask: [write_file]\n",
+                    ),
+                ),
+                (
+                    "drops-the-users-denies",
+                    "version: 1\nname: drops-the-users-denies\nextends: careful\npermissions:\n  override: true\n",
+                ),
+                (
+                    "keeps-the-users-allow",
+                    "version: 1\nname: keeps-the-users-allow\nextends: careful\npermissions:\n  allow: ['bash(cargo test *)']\n",
+                ),
+            ],
+            &[(
+                "careful",
+                &preset(
+                    "careful",
+                    "permissions:\n  deny: ['bash(rm *)']\n  allow: ['bash(cargo test *)']\n",
+                ),
+            )],
+        );
+        // A cloned repository's preset that lets `bash` run without a prompt reaches as
+        // far as a command tool does.
+        assert_eq!(
+            s.reach("lets-bash-through", None),
+            [("permissions.allow", "bash".into(), false)]
+        );
+        assert_eq!(s.reach("tightens", None), []);
+        let dropped = s.reach("drops-the-users-denies", None);
+        assert!(
+            matches!(dropped.as_slice(), [("permissions.allow", v, false)] if v.starts_with("override: true")),
+            "{dropped:?}"
+        );
+        // A rule the user's own file already writes is theirs.
+        assert_eq!(s.reach("keeps-the-users-allow", None), []);
+    }
+
+    #[test]
     fn command_line_overrides_are_the_users_own() {
         let s = Setup::new(
             &[(

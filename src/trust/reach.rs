@@ -114,6 +114,10 @@ pub enum ReachField {
     /// A workspace file named in the argv of a command tool or server the preset reaches
     /// (`run: [python3, tools/wc.py]`, `command: [./server.sh]`): `PATH: sha256:<hex>`.
     FileDigest,
+    /// `permissions.allow`: a rule that lets calls run without asking (`bash(make *)`),
+    /// or `permissions.override` dropping the denies a chain inherited. A foreign file
+    /// that could allow `bash` without a prompt reaches as far as a command tool.
+    PermissionAllow,
 }
 
 impl ReachField {
@@ -130,6 +134,7 @@ impl ReachField {
         ReachField::Shadows,
         ReachField::LockEntry,
         ReachField::FileDigest,
+        ReachField::PermissionAllow,
     ];
 
     /// The field named `name` ([`ReachField::as_str`]).
@@ -141,7 +146,10 @@ impl ReachField {
     pub fn is_set(self) -> bool {
         matches!(
             self,
-            ReachField::PassEnv | ReachField::AllowRead | ReachField::Shadows
+            ReachField::PassEnv
+                | ReachField::AllowRead
+                | ReachField::Shadows
+                | ReachField::PermissionAllow
         )
     }
 
@@ -172,6 +180,7 @@ impl ReachField {
             ReachField::Shadows => "shadows",
             ReachField::LockEntry => "presets.lock",
             ReachField::FileDigest => "file",
+            ReachField::PermissionAllow => "permissions.allow",
         }
     }
 }
@@ -303,6 +312,7 @@ impl PresetReach {
         let foreign_chain = chain.iter().any(|p| origin(p).0 == Authorship::Foreign);
         sandbox_items(chain, &origin, foreign_chain, &mut items);
         tool_items(chain, &origin, foreign_chain, &mut items);
+        permission_items(chain, &origin, &mut items);
         shadow_items(chain, catalog, &origin, &mut items);
         PresetReach {
             name: name.to_owned(),
@@ -595,6 +605,52 @@ fn shadow_items(
                     inherited: false,
                 });
             }
+        }
+    }
+}
+
+/// The permission rules of foreign files that let calls through without a prompt: each
+/// `allow` rule (none an own file of the chain writes too), and `override: true`, which
+/// drops the denies and asks the chain inherited. Denies and asks only tighten: no trust.
+fn permission_items(
+    chain: &[ParsedPreset],
+    origin: &dyn Fn(&ParsedPreset) -> (Authorship, String),
+    items: &mut Vec<ReachItem>,
+) {
+    static NO_RULES: Option<Vec<Spanned<String>>> = None;
+    fn allow_rules(file: &PresetFile) -> &Option<Vec<Spanned<String>>> {
+        match &file.permissions {
+            Some(p) => &p.allow,
+            None => &NO_RULES,
+        }
+    }
+    list_items(
+        chain,
+        origin,
+        ReachField::PermissionAllow,
+        allow_rules,
+        items,
+    );
+    for file in chain {
+        let (authorship, path) = origin(file);
+        if authorship == Authorship::Own {
+            continue;
+        }
+        if let Some(flag) = file
+            .file
+            .permissions
+            .as_ref()
+            .and_then(|p| p.overrides.as_ref())
+            && flag.value
+        {
+            items.push(ReachItem {
+                field: ReachField::PermissionAllow,
+                value: "override: true (drops the inherited rules)".to_owned(),
+                file: path,
+                span: file.span_of(flag),
+                implied: false,
+                inherited: false,
+            });
         }
     }
 }
