@@ -578,7 +578,7 @@ pub(crate) fn key_help(owner: Option<&str>, key: &str, seen: &Seen<'_>) -> Optio
                 )
             }
         }
-        Write::Rename(ours, note) if note.is_empty() => format!("write `{ours}:` instead"),
+        Write::Rename(ours, "") => format!("write `{ours}:` instead"),
         Write::Rename(ours, note) => format!("write `{ours}:` instead ({note})"),
         Write::Say(what) => return Some(format!("{about}: {what}")),
     };
@@ -593,7 +593,10 @@ mod tests {
     fn tools_map_to_builtins() {
         for (_, ours) in FOREIGN_TOOLS {
             if let Some(ours) = ours {
-                assert!(super::builtin::BUILTIN_TOOL_NAMES.contains(ours), "{ours}");
+                assert!(
+                    crate::tools::builtin::BUILTIN_TOOL_NAMES.contains(ours),
+                    "{ours}"
+                );
             }
         }
         let mut unmapped = Vec::new();
