@@ -28,6 +28,7 @@ use super::tree::{CoreTag, Kind, NodeId, Style, Tree, node_span, to_u32};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::prompt::VariableType;
 use crate::suggest::{did_you_mean, help_did_you_mean, list_names};
+use crate::tools::foreign;
 use crate::yaml_scalar::{is_yaml11_bool, parse_float, parse_int, yaml_trim, yaml12_bool};
 
 use rules::{Additional, Allowed, Const, RuleId, Rules, Special, Ty, UnknownKeyWords};
@@ -530,6 +531,31 @@ impl<'a> Checker<'a> {
             _ if non_null.iter().all(|t| *t == Ty::Array) => {
                 Some("write a list as `[a, b]` or as lines starting with `- `".to_owned())
             }
+            // What other agents write (`tools: Read, Grep`, `tools: [read, search]`,
+            // `model: sonnet`, `Authorization: "Bearer ${TOKEN}"`): the fix in our terms.
+            Shape::List | Shape::Scalar
+                if key == Some("tools") && non_null.as_slice() == [Ty::Object] =>
+            {
+                let words = self.words(at);
+                let names: Vec<&str> = if shape == Shape::Scalar {
+                    words.iter().flat_map(|w| foreign::split_tool_list(w)).collect()
+                } else {
+                    words
+                };
+                Some(foreign::tools_list_help(&names))
+            }
+            Shape::Scalar if key == Some("model") && non_null.as_slice() == [Ty::Object] => self
+                .scalar(at)
+                .map(|s| foreign::model_string_help(s.text)),
+            Shape::Scalar
+                if non_null.as_slice() == [Ty::Object]
+                    && self
+                        .scalar(at)
+                        .is_some_and(|s| foreign::split_env_reference(s.text).is_some()) =>
+            {
+                self.scalar(at)
+                    .and_then(|s| foreign::env_reference_help(s.text))
+            }
             Shape::Scalar => self.scalar(at).and_then(|s| {
                 let fits_unquoted = |s: Scalar<'_>| {
                     let plain = Scalar {
@@ -768,6 +794,7 @@ impl<'a> Checker<'a> {
         let mut known: Option<Vec<bool>> = None;
         // Keys an unknown key is probably a misspelling of: not reported missing as well.
         let mut suggested: Vec<&'static str> = Vec::new();
+        let mark = self.out.len();
         for &(key, value) in &entries {
             let Some(name) = tree.key_text(key) else {
                 let found = self.describe(key);
@@ -790,7 +817,7 @@ impl<'a> Checker<'a> {
                         continue;
                     };
                     let known = known.get_or_insert_with(|| self.known_keys(rule, &entries));
-                    if let Some(meant) = self.unknown_key(key, name, words, known)
+                    if let Some(meant) = self.unknown_key(key, value, &entries, name, words, known)
                         && !suggested.contains(&meant)
                     {
                         suggested.push(meant);
@@ -800,6 +827,7 @@ impl<'a> Checker<'a> {
                 Additional::Any => {}
             }
         }
+        self.merge_args_into_command(mark, &entries);
         let mut text_present = false;
         match rule.special {
             Special::Variable => self.check_variable_values(&entries),
@@ -848,6 +876,37 @@ impl<'a> Checker<'a> {
                     .at(self.mapping_start(map))
                     .help(help),
             );
+        }
+    }
+
+    /// `.mcp.json`'s `command: uvx` + `args: [...]`: the `wrong-type` help of `command`
+    /// (reported since `mark`) writes the whole argv, arguments kept.
+    fn merge_args_into_command(&mut self, mark: usize, entries: &[(NodeId, NodeId)]) {
+        let tree = self.tree;
+        let (Some((_, command)), Some((_, args))) =
+            (tree.entry(entries, "command"), tree.entry(entries, "args"))
+        else {
+            return;
+        };
+        if self.shape(command) != Shape::Scalar {
+            return;
+        }
+        let mut argv: Vec<&str> = self
+            .words(command)
+            .iter()
+            .flat_map(|w| w.split_whitespace())
+            .collect();
+        argv.extend(self.words(args));
+        let span = self.span(command);
+        let help = format!(
+            "write it as one list, the program then its arguments: `command: [{}]`, and remove `args` \
+             (it runs without a shell)",
+            argv.join(", ")
+        );
+        for d in &mut self.out[mark..] {
+            if d.kind == DiagnosticKind::WrongType && d.span.as_ref() == Some(&span) {
+                d.help = Some(help.clone());
+            }
         }
     }
 
@@ -965,10 +1024,24 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// A scalar's text (one word), or a list's scalar items: what a foreign key's help
+    /// rewrites.
+    fn words(&self, at: NodeId) -> Vec<&'a str> {
+        match &self.tree.nodes[self.tree.deref(at)].kind {
+            Kind::Seq(items) => items
+                .iter()
+                .filter_map(|&item| self.scalar(item).map(|s| s.text))
+                .collect(),
+            _ => self.scalar(at).map(|s| vec![s.text]).unwrap_or_default(),
+        }
+    }
+
     /// Report an unknown key; returns the key it probably misspells, if any.
     fn unknown_key(
         &mut self,
         key: NodeId,
+        value: NodeId,
+        entries: &[(NodeId, NodeId)],
         name: &str,
         words: &'static UnknownKeyWords,
         known: &[bool],
@@ -983,12 +1056,28 @@ impl<'a> Checker<'a> {
             .zip(known.iter().chain(std::iter::repeat(&false)))
             .filter(|(_, known)| !**known)
             .map(|(k, _)| *k);
-        let meant = did_you_mean(name, unset);
+        // Another tool's key (`allowed-tools`, `args`): its translation, never a near name.
+        let seen = foreign::Seen {
+            value: self.words(value),
+            scalar: self.shape(value) == Shape::Scalar,
+            command: self
+                .tree
+                .entry(entries, "command")
+                .map(|(_, v)| self.words(v))
+                .unwrap_or_default(),
+        };
+        let foreign = foreign::key_help(words.owner, name, &seen);
+        let meant = if foreign.is_some() {
+            None
+        } else {
+            did_you_mean(name, unset)
+        };
         let home = belongs_under(name, words.owner);
-        let help = match (meant, home) {
-            (_, Some(home)) => home,
-            (Some(m), None) => format!("did you mean `{m}`?"),
-            (None, None) => words.allowed.clone(),
+        let help = match (meant, home, foreign) {
+            (_, _, Some(foreign)) => foreign,
+            (_, Some(home), None) => home,
+            (Some(m), None, None) => format!("did you mean `{m}`?"),
+            (None, None, None) => words.allowed.clone(),
         };
         let meant = if belongs_under(name, words.owner).is_some() {
             None
@@ -1048,6 +1137,21 @@ fn shorten(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn foreign_keys_are_not_ours() {
+        for (owner, key) in foreign::foreign_keys() {
+            let ours = super::super::spec::KEY_SETS
+                .iter()
+                .find(|(o, _)| *o == owner)
+                .map(|(_, keys)| *keys);
+            assert!(ours.is_some(), "owner {owner} of `{key}` is not a key set");
+            assert!(
+                !ours.unwrap_or_default().contains(&key),
+                "`{key}` is a key of {owner}"
+            );
+        }
+    }
 
     #[test]
     fn quoted_scalars_are_text() {

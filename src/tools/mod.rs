@@ -5,6 +5,7 @@ pub mod builtin;
 mod catalog;
 mod context;
 pub mod external;
+pub(crate) mod foreign;
 mod name;
 mod registry;
 mod restriction;

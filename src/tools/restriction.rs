@@ -306,6 +306,18 @@ fn check_pattern(pattern: &ToolPattern, catalog: &ToolCatalog) -> Option<Diagnos
 }
 
 fn unknown_tool(name: &str, span: Option<Span>, catalog: &ToolCatalog) -> Diagnostic {
+    // Another agent's name for a tool (`Read`, `LS`, `WebFetch`): its equivalent, not a
+    // near name (`Read` is not a typo of `grep`).
+    if let Some(help) = crate::tools::foreign::tool_help(name) {
+        let ours = crate::tools::foreign::tool_equivalent(name).flatten();
+        return Diagnostic::new(
+            DiagnosticKind::UnknownTool,
+            format!("unknown tool `{name}`"),
+        )
+        .at(span)
+        .help(help)
+        .maybe_fix(name, ours);
+    }
     let help = help_did_you_mean(name, catalog.names()).unwrap_or_else(|| {
         format!(
             "known tools: {}",
