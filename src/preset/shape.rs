@@ -792,6 +792,7 @@ impl<'a> Checker<'a> {
         // Keys set right (by index into the rule's properties), worked out at the first
         // unknown key: an unknown key is not suggested to be one of them.
         let mut known: Option<Vec<bool>> = None;
+        let mut command: Option<Vec<&'a str>> = None;
         // Keys an unknown key is probably a misspelling of: not reported missing as well.
         let mut suggested: Vec<&'static str> = Vec::new();
         let mark = self.out.len();
@@ -817,7 +818,14 @@ impl<'a> Checker<'a> {
                         continue;
                     };
                     let known = known.get_or_insert_with(|| self.known_keys(rule, &entries));
-                    if let Some(meant) = self.unknown_key(key, value, &entries, name, words, known)
+                    // Looked up once per mapping, not once per unknown key: a file of
+                    // 90,000 unknown keys stays linear.
+                    let command = command.get_or_insert_with(|| {
+                        tree.entry(&entries, "command")
+                            .map(|(_, v)| self.words(v))
+                            .unwrap_or_default()
+                    });
+                    if let Some(meant) = self.unknown_key(key, value, command, name, words, known)
                         && !suggested.contains(&meant)
                     {
                         suggested.push(meant);
@@ -1041,7 +1049,7 @@ impl<'a> Checker<'a> {
         &mut self,
         key: NodeId,
         value: NodeId,
-        entries: &[(NodeId, NodeId)],
+        command: &[&'a str],
         name: &str,
         words: &'static UnknownKeyWords,
         known: &[bool],
@@ -1060,11 +1068,7 @@ impl<'a> Checker<'a> {
         let seen = foreign::Seen {
             value: self.words(value),
             scalar: self.shape(value) == Shape::Scalar,
-            command: self
-                .tree
-                .entry(entries, "command")
-                .map(|(_, v)| self.words(v))
-                .unwrap_or_default(),
+            command: command.to_vec(),
         };
         let foreign = foreign::key_help(words.owner, name, &seen);
         let meant = if foreign.is_some() {
