@@ -135,6 +135,8 @@ code_pages! {
     P0625 => CaseUnknownVariable,
     P0630 => ExpectationFailed,
     P0631 => PassRateBelow,
+    P0700 => ModelParameterRange,
+    P0701 => ModelParameterRefused,
 }
 
 /// The headings a page has, in this order.
