@@ -1177,6 +1177,7 @@ mod tests {
         let sets: Vec<Vec<String>> = vec![
             expected_keys::<PresetFile>("zzz: 1"),
             expected_keys::<ModelSpec>("zzz: 1"),
+            expected_keys::<LimitsSpec>("zzz: 1"),
             expected_keys::<PersonaSpec>("zzz: 1"),
             expected_keys::<SectionSpec>("zzz: 1"),
             expected_keys::<ContextSpec>("zzz: 1"),
