@@ -135,6 +135,8 @@ code_pages! {
     P0625 => CaseUnknownVariable,
     P0630 => ExpectationFailed,
     P0631 => PassRateBelow,
+    P0700 => ModelParameterRange,
+    P0701 => ModelParameterRefused,
     P0740 => PermissionSyntax,
     P0741 => PermissionUnknownTool,
     P0742 => PermissionHiddenTool,

@@ -238,6 +238,12 @@ diagnostic_kinds! {
     ExpectationFailed = ("P0630", "expectation-failed", Error),
     /// `test --live --repeat N`: a case passed in fewer runs than `--min-pass-rate` asks.
     PassRateBelow = ("P0631", "pass-rate-below", Error),
+    /// A model parameter (`temperature`, `topP`, `stop`, `thinkingBudget`, …) outside the
+    /// range the provider accepts.
+    ModelParameterRange = ("P0700", "model-parameter-range", Error),
+    /// A model parameter the provider (or the model family, with the other parameters
+    /// set) refuses: a seed for Anthropic, a temperature with extended thinking, …
+    ModelParameterRefused = ("P0701", "model-parameter-refused", Error),
     /// A permission rule that cannot be read (`bash(ls`, `read_file(src/**)`).
     PermissionSyntax = ("P0740", "permission-syntax", Error),
     /// A permission rule on a tool no registry knows (with "did you mean").

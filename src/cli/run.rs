@@ -56,12 +56,13 @@ pub(crate) struct RunArgs {
     /// `model.apiKeyEnv` (or the provider's default).
     #[arg(long, value_name = "NAME", value_parser = parse_env_name)]
     api_key_env: Option<String>,
-    /// Stop after this many model requests.
-    #[arg(long, value_name = "N", default_value_t = crate::agent::DEFAULT_MAX_STEPS as u64, value_parser = clap::value_parser!(u64).range(1..))]
-    max_steps: u64,
-    /// Run at most this many tool calls of one answer; the rest are refused to the model.
-    #[arg(long, value_name = "N", default_value_t = crate::agent::DEFAULT_MAX_TOOL_CALLS as u64, value_parser = clap::value_parser!(u64).range(1..))]
-    max_tool_calls: u64,
+    /// Stop after this many model requests [default: the preset's `limits.maxSteps`, else 50].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_steps: Option<u64>,
+    /// Run at most this many tool calls of one answer; the rest are refused to the model
+    /// [default: the preset's `limits.maxToolCalls`, else 64].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_tool_calls: Option<u64>,
     /// Run tools that change files or run commands without asking.
     #[arg(long, short = 'y')]
     yes: bool,
@@ -229,6 +230,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     };
     // The preset's permission rules (issue 33), before the preset moves to its servers.
     let policy = std::sync::Arc::new(preset.policy());
+    let assembler_limits = preset.limits();
     let held = super::connect::HeldLines::default();
     let started = start_mcp_servers(
         &runtime,
@@ -240,7 +242,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     );
     held.flush(&mut *io.err);
     let (mut servers, assembler) = started?;
-    let max_steps = usize::try_from(args.max_steps).unwrap_or(usize::MAX);
+    let limits = preset_limits(&assembler_limits, args);
+    let max_steps = limits.0;
     let recorder = Recorder::new(&client);
     let transport: &dyn ModelTransport = if recording.is_some() {
         &recorder
@@ -249,7 +252,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     };
     let mut agent = Agent::new(&assembler, transport, tools)
         .with_max_steps(max_steps)
-        .with_max_tool_calls(usize::try_from(args.max_tool_calls).unwrap_or(usize::MAX))
+        .with_max_tool_calls(limits.1)
         .with_linted_tools(&linted)
         .with_first_step(first_step)
         // The preset's permission rules decide first (issue 33).
@@ -414,6 +417,28 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         }
     };
     Ok(exit)
+}
+
+/// The step and tool-call limits of the run: each flag, else the preset's `limits`, else
+/// the default.
+fn preset_limits(preset: &crate::preset::RunLimits, args: &RunArgs) -> (usize, usize) {
+    let pick = |flag: Option<u64>, preset: Option<u32>, default: usize| {
+        flag.map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            .or_else(|| preset.map(|n| n as usize))
+            .unwrap_or(default)
+    };
+    (
+        pick(
+            args.max_steps,
+            preset.max_steps,
+            crate::agent::DEFAULT_MAX_STEPS,
+        ),
+        pick(
+            args.max_tool_calls,
+            preset.max_tool_calls,
+            crate::agent::DEFAULT_MAX_TOOL_CALLS,
+        ),
+    )
 }
 
 /// The agent as the reaper of last resort for one `run`: a child subreaper while it

@@ -13,9 +13,9 @@ mod settings;
 
 pub use provider::{Provider, UnknownProvider};
 pub use settings::{
-    ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Dialect, EndpointError, ModelSettings,
-    Transport, check_base_url, default_api_key_env, default_base_url, is_deepseek_beta,
-    is_default_host, strict_tools_allowed,
+    ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Dialect, EndpointError, ModelParams,
+    ModelSettings, ReasoningEffort, Transport, check_base_url, default_api_key_env,
+    default_base_url, is_deepseek_beta, is_default_host, strict_tools_allowed,
 };
 
 /// What a preset's `model` block says about the endpoint: its settings (provider

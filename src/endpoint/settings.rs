@@ -1,7 +1,8 @@
 //! [`ModelSettings`]: which provider, model and endpoint a request goes to, with each
 //! provider's defaults filled in, and the wire [`Dialect`] it speaks.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::Provider;
 use crate::tools::SchemaDialect;
@@ -37,6 +38,79 @@ pub struct ModelSettings {
     pub max_tokens: Option<u32>,
     /// Send tools in strict mode (`strict: true`, with the strict schema projection).
     pub strict_tools: bool,
+    /// Sampling and reasoning parameters sent with each request (`model.temperature`, …).
+    #[serde(skip_serializing_if = "ModelParams::is_empty")]
+    pub params: ModelParams,
+}
+
+/// The sampling and reasoning parameters of a preset's `model` block, as validated: each
+/// dialect sends those it has (`provider::request_body`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelParams {
+    /// `temperature`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// `top_p`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// `seed` (OpenAI dialect).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// `stop` / `stop_sequences`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
+    /// `reasoning_effort` / `output_config.effort`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Anthropic's `thinking.budget_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking_budget: Option<u32>,
+}
+
+// Validation refuses non-finite numbers, so equality is total.
+impl Eq for ModelParams {}
+
+impl ModelParams {
+    /// Nothing set: every request gets the provider's defaults.
+    pub fn is_empty(&self) -> bool {
+        *self == ModelParams::default()
+    }
+}
+
+/// `model.reasoningEffort`: how much a reasoning model thinks before it answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    /// No reasoning (OpenAI only).
+    None,
+    /// The least reasoning (OpenAI only).
+    Minimal,
+    /// Little reasoning.
+    Low,
+    /// The default of most reasoning models.
+    Medium,
+    /// More reasoning.
+    High,
+    /// Even more reasoning.
+    Xhigh,
+    /// The most reasoning the model offers.
+    Max,
+}
+
+impl ReasoningEffort {
+    /// The value as written in a preset and sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::None => "none",
+            ReasoningEffort::Minimal => "minimal",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+            ReasoningEffort::Xhigh => "xhigh",
+            ReasoningEffort::Max => "max",
+        }
+    }
 }
 
 /// The output token limit sent to Anthropic when the preset sets none (the field is
@@ -57,6 +131,7 @@ impl ModelSettings {
             api_key_env: default_api_key_env(provider).map(str::to_owned),
             max_tokens: (provider == Provider::Anthropic).then_some(ANTHROPIC_DEFAULT_MAX_TOKENS),
             strict_tools: false,
+            params: ModelParams::default(),
         };
         settings.strict_tools = settings.default_strict_tools();
         settings

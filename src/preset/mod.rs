@@ -35,6 +35,7 @@ pub use spec::{
     is_valid_preset_name, is_valid_section_name, is_valid_variable_name, preset_json_schema,
 };
 pub use validate::{
-    ValidPreset, Validation, validate_chain, validate_in_catalog, validate_preset, validate_target,
+    RunLimits, ValidPreset, Validation, validate_chain, validate_in_catalog, validate_preset,
+    validate_target,
 };
 pub use values_file::{ValueEntry, ValuesFile};

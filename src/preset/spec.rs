@@ -17,8 +17,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_saphyr::Location;
 pub use serde_saphyr::Spanned;
 
-pub use crate::endpoint::Provider;
-use crate::endpoint::{ModelSettings, PresetModel};
+use crate::endpoint::{ModelParams, ModelSettings, PresetModel};
+pub use crate::endpoint::{Provider, ReasoningEffort};
 pub use crate::prompt::VariableType;
 
 /// The only format version this build understands.
@@ -146,6 +146,11 @@ pub struct PresetFile {
     /// starts them over at this preset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permissions: Option<PermissionsSpec>,
+    /// Run limits: the most steps and tool calls per answer (`run --max-steps`,
+    /// `--max-tool-calls` override). Along `extends`, each limit comes from the nearest
+    /// preset that sets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsSpec>,
     /// The locale pack the model's texts come from (`de`: `locales/de.yaml`); `en`, the
     /// built-in English, needs none. Along `extends`, the nearest preset that sets it
     /// wins; `render --locale` and `run --locale` override it.
@@ -575,6 +580,18 @@ impl ModelSettings {
         if let Some(strict) = &spec.strict_tools {
             settings.strict_tools = strict.value;
         }
+        settings.params = ModelParams {
+            temperature: spec.temperature.as_ref().map(|t| t.value),
+            top_p: spec.top_p.as_ref().map(|t| t.value),
+            seed: spec.seed.as_ref().map(|s| s.value),
+            stop: spec
+                .stop
+                .as_ref()
+                .map(|s| s.value.iter().map(|x| x.value.clone()).collect())
+                .unwrap_or_default(),
+            reasoning_effort: spec.reasoning_effort.as_ref().map(|e| e.value),
+            thinking_budget: spec.thinking_budget.as_ref().map(|b| b.value),
+        };
         settings
     }
 }
@@ -623,6 +640,49 @@ pub struct ModelSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<bool>")]
     pub allow_insecure: Option<Spanned<bool>>,
+    /// Sampling temperature: 0 to 2 on the OpenAI dialect, 0 to 1 on Anthropic (refused
+    /// there with `thinkingBudget`). Unset: the provider's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<f64>")]
+    pub temperature: Option<Spanned<f64>>,
+    /// Nucleus sampling, 0 to 1 (with Anthropic's `thinkingBudget`, 0.95 to 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<f64>")]
+    pub top_p: Option<Spanned<f64>>,
+    /// A seed for best-effort deterministic sampling (OpenAI dialect only; Anthropic has
+    /// none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<i64>")]
+    pub seed: Option<Spanned<i64>>,
+    /// Sequences that end the answer (at most 4 on the OpenAI dialect; none empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub stop: Option<Spanned<Vec<Spanned<String>>>>,
+    /// How much the model reasons: OpenAI's `reasoning_effort` (`none` … `max`), Anthropic's
+    /// `output_config.effort` (`low` … `max`). DeepSeek has no such parameter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<ReasoningEffort>")]
+    pub reasoning_effort: Option<Spanned<ReasoningEffort>>,
+    /// Anthropic's extended thinking: the most tokens the model may think for, at least
+    /// 1024 and less than `maxTokens`. Refuses `temperature` (and a `topP` below 0.95).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<u32>")]
+    pub thinking_budget: Option<Spanned<u32>>,
+}
+
+/// `limits`: how long a run may go on. `run --max-steps` / `--max-tool-calls` override.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LimitsSpec {
+    /// The most model requests of one run (default 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub max_steps: Option<Spanned<u32>>,
+    /// The most tool calls of one answer that run (default 64); the rest are refused to
+    /// the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<u32>", range(min = 1))]
+    pub max_tool_calls: Option<Spanned<u32>>,
 }
 
 /// The system prompt: sections, removals, and whether runtime context is sent.
@@ -959,6 +1019,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "mcpServers",
             "commands",
             "permissions",
+            "limits",
             "locale",
             "texts",
         ],
@@ -973,8 +1034,15 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "maxTokens",
             "strictTools",
             "allowInsecure",
+            "temperature",
+            "topP",
+            "seed",
+            "stop",
+            "reasoningEffort",
+            "thinkingBudget",
         ],
     ),
+    ("`limits`", &["maxSteps", "maxToolCalls"]),
     (
         "`persona`",
         &["includeRuntimeContext", "sections", "remove"],
@@ -1141,6 +1209,7 @@ mod tests {
         let sets: Vec<Vec<String>> = vec![
             expected_keys::<PresetFile>("zzz: 1"),
             expected_keys::<ModelSpec>("zzz: 1"),
+            expected_keys::<LimitsSpec>("zzz: 1"),
             expected_keys::<PersonaSpec>("zzz: 1"),
             expected_keys::<SectionSpec>("zzz: 1"),
             expected_keys::<ContextSpec>("zzz: 1"),

@@ -40,6 +40,15 @@ impl Validation {
     }
 }
 
+/// A preset's run limits (`limits:`), each `None` when no preset of the chain sets it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunLimits {
+    /// The most model requests of one run.
+    pub max_steps: Option<u32>,
+    /// The most tool calls of one answer that run.
+    pub max_tool_calls: Option<u32>,
+}
+
 /// A preset that passed the full build. Only this can hand out an assembler.
 #[derive(Debug)]
 pub struct ValidPreset {
@@ -78,6 +87,22 @@ impl ValidPreset {
     /// Model defaults: the nearest preset in the chain that sets `model`.
     pub fn model(&self) -> Option<&ModelSpec> {
         self.chain.iter().rev().find_map(|p| p.file.model.as_ref())
+    }
+
+    /// The run limits the chain sets: each of `limits.maxSteps` and
+    /// `limits.maxToolCalls` from the nearest preset that sets it (`None`: the default,
+    /// or the flag `run` was given).
+    pub fn limits(&self) -> RunLimits {
+        let nearest = |pick: fn(&super::spec::LimitsSpec) -> Option<u32>| {
+            self.chain
+                .iter()
+                .rev()
+                .find_map(|p| p.file.limits.as_ref().and_then(pick))
+        };
+        RunLimits {
+            max_steps: nearest(|l| l.max_steps.as_ref().map(|v| v.value)),
+            max_tool_calls: nearest(|l| l.max_tool_calls.as_ref().map(|v| v.value)),
+        }
     }
 
     /// The environment variables the chain's `passEnv` lists name (root first, each once):
@@ -991,6 +1016,148 @@ fn typed_default(
     }
 }
 
+/// The most `stop` sequences the OpenAI dialect accepts.
+const MAX_OPENAI_STOP: usize = 4;
+
+/// The smallest thinking budget Anthropic accepts.
+const MIN_THINKING_BUDGET: u32 = 1024;
+
+/// The sampling and reasoning parameters of a `model` block against its provider's
+/// published request schema: each value in range, and no parameter the provider (or the
+/// combination) refuses.
+fn check_model_params(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnostic>) {
+    let provider = model.provider.value;
+    let anthropic = provider == Provider::Anthropic;
+    let who = provider.as_str();
+    let range = |span: Span, message: String, help: String| {
+        Diagnostic::new(DiagnosticKind::ModelParameterRange, message)
+            .at(span)
+            .help(help)
+    };
+    let refused = |span: Span, message: String, help: &str| {
+        Diagnostic::new(DiagnosticKind::ModelParameterRefused, message)
+            .at(span)
+            .help(help)
+    };
+    let thinking = model.thinking_budget.as_ref();
+    if let Some(t) = &model.temperature {
+        let max = if anthropic { 1.0 } else { 2.0 };
+        if !(t.value.is_finite() && (0.0..=max).contains(&t.value)) {
+            out.push(range(
+                preset.span_of(t),
+                format!(
+                    "`temperature: {}` is out of range: {who} takes 0 to {max}",
+                    t.value
+                ),
+                format!(
+                    "set a value from 0 (focused) to {max}, or drop it for the provider's default"
+                ),
+            ));
+        } else if anthropic && thinking.is_some() {
+            out.push(refused(
+                preset.span_of(t),
+                "anthropic refuses `temperature` with extended thinking (`thinkingBudget`)".into(),
+                "drop `temperature`, or drop `thinkingBudget`",
+            ));
+        }
+    }
+    if let Some(p) = &model.top_p {
+        if !(p.value.is_finite() && (0.0..=1.0).contains(&p.value)) {
+            out.push(range(
+                preset.span_of(p),
+                format!("`topP: {}` is out of range: {who} takes 0 to 1", p.value),
+                "set a probability mass from 0 to 1 (e.g. `topP: 0.9`), or drop it".into(),
+            ));
+        } else if anthropic && thinking.is_some() && p.value < 0.95 {
+            out.push(refused(
+                preset.span_of(p),
+                format!(
+                    "anthropic refuses `topP: {}` with extended thinking (`thinkingBudget`): it must be at least 0.95",
+                    p.value
+                ),
+                "raise `topP` to 0.95 or more, drop it, or drop `thinkingBudget`",
+            ));
+        }
+    }
+    if let Some(seed) = &model.seed
+        && anthropic
+    {
+        out.push(refused(
+            preset.span_of(seed),
+            "anthropic has no `seed` parameter".into(),
+            "drop `seed`: it is sent only on the OpenAI dialect (openai, deepseek, openai-compatible)",
+        ));
+    }
+    if let Some(stop) = &model.stop {
+        if !anthropic && stop.value.len() > MAX_OPENAI_STOP {
+            out.push(range(
+                preset.span_of(stop),
+                format!(
+                    "`stop` lists {} sequences: {who} takes at most {MAX_OPENAI_STOP}",
+                    stop.value.len()
+                ),
+                format!("keep the {MAX_OPENAI_STOP} that matter most"),
+            ));
+        }
+        for item in &stop.value {
+            if item.value.trim().is_empty() {
+                out.push(range(
+                    preset.span_of(item),
+                    "a `stop` sequence is empty or only whitespace, which providers refuse".into(),
+                    "remove it, or write the text that should end the answer".into(),
+                ));
+            }
+        }
+    }
+    if let Some(effort) = &model.reasoning_effort {
+        use crate::endpoint::ReasoningEffort as E;
+        if provider == Provider::Deepseek {
+            out.push(refused(
+                preset.span_of(effort),
+                "deepseek has no `reasoningEffort` parameter".into(),
+                "drop `reasoningEffort`; pick DeepSeek's reasoning by the model `name`",
+            ));
+        } else if anthropic && matches!(effort.value, E::None | E::Minimal) {
+            out.push(refused(
+                preset.span_of(effort),
+                format!(
+                    "anthropic refuses `reasoningEffort: {}`: it takes low, medium, high, xhigh or max",
+                    effort.value.as_str()
+                ),
+                "use `low` for the least effort",
+            ));
+        }
+    }
+    if let Some(budget) = thinking {
+        if !anthropic {
+            out.push(refused(
+                preset.span_of(budget),
+                format!("`thinkingBudget` is Anthropic's extended thinking; {who} has none"),
+                "use `reasoningEffort` on the OpenAI dialect (openai, openai-compatible), or drop it",
+            ));
+        } else {
+            let max_tokens = model
+                .max_tokens
+                .as_ref()
+                .map_or(crate::endpoint::ANTHROPIC_DEFAULT_MAX_TOKENS, |m| m.value);
+            if budget.value < MIN_THINKING_BUDGET || budget.value >= max_tokens {
+                out.push(range(
+                    preset.span_of(budget),
+                    format!(
+                        "`thinkingBudget: {}` is out of range: anthropic takes at least {MIN_THINKING_BUDGET} and less than `maxTokens` ({max_tokens})",
+                        budget.value
+                    ),
+                    if budget.value >= max_tokens {
+                        format!("raise `maxTokens` above {}, or lower the budget", budget.value)
+                    } else {
+                        format!("set at least `thinkingBudget: {MIN_THINKING_BUDGET}`")
+                    },
+                ));
+            }
+        }
+    }
+}
+
 fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnostic>) {
     if model.provider.value == Provider::OpenaiCompatible && model.base_url.is_none() {
         out.push(
@@ -1054,6 +1221,7 @@ fn check_model(preset: &ParsedPreset, model: &ModelSpec, out: &mut Vec<Diagnosti
                 .help("set the largest number of tokens the model may generate per reply, e.g. `maxTokens: 4096`"),
         );
     }
+    check_model_params(preset, model, out);
     if let Some(strict) = &model.strict_tools
         && strict.value
         && !strict_tools_allowed(

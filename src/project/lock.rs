@@ -107,6 +107,12 @@ pub struct PresetLock {
     pub provider: Option<String>,
     /// The model.
     pub model: Option<String>,
+    /// What else the preset puts in every request besides the prefix: its model
+    /// parameters (`temperature`, `topP`, …, as the preset writes them) and the sha256 of
+    /// its output schema (`output`). Not part of the fingerprint (they do not change the
+    /// cacheable prefix) but part of the entry, so `validate --locked` notices a change.
+    /// Not written when empty.
+    pub request: BTreeMap<String, Value>,
     /// sha256 of the cacheable prefix, `sha256:<hex>`.
     pub fingerprint: String,
     /// Token counts of the prefix.
@@ -133,6 +139,8 @@ pub struct PresetLock {
 struct PresetLockText {
     provider: Option<String>,
     model: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    request: BTreeMap<String, Value>,
     fingerprint: String,
     tokens: PrefixTokens,
     sections: Vec<LockedSection>,
@@ -183,6 +191,7 @@ impl From<PresetLock> for PresetLockText {
         PresetLockText {
             provider: lock.provider,
             model: lock.model,
+            request: lock.request,
             fingerprint: lock.fingerprint,
             tokens: lock.tokens,
             sections: lock.sections,
@@ -219,6 +228,7 @@ impl From<PresetLockText> for PresetLock {
         PresetLock {
             provider: text.provider,
             model: text.model,
+            request: text.request,
             fingerprint: text.fingerprint,
             tokens: text.tokens,
             sections: text.sections,
@@ -235,6 +245,7 @@ impl PresetLock {
     pub fn same_prefix(&self, other: &PresetLock) -> bool {
         self.provider == other.provider
             && self.model == other.model
+            && self.request == other.request
             && self.fingerprint == other.fingerprint
             && self.tokens == other.tokens
             && self.sections == other.sections
@@ -507,6 +518,18 @@ fn lock_values(preset: &ValidPreset) -> Values {
     values
 }
 
+/// What the preset adds to every request besides the prefix (see [`PresetLock::request`]).
+fn request_entry(preset: &ValidPreset) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    if let Some(spec) = preset.model()
+        && let Ok(Value::Object(params)) =
+            serde_json::to_value(crate::endpoint::ModelSettings::from_spec(spec).params)
+    {
+        out.extend(params);
+    }
+    out
+}
+
 /// The lock entry of a valid preset, with the listings of its MCP servers it was
 /// validated with (see [`entry_with_listings`]).
 pub fn entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
@@ -552,6 +575,7 @@ fn prefix_entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
     Ok(PresetLock {
         provider: text_value(PROVIDER_VARIABLE),
         model: text_value(MODEL_VARIABLE),
+        request: request_entry(preset),
         fingerprint: assembly.fingerprint.to_string(),
         tokens: PrefixTokens {
             system: provenance.system.tokens as u64,
@@ -835,6 +859,16 @@ fn drift_from(
     ] {
         if old != new {
             let what = format!("{key} {} → {}", shown(old), shown(new));
+            parts.push((origin(preset, Item::Model), what.clone()));
+            changes.push(what);
+        }
+    }
+    let keys: BTreeSet<&String> = locked.request.keys().chain(now.request.keys()).collect();
+    for key in keys {
+        let (old, new) = (locked.request.get(key), now.request.get(key));
+        if old != new {
+            let show = |v: Option<&Value>| v.map_or_else(|| "(unset)".to_owned(), Value::to_string);
+            let what = format!("request `{key}` {} → {}", show(old), show(new));
             parts.push((origin(preset, Item::Model), what.clone()));
             changes.push(what);
         }

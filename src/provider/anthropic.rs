@@ -63,10 +63,36 @@ pub fn request_body(
         body.insert("tools".into(), Value::Array(tools));
     }
     body.insert("messages".into(), Value::Array(messages(&request.messages)));
+    params(settings, &mut body);
     if stream {
         body.insert("stream".into(), Value::Bool(true));
     }
     Value::Object(body)
+}
+
+/// The preset's sampling and reasoning parameters, in this dialect's form (validation
+/// refused what Anthropic does not take: a seed, `none`/`minimal` effort, a temperature
+/// with extended thinking).
+fn params(settings: &ModelSettings, body: &mut Map<String, Value>) {
+    let p = &settings.params;
+    if let Some(t) = p.temperature {
+        body.insert("temperature".into(), Value::from(t));
+    }
+    if let Some(t) = p.top_p {
+        body.insert("top_p".into(), Value::from(t));
+    }
+    if !p.stop.is_empty() {
+        body.insert("stop_sequences".into(), Value::from(p.stop.clone()));
+    }
+    if let Some(budget) = p.thinking_budget {
+        body.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
+    }
+    if let Some(effort) = p.reasoning_effort {
+        body.insert("output_config".into(), json!({"effort": effort.as_str()}));
+    }
 }
 
 /// The history as Anthropic turns: same-role neighbours merged, a breakpoint on the last

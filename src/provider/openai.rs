@@ -58,11 +58,34 @@ pub fn request_body(
         };
         body.insert(key.into(), Value::from(max));
     }
+    params(settings, &mut body);
     if stream {
         body.insert("stream".into(), Value::Bool(true));
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     Value::Object(body)
+}
+
+/// The preset's sampling and reasoning parameters, in this dialect's form (validation
+/// refused what the provider does not take: Anthropic's thinking budget, DeepSeek's
+/// reasoning effort).
+fn params(settings: &ModelSettings, body: &mut Map<String, Value>) {
+    let p = &settings.params;
+    if let Some(t) = p.temperature {
+        body.insert("temperature".into(), Value::from(t));
+    }
+    if let Some(t) = p.top_p {
+        body.insert("top_p".into(), Value::from(t));
+    }
+    if let Some(seed) = p.seed {
+        body.insert("seed".into(), Value::from(seed));
+    }
+    if !p.stop.is_empty() {
+        body.insert("stop".into(), Value::from(p.stop.clone()));
+    }
+    if let Some(effort) = p.reasoning_effort {
+        body.insert("reasoning_effort".into(), Value::from(effort.as_str()));
+    }
 }
 
 fn message(m: &Message, keep_reasoning: bool) -> Value {

@@ -160,6 +160,12 @@ fn model(out: &mut String, chain: &[ParsedPreset]) {
         max_tokens,
         strict_tools,
         allow_insecure,
+        temperature,
+        top_p,
+        seed,
+        stop,
+        reasoning_effort,
+        thinking_budget,
     } = spec;
     let first_line = [
         Some(from.span_of(provider).line),
@@ -188,6 +194,25 @@ fn model(out: &mut String, chain: &[ParsedPreset]) {
     }
     if let Some(insecure) = allow_insecure {
         entry(out, 2, "allowInsecure", &insecure.value.to_string(), None);
+    }
+    if let Some(t) = temperature {
+        entry(out, 2, "temperature", &t.value.to_string(), None);
+    }
+    if let Some(p) = top_p {
+        entry(out, 2, "topP", &p.value.to_string(), None);
+    }
+    if let Some(s) = seed {
+        entry(out, 2, "seed", &s.value.to_string(), None);
+    }
+    if let Some(stop) = stop {
+        let items: Vec<String> = stop.value.iter().map(|s| scalar(&s.value)).collect();
+        entry(out, 2, "stop", &format!("[{}]", items.join(", ")), None);
+    }
+    if let Some(e) = reasoning_effort {
+        entry(out, 2, "reasoningEffort", e.value.as_str(), None);
+    }
+    if let Some(b) = thinking_budget {
+        entry(out, 2, "thinkingBudget", &b.value.to_string(), None);
     }
 }
 

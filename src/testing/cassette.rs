@@ -55,6 +55,11 @@ pub struct Header {
     pub dialect: String,
     /// The model.
     pub model: String,
+    /// What the preset added to every request besides the prefix: its model parameters
+    /// and output schema digest, as the lock entry holds them
+    /// ([`PresetLock::request`]); absent when empty.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub request: std::collections::BTreeMap<String, Value>,
     /// The prompt.
     pub prompt: String,
     /// Whether answers were streamed (`stream` in every body).
@@ -207,7 +212,7 @@ pub struct Cassette {
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "event", deny_unknown_fields)]
 enum Line {
-    Header(Header),
+    Header(Box<Header>),
     Section(LockedSection),
     Tool(LockedTool),
     Server {
@@ -259,6 +264,7 @@ impl Cassette {
         PresetLock {
             provider: Some(self.header.provider.clone()),
             model: Some(self.header.model.clone()),
+            request: self.header.request.clone(),
             fingerprint: self.header.fingerprint.clone(),
             tokens: self.header.tokens,
             sections: self.sections.clone(),
@@ -282,7 +288,7 @@ impl Cassette {
     /// The cassette as JSON lines (each line's keys in their fixed order), and the line
     /// of each request noted.
     pub fn to_text(&mut self) -> String {
-        let mut lines: Vec<Line> = vec![Line::Header(self.header.clone())];
+        let mut lines: Vec<Line> = vec![Line::Header(Box::new(self.header.clone()))];
         lines.extend(self.sections.iter().cloned().map(Line::Section));
         lines.extend(self.tools.iter().cloned().map(Line::Tool));
         lines.extend(self.servers.iter().map(|(name, listing)| Line::Server {
@@ -331,6 +337,7 @@ impl Cassette {
                 provider: String::new(),
                 dialect: String::new(),
                 model: String::new(),
+                request: Default::default(),
                 prompt: String::new(),
                 stream: false,
                 max_steps: 0,
@@ -366,7 +373,7 @@ impl Cassette {
                     if header.is_some() {
                         return Err(corrupt(n, format!("line {n}: a second header")));
                     }
-                    header = Some(h);
+                    header = Some(*h);
                 }
                 _ if header.is_none() => unreachable_header(n)?,
                 Line::Section(s) => cassette.sections.push(s),
@@ -504,6 +511,7 @@ mod tests {
                 provider: "deepseek".into(),
                 dialect: "openai".into(),
                 model: "m".into(),
+                request: Default::default(),
                 prompt: "hi".into(),
                 stream: true,
                 max_steps: 50,

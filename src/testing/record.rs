@@ -177,6 +177,7 @@ pub fn cassette(
         }
         .to_owned(),
         model: run.settings.name.clone(),
+        request: entry.request.clone(),
         prompt: run.prompt.to_owned(),
         stream: recorder.stream(),
         max_steps: run.max_steps,

@@ -509,6 +509,12 @@ pub async fn replay_async(
     let outcome = {
         let mut agent = Agent::new(preset.assembler(), &player, ctx)
             .with_max_steps(header.max_steps.max(1))
+            .with_max_tool_calls(
+                preset
+                    .limits()
+                    .max_tool_calls
+                    .map_or(crate::agent::DEFAULT_MAX_TOOL_CALLS, |n| n as usize),
+            )
             .with_tool_runner(&runner)
             .with_policy(std::sync::Arc::new(preset.policy()));
         let (mut history, mut snapshot) = (Vec::new(), ContextSnapshot::new());
