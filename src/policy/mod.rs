@@ -345,18 +345,7 @@ impl Policy {
                     allowed_by.push(found);
                     continue;
                 }
-                return Decision {
-                    verdict: if call.read_only {
-                        Verdict::Allow
-                    } else {
-                        Verdict::Ask
-                    },
-                    basis: Basis::NotAllowed {
-                        command: command.text.clone(),
-                        reason: Some(reason.to_owned()),
-                    },
-                    command: None,
-                };
+                return not_allowed(call, &command.text, Some(reason));
             }
             match self.first_match(List::Allow, |r| {
                 command_rule_matches(r, call.tool, &command.text)
@@ -367,18 +356,7 @@ impl Policy {
                     }
                 }
                 None => {
-                    return Decision {
-                        verdict: if call.read_only {
-                            Verdict::Allow
-                        } else {
-                            Verdict::Ask
-                        },
-                        basis: Basis::NotAllowed {
-                            command: command.text.clone(),
-                            reason: None,
-                        },
-                        command: None,
-                    };
+                    return not_allowed(call, &command.text, None);
                 }
             }
         }
@@ -400,6 +378,23 @@ fn decided(list: List, found: RuleRef, command: Option<String>) -> Decision {
         verdict,
         basis: Basis::Rules { rules: vec![found] },
         command,
+    }
+}
+
+/// A command of a `bash` line that no allow rule lets through (and `reason`, when a rule
+/// could not decide it at all): the tool's default for it.
+fn not_allowed(call: &Call<'_>, command: &str, reason: Option<&str>) -> Decision {
+    Decision {
+        verdict: if call.read_only {
+            Verdict::Allow
+        } else {
+            Verdict::Ask
+        },
+        basis: Basis::NotAllowed {
+            command: command.to_owned(),
+            reason: reason.map(str::to_owned),
+        },
+        command: None,
     }
 }
 
