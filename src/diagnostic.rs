@@ -242,7 +242,7 @@ diagnostic_kinds! {
     /// range the provider accepts.
     ModelParameterRange = ("P0700", "model-parameter-range", Error),
     /// A model parameter the provider (or the model family, with the other parameters
-    /// set) refuses: a seed for Anthropic, a temperature with extended thinking, …
+    /// set) refuses, such as a seed for Anthropic or a temperature with extended thinking.
     ModelParameterRefused = ("P0701", "model-parameter-refused", Error),
     /// A permission rule that cannot be read (`bash(ls`, `read_file(src/**)`).
     PermissionSyntax = ("P0740", "permission-syntax", Error),

@@ -38,7 +38,7 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, V
 use super::source_file::{MAX_RECORDED_ANCHOR_BYTES, MAX_RECORDED_ANCHOR_EVENTS};
 use super::spec::PresetFile;
 use super::tree::{CoreTag, Entry, Kind, Loc, NodeId, Style, Tree};
-use crate::yaml_scalar::{yaml_trim, yaml12_bool};
+use crate::yaml_scalar::{parse_float, parse_int, yaml_trim, yaml12_bool};
 
 /// The key serde-saphyr's `Spanned` looks for first, to know its own representation.
 const SPANNED_MARKER: &str = "__serde_saphyr_private_spanned";
@@ -403,6 +403,20 @@ impl<'de> de::Deserializer<'de> for NodeDe<'de> {
         visitor.visit_u64(self.unsigned()?)
     }
 
+    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Unhandled> {
+        let t = self.untagged_text()?;
+        let n = parse_int(t)
+            .and_then(|n| i64::try_from(n).ok())
+            .ok_or_else(|| Unhandled::new("not a whole number"))?;
+        visitor.visit_i64(n)
+    }
+
+    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Unhandled> {
+        let t = self.untagged_text()?;
+        let n = parse_float(t).ok_or_else(|| Unhandled::new("not a number"))?;
+        visitor.visit_f64(n)
+    }
+
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Unhandled> {
         visitor.visit_borrowed_str(self.text()?)
     }
@@ -475,7 +489,7 @@ impl<'de> de::Deserializer<'de> for NodeDe<'de> {
     }
 
     serde::forward_to_deserialize_any! {
-        i8 i16 i32 i64 i128 u8 u16 u128 f32 f64 char bytes byte_buf unit unit_struct
+        i8 i16 i32 i128 u8 u16 u128 f32 char bytes byte_buf unit unit_struct
         tuple tuple_struct ignored_any
     }
 }
@@ -884,13 +898,19 @@ mod tests {
             ("-0.0", "5", "true"),
         ] {
             let text = format!(
-                "{HEAD}model:\n  provider: \"anthropic\"\n  name: m\n  maxTokens: {number}\n  strictTools: {flag}\n\
+                "{HEAD}model:\n  provider: \"anthropic\"\n  name: m\n  maxTokens: {number}\n  strictTools: {flag}\n  temperature: {order}\n  topP: {number}\n  seed: {number}\n\
                  persona:\n  includeRuntimeContext: {flag}\n  sections:\n    - name: s\n      order: {order}\n      text: x\n      complete: {flag}\n      template: {flag}\n\
                  budget:\n  maxSystemTokens: {number}\n  maxToolTokens: {number}\n\
                  variables:\n  port:\n    description: p\n    type: integer\n    default: {number}\n    enum: [{number}, 8080]\n    required: {flag}\n    volatile: {flag}\n  on:\n    description: b\n    type: boolean\n    default: {flag}\n  ratio:\n    description: r\n    default: {order}\n"
             );
             let outcome = compare(order, text.as_bytes());
             assert!(outcome == Outcome::Same, "{order}: {outcome:?}");
+        }
+        for seed in ["-3", "0", "+7", "-9223372036854775808", "0x1f", "1_000"] {
+            same(
+                seed,
+                &format!("{HEAD}model:\n  provider: openai\n  name: m\n  seed: {seed}\n"),
+            );
         }
         same(
             "default 400",
