@@ -112,6 +112,9 @@ diagnostic_kinds! {
     CompleteMayConflict = ("P0034", "complete-may-conflict", Warning),
     /// A section replacing an inherited one drops variables the original used.
     OverrideDropsPlaceholder = ("P0035", "override-drops-placeholder", Warning),
+    /// A section an unconditional `complete` section of its own or an inherited preset
+    /// keeps out of every request.
+    SectionNeverSent = ("P0036", "section-never-sent", Warning),
     /// A section or context reuses an inherited name without `override: true`.
     ImplicitOverride = ("P0038", "implicit-override", Warning),
     /// `override: true` on a section or context that replaces nothing.
@@ -168,6 +171,12 @@ diagnostic_kinds! {
     LocalePackNotApplied = ("P0410", "locale-pack-not-applied", Warning),
     /// A command tool or an MCP server a preset declares whose tools that preset hides.
     DeclaredToolHidden = ("P0109", "declared-tool-hidden", Warning),
+    /// A command tool or MCP server that replaces an inherited one of its name without
+    /// `override: true`.
+    OwnToolReplaced = ("P0110", "own-tool-replaced", Warning),
+    /// A per-tool key of an MCP server (`tools: {NAME: ...}`) that names none of the
+    /// server's locked tools.
+    UnknownServerTool = ("P0111", "unknown-server-tool", Warning),
     /// A value that looks like an API key.
     LiteralSecret = ("P0201", "literal-secret", Error),
     /// A plain `http://` `baseUrl` for a host other than loopback, without `allowInsecure`.
@@ -555,6 +564,9 @@ mod tests {
             K::ImpossibleCondition,
             K::AllowDeniedByParent,
             K::DeclaredToolHidden,
+            K::OwnToolReplaced,
+            K::UnknownServerTool,
+            K::SectionNeverSent,
             K::InsecureAllowed,
             K::ProgramNotFound,
             K::ImplicitOverride,

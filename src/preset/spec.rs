@@ -265,6 +265,11 @@ pub struct McpServerSpec {
     /// Per-tool settings, by the tool's name as the server spells it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<NamedMap<McpToolSpec>>,
+    /// `true`: this entry replaces an inherited one of its name on purpose (without it,
+    /// replacing one is an `own-tool-replaced` warning).
+    #[serde(default, rename = "override", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<bool>")]
+    pub overrides: Option<Spanned<bool>>,
 }
 
 /// Settings of one tool of an MCP server.
@@ -328,6 +333,11 @@ pub struct CommandSpec {
     /// Literal environment values for the command (no secrets).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<NamedMap<Spanned<String>>>,
+    /// `true`: this entry replaces an inherited one of its name on purpose (without it,
+    /// replacing one is an `own-tool-replaced` warning).
+    #[serde(default, rename = "override", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<bool>")]
+    pub overrides: Option<Spanned<bool>>,
 }
 
 /// A mapping from names to values that keeps file order and the position of every name
@@ -1085,6 +1095,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "toolTimeout",
             "readOnly",
             "tools",
+            "override",
         ],
     ),
     ("an MCP tool's settings", &["readOnly"]),
@@ -1099,6 +1110,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "timeout",
             "passEnv",
             "env",
+            "override",
         ],
     ),
     ("`permissions`", &["deny", "ask", "allow", "override"]),

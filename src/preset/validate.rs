@@ -514,6 +514,8 @@ fn validate_chain_with(
         diagnostics.extend(a.warnings().iter().cloned());
         if let Some(leaf) = presets.last() {
             diagnostics.extend(declared_but_hidden(leaf, tools, a));
+            diagnostics.extend(replaced_own_tools(presets));
+            diagnostics.extend(unknown_server_tools(leaf, tools));
         }
         let visible: std::collections::BTreeSet<&str> =
             a.registry().names().map(|n| n.as_str()).collect();
@@ -662,6 +664,121 @@ fn declared_but_hidden(
             .at(leaf.span_of(name))
             .help(help),
         );
+    }
+    out
+}
+
+/// `own-tool-replaced`: a command tool or MCP server of the leaf that takes the place of
+/// one an ancestor declares under its name, without `override: true`.
+fn replaced_own_tools(presets: &[&ParsedPreset]) -> Vec<Diagnostic> {
+    let Some((leaf, ancestors)) = presets.split_last() else {
+        return Vec::new();
+    };
+    let inherited = |kind: &str, name: &str| {
+        ancestors.iter().rev().find_map(|p| {
+            let declared = match kind {
+                "command tool" => p
+                    .file
+                    .commands
+                    .iter()
+                    .flat_map(NamedMap::iter)
+                    .find(|(n, _)| n.value == name)
+                    .map(|(n, _)| n),
+                _ => p
+                    .file
+                    .mcp_servers
+                    .iter()
+                    .flat_map(NamedMap::iter)
+                    .find(|(n, _)| n.value == name)
+                    .map(|(n, _)| n),
+            }?;
+            Some((p, declared))
+        })
+    };
+    let own = leaf
+        .file
+        .commands
+        .iter()
+        .flat_map(NamedMap::iter)
+        .map(|(n, c)| ("command tool", n, c.overrides.as_ref()))
+        .chain(
+            leaf.file
+                .mcp_servers
+                .iter()
+                .flat_map(NamedMap::iter)
+                .map(|(n, s)| ("MCP server", n, s.overrides.as_ref())),
+        );
+    let mut out = Vec::new();
+    for (kind, name, marked) in own {
+        if marked.is_some_and(|m| m.value) {
+            continue;
+        }
+        let Some((parent, at)) = inherited(kind, &name.value) else {
+            continue;
+        };
+        let span = parent.span_of(at);
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::OwnToolReplaced,
+                format!(
+                    "{kind} `{}` replaces the one `{}` declares ({}:{}) without `override: true`",
+                    name.value,
+                    parent.name(),
+                    parent.source.display,
+                    span.line
+                ),
+            )
+            .at(leaf.span_of(name))
+            .help("if replacing it is intended, add `override: true` to this entry; to keep both, give yours another name"),
+        );
+    }
+    out
+}
+
+/// `unknown-server-tool`: a key under a leaf server's `tools:` that names none of the
+/// tools the lock lists for it (a server with no locked tools is not checked).
+fn unknown_server_tools(leaf: &ParsedPreset, tools: &ToolCatalog) -> Vec<Diagnostic> {
+    use crate::tools::external::ToolOrigin;
+    let mut out = Vec::new();
+    for (server, spec) in leaf.file.mcp_servers.iter().flat_map(NamedMap::iter) {
+        let Some(per_tool) = &spec.tools else {
+            continue;
+        };
+        let offered: Vec<&str> = tools
+            .names()
+            .filter_map(|t| match tools.get(t).map(|d| d.origin()) {
+                Some(ToolOrigin::Mcp { server: s, tool }) if *s == server.value => {
+                    Some(tool.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        if offered.is_empty() {
+            continue;
+        }
+        for (key, _) in per_tool.iter() {
+            if offered.contains(&key.value.as_str()) {
+                continue;
+            }
+            let help = crate::suggest::help_did_you_mean(&key.value, offered.iter().copied())
+                .unwrap_or_else(|| {
+                    format!(
+                        "the server's tools are {}; spell the key as the server names the tool, or remove it",
+                        crate::suggest::list_names(offered.iter().copied())
+                    )
+                });
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::UnknownServerTool,
+                    format!(
+                        "MCP server `{}` has no tool `{}`: these settings apply to nothing",
+                        server.value, key.value
+                    ),
+                )
+                .at(leaf.span_of(key))
+                .help(help),
+            );
+        }
     }
     out
 }

@@ -415,8 +415,8 @@ fn persona(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
         "",
         Some("prompt order; `when` is evaluated per request"),
     );
-    for name in assembler.section_names() {
-        let defined = chain.iter().rev().find_map(|p| {
+    let defined_as = |name: &str| {
+        chain.iter().rev().find_map(|p| {
             p.file
                 .persona
                 .as_ref()?
@@ -425,7 +425,21 @@ fn persona(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
                 .iter()
                 .find(|s| s.name.value == name)
                 .map(|s| (p, s))
-        });
+        })
+    };
+    // Under a `complete` section without `when`, a tool's own guidance is never sent:
+    // written out, it would be a section of the flattened preset that is never sent.
+    let whole = assembler.section_names().any(|name| {
+        defined_as(name).is_some_and(|(_, s)| s.complete == Some(true) && s.when.is_none())
+    });
+    for name in assembler.section_names() {
+        let defined = defined_as(name);
+        if defined.is_none() && whole {
+            out.push_str(&format!(
+                "    # {name}: the tool's guidance, never sent beside the `complete` section\n"
+            ));
+            continue;
+        }
         match defined {
             Some((p, s)) => section(
                 out,

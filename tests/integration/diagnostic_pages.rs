@@ -30,6 +30,8 @@ const NOT_RUNNABLE: &[DiagnosticKind] = &[
     DiagnosticKind::ServerUnavailable,
     // Needs a lock written by `lock --connect`, then the preset edited.
     DiagnosticKind::ServerChanged,
+    // Needs a lock listing the server's tools (tests/cli/validate/unknown-server-tool/).
+    DiagnosticKind::UnknownServerTool,
     // Needs a preset in the user directory, which the example runner does not write.
     DiagnosticKind::LocalePackNotApplied,
     // Need a recorded cassette (a model to record against); `cli_record.rs` and the

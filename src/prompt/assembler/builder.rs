@@ -369,6 +369,7 @@ impl<'c> AssemblerBuilder<'c> {
             .filter(|p| p.complete && p.when.is_none())
             .map(|p| p.name.as_str())
             .collect();
+        sink.extend(never_sent(&compiled_sections, &self.layers));
         let tools_value = Value::from(
             registry
                 .names()
@@ -665,4 +666,45 @@ pub(super) fn dependencies(pieces: &[CompiledPiece]) -> Vec<String> {
     }
     vars.retain(|v| !is_derived_variable(v));
     vars.into_iter().collect()
+}
+
+/// `section-never-sent`: with exactly one `complete` section that has no `when`, every
+/// other section is left out of every request. Reported for the innermost layer's own
+/// sections (the preset being validated; an ancestor's are reported when it is), not for
+/// a tool's guidance (layer 0), nor for sections of layers outside the `complete` one
+/// (replacing a parent's parts with one whole prompt is what `complete` is for).
+fn never_sent(pieces: &[CompiledPiece], layers: &[Arc<Layer>]) -> Vec<Diagnostic> {
+    let whole: Vec<&CompiledPiece> = pieces
+        .iter()
+        .filter(|p| p.complete && p.when.is_none())
+        .collect();
+    let [whole] = whole[..] else {
+        return Vec::new();
+    };
+    let leaf = layers.len();
+    let from = whole
+        .layer
+        .checked_sub(1)
+        .and_then(|i| layers.get(i))
+        .map(|l| format!(" (from `{}`)", l.label))
+        .unwrap_or_default();
+    pieces
+        .iter()
+        .filter(|p| !p.complete && p.layer > 0 && p.layer == leaf && p.layer >= whole.layer)
+        .map(|p| {
+            Diagnostic::new(
+                DiagnosticKind::SectionNeverSent,
+                format!(
+                    "section `{}` is never sent: `{}`{from} is `complete`, the whole system prompt",
+                    p.name.as_str(),
+                    whole.name.as_str()
+                ),
+            )
+            .at(p.span.clone())
+            .help(format!(
+                "to build on that prompt, replace `{}` (`override: true`, `complete: true`) with a text that includes yours; to add sections to a prompt made of parts, extend a preset without a `complete` section, such as `standard`",
+                whole.name.as_str()
+            ))
+        })
+        .collect()
 }
