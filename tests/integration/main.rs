@@ -23,6 +23,7 @@ mod cli;
 mod cli_record;
 mod cli_report_formats;
 mod cli_run;
+mod cli_test_live;
 mod cli_validate_cases;
 mod client_agent;
 mod conformance_core;
