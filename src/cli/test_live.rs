@@ -405,16 +405,25 @@ pub(crate) fn record(
         let Some(mut cassette) = finished.cassette else {
             continue;
         };
-        if let Some(parent) = case.cassette.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        if let Err(e) = std::fs::write(&case.cassette, cassette.to_text()) {
+        // Beside the case and inside its directory, as the case's check found it: a link
+        // that leads out is refused here too, not followed.
+        let root = case.path.parent().unwrap_or(&project.project_dir);
+        let text = cassette.to_text();
+        if let Err(e) = crate::confine::write_confined(
+            root,
+            &case.cassette,
+            &case.cassette_shown,
+            text.as_bytes(),
+        ) {
             writeln!(
                 io.err,
-                "{}: cannot write the cassette `{}`: {e}",
+                "{}: cannot write the cassette: {}",
                 io.err_style.error("error"),
-                case.cassette_shown
+                e.message
             )?;
+            if let Some(help) = &e.help {
+                writeln!(io.err, "  = {}: {help}", io.err_style.bold("help"))?;
+            }
             exit = Exit::Usage;
             continue;
         }
