@@ -131,6 +131,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     // The endpoint may not be the one the preset was validated against.
     let linted = lint_endpoint(&preset, &settings, &workspace, io)?;
     let cwd = working_directory(args.values.cwd.as_deref())?;
+    // The policy of the approver below, rendered into every step.
+    let policy = approval_policy(args.yes);
     let setup = Setup {
         project: &workspace,
         preset,
@@ -138,7 +140,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         linted,
         cwd,
         sandbox: args.sandbox.clone(),
-        approval: approval_policy(args.yes),
+        approval: policy,
         max_steps: args.max_steps,
         max_tool_calls: args.max_tool_calls,
         pin_date: args.values.pins("date"),
@@ -198,7 +200,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     let redactor = connected.redactor().clone();
     printer.set_redactor(redactor.clone());
     let texts = connected.preset().assembler().texts();
-    let mut approval: Box<dyn ToolApproval> = match approval_policy(args.yes) {
+    let mut approval: Box<dyn ToolApproval> = match policy {
         ApprovalPolicy::Yes => Box::new(ApproveAll),
         ApprovalPolicy::Ask => Box::new(TerminalApproval::new(
             redactor.clone(),
