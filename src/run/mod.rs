@@ -590,3 +590,185 @@ impl Finished {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+    use crate::endpoint::{Overrides, Provider};
+    use crate::project::ProjectOptions;
+    use crate::request::ToolCall;
+
+    fn setup(project: &Project) -> Setup<'_> {
+        let preset = project
+            .validate("standard")
+            .preset
+            .expect("standard is valid");
+        let overrides = Overrides {
+            provider: Some(Provider::Deepseek),
+            model: Some("test-model".into()),
+            ..Overrides::default()
+        };
+        let settings = crate::project::endpoint::settings(&preset, &overrides)
+            .expect("settings")
+            .expect("a model");
+        let linted = crate::project::endpoint::lint(&preset, &settings, &project.presets);
+        Setup {
+            project,
+            preset,
+            settings,
+            linted,
+            cwd: std::env::temp_dir(),
+            sandbox: None,
+            approval: ApprovalPolicy::Refuse,
+            max_steps: None,
+            max_tool_calls: None,
+            pin_date: false,
+            record: false,
+        }
+    }
+
+    fn project(dir: &Path) -> Project {
+        let options = ProjectOptions {
+            project_dir: Some(dir.to_owned()),
+            preset_dirs: Vec::new(),
+            no_user: true,
+        };
+        Project::discover(&options).expect("a project").0
+    }
+
+    /// The journey's order is its safety: a gate that refuses stops it before a value is
+    /// read; one that admits is asked first, and step 1 is rendered with the values the
+    /// run sets (provider, model, sandbox, approval).
+    #[test]
+    fn the_gate_decides_before_any_value_is_read() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let project = project(dir.path());
+        let order = RefCell::new(Vec::new());
+        let refused = prepare(
+            setup(&project),
+            |_, _, _| {
+                order.borrow_mut().push("gate");
+                Ok::<_, ()>(false)
+            },
+            |_, _| {
+                order.borrow_mut().push("values");
+                Err(())
+            },
+        );
+        assert!(matches!(refused, Ok(None)), "{refused:?}");
+        assert_eq!(*order.borrow(), ["gate"]);
+
+        order.borrow_mut().clear();
+        let prepared = prepare(
+            setup(&project),
+            |_, settings, _| {
+                order.borrow_mut().push("gate");
+                Ok::<_, ()>(settings.name == "test-model")
+            },
+            |preset, cwd| {
+                order.borrow_mut().push("values");
+                Ok(preset
+                    .default_values()
+                    .with("cwd", cwd)
+                    .with("os", "linux")
+                    .with("shell", "bash")
+                    .with("date", "2030-01-01"))
+            },
+        );
+        let prepared = match prepared {
+            Ok(Some(p)) => p,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(*order.borrow(), ["gate", "values"]);
+        let values = prepared.values();
+        let text = |name: &str| values.get(name).map(|v| v.to_string());
+        assert_eq!(text("model").as_deref(), Some("test-model"));
+        assert_eq!(text("provider").as_deref(), Some("deepseek"));
+        assert_eq!(text(APPROVAL_VARIABLE).as_deref(), Some("refuse"));
+        assert!(text("sandbox").is_some());
+        assert!(!prepared.first_step().system.is_empty());
+
+        // The values reader's refusal is the caller's, not the run's.
+        let failed = prepare(setup(&project), |_, _, _| Ok(true), |_, _| Err("no values"));
+        assert!(matches!(failed, Err(PrepareError::Caller("no values"))));
+        // A render that fails (no `os`, `shell`, `date`) is the run's, before any client.
+        let unrendered = prepare(
+            setup(&project),
+            |_, _, _| Ok::<_, ()>(true),
+            |preset, cwd| Ok(preset.default_values().with("cwd", cwd)),
+        );
+        assert!(
+            matches!(unrendered, Err(PrepareError::Run(RunError::Render(_)))),
+            "{unrendered:?}"
+        );
+    }
+
+    #[test]
+    fn limits_come_from_the_flag_then_the_preset_then_the_default() {
+        let preset = crate::preset::RunLimits {
+            max_steps: Some(7),
+            max_tool_calls: None,
+        };
+        assert_eq!(
+            run_limits(&preset, None, None),
+            (7, crate::agent::DEFAULT_MAX_TOOL_CALLS)
+        );
+        assert_eq!(run_limits(&preset, Some(3), Some(2)), (3, 2));
+        assert_eq!(
+            run_limits(&crate::preset::RunLimits::default(), None, None),
+            (
+                crate::agent::DEFAULT_MAX_STEPS,
+                crate::agent::DEFAULT_MAX_TOOL_CALLS
+            )
+        );
+    }
+
+    /// A live run as the expectations see it: each call with its result and step, the
+    /// answer, and an error's message through the redactor.
+    #[test]
+    fn a_finished_run_is_observed_call_by_call() {
+        let call = ToolCall {
+            id: "c0".into(),
+            name: "read_file".into(),
+            arguments: "{\"path\":\"a.txt\"}".into(),
+        };
+        let assistant = Message::assistant("", vec![call]);
+        let result = Message::tool("c0", "the text", false);
+        let finished = Finished {
+            outcome: Ok(Outcome::Answered {
+                text: "done".into(),
+                steps: 2,
+                finish: crate::provider::FinishReason::Stop,
+            }),
+            history: vec![assistant, result, Message::assistant("done", Vec::new())],
+            cassette: None,
+        };
+        let observed = finished.observed(&Redactor::default());
+        assert_eq!(observed.steps, 2);
+        assert_eq!(observed.answer.as_deref(), Some("done"));
+        assert_eq!(observed.calls.len(), 1);
+        assert_eq!(observed.calls[0].step, 1);
+        assert_eq!(observed.calls[0].tool, "read_file");
+        assert_eq!(observed.calls[0].arguments["path"], "a.txt");
+        assert_eq!(observed.calls[0].result, "the text");
+        assert!(!observed.calls[0].is_error);
+
+        let failed = Finished {
+            outcome: Err(AgentError::SandboxMismatch {
+                told: "sk-secret-0123456789".into(),
+                enforced: "read-only",
+            }),
+            history: Vec::new(),
+            cassette: None,
+        };
+        let observed = failed.observed(&Redactor::new(["sk-secret-0123456789"]));
+        match observed.outcome {
+            ObservedOutcome::Error { message } => {
+                assert!(!message.contains("sk-secret-0123456789"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
