@@ -46,6 +46,7 @@ mod prompt_substitution;
 mod properties;
 mod provider_lint;
 mod render_explain;
+mod run_journey;
 mod schema_drift;
 mod security_tools;
 mod terminal;
