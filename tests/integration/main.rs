@@ -49,6 +49,7 @@ mod render_explain;
 mod run_journey;
 mod schema_drift;
 mod security_tools;
+mod show_round_trip;
 mod terminal;
 mod testing_suite;
 mod trust_gate;
