@@ -143,55 +143,78 @@ fn host() -> Result<ExitCode, String> {
             return Ok(ExitCode::from(1));
         }
     }
-    // The run gate: no plain http off the loopback, nothing untrusted reaches out.
-    if let Some(settings) = &settings {
-        endpoint_gate(&project, &preset, settings)?;
-    }
-    // Render step 1 with the machine's values.
     let cwd = std::env::current_dir()
-        .map_err(|e| format!("cannot determine the current directory: {e}"))?
-        .to_string_lossy()
-        .into_owned();
-    let inputs = ValueInputs {
-        cwd: &cwd,
-        model: settings.as_ref().map(|s| s.name.as_str()),
-        provider: settings.as_ref().map(|s| s.provider),
-        var_files: &[],
-        vars: &[],
-    };
-    let values = match runtime_values(&preset, &inputs) {
-        Ok(values) => values,
-        Err(ValuesError::Usage { message, help }) => {
-            return Err(format!("{message} ({})", help.unwrap_or_default()));
-        }
-        Err(ValuesError::Invalid { diagnostics, .. }) => {
-            print_all(&diagnostics);
-            return Ok(ExitCode::from(1));
-        }
-    };
-    // The approval policy of the approver `run` below uses: the agent sets it on every
-    // step it renders, and step 1 is rendered here.
-    #[cfg(feature = "client")]
-    let values = values.with(
-        agent_presets::agent::APPROVAL_VARIABLE,
-        agent_presets::agent::ApprovalPolicy::Refuse.as_str(),
-    );
-    let step = match preset.assembler().assemble(&values) {
-        Ok(step) => step,
-        Err(ds) => {
-            print_all(&agent_presets::project::values::explain_missing(ds));
-            return Ok(ExitCode::from(1));
-        }
-    };
-    println!("{}", step.system);
-    println!("fingerprint: {}", step.fingerprint);
+        .map_err(|e| format!("cannot determine the current directory: {e}"))?;
     let Some(prompt) = args.prompt else {
+        // Render step 1 with the machine's values: nothing is sent, so no gate.
+        let cwd_text = cwd.to_string_lossy().into_owned();
+        let values = match host_values(&preset, settings.as_ref(), cwd_text) {
+            Ok(values) => values,
+            Err(stop) => return stop.into_exit(),
+        };
+        // The approval policy of the approver `run` uses: the agent sets it on every
+        // step it renders.
+        #[cfg(feature = "client")]
+        let values = values.with(
+            agent_presets::agent::APPROVAL_VARIABLE,
+            agent_presets::agent::ApprovalPolicy::Refuse.as_str(),
+        );
+        let step = match preset.assembler().assemble(&values) {
+            Ok(step) => step,
+            Err(ds) => {
+                print_all(&agent_presets::project::values::explain_missing(ds));
+                return Ok(ExitCode::from(1));
+            }
+        };
+        println!("{}", step.system);
+        println!("fingerprint: {}", step.fingerprint);
         return Ok(ExitCode::SUCCESS);
     };
     let (Some(settings), Some(linted)) = (settings, linted) else {
         return Err(format!("preset `{}` names no model to run", preset.name()));
     };
-    run(&preset, settings, &linted, step, values, &cwd, &prompt)
+    run(&project, preset, settings, linted, cwd, &prompt)
+}
+
+/// Why the host stops: a message (exit 2), or diagnostics already printed.
+enum Stop {
+    Message(String),
+    Exit(u8),
+}
+
+impl Stop {
+    fn into_exit(self) -> Result<ExitCode, String> {
+        match self {
+            Stop::Message(m) => Err(m),
+            Stop::Exit(code) => Ok(ExitCode::from(code)),
+        }
+    }
+}
+
+/// The values `run` would use with no `--var`: the machine's cwd, os, shell, date.
+fn host_values(
+    preset: &agent_presets::ValidPreset,
+    settings: Option<&agent_presets::endpoint::ModelSettings>,
+    cwd: String,
+) -> Result<agent_presets::Values, Stop> {
+    let inputs = ValueInputs {
+        cwd: &cwd,
+        model: settings.map(|s| s.name.as_str()),
+        provider: settings.map(|s| s.provider),
+        var_files: &[],
+        vars: &[],
+    };
+    match runtime_values(preset, &inputs) {
+        Ok(values) => Ok(values),
+        Err(ValuesError::Usage { message, help }) => Err(Stop::Message(format!(
+            "{message} ({})",
+            help.unwrap_or_default()
+        ))),
+        Err(ValuesError::Invalid { diagnostics, .. }) => {
+            print_all(&diagnostics);
+            Err(Stop::Exit(1))
+        }
+    }
 }
 
 /// The checks `run` makes before anything is sent; a host that can ask its user would
@@ -223,46 +246,94 @@ fn endpoint_gate(
     Ok(())
 }
 
+/// The run journey (`agent_presets::run`), as `agent-presets run` makes it: the gate,
+/// the values, step 1 rendered (printed here), the live client, the servers, the agent.
+/// Tools that change files or run commands are refused: this host does not ask.
 #[cfg(feature = "client")]
 fn run(
-    preset: &agent_presets::ValidPreset,
+    project: &Project,
+    preset: agent_presets::ValidPreset,
     settings: agent_presets::endpoint::ModelSettings,
-    linted: &agent_presets::provider::lint::LintedTools,
-    step: agent_presets::Assembly,
-    values: agent_presets::Values,
-    cwd: &str,
+    linted: agent_presets::provider::lint::LintedTools,
+    cwd: PathBuf,
     prompt: &str,
 ) -> Result<ExitCode, String> {
-    use agent_presets::agent::{Agent, AgentError, Outcome, RefuseChanges};
-    use agent_presets::client::{ClientOptions, ModelClient};
+    use agent_presets::agent::{AgentError, ApprovalPolicy, Outcome, RefuseChanges};
+    use agent_presets::client::ClientOptions;
+    use agent_presets::run::{Model, PrepareError, RunError, ServerOptions, Setup, prepare};
 
-    let client =
-        ModelClient::from_env(settings, ClientOptions::default()).map_err(|e| e.to_string())?;
-    // passEnv and the sandbox the preset declares (the one its prompt tells the model
-    // about), as `agent-presets run` without `--sandbox`.
-    let tools = preset
-        .tool_context(cwd)
-        .map_err(|e| e.to_string())?
-        .with_hidden_env(agent_presets::preset::chain_settings::withheld_env(
-            client.settings().api_key_env.as_deref(),
-        ));
+    let setup = Setup {
+        project,
+        preset,
+        settings,
+        linted,
+        cwd,
+        // The sandbox the preset declares (the one its prompt tells the model about).
+        sandbox: None,
+        approval: ApprovalPolicy::Refuse,
+        max_steps: None,
+        max_tool_calls: None,
+        pin_date: false,
+        record: false,
+    };
+    let prepared = prepare(
+        setup,
+        // The run gate: no plain http off the loopback, nothing untrusted reaches out.
+        |preset, settings, _cwd| {
+            endpoint_gate(project, preset, settings)
+                .map(|()| true)
+                .map_err(Stop::Message)
+        },
+        |preset, cwd| host_values(preset, None, cwd),
+    );
+    let prepared = match prepared {
+        Ok(Some(prepared)) => prepared,
+        Ok(None) => return Ok(ExitCode::from(2)),
+        Err(PrepareError::Caller(stop)) => return stop.into_exit(),
+        Err(PrepareError::Run(RunError::Render(ds))) => {
+            print_all(&agent_presets::project::values::explain_missing(ds));
+            return Ok(ExitCode::from(1));
+        }
+        Err(PrepareError::Run(e)) => return Err(format!("{e:?}")),
+    };
+    println!("{}", prepared.first_step().system);
+    println!("fingerprint: {}", prepared.first_step().fingerprint);
+    let connected = prepared
+        .connect(Model::Live(ClientOptions::default()))
+        .map_err(|e| match e {
+            RunError::Client(e) => e.to_string(),
+            other => format!("{other:?}"),
+        })?;
+    let mut refuse = RefuseChanges::new(
+        "this host does not ask before changes",
+        connected.preset().texts(),
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let mut agent = Agent::new(preset.assembler(), &client, tools)
-        .with_linted_tools(linted)
-        .with_first_step(step);
-    let mut refuse = RefuseChanges::new("this host does not ask before changes", preset.texts());
-    let outcome = runtime.block_on(agent.run(
-        prompt,
-        &mut Vec::new(),
-        &mut agent_presets::ContextSnapshot::new(),
-        &mut |_| values.clone(),
-        &mut refuse,
-        &mut |_| {},
-    ));
-    match outcome {
+    let stderr: agent_presets::mcp::StderrSink =
+        std::sync::Arc::new(|server: &str, line: &str| eprintln!("[{server}] {line}"));
+    let finished = runtime.block_on(async {
+        let mut started = connected
+            .start(ServerOptions {
+                allow_drift: false,
+                stderr: &stderr,
+            })
+            .await?;
+        let finished = started.run(prompt, &mut refuse, &mut |_| {}).await;
+        started.shutdown().await;
+        Ok::<_, RunError>(finished)
+    });
+    let finished = match finished {
+        Ok(finished) => finished,
+        Err(RunError::Invalid(list)) => {
+            print_all(&list);
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(format!("{e:?}")),
+    };
+    match finished.outcome {
         Ok(Outcome::Answered { text, .. }) => {
             println!("{text}");
             Ok(ExitCode::SUCCESS)
@@ -278,12 +349,11 @@ fn run(
 
 #[cfg(not(feature = "client"))]
 fn run(
-    _: &agent_presets::ValidPreset,
+    _: &Project,
+    _: agent_presets::ValidPreset,
     _: agent_presets::endpoint::ModelSettings,
-    _: &agent_presets::provider::lint::LintedTools,
-    _: agent_presets::Assembly,
-    _: agent_presets::Values,
-    _: &str,
+    _: agent_presets::provider::lint::LintedTools,
+    _: PathBuf,
     _: &str,
 ) -> Result<ExitCode, String> {
     Err("running needs the `client` feature".into())

@@ -22,6 +22,13 @@ FORBIDDEN = [
     # Running a program safely sits below the tools and the prompt that use it.
     ("process", "tools"),
     ("process", "prompt"),
+    # The run journey sits above what it drives: nothing it uses reaches back up.
+    ("project", "run"),
+    ("testing", "run"),
+    ("agent", "run"),
+    ("client", "run"),
+    ("tools", "run"),
+    ("transcript", "run"),
 ]
 # `lib.rs` and `main.rs` re-export and start things: they are the top, not a module.
 SKIP = {"lib", "main"}

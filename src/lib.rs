@@ -70,6 +70,8 @@ pub mod provider;
 pub mod redact;
 pub mod report;
 pub mod request;
+#[cfg(feature = "client")]
+pub mod run;
 pub mod secrets;
 pub mod source_files;
 pub mod suggest;

@@ -26,6 +26,7 @@ mod run;
 mod schema;
 mod show;
 mod test;
+mod test_live;
 mod texts;
 mod trust;
 mod validate;

@@ -18,24 +18,19 @@ use super::values::{ModelArgs, ValueArgs, lint_endpoint, render_failed};
 use super::waiting::Waiting;
 use super::workspace::Workspace;
 use super::{CliError, Exit, GlobalArgs, Io};
-use crate::agent::ModelTransport;
 use crate::agent::{
-    APPROVAL_VARIABLE, Agent, AgentError, AgentEvent, Approval, ApprovalPolicy, ApproveAll,
-    Outcome, RefuseChanges, ToolApproval,
+    AgentError, AgentEvent, Approval, ApprovalPolicy, ApproveAll, Outcome, RefuseChanges,
+    ToolApproval,
 };
-use crate::client::{ClientOptions, ModelClient};
-use crate::project::connect::{RunServers, RunServersError};
-use crate::project::environment;
-use crate::project::run_setup::{sandbox_profile, with_containment_from_env, working_directory};
-use crate::prompt::{ContextSnapshot, MODEL_VARIABLE, PROVIDER_VARIABLE};
+use crate::client::ClientOptions;
+use crate::project::run_setup::working_directory;
 use crate::provider::FinishReason;
 use crate::redact::Redactor;
 use crate::report::Style;
 use crate::request::ToolCall;
-use crate::testing::record::{
-    RecordedRun, Recorder, cassette, check_recording_allowed, recording_redactor,
-};
-use crate::tools::{ToolContext, ToolDefinition};
+use crate::run::{Model, PrepareError, RunError, ServerOptions, Setup, prepare};
+use crate::testing::record::check_recording_allowed;
+use crate::tools::ToolDefinition;
 use crate::transcript::{
     MAX_REVIEW_BYTES, Printer, StopSignal, approval_lines, report_client_error,
     report_flag_key_error, shown_line,
@@ -135,30 +130,51 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     }
     // The endpoint may not be the one the preset was validated against.
     let linted = lint_endpoint(&preset, &settings, &workspace, io)?;
-    // Nothing is sent or started for a preset the user has not trusted (see `trust`).
     let cwd = working_directory(args.values.cwd.as_deref())?;
-    let gate = super::trust::RunGate {
-        arg: &args.name,
-        allow_insecure: args.allow_insecure,
-        json: args.json,
-        cwd: &cwd,
+    // The policy of the approver below, rendered into every step.
+    let policy = approval_policy(args.yes);
+    let setup = Setup {
+        project: &workspace,
+        preset,
+        settings: settings.clone(),
+        linted,
+        cwd,
+        sandbox: args.sandbox.clone(),
+        approval: policy,
+        max_steps: args.max_steps,
+        max_tool_calls: args.max_tool_calls,
+        pin_date: args.values.pins("date"),
+        record: args.record.is_some(),
     };
-    if let Some(exit) = super::trust::admit_run(global, &workspace, &preset, &settings, gate, io)? {
-        return Ok(exit);
-    }
-    let cwd_text = cwd.to_string_lossy().into_owned();
-    let mut values = args.values.values(&preset, cwd_text.clone())?;
-    values.set(PROVIDER_VARIABLE, settings.provider.as_str());
-    values.set(MODEL_VARIABLE, settings.name.clone());
-    let sandbox = sandbox_profile(&preset, args.sandbox.as_deref(), &cwd)?;
-    values.set("sandbox", sandbox.mode().as_str());
-    // The policy the approver below follows, as the agent sets it on every later step.
-    values.set(APPROVAL_VARIABLE, approval_policy(args.yes).as_str());
-    // Everything that can fail without the network fails now: the first step renders.
-    let first_step = preset
-        .assembler()
-        .assemble(&values)
-        .map_err(|ds| render_failed(ds, &workspace))?;
+    // The journey's order: the trust gate (which may ask), then the values, then step 1.
+    let mut gate_exit = None;
+    let prepared = prepare(
+        setup,
+        |preset, settings, cwd| {
+            // Nothing is sent or started for a preset the user has not trusted (see `trust`).
+            let gate = super::trust::RunGate {
+                arg: &args.name,
+                allow_insecure: args.allow_insecure,
+                json: args.json,
+                cwd,
+            };
+            match super::trust::admit_run(global, &workspace, preset, settings, gate, io)? {
+                Some(exit) => {
+                    gate_exit = Some(exit);
+                    Ok(false)
+                }
+                None => Ok(true),
+            }
+        },
+        |preset, cwd| args.values.values(preset, cwd),
+    )
+    .map_err(|e| match e {
+        PrepareError::Caller(e) => e,
+        PrepareError::Run(e) => run_error(e, &workspace),
+    })?;
+    let Some(prepared) = prepared else {
+        return Ok(gate_exit.unwrap_or(Exit::Invalid));
+    };
 
     let mut options = ClientOptions {
         max_retries: args.max_retries,
@@ -170,39 +186,27 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     }
     let mut printer = Printer::new(args.json, io.out_style, io.err_style);
     printer.key_env = settings.api_key_env.clone();
-    let client = match ModelClient::from_env(settings.clone(), options) {
+    let connected = match prepared.connect(Model::Live(options)) {
         Ok(c) => c,
-        Err(e) => {
+        Err(RunError::Client(e)) => {
             printer.failed(io, &e.to_string());
             if args.api_key_env.is_some() {
                 return Ok(report_flag_key_error(&e, io));
             }
             return Ok(report_client_error(&e, io));
         }
+        Err(e) => return Err(run_error(e, &workspace)),
     };
-    printer.set_redactor(client.redactor().clone());
-    let tools = ToolContext::new(&cwd)
-        .map_err(|e| {
-            CliError::usage_with(
-                e.to_string(),
-                Some("pass an existing directory with `--cwd DIR`".into()),
-            )
-        })?
-        .with_passed_env(preset.pass_env())
-        // No provider's key reaches a command, command tool or server, whatever
-        // `passEnv` says (the same rule as `lock --connect`).
-        .with_hidden_env(crate::preset::chain_settings::withheld_env(
-            settings.api_key_env.as_deref(),
-        ))
-        .with_sandbox(sandbox);
-    let tools = with_containment_from_env(tools)?;
-    let mut approval: Box<dyn ToolApproval> = match approval_policy(args.yes) {
+    let redactor = connected.redactor().clone();
+    printer.set_redactor(redactor.clone());
+    let texts = connected.preset().assembler().texts();
+    let mut approval: Box<dyn ToolApproval> = match policy {
         ApprovalPolicy::Yes => Box::new(ApproveAll),
         ApprovalPolicy::Ask => Box::new(TerminalApproval::new(
-            client.redactor().clone(),
-            std::sync::Arc::clone(preset.assembler().texts()),
+            redactor.clone(),
+            std::sync::Arc::clone(texts),
         )),
-        ApprovalPolicy::Refuse => Box::new(RefuseChanges::no_terminal(preset.assembler().texts())),
+        ApprovalPolicy::Refuse => Box::new(RefuseChanges::no_terminal(texts)),
     };
 
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -216,63 +220,52 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         StopSignals::new()
     };
     // The MCP servers whose tools the run can call, started in parallel; their calls go
-    // to the live sessions.
-    // What a recording needs of the preset, taken before the servers take it over.
-    let recording = match &args.record {
-        Some(path) => {
-            let entry =
-                crate::project::lock::entry(&preset).map_err(|e| CliError::usage(e.to_string()))?;
-            let vars: Vec<_> = std::env::vars_os().collect();
-            let redactor = recording_redactor(&preset, &settings, &vars);
-            Some((path.clone(), entry, redactor, preset.name().to_owned()))
-        }
-        None => None,
-    };
-    // The preset's permission rules (issue 33), before the preset moves to its servers.
-    let policy = std::sync::Arc::new(preset.policy());
-    let assembler_limits = preset.limits();
+    // to the live sessions. A signal while they start stops them (dropping the start
+    // kills what has started) and ends the run as a signal during the run does.
     let held = super::connect::HeldLines::default();
-    let started = start_mcp_servers(
-        &runtime,
-        &workspace,
-        preset,
-        &tools,
-        (args.allow_tool_drift, held.sink(), client.redactor()),
-        (io, &mut signals),
-    );
-    held.flush(&mut *io.err);
-    let (mut servers, assembler) = started?;
-    let limits = preset_limits(&assembler_limits, args);
-    let max_steps = limits.0;
-    let recorder = Recorder::new(&client);
-    let transport: &dyn ModelTransport = if recording.is_some() {
-        &recorder
-    } else {
-        &client
-    };
-    let mut agent = Agent::new(&assembler, transport, tools)
-        .with_max_steps(max_steps)
-        .with_max_tool_calls(limits.1)
-        .with_linted_tools(&linted)
-        .with_first_step(first_step)
-        // The preset's permission rules decide first (issue 33).
-        .with_policy(policy);
-    let mut history = Vec::new();
-    let mut snapshot = ContextSnapshot::new();
-    let mut step_values = |_step: usize| {
-        // Runtime facts are read again each step; only the snapshot carries changes.
-        let mut v = values.clone();
-        // A recording pins the date for the whole run (the cassette's header holds it).
-        let pinned_date = args.values.pins("date") || recording.is_some();
-        if !pinned_date {
-            v.set("date", environment::today_utc());
+    let sink = held.sink();
+    let start = connected.start(ServerOptions {
+        allow_drift: args.allow_tool_drift,
+        stderr: &sink,
+    });
+    let started = runtime.block_on(async {
+        tokio::select! {
+            result = start => Ok(result),
+            signal = signals.recv() => Err(signal),
         }
-        v
+    });
+    let started = match started {
+        Ok(Ok(started)) => {
+            for (tool, what) in started.drifted() {
+                writeln!(
+                    io.err,
+                    "{}: `{tool}` differs from presets.lock ({what}); sending the pinned definition (`--allow-tool-drift`)",
+                    io.err_style.warning("warning")
+                )?;
+            }
+            Ok(started)
+        }
+        Ok(Err(e)) => Err(run_error(e, &workspace)),
+        Err(signal) => {
+            writeln!(
+                io.err,
+                "{}: interrupted ({}) while the MCP servers were starting",
+                io.err_style.error("error"),
+                signal.name()
+            )?;
+            Err(CliError::Diagnostics {
+                list: Vec::new(),
+                exit: signal.exit(),
+                sources: workspace.presets.source_files(),
+            })
+        }
     };
+    held.flush(&mut *io.err);
+    let mut started = started?;
     let waiting = Waiting::new(
         format!(
             "waiting for {}…",
-            shown_line(client.redactor(), &settings.name, 80, io.err_style)
+            shown_line(&redactor, &settings.name, 80, io.err_style)
         ),
         !args.json && std::io::stderr().is_terminal(),
     );
@@ -284,15 +277,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         }
     };
     let mut stopped_by = None;
-    let outcome = runtime.block_on(async {
-        let run = agent.run(
-            &args.prompt,
-            &mut history,
-            &mut snapshot,
-            &mut step_values,
-            approval.as_mut(),
-            &mut on_event,
-        );
+    let finished = runtime.block_on(async {
+        let run = started.run(&args.prompt, approval.as_mut(), &mut on_event);
         tokio::select! {
             result = run => Some(result),
             signal = signals.recv() => {
@@ -306,20 +292,10 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     });
     waiting.clear(&mut *io.err);
     // Done or interrupted: every server is shut down before `run` returns.
-    runtime.block_on(servers.shutdown());
-    if let Some((path, entry, redactor, name)) = &recording {
-        match &outcome {
-            Some(result) => {
-                let run = RecordedRun {
-                    preset: name,
-                    entry,
-                    registry: assembler.registry(),
-                    settings: &settings,
-                    prompt: &args.prompt,
-                    values: &values,
-                    max_steps,
-                };
-                let mut cassette = cassette(run, &recorder, &history, result, redactor);
+    runtime.block_on(started.shutdown());
+    if let Some(path) = &args.record {
+        match finished.as_ref().and_then(|f| f.cassette.clone()) {
+            Some(mut cassette) => {
                 if let Err(e) = std::fs::write(path, cassette.to_text()) {
                     let _ = writeln!(
                         io.err,
@@ -349,7 +325,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     }
     printer.end_text(io);
     held.flush(&mut *io.err);
-    let exit = match outcome {
+    let exit = match finished.map(|f| f.outcome) {
         None => {
             let signal = stopped_by.unwrap_or(StopSignal::Interrupt);
             printer.interrupted(io, signal);
@@ -419,35 +395,13 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     Ok(exit)
 }
 
-/// The step and tool-call limits of the run: each flag, else the preset's `limits`, else
-/// the default.
-fn preset_limits(preset: &crate::preset::RunLimits, args: &RunArgs) -> (usize, usize) {
-    let pick = |flag: Option<u64>, preset: Option<u32>, default: usize| {
-        flag.map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-            .or_else(|| preset.map(|n| n as usize))
-            .unwrap_or(default)
-    };
-    (
-        pick(
-            args.max_steps,
-            preset.max_steps,
-            crate::agent::DEFAULT_MAX_STEPS,
-        ),
-        pick(
-            args.max_tool_calls,
-            preset.max_tool_calls,
-            crate::agent::DEFAULT_MAX_TOOL_CALLS,
-        ),
-    )
-}
-
 /// The agent as the reaper of last resort for one `run`: a child subreaper while it
 /// runs (orphans of commands come to it, and each call's end kills them), and on every
 /// way out of `run` — an answer, an error, a signal — whatever is left below it is killed.
-struct Reaper;
+pub(crate) struct Reaper;
 
 impl Reaper {
-    fn adopt() -> Reaper {
+    pub(crate) fn adopt() -> Reaper {
         #[cfg(target_os = "linux")]
         crate::process::containment::orphans::adopt();
         Reaper
@@ -461,98 +415,22 @@ impl Drop for Reaper {
     }
 }
 
-/// Start the MCP servers `preset`'s visible tools come from (none when it shows no MCP
-/// tool) and route those tools' calls to them; a tool whose live definition differs from
-/// the lock refuses the run unless `allow_drift` (then a warning names it). The servers'
-/// stderr lines go to `sink`, masked by `redactor` (the run's) and each server's secrets.
-fn start_mcp_servers(
-    runtime: &tokio::runtime::Runtime,
-    workspace: &Workspace,
-    preset: crate::preset::ValidPreset,
-    tools: &ToolContext,
-    (allow_drift, sink, redactor): (bool, crate::mcp::StderrSink, &Redactor),
-    (io, signals): (&mut Io<'_>, &mut StopSignals),
-) -> Result<(RunServers, crate::prompt::PromptAssembler), CliError> {
-    let vars: Vec<_> = std::env::vars_os().collect();
-    // The servers it starts must be the ones the lock recorded (`server-changed`): their
-    // pinned tools came from those.
-    let visible: Vec<String> = crate::project::connect::visible_servers(preset.assembler())
-        .into_keys()
-        .collect();
-    if !visible.is_empty() {
-        use crate::project::lock::{LockFile, server_changes};
-        let lock = LockFile::load(&LockFile::path(workspace)).ok().flatten();
-        if let Some(locked) = lock.as_ref().and_then(|l| l.get(preset.name())) {
-            let changed = server_changes(&preset, locked, &vars, tools.workspace(), Some(&visible));
-            if !changed.is_empty() {
-                return Err(CliError::Diagnostics {
-                    list: changed,
-                    exit: Exit::Invalid,
-                    sources: workspace.presets.source_files(),
-                });
-            }
-        }
-    }
-    let listings = workspace.tools.listings();
-    let start = RunServers::start(
-        &preset,
-        listings,
-        tools,
-        &vars,
-        allow_drift,
-        (&sink, redactor),
-    );
-    // A signal while the servers start stops them (dropping the start kills what has
-    // started) and ends the run as a signal during the run does.
-    let started = runtime.block_on(async {
-        tokio::select! {
-            result = start => Ok(result),
-            signal = signals.recv() => Err(signal),
-        }
-    });
-    let started = match started {
-        Ok(result) => result,
-        Err(signal) => {
-            writeln!(
-                io.err,
-                "{}: interrupted ({}) while the MCP servers were starting",
-                io.err_style.error("error"),
-                signal.name()
-            )?;
-            return Err(CliError::Diagnostics {
-                list: Vec::new(),
-                exit: signal.exit(),
-                sources: workspace.presets.source_files(),
-            });
-        }
-    };
-    let servers = started.map_err(|e| match e {
-        RunServersError::Drift { .. } => CliError::Diagnostics {
-            list: vec![
-                crate::diagnostic::Diagnostic::new(
-                    crate::diagnostic::DiagnosticKind::ToolDrift,
-                    e.to_string(),
-                )
-                .help(e.help().unwrap_or_default()),
-            ],
+/// A refusal of the run journey as the CLI reports it.
+fn run_error(e: RunError, workspace: &Workspace) -> CliError {
+    match e {
+        RunError::Usage(u) => u.into(),
+        RunError::Render(ds) => render_failed(ds, workspace),
+        RunError::Invalid(list) => CliError::Diagnostics {
+            list,
             exit: Exit::Invalid,
             sources: workspace.presets.source_files(),
         },
-        other => CliError::usage_with(other.to_string(), other.help()),
-    })?;
-    for (tool, what) in &servers.drifted {
-        writeln!(
-            io.err,
-            "{}: `{tool}` differs from presets.lock ({what}); sending the pinned definition (`--allow-tool-drift`)",
-            io.err_style.warning("warning")
-        )?;
+        RunError::Client(e) => CliError::usage(e.to_string()),
     }
-    let assembler = servers.attach(preset.into_assembler());
-    Ok((servers, assembler))
 }
 
 /// `yes` with `--yes`; else `ask` when there is a terminal to ask on; else `refuse`.
-fn approval_policy(yes: bool) -> ApprovalPolicy {
+pub(crate) fn approval_policy(yes: bool) -> ApprovalPolicy {
     if yes {
         ApprovalPolicy::Yes
     } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
@@ -570,14 +448,14 @@ fn approval_policy(yes: bool) -> ApprovalPolicy {
 /// first awaited would leave a window where the signal's default action kills the agent
 /// without stopping what it started, and one made per wait would swallow a signal that
 /// arrives between two waits.
-struct StopSignals {
+pub(crate) struct StopSignals {
     #[cfg(unix)]
     streams: Option<[tokio::signal::unix::Signal; 3]>,
 }
 
 impl StopSignals {
     /// Start listening (inside the runtime).
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -596,7 +474,7 @@ impl StopSignals {
     }
 
     /// The next signal that ends the run.
-    async fn recv(&mut self) -> StopSignal {
+    pub(crate) async fn recv(&mut self) -> StopSignal {
         #[cfg(unix)]
         if let Some([int, term, hup]) = &mut self.streams {
             return tokio::select! {
@@ -623,7 +501,7 @@ fn parse_env_name(name: &str) -> Result<String, String> {
 /// characters escaped and long runs of spaces counted. A call too long for one screen is
 /// refused without asking: the user could not see what they approve.
 #[derive(Debug)]
-struct TerminalApproval {
+pub(crate) struct TerminalApproval {
     /// Tools the user allowed for the rest of the run.
     always: Vec<String>,
     /// `bash` command prefixes the user allowed for the rest of the run (`git status *`),
@@ -638,7 +516,7 @@ struct TerminalApproval {
 }
 
 impl TerminalApproval {
-    fn new(redactor: Redactor, texts: std::sync::Arc<crate::texts::Texts>) -> Self {
+    pub(crate) fn new(redactor: Redactor, texts: std::sync::Arc<crate::texts::Texts>) -> Self {
         TerminalApproval {
             always: Vec::new(),
             always_commands: Vec::new(),

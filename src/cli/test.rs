@@ -43,6 +43,27 @@ pub(crate) struct TestArgs {
     /// directly and cases that name no `workspace`.
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
+    /// (Re)record the cases: a live run of each case's preset, prompt and `vars` (in a
+    /// temporary copy of its `workspace`) that writes its `cassette` beside it. The
+    /// model's key is needed; refused under `CI`.
+    #[arg(long, conflicts_with_all = ["live", "tools", "format"])]
+    record: bool,
+    /// Run the cases against the real model instead of their cassettes (the model's key
+    /// is needed; each in a temporary copy of its `workspace`) and check their `expect`.
+    #[arg(long, conflicts_with = "tools")]
+    live: bool,
+    /// With `--live`: run each case N times (nondeterministic models).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "live",
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    repeat: u64,
+    /// With `--live`: the least fraction of a case's runs that must pass, `0.8` or `80%`
+    /// [default: 1, every run].
+    #[arg(long, value_name = "RATE", requires = "live", value_parser = parse_pass_rate)]
+    min_pass_rate: Option<f64>,
+    /// With `--record` or `--live`: run tools that change files or run commands without
+    /// asking (they work in the temporary copy; commands in the preset's sandbox).
+    #[arg(long, short = 'y')]
+    yes: bool,
 }
 
 /// Which tools answer the replayed calls.
@@ -73,6 +94,10 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
     text.parse()
 }
 
+fn parse_pass_rate(text: &str) -> Result<f64, String> {
+    crate::testing::suite::parse_pass_rate(text)
+}
+
 impl TestArgs {
     /// `--format json|github|sarif` (errors before the report are given in it too).
     pub(crate) fn machine_format(&self) -> Option<MachineFormat> {
@@ -99,6 +124,22 @@ pub(crate) fn run(global: &GlobalArgs, args: &TestArgs, io: &mut Io<'_>) -> Resu
         Some(cwd) => crate::project::absolute(cwd, p),
         None => p.clone(),
     });
+    if args.record {
+        return super::test_live::record(global, args.shard, args.yes, &paths, io);
+    }
+    if args.live {
+        let options = super::test_live::LiveOptions {
+            repeat: usize::try_from(args.repeat).unwrap_or(1),
+            min_pass_rate: args.min_pass_rate.unwrap_or(1.0),
+            yes: args.yes,
+        };
+        let report = super::test_live::live(global, args.shard, &options, &paths, io)?;
+        let text = report
+            .0
+            .render(test_format(args.format), io.out_style, cwd.as_deref());
+        io.out.write_all(text.as_bytes())?;
+        return Ok(report.1.unwrap_or_else(|| report.0.exit()));
+    }
     if !paths.is_empty() && paths.iter().all(|p| is_cassette(p)) {
         // As given (relative paths stay relative to the current directory): how they
         // are shown.
@@ -131,16 +172,19 @@ pub(crate) fn run(global: &GlobalArgs, args: &TestArgs, io: &mut Io<'_>) -> Resu
         };
         replay_case(&workspace, case, &options)
     });
-    let format = match args.format {
+    let text = report.render(test_format(args.format), io.out_style, cwd.as_deref());
+    io.out.write_all(text.as_bytes())?;
+    Ok(report.exit())
+}
+
+fn test_format(format: TestOutput) -> TestFormat {
+    match format {
         TestOutput::Human => TestFormat::Human,
         TestOutput::Json => TestFormat::Json,
         TestOutput::Github => TestFormat::Github,
         TestOutput::Sarif => TestFormat::Sarif,
         TestOutput::Junit => TestFormat::Junit,
-    };
-    let text = report.render(format, io.out_style, cwd.as_deref());
-    io.out.write_all(text.as_bytes())?;
-    Ok(report.exit())
+    }
 }
 
 /// A cassette given directly rather than a test case.

@@ -723,12 +723,24 @@ fn refused_calls(
 
 /// A temporary copy of a directory (regular files and directories; links are not
 /// followed), removed when dropped.
-struct TempCopy {
+/// A temporary directory (a copy of a workspace, or empty), removed when dropped: where
+/// live tools run, and where `test --record` and `test --live` run a case.
+#[derive(Debug)]
+pub struct TempCopy {
     path: PathBuf,
 }
 
 impl TempCopy {
-    fn of(from: &Path) -> std::io::Result<TempCopy> {
+    /// A copy of the directory `from` (regular files and directories; links are not
+    /// followed or copied).
+    pub fn of(from: &Path) -> std::io::Result<TempCopy> {
+        let copy = TempCopy::empty()?;
+        copy_dir(from, &copy.path)?;
+        Ok(copy)
+    }
+
+    /// A new empty directory.
+    pub fn empty() -> std::io::Result<TempCopy> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let path = std::env::temp_dir().join(format!(
@@ -737,9 +749,12 @@ impl TempCopy {
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::create_dir(&path)?;
-        let copy = TempCopy { path };
-        copy_dir(from, &copy.path)?;
-        Ok(copy)
+        Ok(TempCopy { path })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 
