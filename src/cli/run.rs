@@ -230,6 +230,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     };
     // The preset's permission rules (issue 33), before the preset moves to its servers.
     let policy = std::sync::Arc::new(preset.policy());
+    let hooks = std::sync::Arc::new(preset.hooks());
     let assembler_limits = preset.limits();
     let held = super::connect::HeldLines::default();
     let started = start_mcp_servers(
@@ -256,7 +257,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         .with_linted_tools(&linted)
         .with_first_step(first_step)
         // The preset's permission rules decide first (issue 33).
-        .with_policy(policy);
+        .with_policy(policy)
+        .with_hooks(hooks);
     let mut history = Vec::new();
     let mut snapshot = ContextSnapshot::new();
     let mut step_values = |_step: usize| {

@@ -217,6 +217,24 @@ pub struct EventFacts<'a> {
     pub stop_hook_active: bool,
 }
 
+/// The `tool_name` a hook is told: Claude Code's name for the built-in tools that have
+/// one (`bash` → `Bash`, `write_file` → `Write`, …), so a script that checks
+/// `tool_name == "Bash"` works unchanged; any other tool (command tools, MCP tools, which
+/// both spell `mcp__<server>__<tool>`) by its own name. `match` uses this crate's names.
+pub fn hook_tool_name(name: &str) -> &str {
+    match name {
+        "bash" => "Bash",
+        "read_file" => "Read",
+        "write_file" => "Write",
+        "edit_file" => "Edit",
+        "glob" => "Glob",
+        "grep" => "Grep",
+        "list_dir" => "LS",
+        "todo_write" => "TodoWrite",
+        other => other,
+    }
+}
+
 /// The JSON a hook of `event` reads on stdin: Claude Code's fields (`session_id`,
 /// `cwd`, `hook_event_name`, `tool_name`, `tool_input`, `tool_use_id`, `tool_response`,
 /// `prompt`, `stop_hook_active`), each only where the event has it.
@@ -229,7 +247,7 @@ pub fn event_input(event: HookEvent, facts: &EventFacts<'_>) -> Value {
         HookEvent::PreToolUse | HookEvent::PostToolUse => {
             m.insert(
                 "tool_name".into(),
-                facts.tool_name.unwrap_or_default().into(),
+                hook_tool_name(facts.tool_name.unwrap_or_default()).into(),
             );
             m.insert(
                 "tool_input".into(),
@@ -619,7 +637,7 @@ mod tests {
         assert_eq!(
             v,
             json!({"session_id": "s", "cwd": "/w", "hook_event_name": "PreToolUse",
-                   "tool_name": "bash", "tool_input": {"command": "ls"}, "tool_use_id": "c1"})
+                   "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "c1"})
         );
         let v = event_input(HookEvent::Stop, &EventFacts::default());
         assert_eq!(v["stop_hook_active"], false);
