@@ -27,6 +27,29 @@ pub fn list(spec: &HooksSpec, event: HookEvent) -> &[HookSpec] {
     .unwrap_or_default()
 }
 
+/// `PRESET.<event>[i]`: how trust and the lock name the `i`th hook of `event` in the
+/// preset `preset`.
+pub fn hook_key(preset: &str, event: HookEvent, i: usize) -> String {
+    format!("{preset}.{}[{i}]", event.key())
+}
+
+/// Every hook the chain declares, root first, with its key ([`hook_key`]), the index of
+/// its preset in the chain, and its declaration.
+pub fn declared<'a>(chain: &[&'a ParsedPreset]) -> Vec<(String, usize, &'a HookSpec)> {
+    let mut out = Vec::new();
+    for (at, preset) in chain.iter().enumerate() {
+        let Some(spec) = &preset.file.hooks else {
+            continue;
+        };
+        for event in HookEvent::ALL {
+            for (i, hook) in list(spec, event).iter().enumerate() {
+                out.push((hook_key(preset.name(), event, i), at, hook));
+            }
+        }
+    }
+    out
+}
+
 /// The timeout a hook runs with (`None`: not a usable duration).
 pub fn timeout_of(spec: &HookSpec) -> Option<Duration> {
     match &spec.timeout {

@@ -602,7 +602,7 @@ fn tool_items(
 
 /// `PRESET.<event>[i]`: the name of a hook item (the `i`th hook of `event` in `preset`).
 fn hook_name(preset: &ParsedPreset, event: crate::hooks::HookEvent, i: usize) -> String {
-    format!("{}.{}[{i}]", preset.name(), event.key())
+    crate::preset::hooks::hook_key(preset.name(), event, i)
 }
 
 /// The hooks the chain declares, when a foreign file is in it: each is a program that
