@@ -58,6 +58,17 @@ fn merged<'a>(chain: &[&'a ParsedPreset]) -> Vec<Entry<'a>> {
     out
 }
 
+/// The rules in force at the chain's leaf as written, in evaluation order, each with the
+/// preset that wrote it: what `show` writes as one flattened `permissions:`.
+pub fn rules_in_force<'a>(
+    chain: &[&'a ParsedPreset],
+) -> Vec<(List, &'a ParsedPreset, &'a Spanned<String>)> {
+    merged(chain)
+        .into_iter()
+        .map(|e| (e.list, chain[e.at], e.text))
+        .collect()
+}
+
 /// The compiled rules in force for the chain's leaf. Rules that do not parse are left out
 /// (`validate` reports them); `Err` only lists them.
 pub fn policy_of(chain: &[&ParsedPreset]) -> Result<Policy, Vec<PolicyError>> {

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::yaml::{entry, number, scalar, text_entry};
+use super::yaml::{entry, number, scalar, text_entry, value_entry};
 use crate::preset::PresetCatalog;
 use crate::preset::source::ParsedPreset;
 use crate::preset::spec::{ContextSpec, ModelSpec, SectionSpec, VariableEntry, VariableType};
@@ -79,8 +79,217 @@ pub fn resolved_yaml(
     tool_restriction(&mut out, preset, tools);
     budget(&mut out, chain);
     pass_env(&mut out, preset);
+    sandbox(&mut out, chain);
+    allow_read(&mut out, preset);
+    own_tools(&mut out, preset);
+    permissions(&mut out, chain);
+    hooks(&mut out, chain);
+    limits(&mut out, chain);
     texts(&mut out, preset);
     out
+}
+
+/// `key: <spec>` for a declaration written out whole (a server, a command tool).
+fn spec_entry(
+    out: &mut String,
+    indent: usize,
+    key: &str,
+    spec: &impl serde::Serialize,
+    from: &str,
+) {
+    match serde_json::to_value(spec) {
+        Ok(value) => value_entry(out, indent, key, &value, Some(from)),
+        // Not reached for the spec types (string keys, no failing serializer); said
+        // rather than dropped all the same.
+        Err(e) => out.push_str(&format!(
+            "{:indent$}# {key} ({from}) could not be written: {e}\n",
+            ""
+        )),
+    }
+}
+
+/// The nearest `sandbox` of the chain (none: the default, `workspace-write`).
+fn sandbox(out: &mut String, chain: &[ParsedPreset]) {
+    if let Some((p, s)) = chain
+        .iter()
+        .rev()
+        .find_map(|p| p.file.sandbox.as_ref().map(|s| (p, s)))
+    {
+        entry(
+            out,
+            0,
+            "sandbox",
+            s.value.mode().as_str(),
+            Some(&at(p, p.span_of(s).line)),
+        );
+    }
+}
+
+/// The chain's `allowRead` paths, each once, root first.
+fn allow_read(out: &mut String, preset: &ValidPreset) {
+    let paths = preset.allow_read();
+    if paths.is_empty() {
+        return;
+    }
+    entry(out, 0, "allowRead", "", None);
+    for path in paths {
+        let from = preset.chain().iter().find_map(|p| {
+            let e = p
+                .file
+                .allow_read
+                .iter()
+                .flatten()
+                .find(|e| e.value == path)?;
+            Some(at(p, p.span_of(e).line))
+        });
+        match from {
+            Some(from) => out.push_str(&format!("  - {}  # {from}\n", scalar(path))),
+            None => out.push_str(&format!("  - {}\n", scalar(path))),
+        }
+    }
+}
+
+/// The MCP servers and command tools in force: along `extends`, the nearest declaration
+/// of each name, written out whole.
+fn own_tools(out: &mut String, preset: &ValidPreset) {
+    let servers = preset.mcp_servers();
+    if !servers.is_empty() {
+        entry(out, 0, "mcpServers", "", None);
+        for s in servers {
+            let from = at(s.preset, s.preset.span_of(s.name).line);
+            spec_entry(out, 2, &s.name.value, s.spec, &from);
+        }
+    }
+    // A command tool the leaf hides is left out: the flattened preset would declare a tool
+    // nobody sees (`hidden-own-tool`), and the model never sees it either way.
+    let visible: Vec<&str> = preset
+        .assembler()
+        .registry()
+        .names()
+        .map(|n| n.as_str())
+        .collect();
+    let (shown, hidden): (Vec<_>, Vec<_>) = preset
+        .commands()
+        .into_iter()
+        .partition(|c| visible.contains(&c.name.value.as_str()));
+    if !shown.is_empty() {
+        entry(out, 0, "commands", "", None);
+        for c in shown {
+            let from = at(c.preset, c.preset.span_of(c.name).line);
+            spec_entry(out, 2, &c.name.value, c.spec, &from);
+        }
+    }
+    for c in hidden {
+        out.push_str(&format!(
+            "# command tool `{}` ({}) is hidden here: left out\n",
+            c.name.value,
+            at(c.preset, c.preset.span_of(c.name).line)
+        ));
+    }
+}
+
+/// The permission rules in force, merged along the chain into one `permissions:` (no
+/// `override` needed: the flattened preset has no parent).
+fn permissions(out: &mut String, chain: &[ParsedPreset]) {
+    use crate::policy::List;
+    let refs: Vec<&ParsedPreset> = chain.iter().collect();
+    let rules = crate::preset::permissions::rules_in_force(&refs);
+    if rules.is_empty() {
+        return;
+    }
+    entry(
+        out,
+        0,
+        "permissions",
+        "",
+        Some("evaluated deny, then ask, then allow"),
+    );
+    for (list, key) in [
+        (List::Deny, "deny"),
+        (List::Ask, "ask"),
+        (List::Allow, "allow"),
+    ] {
+        let mut of_list = rules.iter().filter(|(l, _, _)| *l == list).peekable();
+        if of_list.peek().is_none() {
+            continue;
+        }
+        entry(out, 2, key, "", None);
+        for (_, p, rule) in of_list {
+            out.push_str(&format!(
+                "    - {}  # {}\n",
+                scalar(&rule.value),
+                at(p, p.span_of(*rule).line)
+            ));
+        }
+    }
+}
+
+/// The hooks in force: each event's lists along the chain, root first, written out whole.
+fn hooks(out: &mut String, chain: &[ParsedPreset]) {
+    let mut started = false;
+    for event in crate::hooks::HookEvent::ALL {
+        let specs: Vec<(&ParsedPreset, &crate::preset::HookSpec)> = chain
+            .iter()
+            .flat_map(|p| {
+                p.file.hooks.iter().flat_map(move |h| {
+                    crate::preset::hooks::list(h, event)
+                        .iter()
+                        .map(move |s| (p, s))
+                })
+            })
+            .collect();
+        let Some((first, spec)) = specs.first() else {
+            continue;
+        };
+        if !started {
+            entry(
+                out,
+                0,
+                "hooks",
+                "",
+                Some("each event's hooks along extends, root first"),
+            );
+            started = true;
+        }
+        let values: Vec<serde_json::Value> = specs
+            .iter()
+            .filter_map(|(_, s)| serde_json::to_value(s).ok())
+            .collect();
+        let from = at(first, first.span_of(&spec.run).line);
+        value_entry(
+            out,
+            2,
+            event.key(),
+            &serde_json::Value::Array(values),
+            Some(&from),
+        );
+    }
+}
+
+/// The run limits: each from the nearest preset that sets it.
+fn limits(out: &mut String, chain: &[ParsedPreset]) {
+    let nearest =
+        |get: fn(&crate::preset::spec::LimitsSpec) -> Option<&crate::preset::Spanned<u32>>| {
+            chain.iter().rev().find_map(|p| {
+                p.file
+                    .limits
+                    .as_ref()
+                    .and_then(get)
+                    .map(|v| (v.value, at(p, p.span_of(v).line)))
+            })
+        };
+    let steps = nearest(|l| l.max_steps.as_ref());
+    let calls = nearest(|l| l.max_tool_calls.as_ref());
+    if steps.is_none() && calls.is_none() {
+        return;
+    }
+    entry(out, 0, "limits", "", None);
+    if let Some((n, from)) = steps {
+        entry(out, 2, "maxSteps", &n.to_string(), Some(&from));
+    }
+    if let Some((n, from)) = calls {
+        entry(out, 2, "maxToolCalls", &n.to_string(), Some(&from));
+    }
 }
 
 /// Is `id` a text `show` writes where it is used (a section, a built-in preset's
@@ -131,7 +340,8 @@ fn budget(out: &mut String, chain: &[ParsedPreset]) {
     };
     let system = nearest(|b| b.max_system_tokens.as_ref());
     let tools = nearest(|b| b.max_tool_tokens.as_ref());
-    if system.is_none() && tools.is_none() {
+    let context = nearest(|b| b.max_context_tokens.as_ref());
+    if system.is_none() && tools.is_none() && context.is_none() {
         return;
     }
     entry(out, 0, "budget", "", Some("o200k_base tokens"));
@@ -140,6 +350,9 @@ fn budget(out: &mut String, chain: &[ParsedPreset]) {
     }
     if let Some((n, from)) = tools {
         entry(out, 2, "maxToolTokens", &n.to_string(), Some(&from));
+    }
+    if let Some((n, from)) = context {
+        entry(out, 2, "maxContextTokens", &n.to_string(), Some(&from));
     }
 }
 
@@ -261,13 +474,24 @@ fn persona(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
                 out,
                 p,
                 s,
-                assembler.replaced_section(name),
+                Replaces {
+                    what: assembler.replaced_section(name),
+                    guidance: name
+                        .strip_prefix("tool:")
+                        .and_then(|t| tools.get(t))
+                        .is_some_and(|t| t.guidance().is_some()),
+                },
                 replaced(preset, "section", p, name),
             ),
             None => guidance(out, name, tools, preset),
         }
     }
 
+    // A removed section is simply not written; a removed tool guidance is written as a
+    // removal, or the flattened preset would get the visible tool's guidance back.
+    let written: Vec<&str> = assembler.section_names().collect();
+    let visible: Vec<&str> = assembler.registry().names().map(|n| n.as_str()).collect();
+    let mut kept = Vec::new();
     for p in chain {
         for r in p
             .file
@@ -275,37 +499,54 @@ fn persona(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog) {
             .iter()
             .flat_map(|persona| persona.remove.iter().flatten())
         {
-            out.push_str(&format!(
-                "  # removed: {} ({})\n",
-                r.value,
-                at(p, p.span_of(r).line)
-            ));
+            let from = at(p, p.span_of(r).line);
+            let guidance_back = r.value.strip_prefix("tool:").is_some_and(|t| {
+                visible.contains(&t) && tools.get(t).is_some_and(|t| t.guidance().is_some())
+            });
+            if guidance_back && !written.contains(&r.value.as_str()) {
+                if !kept.iter().any(|(v, _): &(&str, String)| *v == r.value) {
+                    kept.push((r.value.as_str(), from));
+                }
+            } else {
+                out.push_str(&format!("  # removed: {} ({from})\n", r.value));
+            }
+        }
+    }
+    if !kept.is_empty() {
+        entry(out, 2, "remove", "", Some("tool guidance left out"));
+        for (name, from) in kept {
+            out.push_str(&format!("    - {}  # {from}\n", scalar(name)));
         }
     }
 }
 
-/// The text a locale pack or `texts:` puts in place of a built-in preset's section or
-/// context (`kind` is `section` or `context`).
+/// The text a locale pack or `texts:` puts in place of a section or context of the chain
+/// (`kind` is `section` or `context`; the id names the preset that wrote it, which the
+/// flattened preset does not keep, so the text is written in place).
 fn replaced<'a>(
     preset: &'a ValidPreset,
     kind: &str,
     from: &ParsedPreset,
     name: &str,
 ) -> Option<&'a str> {
-    if *from.source.display != *format!("<builtin>/{}.yaml", from.name()) {
-        return None;
-    }
     preset
         .texts()
         .replacement(&format!("{kind}.{}.{name}", from.name()))
         .map(|e| e.text.as_str())
 }
 
+/// What a written section replaces: along the chain (`what`), and whether it still
+/// replaces a tool's own guidance in the flattened preset.
+struct Replaces<'a> {
+    what: Option<&'a Replaced>,
+    guidance: bool,
+}
+
 fn section(
     out: &mut String,
     from: &ParsedPreset,
     s: &SectionSpec,
-    replaces: Option<&Replaced>,
+    replaces: Replaces<'_>,
     replaced: Option<&str>,
 ) {
     out.push_str("    - ");
@@ -316,7 +557,7 @@ fn section(
         &scalar(&s.name.value),
         Some(&at(from, from.span_of(&s.name).line)),
     );
-    override_entry(out, 6, s.overrides, replaces);
+    override_entry(out, 6, replaces.guidance, replaces.what);
     entry(out, 6, "order", &order(s.order.value), None);
     if s.complete == Some(true) {
         entry(out, 6, "complete", "true", None);
@@ -356,6 +597,9 @@ fn guidance(out: &mut String, name: &str, tools: &ToolCatalog, preset: &ValidPre
             name.trim_start_matches("tool:")
         )),
     );
+    // Written out, it replaces the guidance it copies: marked, so the flattened preset
+    // validates without an `implicit-override` warning.
+    entry(out, 6, "override", "true", None);
     entry(out, 6, "order", &order(g.order), None);
     if !g.template {
         entry(out, 6, "template", "false", None);
@@ -370,22 +614,21 @@ fn guidance(out: &mut String, name: &str, tools: &ToolCatalog, preset: &ValidPre
     text_entry(out, 6, "text", text);
 }
 
-/// `override: true` as written, with a comment naming what the piece replaced (also
-/// when the preset did not say so: `implicit-override` warned about that).
+/// A comment naming what the piece replaced along the chain; `override: true` only where
+/// the flattened preset still has something it replaces (`still_replaces`: a `tool:`
+/// section replaces the tool's own guidance), since there is no parent left to replace
+/// (`override-without-parent` would warn).
 fn override_entry(
     out: &mut String,
     indent: usize,
-    marked: Option<bool>,
+    still_replaces: bool,
     replaced: Option<&Replaced>,
 ) {
     let note = replaced.map(|r| format!("replaces {r}"));
-    match (marked, note) {
-        (Some(true), note) => entry(out, indent, "override", "true", note.as_deref()),
-        (_, Some(note)) => out.push_str(&format!(
-            "{:indent$}# {note}, without `override: true`\n",
-            ""
-        )),
-        (_, None) => {}
+    if still_replaces {
+        entry(out, indent, "override", "true", note.as_deref());
+    } else if let Some(note) = note {
+        out.push_str(&format!("{:indent$}# {note}\n", ""));
     }
 }
 
@@ -426,7 +669,7 @@ fn contexts(out: &mut String, preset: &ValidPreset) {
         override_entry(
             out,
             4,
-            c.overrides,
+            false,
             preset.assembler().replaced_context(&c.name.value),
         );
         entry(out, 4, "order", &order(c.order.value), None);
@@ -523,9 +766,15 @@ fn tool_restriction(out: &mut String, preset: &ValidPreset, tools: &ToolCatalog)
         .filter_map(|p| p.file.tools.as_ref().map(|t| at(p, p.span_of(t).line)))
         .collect();
     let note = if restricted_by.is_empty() {
+        // The host's tools and the preset's own (command tools, server tools).
         format!(
             "no restriction in the chain: all {} known tools",
-            tools.len()
+            preset
+                .assembler()
+                .registry()
+                .names()
+                .count()
+                .max(tools.len())
         )
     } else {
         format!("restricted by {}", restricted_by.join(", "))

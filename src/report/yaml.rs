@@ -99,6 +99,104 @@ fn looks_numeric(text: &str) -> bool {
             .all(|c| c.is_ascii_digit() || c == '_' || c == '.')
 }
 
+/// `key: <value>` for any JSON value, as block YAML that reads back as the same value:
+/// mappings and lists of mappings as blocks, lists of scalars in flow style, text as
+/// [`text_entry`] writes it. `key` is written as [`scalar`] spells it.
+pub(crate) fn value_entry(
+    out: &mut String,
+    indent: usize,
+    key: &str,
+    value: &serde_json::Value,
+    comment: Option<&str>,
+) {
+    use serde_json::Value;
+    let key = scalar(key);
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            entry(out, indent, &key, "", comment);
+            for (k, v) in map {
+                value_entry(out, indent + 2, k, v, None);
+            }
+        }
+        Value::Array(items) if items.iter().any(|i| i.is_object() || i.is_array()) => {
+            entry(out, indent, &key, "", comment);
+            for item in items {
+                list_item(out, indent + 2, item);
+            }
+        }
+        Value::String(text) if comment.is_none() => text_entry(out, indent, &key, text),
+        _ => entry(out, indent, &key, &flow(value), comment),
+    }
+}
+
+/// `- <item>` at `indent`: a mapping's first key on the dash's line.
+fn list_item(out: &mut String, indent: usize, item: &serde_json::Value) {
+    match item {
+        serde_json::Value::Object(map) if !map.is_empty() => {
+            let mut body = String::new();
+            for (k, v) in map {
+                value_entry(&mut body, indent + 2, k, v, None);
+            }
+            out.push_str(&" ".repeat(indent));
+            out.push_str("- ");
+            out.push_str(&body[indent + 2..]);
+        }
+        serde_json::Value::Array(inner) if inner.iter().any(|i| i.is_object() || i.is_array()) => {
+            out.push_str(&" ".repeat(indent));
+            out.push_str("-\n");
+            for i in inner {
+                list_item(out, indent + 2, i);
+            }
+        }
+        other => {
+            out.push_str(&" ".repeat(indent));
+            out.push_str("- ");
+            out.push_str(&flow(other));
+            out.push('\n');
+        }
+    }
+}
+
+/// A value on one line: scalars as [`scalar`] (text) or JSON (numbers, booleans, null)
+/// writes them; lists and mappings in flow style, their text JSON-quoted unless it is a
+/// plain word (flow style gives `,`, `[`, `]`, `{`, `}` a meaning).
+fn flow(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => scalar(text),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(flow_item).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", flow_text(k), flow_item(v)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+fn flow_item(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => flow_text(text),
+        other => flow(other),
+    }
+}
+
+fn flow_text(text: &str) -> String {
+    let word = text
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '@' | '+' | '='));
+    if word && plain_safe(text) {
+        text.to_owned()
+    } else {
+        serde_json::Value::from(text).to_string()
+    }
+}
+
 /// A number as YAML writes it (`-100`, `150`, `0.5`).
 pub(crate) fn number(value: f64) -> String {
     format!("{value}")
@@ -151,6 +249,33 @@ mod tests {
             "",
         ] {
             assert_eq!(roundtrip(text), text, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn any_json_value_reads_back_the_same() {
+        let values = serde_json::json!([
+            {"run": ["python3", "tools/x.py", "--flag=a,b", "[x]", "true", "1.5", "a: b", ""]},
+            {"parameters": {"type": "object", "properties": {"path": {"type": "string",
+                "description": "Line one.\nLine two.\n"}}, "required": ["path"],
+                "additionalProperties": false}},
+            {"headers": {"Authorization": {"fromEnv": "TOKEN", "prefix": "Bearer "}}},
+            {"empty": {}, "none": [], "null": null, "n": -3, "f": 0.25, "b": true},
+            {"nested": [[1, 2], [{"a": 1}, "x"]], "objects": [{"a": {"b": [1]}, "c": "d"}, {}]},
+            {"$ref": "#/defs/x", "weird key: yes": "v", "multi": "a\n  b\n"},
+            [],
+            "text # not a comment",
+            {"flowmap": [{"k": "v,w"}]}
+        ]);
+        for value in values.as_array().unwrap() {
+            let mut out = String::new();
+            value_entry(&mut out, 2, "v", value, None);
+            let doc = format!("x:\n{out}");
+            let parsed: std::collections::BTreeMap<
+                String,
+                std::collections::BTreeMap<String, serde_json::Value>,
+            > = serde_saphyr::from_str(&doc).unwrap_or_else(|e| panic!("{doc}\n{e}"));
+            assert_eq!(&parsed["x"]["v"], value, "{doc}");
         }
     }
 }

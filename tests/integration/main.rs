@@ -48,6 +48,7 @@ mod provider_lint;
 mod render_explain;
 mod schema_drift;
 mod security_tools;
+mod show_round_trip;
 mod terminal;
 mod testing_suite;
 mod trust_gate;
