@@ -74,6 +74,7 @@ use crate::client::{ClientError, ClientEvent, ModelClient};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::endpoint::ModelSettings;
 use crate::endpoint::Provider;
+use crate::hooks::{EventFacts, Hook, HookDecision, HookEvent, HookVerdict, Hooks};
 use crate::prompt::{Assembly, ContextSnapshot, PromptAssembler, PromptText, Values};
 pub use crate::provider::MAX_TOOL_NAME_CHARS;
 use crate::provider::lint::LintedTools;
@@ -310,6 +311,19 @@ pub enum AgentEvent<'a> {
         /// The verdict and the rule that decided it.
         decision: &'a crate::policy::Decision,
     },
+    /// A hook of the preset ran and decided (`hooks:`; each hook that ran, in order).
+    HookDecision {
+        /// The step (1-based; 1 for `userPromptSubmit`).
+        step: usize,
+        /// When it ran.
+        event: HookEvent,
+        /// The hook.
+        hook: &'a Hook,
+        /// The call it ran for (tool events).
+        call: Option<&'a ToolCall>,
+        /// What it decided.
+        decision: &'a HookDecision,
+    },
     /// A tool call is about to run (after approval).
     ToolCall {
         /// The step (1-based).
@@ -472,6 +486,24 @@ pub struct Agent<'a> {
     first_step: Option<Assembly>,
     /// The preset's permission rules; `None`: every call gets its tool's default.
     policy: Option<Arc<crate::policy::Policy>>,
+    /// The preset's hooks; `None`: none.
+    hooks: Option<Arc<Hooks>>,
+    /// The `session_id` hooks are told.
+    session_id: String,
+}
+
+/// What the hooks of one event decided together.
+#[derive(Debug)]
+struct Fired {
+    /// `Block` if one blocked (the last that ran), else `Ask` if one asked.
+    verdict: HookVerdict,
+    /// The hook that blocked, and its reason.
+    blocked: Option<(String, String)>,
+    /// The arguments after every rewrite, and the last hook that rewrote them.
+    args: Option<Value>,
+    rewritten_by: Option<String>,
+    /// Context for the model, in hook order.
+    context: Vec<String>,
 }
 
 /// What a step sent as its system prompt, to tell why the next one differs.
@@ -552,7 +584,151 @@ impl<'a> Agent<'a> {
             linted: false,
             first_step: None,
             policy: None,
+            hooks: None,
+            session_id: String::new(),
         }
+    }
+
+    /// Run `hooks` at their events: `userPromptSubmit` before the first request (its
+    /// stdout joins the prompt; a block ends the run before anything is sent), `preToolUse`
+    /// after the permission rules and before approval (a block refuses the call with the
+    /// hook's reason; rewritten arguments are checked against the tool's schema and by the
+    /// rules again), `postToolUse` after the call (a block turns the result into an error
+    /// the model reads), `stop` when the model answers without calling a tool (a block
+    /// sends the agent back to work with the reason, at most
+    /// [`MAX_STOP_CONTINUATIONS`](crate::hooks::MAX_STOP_CONTINUATIONS) times). Each runs
+    /// like a command tool, in this agent's [`ToolContext`].
+    pub fn with_hooks(mut self, hooks: Arc<Hooks>) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        self.session_id = format!("{:x}-{nanos:x}", std::process::id());
+        self.hooks = (!hooks.is_empty()).then_some(hooks);
+        self
+    }
+
+    /// Does `event` run any hook (for `tool`)?
+    fn has_hooks(&self, event: HookEvent, tool: Option<&str>) -> bool {
+        self.hooks
+            .as_ref()
+            .is_some_and(|h| h.for_event(event, tool).next().is_some())
+    }
+
+    /// Run the hooks of `event` (for `call`'s tool) in order, each seeing the arguments
+    /// the previous ones left, until one blocks.
+    async fn fire<E>(
+        &self,
+        step: usize,
+        event: HookEvent,
+        call: Option<&ToolCall>,
+        facts: EventFacts<'_>,
+        args: Option<Value>,
+        on_event: &mut E,
+    ) -> Fired
+    where
+        E: FnMut(AgentEvent<'_>),
+    {
+        let mut fired = Fired {
+            verdict: HookVerdict::Continue,
+            blocked: None,
+            args,
+            rewritten_by: None,
+            context: Vec::new(),
+        };
+        let Some(hooks) = &self.hooks else {
+            return fired;
+        };
+        let cwd = self.tools.workspace().to_string_lossy().into_owned();
+        for hook in hooks.for_event(event, call.map(|c| c.name.as_str())) {
+            let input = crate::hooks::event_input(
+                event,
+                &EventFacts {
+                    session_id: &self.session_id,
+                    cwd: &cwd,
+                    tool_name: call.map(|c| c.name.as_str()),
+                    tool_use_id: call.map(|c| c.id.as_str()),
+                    tool_input: fired.args.as_ref(),
+                    ..facts.clone()
+                },
+            );
+            let run = crate::tools::external::run_hook(hook, &input, &self.tools).await;
+            let decision = crate::hooks::decide(event, hook.on_error, &run);
+            on_event(AgentEvent::HookDecision {
+                step,
+                event,
+                hook,
+                call,
+                decision: &decision,
+            });
+            let HookDecision {
+                verdict,
+                reason,
+                updated_input,
+                context,
+                ..
+            } = decision;
+            fired.context.extend(context);
+            if let Some(new) = updated_input {
+                fired.args = Some(new);
+                fired.rewritten_by = Some(hook.label());
+            }
+            match verdict {
+                HookVerdict::Block => {
+                    fired.verdict = HookVerdict::Block;
+                    fired.blocked = Some((hook.label(), reason.unwrap_or_default()));
+                    break;
+                }
+                HookVerdict::Ask => fired.verdict = HookVerdict::Ask,
+                HookVerdict::Continue => {}
+            }
+        }
+        fired
+    }
+
+    /// The permission rules' decision on `call` with `args` (reported), if there are rules.
+    fn policy_decision<E>(
+        &self,
+        step: usize,
+        call: &ToolCall,
+        args: &Value,
+        tool: &ToolDefinition,
+        on_event: &mut E,
+    ) -> Option<crate::policy::Decision>
+    where
+        E: FnMut(AgentEvent<'_>),
+    {
+        let policy = self.policy.as_ref()?;
+        let path = args
+            .get(crate::policy::rule::PATH_ARGUMENT)
+            .and_then(Value::as_str)
+            .and_then(|raw| crate::tools::builtin::policy_path(&self.tools, raw));
+        let decision = policy.decide(&crate::policy::Call {
+            tool: &call.name,
+            arguments: args,
+            read_only: tool.read_only(),
+            path: path.as_deref(),
+        });
+        on_event(AgentEvent::PolicyDecision {
+            step,
+            call,
+            decision: &decision,
+        });
+        Some(decision)
+    }
+
+    /// What the model reads for a call a rule denied.
+    fn denied(&self, call: &ToolCall, decision: &crate::policy::Decision) -> ToolOutput {
+        let rule = decision.rule().map(|r| r.rule.as_str()).unwrap_or_default();
+        let part = decision
+            .command
+            .as_deref()
+            .map(|c| format!(" (`{c}`)"))
+            .unwrap_or_default();
+        ToolOutput::error(self.assembler.texts().render(
+            &crate::texts::AGENT_REFUSED_BY_RULE,
+            &[("tool", &call.name), ("rule", rule), ("part", &part)],
+        ))
     }
 
     /// Decide each call with `policy` first (deny → ask → allow → the tool's default):
@@ -631,6 +807,36 @@ impl<'a> Agent<'a> {
             }
         }
         snapshot.use_texts(self.assembler.texts());
+        let mut prompt = prompt.to_owned();
+        if self.has_hooks(HookEvent::UserPromptSubmit, None) {
+            let fired = self
+                .fire(
+                    1,
+                    HookEvent::UserPromptSubmit,
+                    None,
+                    EventFacts {
+                        prompt: Some(&prompt),
+                        ..EventFacts::default()
+                    },
+                    None,
+                    on_event,
+                )
+                .await;
+            if fired.verdict == HookVerdict::Block {
+                // Nothing was sent; the hook's decision event says why.
+                return Ok(Outcome::Answered {
+                    text: String::new(),
+                    steps: 0,
+                    finish: FinishReason::Other(PROMPT_BLOCKED.to_owned()),
+                });
+            }
+            for context in fired.context {
+                prompt.push_str("\n\n");
+                prompt.push_str(&context);
+            }
+        }
+        let prompt = prompt.as_str();
+        let mut stop_continuations = 0usize;
         history.push(Message::user(prompt));
         if let Some(m) = history.last() {
             on_event(AgentEvent::Message {
@@ -711,6 +917,35 @@ impl<'a> Agent<'a> {
                 elapsed: started.elapsed(),
             });
             if turn.tool_calls.is_empty() {
+                if stop_continuations < crate::hooks::MAX_STOP_CONTINUATIONS
+                    && step < self.max_steps
+                    && self.has_hooks(HookEvent::Stop, None)
+                {
+                    let fired = self
+                        .fire(
+                            step,
+                            HookEvent::Stop,
+                            None,
+                            EventFacts {
+                                stop_hook_active: stop_continuations > 0,
+                                ..EventFacts::default()
+                            },
+                            None,
+                            on_event,
+                        )
+                        .await;
+                    if let Some((hook, reason)) = fired.blocked {
+                        stop_continuations += 1;
+                        history.push(Message::user(self.assembler.texts().render(
+                            &crate::texts::AGENT_HOOK_STOP,
+                            &[("hook", &hook), ("reason", &reason)],
+                        )));
+                        if let Some(m) = history.last() {
+                            on_event(AgentEvent::Message { step, message: m });
+                        }
+                        continue;
+                    }
+                }
                 return Ok(Outcome::Answered {
                     text: turn.text,
                     steps: step,
@@ -853,56 +1088,140 @@ impl<'a> Agent<'a> {
                 ));
             }
         };
-        // Unknown and hidden tools are refused by the registry, without asking anyone.
-        if let Some(tool) = registry.get(&call.name) {
-            if let Some(policy) = &self.policy {
-                // Permission rules first (src/policy): deny, ask, allow, the tool's default.
-                let path = args
-                    .get(crate::policy::rule::PATH_ARGUMENT)
-                    .and_then(Value::as_str)
-                    .and_then(|raw| crate::tools::builtin::policy_path(&self.tools, raw));
-                let decision = policy.decide(&crate::policy::Call {
-                    tool: &call.name,
-                    arguments: &args,
-                    read_only: tool.read_only(),
-                    path: path.as_deref(),
-                });
-                on_event(AgentEvent::PolicyDecision {
+        let Some(tool) = registry.get(&call.name) else {
+            // Unknown and hidden tools are refused by the registry, without asking anyone.
+            on_event(AgentEvent::ToolCall { step, call });
+            return self
+                .runner
+                .run(step, call, args, registry, &self.tools)
+                .await;
+        };
+        let texts = self.assembler.texts();
+        // Permission rules first (src/policy): deny, ask, allow, the tool's default.
+        let mut decision = self.policy_decision(step, call, &args, tool, on_event);
+        if let Some(d) = &decision
+            && d.verdict == crate::policy::Verdict::Deny
+        {
+            return self.denied(call, d);
+        }
+        let mut args = args;
+        let mut rewritten: Option<ToolCall> = None;
+        let mut hook_asks = false;
+        if self.has_hooks(HookEvent::PreToolUse, Some(&call.name)) {
+            let fired = self
+                .fire(
                     step,
-                    call,
-                    decision: &decision,
-                });
-                match decision.verdict {
-                    crate::policy::Verdict::Deny => {
-                        let rule = decision.rule().map(|r| r.rule.as_str()).unwrap_or_default();
-                        let part = decision
-                            .command
-                            .as_deref()
-                            .map(|c| format!(" (`{c}`)"))
-                            .unwrap_or_default();
-                        return ToolOutput::error(self.assembler.texts().render(
-                            &crate::texts::AGENT_REFUSED_BY_RULE,
-                            &[("tool", &call.name), ("rule", rule), ("part", &part)],
-                        ));
-                    }
-                    crate::policy::Verdict::Ask => {
-                        if let Approval::Refuse(reason) =
-                            approval.review_asked(call, tool, &decision)
-                        {
-                            return ToolOutput::error(reason);
-                        }
-                    }
-                    crate::policy::Verdict::Allow => {}
+                    HookEvent::PreToolUse,
+                    Some(call),
+                    EventFacts::default(),
+                    Some(args.clone()),
+                    on_event,
+                )
+                .await;
+            if let Some((hook, reason)) = &fired.blocked {
+                return ToolOutput::error(texts.render(
+                    &crate::texts::AGENT_HOOK_BLOCKED,
+                    &[("tool", &call.name), ("hook", hook), ("reason", reason)],
+                ));
+            }
+            hook_asks = fired.verdict == HookVerdict::Ask;
+            if let (Some(hook), Some(new)) = (fired.rewritten_by, fired.args) {
+                // The rewritten arguments are checked as the model's are, before anyone
+                // is asked about them, and the rules decide again on them.
+                if let Some(problems) = schema_problems(tool, &new) {
+                    return ToolOutput::error(texts.render(
+                        &crate::texts::AGENT_HOOK_INVALID_REWRITE,
+                        &[
+                            ("tool", &call.name),
+                            ("hook", &hook),
+                            ("problems", &problems),
+                        ],
+                    ));
                 }
-            } else if !tool.read_only()
-                && let Approval::Refuse(reason) = approval.review(call, tool)
-            {
-                return ToolOutput::error(reason);
+                let again = ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: new.to_string(),
+                };
+                decision = self.policy_decision(step, &again, &new, tool, on_event);
+                if let Some(d) = &decision
+                    && d.verdict == crate::policy::Verdict::Deny
+                {
+                    return self.denied(&again, d);
+                }
+                args = new;
+                rewritten = Some(again);
             }
         }
+        let call = rewritten.as_ref().unwrap_or(call);
+        let approved = match &decision {
+            Some(d) => match d.verdict {
+                crate::policy::Verdict::Deny => return self.denied(call, d),
+                crate::policy::Verdict::Ask => approval.review_asked(call, tool, d),
+                crate::policy::Verdict::Allow if hook_asks => approval.review_asked(call, tool, d),
+                crate::policy::Verdict::Allow => Approval::Allow,
+            },
+            None if !tool.read_only() || hook_asks => approval.review(call, tool),
+            None => Approval::Allow,
+        };
+        if let Approval::Refuse(reason) = approved {
+            return ToolOutput::error(reason);
+        }
         on_event(AgentEvent::ToolCall { step, call });
-        self.runner
+        let post = self.has_hooks(HookEvent::PostToolUse, Some(&call.name));
+        let input = post.then(|| args.clone());
+        let mut output = self
+            .runner
             .run(step, call, args, registry, &self.tools)
-            .await
+            .await;
+        if post {
+            let response = serde_json::json!({
+                "content": output.content,
+                "is_error": output.is_error,
+            });
+            let fired = self
+                .fire(
+                    step,
+                    HookEvent::PostToolUse,
+                    Some(call),
+                    EventFacts {
+                        tool_response: Some(&response),
+                        ..EventFacts::default()
+                    },
+                    input,
+                    on_event,
+                )
+                .await;
+            for context in &fired.context {
+                output.content.push_str("\n\n");
+                output.content.push_str(context);
+            }
+            if let Some((hook, reason)) = &fired.blocked {
+                let note = texts.render(
+                    &crate::texts::AGENT_HOOK_POST_BLOCKED,
+                    &[("tool", &call.name), ("hook", hook), ("reason", reason)],
+                );
+                output = ToolOutput::error(format!("{}\n\n{note}", output.content));
+            }
+        }
+        output
     }
+}
+
+/// The `finish` reason of the [`Outcome::Answered`] a run returns when a
+/// `userPromptSubmit` hook blocked the prompt (nothing was sent; no steps were taken).
+pub const PROMPT_BLOCKED: &str = "prompt-blocked-by-hook";
+
+/// Why `args` do not fit `tool`'s parameters (joined), if they do not.
+fn schema_problems(tool: &ToolDefinition, args: &Value) -> Option<String> {
+    let validator = match tool.validator() {
+        Ok(v) => v,
+        Err(e) => return Some(e.to_owned()),
+    };
+    let problems: Vec<String> = validator
+        .iter_errors(args)
+        .take(5)
+        .map(|e| e.to_string())
+        .collect();
+    (!problems.is_empty()).then(|| problems.join("; "))
 }

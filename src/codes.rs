@@ -146,6 +146,12 @@ code_pages! {
     P0743 => PermissionShadowed,
     P0744 => PermissionNeverMatches,
     P0745 => PermissionLoosensDeny,
+    P0750 => HookEmptyRun,
+    P0751 => HookUnknownTool,
+    P0752 => HookHiddenTool,
+    P0753 => HookBadTimeout,
+    P0754 => HookMatchNotToolEvent,
+    P0755 => HookBadMatch,
 }
 
 /// The headings a page has, in this order.

@@ -266,6 +266,18 @@ diagnostic_kinds! {
     /// A child's allow or ask rule that a parent's deny always decides first: loosening
     /// an inherited deny needs `override: true`.
     PermissionLoosensDeny = ("P0745", "permission-loosens-deny", Error),
+    /// A hook with an empty `run` (or an empty program name): nothing to run.
+    HookEmptyRun = ("P0750", "hook-empty-run", Error),
+    /// A hook's `match` names a tool no registry knows (with "did you mean").
+    HookUnknownTool = ("P0751", "hook-unknown-tool", Error),
+    /// A hook's `match` names only tools the preset hides: it never runs for them.
+    HookHiddenTool = ("P0752", "hook-hidden-tool", Warning),
+    /// A hook timeout that is not a duration of at most ten minutes.
+    HookBadTimeout = ("P0753", "hook-bad-timeout", Error),
+    /// A `match` on a `stop` or `userPromptSubmit` hook, which are about no tool call.
+    HookMatchNotToolEvent = ("P0754", "hook-match-not-tool-event", Error),
+    /// A hook's `match` that cannot be read (an empty alternative, a bad glob).
+    HookBadMatch = ("P0755", "hook-bad-match", Error),
 }
 
 impl fmt::Display for DiagnosticKind {
@@ -576,6 +588,7 @@ mod tests {
             K::LocalePackNotApplied,
             K::PermissionHiddenTool,
             K::PermissionShadowed,
+            K::HookHiddenTool,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {

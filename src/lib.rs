@@ -58,6 +58,7 @@ pub mod codes;
 pub mod confine;
 pub mod diagnostic;
 pub mod endpoint;
+pub mod hooks;
 mod json_schema;
 #[cfg(feature = "lsp")]
 pub mod lsp;

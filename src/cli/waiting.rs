@@ -70,7 +70,9 @@ impl Waiting {
                 state.since.get_or_insert_with(Instant::now);
             }
             // A retry keeps waiting: the line comes back after the retry's own.
-            AgentEvent::Retry { .. } | AgentEvent::PolicyDecision { .. } => {}
+            AgentEvent::Retry { .. }
+            | AgentEvent::PolicyDecision { .. }
+            | AgentEvent::HookDecision { .. } => {}
             AgentEvent::Stream { .. }
             | AgentEvent::ToolCall { .. }
             | AgentEvent::StepFinished { .. } => state.since = None,

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod chain_settings;
+pub mod hooks;
 pub mod locale_pack;
 pub mod own_tools;
 pub mod permissions;
@@ -30,9 +31,10 @@ pub use provenance::{
 pub use resolve::{Lookup, MAX_EXTENDS_DEPTH, PresetChain, resolve_chain};
 pub use source::{MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, TextFile, parse_preset};
 pub use spec::{
-    BudgetSpec, ContextSpec, ModelSpec, PermissionsSpec, PersonaSpec, PresetFile, Provider,
-    SectionSpec, Spanned, ToolsSpec, VariableEntry, VariableMap, VariableSpec,
-    is_valid_preset_name, is_valid_section_name, is_valid_variable_name, preset_json_schema,
+    BudgetSpec, ContextSpec, HookOnError, HookSpec, HooksSpec, ModelSpec, PermissionsSpec,
+    PersonaSpec, PresetFile, Provider, SectionSpec, Spanned, ToolsSpec, VariableEntry, VariableMap,
+    VariableSpec, is_valid_preset_name, is_valid_section_name, is_valid_variable_name,
+    preset_json_schema,
 };
 pub use validate::{
     RunLimits, ValidPreset, Validation, validate_chain, validate_in_catalog, validate_preset,

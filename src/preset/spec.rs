@@ -146,6 +146,12 @@ pub struct PresetFile {
     /// starts them over at this preset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permissions: Option<PermissionsSpec>,
+    /// Hooks: programs run at points of a run (before and after a tool call, when the agent
+    /// would stop, when a prompt is submitted), the event as JSON on stdin, following
+    /// Claude Code's hook conventions: exit 0 continues, exit 2 blocks with stderr as the
+    /// reason. Along `extends` each event's list appends to the parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<HooksSpec>,
     /// Run limits: the most steps and tool calls per answer (`run --max-steps`,
     /// `--max-tool-calls` override). Along `extends`, each limit comes from the nearest
     /// preset that sets it.
@@ -188,6 +194,61 @@ pub struct PermissionsSpec {
     #[serde(default, rename = "override", skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<bool>")]
     pub overrides: Option<Spanned<bool>>,
+}
+
+/// `hooks:`: the programs run at each event (docs/format.md, "Hooks").
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HooksSpec {
+    /// Before a tool call runs (after the permission rules): may block it, or rewrite its
+    /// arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_tool_use: Option<Vec<HookSpec>>,
+    /// After a tool call ran: may turn its result into an error the model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post_tool_use: Option<Vec<HookSpec>>,
+    /// When the model answers without calling a tool: may send the agent back to work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Vec<HookSpec>>,
+    /// When the prompt is submitted: may add context (its stdout) or block the prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_prompt_submit: Option<Vec<HookSpec>>,
+}
+
+/// One hook: a program run with the event as JSON on stdin.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HookSpec {
+    /// Which tools the hook is for (`preToolUse`, `postToolUse` only): a tool name, a glob
+    /// (`mcp__github__*`) or alternatives (`write_file|edit_file`). Default: every tool.
+    #[serde(default, rename = "match", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub matcher: Option<Spanned<String>>,
+    /// The program and its arguments, as a list (`[python3, hooks/guard.py]`), never a
+    /// shell string. It runs like a command tool: in the workspace, in the run's sandbox,
+    /// with the command environment.
+    #[schemars(with = "Vec<String>")]
+    pub run: Spanned<Vec<Spanned<String>>>,
+    /// How long it may run before it is killed (default `10s`, at most `10m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", pattern(DURATION_PATTERN))]
+    pub timeout: Option<Spanned<String>>,
+    /// What a hook that fails (exits with a code other than 0 and 2, is killed at its
+    /// timeout, cannot start, prints JSON that cannot be read) does: `block` (the default:
+    /// fail closed) or `continue`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<HookOnError>")]
+    pub on_error: Option<Spanned<HookOnError>>,
+}
+
+/// `onError` of a hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum HookOnError {
+    /// A failing hook blocks (fail closed).
+    Block,
+    /// A failing hook is reported and the run goes on.
+    Continue,
 }
 
 /// The pattern an MCP server name must match.
@@ -1029,6 +1090,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "mcpServers",
             "commands",
             "permissions",
+            "hooks",
             "limits",
             "locale",
             "texts",
@@ -1114,6 +1176,11 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
         ],
     ),
     ("`permissions`", &["deny", "ask", "allow", "override"]),
+    (
+        "`hooks`",
+        &["preToolUse", "postToolUse", "stop", "userPromptSubmit"],
+    ),
+    ("a hook", &["match", "run", "timeout", "onError"]),
 ];
 
 /// Where a set of allowed keys belongs ("`persona`", "a section", ...), if known.
@@ -1233,6 +1300,8 @@ mod tests {
             expected_keys::<HeaderSpec>("zzz: 1"),
             expected_keys::<CommandSpec>("zzz: 1"),
             expected_keys::<PermissionsSpec>("zzz: 1"),
+            expected_keys::<HooksSpec>("zzz: 1"),
+            expected_keys::<HookSpec>("zzz: 1"),
         ];
         assert_eq!(sets.len(), KEY_SETS.len());
         for (got, (owner, keys)) in sets.iter().zip(KEY_SETS) {

@@ -124,6 +124,12 @@ impl ValidPreset {
         super::permissions::policy_of(&self.chain_refs()).unwrap_or_default()
     }
 
+    /// The hooks in force (`hooks:` along the chain; each event's lists append, root
+    /// first): what a run starts at each event ([`crate::agent::Agent::with_hooks`]).
+    pub fn hooks(&self) -> crate::hooks::Hooks {
+        super::hooks::hooks_of(&self.chain_refs())
+    }
+
     /// The sandbox commands run in: the nearest `sandbox` in the chain, else
     /// `workspace-write`.
     pub fn sandbox_mode(&self) -> crate::process::SandboxMode {
@@ -520,6 +526,7 @@ fn validate_chain_with(
         let visible: std::collections::BTreeSet<&str> =
             a.registry().names().map(|n| n.as_str()).collect();
         diagnostics.extend(super::permissions::check(presets, tools, &visible));
+        diagnostics.extend(super::hooks::check(presets, tools, &visible));
         let unguarded = a.unguarded_optional_uses();
         let statically_missing = !unguarded.is_empty();
         diagnostics.extend(unguarded);

@@ -131,6 +131,10 @@ pub struct PresetLock {
     /// listing, in the same object of the file (`command`, `program`, … then
     /// `serverName`, `tools`).
     pub identities: BTreeMap<String, ServerIdentity>,
+    /// Each hook the preset runs (`hooks:` along the chain), by `PRESET.<event>[i]`, as
+    /// declared (`run`, `match`, `timeout`, `onError`): a changed or added hook is drift.
+    /// Not written when the preset has none.
+    pub hooks: BTreeMap<String, Value>,
 }
 
 /// [`PresetLock`] as the file holds it: each server's identity and listing in one object.
@@ -147,6 +151,8 @@ struct PresetLockText {
     tools: Vec<LockedTool>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     servers: BTreeMap<String, LockedServerText>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    hooks: BTreeMap<String, Value>,
 }
 
 /// One server of a lock entry as the file holds it: what ran, then what it listed.
@@ -197,6 +203,7 @@ impl From<PresetLock> for PresetLockText {
             sections: lock.sections,
             tools: lock.tools,
             servers,
+            hooks: lock.hooks,
         }
     }
 }
@@ -235,6 +242,7 @@ impl From<PresetLockText> for PresetLock {
             tools: text.tools,
             servers,
             identities,
+            hooks: text.hooks,
         }
     }
 }
@@ -251,6 +259,7 @@ impl PresetLock {
             && self.sections == other.sections
             && self.tools == other.tools
             && self.servers == other.servers
+            && self.hooks == other.hooks
     }
 }
 
@@ -530,6 +539,15 @@ fn request_entry(preset: &ValidPreset) -> BTreeMap<String, Value> {
     out
 }
 
+/// The hooks of a valid preset as the lock pins them (see [`PresetLock::hooks`]).
+fn hooks_entry(preset: &ValidPreset) -> BTreeMap<String, Value> {
+    let chain: Vec<&crate::preset::ParsedPreset> = preset.chain().iter().collect();
+    crate::preset::hooks::declared(&chain)
+        .into_iter()
+        .map(|(key, _, spec)| (key, serde_json::to_value(spec).unwrap_or_default()))
+        .collect()
+}
+
 /// The lock entry of a valid preset, with the listings of its MCP servers it was
 /// validated with (see [`entry_with_listings`]).
 pub fn entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
@@ -586,6 +604,7 @@ fn prefix_entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
         tools,
         servers: BTreeMap::new(),
         identities: BTreeMap::new(),
+        hooks: hooks_entry(preset),
     })
 }
 
@@ -647,6 +666,8 @@ enum Item<'a> {
     Definition(&'a str),
     /// The model or provider.
     Model,
+    /// A hook, by its key (`PRESET.<event>[i]`).
+    Hook(&'a str),
     /// The prefix as a whole (order, fingerprint, token counts).
     Whole,
 }
@@ -705,6 +726,13 @@ fn declaring(chain: &[ParsedPreset], item: Item<'_>) -> Option<(usize, Span)> {
             let model = p.file.model.as_ref()?;
             Some((i, p.span_of(&model.name)))
         }),
+        Item::Hook(key) => {
+            let refs: Vec<&ParsedPreset> = chain.iter().collect();
+            crate::preset::hooks::declared(&refs)
+                .into_iter()
+                .find(|(k, _, _)| k == key)
+                .map(|(_, at, spec)| (at, chain[at].span_of(&spec.run)))
+        }
         Item::Definition(_) | Item::Whole => None,
     }
 }
@@ -870,6 +898,19 @@ fn drift_from(
             let show = |v: Option<&Value>| v.map_or_else(|| "(unset)".to_owned(), Value::to_string);
             let what = format!("request `{key}` {} → {}", show(old), show(new));
             parts.push((origin(preset, Item::Model), what.clone()));
+            changes.push(what);
+        }
+    }
+    let keys: BTreeSet<&String> = locked.hooks.keys().chain(now.hooks.keys()).collect();
+    for key in keys {
+        let (old, new) = (locked.hooks.get(key), now.hooks.get(key));
+        if old != new {
+            let what = match (old, new) {
+                (Some(o), Some(n)) => format!("hook `{key}` changed ({o} → {n})"),
+                (None, _) => format!("hook `{key}` added"),
+                (Some(_), None) => format!("hook `{key}` removed"),
+            };
+            parts.push((origin(preset, Item::Hook(key)), what.clone()));
             changes.push(what);
         }
     }

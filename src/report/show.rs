@@ -83,6 +83,7 @@ pub fn resolved_yaml(
     allow_read(&mut out, preset);
     own_tools(&mut out, preset);
     permissions(&mut out, chain);
+    hooks(&mut out, chain);
     limits(&mut out, chain);
     texts(&mut out, preset);
     out
@@ -220,6 +221,48 @@ fn permissions(out: &mut String, chain: &[ParsedPreset]) {
                 at(p, p.span_of(*rule).line)
             ));
         }
+    }
+}
+
+/// The hooks in force: each event's lists along the chain, root first, written out whole.
+fn hooks(out: &mut String, chain: &[ParsedPreset]) {
+    let mut started = false;
+    for event in crate::hooks::HookEvent::ALL {
+        let specs: Vec<(&ParsedPreset, &crate::preset::HookSpec)> = chain
+            .iter()
+            .flat_map(|p| {
+                p.file.hooks.iter().flat_map(move |h| {
+                    crate::preset::hooks::list(h, event)
+                        .iter()
+                        .map(move |s| (p, s))
+                })
+            })
+            .collect();
+        let Some((first, spec)) = specs.first() else {
+            continue;
+        };
+        if !started {
+            entry(
+                out,
+                0,
+                "hooks",
+                "",
+                Some("each event's hooks along extends, root first"),
+            );
+            started = true;
+        }
+        let values: Vec<serde_json::Value> = specs
+            .iter()
+            .filter_map(|(_, s)| serde_json::to_value(s).ok())
+            .collect();
+        let from = at(first, first.span_of(&spec.run).line);
+        value_entry(
+            out,
+            2,
+            event.key(),
+            &serde_json::Value::Array(values),
+            Some(&from),
+        );
     }
 }
 

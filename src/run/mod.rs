@@ -331,6 +331,8 @@ impl<'p, 't> Connected<'p, 't> {
         check_servers(project, &preset, &tools, &vars)?;
         // The preset's permission rules (issue 33), before the preset moves to its servers.
         let policy = Arc::new(preset.policy());
+        // Its hooks (issue 33): run by the agent around each call, the prompt and the stop.
+        let hooks = Arc::new(preset.hooks());
         let limits = run_limits(&preset.limits(), max_steps, max_tool_calls);
         let servers = RunServers::start(
             &preset,
@@ -359,6 +361,7 @@ impl<'p, 't> Connected<'p, 't> {
             values,
             first_step: Some(first_step),
             policy,
+            hooks,
             limits,
             pin_date: pin_date || recording.is_some(),
             recording,
@@ -432,6 +435,7 @@ pub struct Started<'t> {
     values: Values,
     first_step: Option<Assembly>,
     policy: Arc<crate::policy::Policy>,
+    hooks: Arc<crate::hooks::Hooks>,
     limits: (usize, usize),
     pin_date: bool,
     recording: Option<Recording>,
@@ -490,7 +494,8 @@ impl<'t> Started<'t> {
             .with_max_tool_calls(self.limits.1)
             .with_linted_tools(&self.linted)
             // The preset's permission rules decide first (issue 33).
-            .with_policy(Arc::clone(&self.policy));
+            .with_policy(Arc::clone(&self.policy))
+            .with_hooks(Arc::clone(&self.hooks));
         if let Some(step) = self.first_step.take() {
             agent = agent.with_first_step(step);
         }

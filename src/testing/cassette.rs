@@ -271,6 +271,8 @@ impl Cassette {
             tools: self.tools.clone(),
             servers: self.servers.clone(),
             identities: Default::default(),
+            // Cassettes record no hooks (replays run none).
+            hooks: Default::default(),
         }
     }
 

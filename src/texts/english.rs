@@ -14,6 +14,36 @@ pub const AGENT_INVALID_JSON: BuiltinText = BuiltinText {
     protected: &[],
 };
 
+/// `agent.hook.blocked`: a `preToolUse` hook of the preset blocked the call.
+pub const AGENT_HOOK_BLOCKED: BuiltinText = BuiltinText {
+    id: "agent.hook.blocked",
+    text: "Error: `{{ tool }}` was not run: the preset's hook `{{ hook }}` blocked it: {{ reason }}\nHint: do not retry it unchanged or work around the hook; change the call as the reason says, or continue without it.",
+    protected: &[],
+};
+
+/// `agent.hook.invalid-rewrite`: a `preToolUse` hook rewrote the arguments into ones the
+/// tool's schema refuses.
+pub const AGENT_HOOK_INVALID_REWRITE: BuiltinText = BuiltinText {
+    id: "agent.hook.invalid-rewrite",
+    text: "Error: `{{ tool }}` was not run: the preset's hook `{{ hook }}` rewrote its arguments into ones that do not fit the tool's parameters: {{ problems }}\nHint: this is a mistake in the preset's hook, not in your call; continue without it, or tell the user.",
+    protected: &[],
+};
+
+/// `agent.hook.post-blocked`: a `postToolUse` hook reported a problem after the call ran
+/// (after the tool's output).
+pub const AGENT_HOOK_POST_BLOCKED: BuiltinText = BuiltinText {
+    id: "agent.hook.post-blocked",
+    text: "Error: `{{ tool }}` ran, but the preset's hook `{{ hook }}` reported a problem afterwards: {{ reason }}\nHint: fix what it reports before going on.",
+    protected: &[],
+};
+
+/// `agent.hook.stop`: a `stop` hook sent the agent back to work (a user message).
+pub const AGENT_HOOK_STOP: BuiltinText = BuiltinText {
+    id: "agent.hook.stop",
+    text: "The work is not done yet: the preset's hook `{{ hook }}` did not let the run end: {{ reason }}\nContinue until it is satisfied, then answer again.",
+    protected: &[],
+};
+
 /// `agent.refused.declined`.
 pub const AGENT_REFUSED_DECLINED: BuiltinText = BuiltinText {
     id: "agent.refused.declined",
@@ -329,6 +359,10 @@ pub const TOOLS_UNKNOWN_TOOL_SUGGESTION: BuiltinText = BuiltinText {
 
 /// Every built-in text, in id order.
 pub(super) const ALL: &[&BuiltinText] = &[
+    &AGENT_HOOK_BLOCKED,
+    &AGENT_HOOK_INVALID_REWRITE,
+    &AGENT_HOOK_POST_BLOCKED,
+    &AGENT_HOOK_STOP,
     &AGENT_INVALID_JSON,
     &AGENT_REFUSED_BY_RULE,
     &AGENT_REFUSED_DECLINED,

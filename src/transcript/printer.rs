@@ -243,6 +243,24 @@ impl Printer {
                 "decision": decision,
                 "explain": mask(&decision.explain()),
             }),
+            AgentEvent::HookDecision {
+                step,
+                event,
+                hook,
+                call,
+                decision,
+            } => json!({
+                "type": "hook",
+                "step": step,
+                "event": event.as_str(),
+                "hook": mask(&hook.label()),
+                "id": call.map(|c| c.id.as_str()),
+                "tool": call.map(|c| c.name.as_str()),
+                "verdict": decision.verdict.as_str(),
+                "reason": decision.reason.as_deref().map(mask),
+                "failure": decision.failure.as_deref().map(mask),
+                "rewritten": decision.updated_input.is_some(),
+            }),
             AgentEvent::Stream { .. } | AgentEvent::ToolCall { .. } => return,
         };
         self.json_line(io, &line);
@@ -295,6 +313,33 @@ impl Printer {
                     self.end_text(io);
                     let line =
                         format!("{} `{}`: {}", "permissions:", call.name, decision.explain());
+                    let _ = writeln!(
+                        io.err,
+                        "{}",
+                        style.dim(shown_line(&self.redactor, &line, 400, style))
+                    );
+                }
+            }
+            // A hook that ran: shown unless it simply let things go on.
+            AgentEvent::HookDecision {
+                event,
+                hook,
+                call,
+                decision,
+                ..
+            } => {
+                let plain = decision.verdict == crate::hooks::HookVerdict::Continue
+                    && decision.failure.is_none()
+                    && decision.updated_input.is_none();
+                if !plain {
+                    self.end_text(io);
+                    let about = call.map(|c| format!(" `{}`", c.name)).unwrap_or_default();
+                    let line = format!(
+                        "hook {}{about} `{}`: {}",
+                        event.key(),
+                        hook.label(),
+                        decision.explain()
+                    );
                     let _ = writeln!(
                         io.err,
                         "{}",

@@ -67,7 +67,7 @@ pub fn describe(change: &ReachChange) -> Vec<String> {
             };
             match (field, named(&old.value), named(&new.value)) {
                 (
-                    Some(ReachField::Command | ReachField::McpServer),
+                    Some(ReachField::Command | ReachField::McpServer | ReachField::Hook),
                     Some((name, before)),
                     Some((_, after)),
                 ) => declaration_changes(&new.field, &name, &before, &after),

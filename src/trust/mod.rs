@@ -530,6 +530,72 @@ mod tests {
         );
     }
 
+    /// A project preset's hooks are programs it runs: they need trust, each is pinned with
+    /// the digest of its script, and a changed script asks again.
+    #[test]
+    fn a_foreign_hook_needs_trust_and_its_script_is_pinned() {
+        let s = Setup::new(
+            &[(
+                "guarded",
+                &preset(
+                    "guarded",
+                    "hooks:\n  preToolUse:\n    - match: bash\n      run: [python3, hooks/guard.py]\n",
+                ),
+            )],
+            &[(
+                "mine",
+                &preset("mine", "hooks:\n  stop:\n    - run: [cargo, test]\n"),
+            )],
+        );
+        assert_eq!(s.reach("mine", None), []);
+        let reach = s.reach("guarded", None);
+        assert!(
+            matches!(reach.as_slice(), [("hooks", v, false)] if v.starts_with("guarded.preToolUse[0]: {") && v.contains("guard.py")),
+            "{reach:?}"
+        );
+        let work = s.project.path();
+        fs::create_dir_all(work.join("hooks")).unwrap();
+        fs::write(work.join("hooks/guard.py"), "import sys\n").unwrap();
+        let catalog = s.catalog();
+        let preset = validate_in_catalog(&catalog, "guarded", &ToolCatalog::builtin())
+            .preset
+            .unwrap();
+        let reach = || {
+            PresetReach::of(&preset, &catalog, &s.policy(), None).with_digests(
+                &preset,
+                work,
+                &crate::tools::external::NoListings,
+            )
+        };
+        assert!(
+            reach()
+                .items
+                .iter()
+                .any(|i| i.field == ReachField::FileDigest
+                    && i.value.starts_with("hooks/guard.py: sha256:")),
+            "{:?}",
+            reach().items
+        );
+        let mut store = TrustStore::open(Some(s.config.path())).unwrap();
+        store.trust(&reach());
+        assert_eq!(store.status(&reach()), TrustStatus::Trusted);
+        fs::write(
+            work.join("hooks/guard.py"),
+            "import os; os.system('curl …')\n",
+        )
+        .unwrap();
+        let TrustStatus::Changed(changes) = store.status(&reach()) else {
+            panic!("a changed hook script asks again");
+        };
+        let shown: Vec<String> = changes.iter().flat_map(display::describe).collect();
+        assert!(
+            shown
+                .iter()
+                .any(|l| l.starts_with("~ file hooks/guard.py: its content changed")),
+            "{shown:?}"
+        );
+    }
+
     /// A version-1 store written before trust bound digests still reads; its record
     /// asks once more, showing only what is now bound as well.
     #[test]

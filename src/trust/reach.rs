@@ -118,6 +118,10 @@ pub enum ReachField {
     /// or `permissions.override` dropping the denies a chain inherited. A foreign file
     /// that could allow `bash` without a prompt reaches as far as a command tool.
     PermissionAllow,
+    /// `hooks.<event>`: a program run at an event of the run (before or after a tool
+    /// call, at the end, on the prompt), which may also rewrite calls. The value is
+    /// `PRESET.<event>[i]: <the hook as JSON>`.
+    Hook,
 }
 
 impl ReachField {
@@ -135,6 +139,7 @@ impl ReachField {
         ReachField::LockEntry,
         ReachField::FileDigest,
         ReachField::PermissionAllow,
+        ReachField::Hook,
     ];
 
     /// The field named `name` ([`ReachField::as_str`]).
@@ -161,6 +166,7 @@ impl ReachField {
             self,
             ReachField::McpServer
                 | ReachField::Command
+                | ReachField::Hook
                 | ReachField::LockEntry
                 | ReachField::FileDigest
         )
@@ -181,6 +187,7 @@ impl ReachField {
             ReachField::LockEntry => "presets.lock",
             ReachField::FileDigest => "file",
             ReachField::PermissionAllow => "permissions.allow",
+            ReachField::Hook => "hooks",
         }
     }
 }
@@ -312,6 +319,7 @@ impl PresetReach {
         let foreign_chain = chain.iter().any(|p| origin(p).0 == Authorship::Foreign);
         sandbox_items(chain, &origin, foreign_chain, &mut items);
         tool_items(chain, &origin, foreign_chain, &mut items);
+        hook_items(chain, &origin, foreign_chain, &mut items);
         permission_items(chain, &origin, &mut items);
         shadow_items(chain, catalog, &origin, &mut items);
         PresetReach {
@@ -389,6 +397,20 @@ impl PresetReach {
             };
             let words = command.spec.run.value.iter();
             file_digests(command.preset, words, &file, workspace, &mut added);
+        }
+        for preset in &chain {
+            let Some(spec) = &preset.file.hooks else {
+                continue;
+            };
+            for event in crate::hooks::HookEvent::ALL {
+                for (i, hook) in crate::preset::hooks::list(spec, event).iter().enumerate() {
+                    let name = hook_name(preset, event, i);
+                    let Some(file) = reached(&self.items, ReachField::Hook, &name) else {
+                        continue;
+                    };
+                    file_digests(preset, hook.run.value.iter(), &file, workspace, &mut added);
+                }
+            }
         }
         for item in added {
             let seen = self
@@ -575,6 +597,43 @@ fn tool_items(
     for command in declared_commands(&chain) {
         let json = serde_json::to_string(command.spec).unwrap_or_default();
         push(ReachField::Command, command.preset, command.name, json);
+    }
+}
+
+/// `PRESET.<event>[i]`: the name of a hook item (the `i`th hook of `event` in `preset`).
+fn hook_name(preset: &ParsedPreset, event: crate::hooks::HookEvent, i: usize) -> String {
+    crate::preset::hooks::hook_key(preset.name(), event, i)
+}
+
+/// The hooks the chain declares, when a foreign file is in it: each is a program that
+/// runs at every event it is for, so any change to one asks again (like a command tool).
+fn hook_items(
+    chain: &[ParsedPreset],
+    origin: &dyn Fn(&ParsedPreset) -> (Authorship, String),
+    foreign_chain: bool,
+    items: &mut Vec<ReachItem>,
+) {
+    for preset in chain {
+        let Some(spec) = &preset.file.hooks else {
+            continue;
+        };
+        let (authorship, path) = origin(preset);
+        if authorship != Authorship::Foreign && !foreign_chain {
+            continue;
+        }
+        for event in crate::hooks::HookEvent::ALL {
+            for (i, hook) in crate::preset::hooks::list(spec, event).iter().enumerate() {
+                let json = serde_json::to_string(hook).unwrap_or_default();
+                items.push(ReachItem {
+                    field: ReachField::Hook,
+                    value: format!("{}: {json}", hook_name(preset, event, i)),
+                    file: path.clone(),
+                    span: preset.span_of(&hook.run),
+                    implied: false,
+                    inherited: authorship == Authorship::Own,
+                });
+            }
+        }
     }
 }
 

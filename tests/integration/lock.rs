@@ -586,3 +586,44 @@ fn connect_masks_provider_keys_in_server_stderr_and_start_failures() {
     }
     assert!(!run.stderr.contains('\x1b'), "{run:?}");
 }
+
+/// The lock pins each hook as declared (issue 33): a changed hook fails `validate
+/// --locked`, located at the hook's `run`.
+#[test]
+fn a_changed_hook_fails_validate_locked_at_its_run() {
+    let p = project();
+    edit(
+        &p,
+        "tools:\n  allow: [read_file, grep]\n",
+        "tools:\n  allow: [read_file, grep]\nhooks:\n  preToolUse:\n    - match: grep\n      run: [python3, hooks/guard.py]\n",
+    );
+    assert_eq!(p.run(&["lock"]).code, 0);
+    let lock = json(&lock_text(&p));
+    let pinned = &lock["presets"]["reviewer"]["hooks"]["reviewer.preToolUse[0]"];
+    assert_eq!(
+        pinned["run"],
+        serde_json::json!(["python3", "hooks/guard.py"]),
+        "{lock}"
+    );
+    assert_eq!(p.run(&["validate", "--locked"]).code, 0);
+
+    edit(
+        &p,
+        "run: [python3, hooks/guard.py]",
+        "run: [sh, -c, 'exit 0']",
+    );
+    let run = p.run(&["validate", "--locked", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = json(&run.stdout);
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["code"], "P0302");
+    assert_eq!(
+        (d["file"].as_str(), d["line"].as_u64()),
+        (Some(".agent-presets/reviewer.yaml"), Some(23))
+    );
+    let message = d["message"].as_str().unwrap();
+    assert!(
+        message.contains("hook `reviewer.preToolUse[0]` changed"),
+        "{message}"
+    );
+}

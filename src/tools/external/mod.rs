@@ -4,9 +4,11 @@
 //! tool lock, never fetched while validating or rendering ([`ServerListings`]).
 
 mod command;
+mod hook;
 mod schema;
 
 pub use command::{CommandTool, command_handler};
+pub use hook::run_hook;
 pub use schema::{MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, check_meta_schema, normalize_schema};
 
 use crate::mcp::ServerListing;
