@@ -479,6 +479,12 @@ fn ruleset(
     for p in super::tree_minus(workspace, &denied) {
         rules.push((p, workspace_access));
     }
+    // A launcher's own download cache (`read-only` has none).
+    for p in profile.allow_write() {
+        for p in super::tree_minus(p, &denied) {
+            rules.push((p, all));
+        }
+    }
     rules.push((temp.to_path_buf(), all));
     let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
     // Not `/dev/tty` (the agent's terminal, the user's) nor `/dev/pts` (every terminal of

@@ -19,6 +19,14 @@
 //!   `~/.local/share/uv`; `npx`/`npm`: `~/.npm`; `pipx`: `~/.local/share/pipx` and
 //!   `~/.cache/pipx`; each as its own environment variable moves it), read only.
 //!
+//! And what it may write ([`program_writes`]): when the program itself is a launcher
+//! (`uvx`, `uv`, `npx`, `npm`, `pipx`, by its name), that launcher's own download cache
+//! (`~/.cache/uv`; `~/.npm`; `~/.cache/pipx`, `~/.cache/pip` and pipx's `shared` and
+//! `logs`), created when missing. Never what it installs for the user to run (`uv tool`'s
+//! and pipx's `venvs`, `~/.local/bin`, uv's Pythons), never the home directory, never a
+//! secret path; a variable that moves a cache counts only when the agent's own
+//! environment says the same (a preset's `env` cannot point the write elsewhere).
+//!
 //! Never `/`, the home directory or a directory above it (a program directly in `~` gets
 //! only its own file), and never a secret path ([`super::SECRET_PATHS`]): a candidate in
 //! one is dropped, and the profile opens a directory holding one minus it.
@@ -110,8 +118,84 @@ pub fn program_reads(
     reads.finish()
 }
 
-/// The package caches a launcher runs programs from (read only: a warm cache works, a
-/// download does not land there).
+/// The directories a sandboxed `argv` may write besides the workspace and its temporary
+/// directory: when its program is a launcher, the launcher's download cache (see the
+/// module documentation), `env` being the child's environment and `home` the user's home
+/// directory. Each is created (mode 0700) when missing; canonical, each once, none the
+/// home directory or above it, none in a secret path.
+pub fn program_writes(
+    argv: &[String],
+    env: &dyn Fn(&str) -> Option<OsString>,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
+    let (Some(program), Some(home)) = (argv.first(), home) else {
+        return Vec::new();
+    };
+    let name = Path::new(program)
+        .file_name()
+        .and_then(OsStr::to_str)
+        .unwrap_or_default();
+    // Only a value the agent's own environment has too (the user's): a preset's `env`
+    // cannot move where the write goes.
+    let agreed = |n: &str| env(n).filter(|v| std::env::var_os(n).as_ref() == Some(v));
+    let mut reads = Reads::new(Some(home));
+    let Some(home) = reads.home.clone() else {
+        return Vec::new();
+    };
+    for dir in launcher_write_caches(name, &agreed, &home) {
+        if !dir.is_absolute() || !dir.starts_with(&home) && !dir.exists() {
+            continue;
+        }
+        if reads.denied.iter().any(|d| dir.starts_with(d)) || home.starts_with(&dir) {
+            continue;
+        }
+        if !dir.exists() {
+            let mut builder = std::fs::DirBuilder::new();
+            builder.recursive(true);
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            if builder.create(&dir).is_err() {
+                continue;
+            }
+        }
+        if dir.is_dir() {
+            reads.add(&dir);
+        }
+    }
+    reads.finish()
+}
+
+/// The download caches a launcher writes when it runs a package (see [`program_writes`]).
+fn launcher_write_caches(
+    name: &str,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    home: &Path,
+) -> Vec<PathBuf> {
+    let var = |n: &str| env(n).map(PathBuf::from).filter(|p| p.is_absolute());
+    let cache = var("XDG_CACHE_HOME").unwrap_or_else(|| home.join(".cache"));
+    let data = var("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
+    match name {
+        "uv" | "uvx" => vec![var("UV_CACHE_DIR").unwrap_or_else(|| cache.join("uv"))],
+        "npx" | "npm" => vec![
+            var("npm_config_cache")
+                .or_else(|| var("NPM_CONFIG_CACHE"))
+                .unwrap_or_else(|| home.join(".npm")),
+        ],
+        "pipx" => {
+            let pipx_home = var("PIPX_HOME").unwrap_or_else(|| data.join("pipx"));
+            vec![
+                cache.join("pipx"),
+                cache.join("pip"),
+                pipx_home.join("shared"),
+                pipx_home.join("logs"),
+                pipx_home.join(".cache"),
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The package caches a launcher runs programs from (read only here: what it may write of
+/// them is [`program_writes`]'s).
 fn launcher_caches(
     name: &str,
     env: &dyn Fn(&str) -> Option<OsString>,
@@ -440,6 +524,81 @@ mod tests {
         assert!(got.contains(&loose), "{got:?}");
         assert!(got.contains(&t.root.join("opt/py")), "{got:?}");
         assert_never_home_or_secret(&t, &got);
+    }
+
+    fn writes(t: &Tree, argv: &[&str], extra: &[(&str, PathBuf)]) -> Vec<PathBuf> {
+        let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
+        let home = t.home.clone();
+        let extra: Vec<(String, PathBuf)> = extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect();
+        let env = move |name: &str| match name {
+            "HOME" => Some(home.clone().into_os_string()),
+            _ => extra
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone().into_os_string()),
+        };
+        program_writes(&argv, &env, Some(&t.home))
+    }
+
+    #[test]
+    fn a_launcher_writes_its_own_download_cache_and_nothing_it_installs() {
+        let t = tree();
+        // uvx: its cache, created when missing; not its tools or Pythons, not the home.
+        let got = writes(&t, &["uvx", "mcp-server-time"], &[]);
+        assert_eq!(got, [t.home.join(".cache/uv")]);
+        assert!(t.home.join(".cache/uv").is_dir());
+        // The same by an absolute path (`/home/me/.local/bin/uv tool run …`).
+        let uv = t.home.join(".local/bin/uv");
+        assert_eq!(
+            writes(&t, &[uv.to_str().unwrap(), "tool", "run", "x"], &[]),
+            [t.home.join(".cache/uv")]
+        );
+        // npx: ~/.npm.
+        assert_eq!(
+            writes(&t, &["npx", "-y", "@x/server"], &[]),
+            [t.home.join(".npm")]
+        );
+        // pipx: its caches, pip's, its shared libraries and logs; not its venvs.
+        let got = writes(&t, &["pipx", "run", "x"], &[]);
+        for dir in [".cache/pipx", ".cache/pip", ".local/share/pipx/shared"] {
+            assert!(got.contains(&t.home.join(dir)), "{dir}: {got:?}");
+        }
+        assert!(
+            !got.iter()
+                .any(|g| g.ends_with("venvs") || t.home.join(".local/share/pipx").starts_with(g)),
+            "{got:?}"
+        );
+        // Anything else writes nothing more, whatever its arguments name.
+        assert!(writes(&t, &["node", "uvx"], &[]).is_empty());
+        assert!(writes(&t, &["python3", "-m", "uv"], &[]).is_empty());
+        assert_never_home_or_secret(&t, &writes(&t, &["uvx", "x"], &[]));
+    }
+
+    #[test]
+    fn a_variable_cannot_point_a_launchers_write_at_the_home_or_a_secret() {
+        let t = tree();
+        // A preset's `env` moving the cache (the agent's own environment does not say
+        // the same): the default cache, not the place named.
+        for target in [
+            t.home.clone(),
+            t.home.join(".ssh"),
+            t.home.join(".config/autostart"),
+            t.root.clone(),
+        ] {
+            for var in ["UV_CACHE_DIR", "XDG_CACHE_HOME"] {
+                let got = writes(&t, &["uvx", "x"], &[(var, target.clone())]);
+                assert_eq!(got, [t.home.join(".cache/uv")], "{var}={}", target.display());
+            }
+            let got = writes(&t, &["npx", "x"], &[("npm_config_cache", target.clone())]);
+            assert_eq!(got, [t.home.join(".npm")], "{}", target.display());
+        }
+        assert!(!t.home.join(".config/autostart").exists());
+        // No home directory: nothing.
+        let argv = vec!["uvx".to_owned()];
+        assert!(program_writes(&argv, &|_| None, None).is_empty());
     }
 
     #[test]
