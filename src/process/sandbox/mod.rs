@@ -37,9 +37,7 @@ mod linux;
 mod program;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::process_gone;
-pub use program::{
-    find_program, program_reads, program_writes, resolve_program, script_arguments,
-};
+pub use program::{find_program, program_reads, program_writes, resolve_program, script_arguments};
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -142,55 +142,97 @@ pub fn program_writes(
     let Some(home) = reads.home.clone() else {
         return Vec::new();
     };
-    for dir in launcher_write_caches(name, &agreed, &home) {
-        if !dir.is_absolute() || !dir.starts_with(&home) && !dir.exists() {
-            continue;
-        }
-        if reads.denied.iter().any(|d| dir.starts_with(d)) || home.starts_with(&dir) {
-            continue;
-        }
-        if !dir.exists() {
-            let mut builder = std::fs::DirBuilder::new();
-            builder.recursive(true);
-            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-            if builder.create(&dir).is_err() {
-                continue;
-            }
-        }
-        if dir.is_dir() {
+    let (dirs, lock_files) = launcher_write_caches(name, &agreed, &home);
+    let allowed = |p: &Path, reads: &Reads| {
+        p.is_absolute()
+            && (p.starts_with(&home) || p.exists())
+            && !reads.denied.iter().any(|d| p.starts_with(d))
+            && !home.starts_with(p)
+    };
+    for dir in dirs {
+        if allowed(&dir, &reads) && create_dir(&dir) {
             reads.add(&dir);
+        }
+    }
+    // Lock files in a directory that stays read-only (uv's tools directory: what `uv
+    // tool install` put there runs unconfined later): each made here as the launcher
+    // would make it, with its `.gitignore`, and writable alone.
+    for (dir, files) in lock_files {
+        if !allowed(&dir, &reads) || !create_dir(&dir) {
+            continue;
+        }
+        for (file, text, writable) in files {
+            let path = dir.join(file);
+            let made = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+            let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+            if (made.is_ok() || regular) && writable {
+                reads.add(&path);
+            }
         }
     }
     reads.finish()
 }
 
-/// The download caches a launcher writes when it runs a package (see [`program_writes`]).
+/// `dir` and its parents, made (mode 0700) when missing; is it a directory now?
+fn create_dir(dir: &Path) -> bool {
+    if !dir.exists() {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        let _ = builder.create(dir);
+    }
+    dir.is_dir()
+}
+
+/// A directory that stays read-only and the files to make in it: name, text, writable.
+type LockFiles = Vec<(PathBuf, Vec<(&'static str, &'static str, bool)>)>;
+
+/// The download caches a launcher writes when it runs a package, and the lock files it
+/// takes elsewhere (see [`program_writes`]).
 fn launcher_write_caches(
     name: &str,
     env: &dyn Fn(&str) -> Option<OsString>,
     home: &Path,
-) -> Vec<PathBuf> {
+) -> (Vec<PathBuf>, LockFiles) {
     let var = |n: &str| env(n).map(PathBuf::from).filter(|p| p.is_absolute());
     let cache = var("XDG_CACHE_HOME").unwrap_or_else(|| home.join(".cache"));
     let data = var("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
     match name {
-        "uv" | "uvx" => vec![var("UV_CACHE_DIR").unwrap_or_else(|| cache.join("uv"))],
-        "npx" | "npm" => vec![
-            var("npm_config_cache")
-                .or_else(|| var("NPM_CONFIG_CACHE"))
-                .unwrap_or_else(|| home.join(".npm")),
-        ],
+        // `uvx` (`uv tool run`) takes `.lock` in the tools directory, writing its
+        // `.gitignore` first when missing.
+        "uv" | "uvx" => (
+            vec![var("UV_CACHE_DIR").unwrap_or_else(|| cache.join("uv"))],
+            vec![(
+                var("UV_TOOL_DIR").unwrap_or_else(|| data.join("uv/tools")),
+                vec![(".gitignore", "*", false), (".lock", "", true)],
+            )],
+        ),
+        "npx" | "npm" => (
+            vec![
+                var("npm_config_cache")
+                    .or_else(|| var("NPM_CONFIG_CACHE"))
+                    .unwrap_or_else(|| home.join(".npm")),
+            ],
+            Vec::new(),
+        ),
         "pipx" => {
             let pipx_home = var("PIPX_HOME").unwrap_or_else(|| data.join("pipx"));
-            vec![
-                cache.join("pipx"),
-                cache.join("pip"),
-                pipx_home.join("shared"),
-                pipx_home.join("logs"),
-                pipx_home.join(".cache"),
-            ]
+            (
+                vec![
+                    cache.join("pipx"),
+                    cache.join("pip"),
+                    pipx_home.join("shared"),
+                    pipx_home.join("logs"),
+                    pipx_home.join(".cache"),
+                ],
+                Vec::new(),
+            )
         }
-        _ => Vec::new(),
+        _ => (Vec::new(), Vec::new()),
     }
 }
 
@@ -546,15 +588,21 @@ mod tests {
     #[test]
     fn a_launcher_writes_its_own_download_cache_and_nothing_it_installs() {
         let t = tree();
-        // uvx: its cache, created when missing; not its tools or Pythons, not the home.
+        // uvx: its cache, created when missing, and the lock file of its tools directory
+        // (made with its `.gitignore`, as uv makes them); not its tools or Pythons.
+        let tools = t.home.join(".local/share/uv/tools");
         let got = writes(&t, &["uvx", "mcp-server-time"], &[]);
-        assert_eq!(got, [t.home.join(".cache/uv")]);
+        assert_eq!(got, [t.home.join(".cache/uv"), tools.join(".lock")]);
         assert!(t.home.join(".cache/uv").is_dir());
+        assert_eq!(
+            std::fs::read_to_string(tools.join(".gitignore")).unwrap(),
+            "*"
+        );
         // The same by an absolute path (`/home/me/.local/bin/uv tool run …`).
         let uv = t.home.join(".local/bin/uv");
         assert_eq!(
             writes(&t, &[uv.to_str().unwrap(), "tool", "run", "x"], &[]),
-            [t.home.join(".cache/uv")]
+            [t.home.join(".cache/uv"), tools.join(".lock")]
         );
         // npx: ~/.npm.
         assert_eq!(
@@ -588,9 +636,22 @@ mod tests {
             t.home.join(".config/autostart"),
             t.root.clone(),
         ] {
-            for var in ["UV_CACHE_DIR", "XDG_CACHE_HOME"] {
+            for var in [
+                "UV_CACHE_DIR",
+                "XDG_CACHE_HOME",
+                "UV_TOOL_DIR",
+                "XDG_DATA_HOME",
+            ] {
                 let got = writes(&t, &["uvx", "x"], &[(var, target.clone())]);
-                assert_eq!(got, [t.home.join(".cache/uv")], "{var}={}", target.display());
+                assert_eq!(
+                    got,
+                    [
+                        t.home.join(".cache/uv"),
+                        t.home.join(".local/share/uv/tools/.lock")
+                    ],
+                    "{var}={}",
+                    target.display()
+                );
             }
             let got = writes(&t, &["npx", "x"], &[("npm_config_cache", target.clone())]);
             assert_eq!(got, [t.home.join(".npm")], "{}", target.display());
