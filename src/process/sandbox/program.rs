@@ -21,8 +21,9 @@
 //!
 //! And what it may write ([`program_writes`]): when the program itself is a launcher
 //! (`uvx`, `uv`, `npx`, `npm`, `pipx`, by its name), that launcher's own download cache
-//! (`~/.cache/uv`; `~/.npm`; `~/.cache/pipx`, `~/.cache/pip` and pipx's `shared` and
-//! `logs`), created when missing. Never what it installs for the user to run (`uv tool`'s
+//! (`~/.cache/uv`, and the lock file of uv's tools directory; `~/.npm`; `~/.cache/pipx`,
+//! `~/.cache/pip`, pipx's `shared` libraries, its `py` cache, its log directory
+//! `~/.local/state/pipx/log` and uv's cache, which it uses), created when missing. Never what it installs for the user to run (`uv tool`'s
 //! and pipx's `venvs`, `~/.local/bin`, uv's Pythons), never the home directory, never a
 //! secret path; a variable that moves a cache counts only when the agent's own
 //! environment says the same (a preset's `env` cannot point the write elsewhere).
@@ -188,7 +189,8 @@ fn create_dir(dir: &Path) -> bool {
     dir.is_dir()
 }
 
-/// A directory that stays read-only and the files to make in it: name, text, writable.
+/// A directory to make that stays read-only, and the files to make in it: name, text,
+/// writable.
 type LockFiles = Vec<(PathBuf, Vec<(&'static str, &'static str, bool)>)>;
 
 /// The download caches a launcher writes when it runs a package, and the lock files it
@@ -221,15 +223,33 @@ fn launcher_write_caches(
         ),
         "pipx" => {
             let pipx_home = var("PIPX_HOME").unwrap_or_else(|| data.join("pipx"));
+            let state = var("XDG_STATE_HOME").unwrap_or_else(|| home.join(".local/state"));
             (
                 vec![
                     cache.join("pipx"),
                     cache.join("pip"),
-                    pipx_home.join("shared"),
-                    pipx_home.join("logs"),
-                    pipx_home.join(".cache"),
+                    var("PIPX_SHARED_LIBS").unwrap_or_else(|| pipx_home.join("shared")),
+                    state.join("pipx/log"),
+                    // Its cache of standalone Pythons.
+                    pipx_home.join("py"),
+                    // pipx uses uv, where installed, to make its environments.
+                    var("UV_CACHE_DIR").unwrap_or_else(|| cache.join("uv")),
                 ],
-                Vec::new(),
+                // pipx makes these at every start (even for `pipx run`), failing when it
+                // cannot: made here, they stay read-only (what pipx installs runs
+                // unconfined later).
+                vec![
+                    (pipx_home.clone(), vec![(".shared.lock", "", true)]),
+                    (pipx_home.join("venvs"), Vec::new()),
+                    (
+                        var("PIPX_BIN_DIR").unwrap_or_else(|| home.join(".local/bin")),
+                        Vec::new(),
+                    ),
+                    (
+                        var("PIPX_MAN_DIR").unwrap_or_else(|| data.join("man")),
+                        Vec::new(),
+                    ),
+                ],
             )
         }
         _ => (Vec::new(), Vec::new()),
@@ -619,6 +639,10 @@ mod tests {
                 .any(|g| g.ends_with("venvs") || t.home.join(".local/share/pipx").starts_with(g)),
             "{got:?}"
         );
+        // The directories it makes at every start exist, read-only.
+        assert!(t.home.join(".local/share/pipx/venvs").is_dir());
+        assert!(t.home.join(".local/bin").is_dir());
+        assert!(!got.iter().any(|g| g.ends_with(".local/bin")), "{got:?}");
         // Anything else writes nothing more, whatever its arguments name.
         assert!(writes(&t, &["node", "uvx"], &[]).is_empty());
         assert!(writes(&t, &["python3", "-m", "uv"], &[]).is_empty());
