@@ -2252,6 +2252,72 @@ fn tool_result(server: &MockProvider, i: usize) -> String {
         .to_owned()
 }
 
+/// A launcher (a fake `uvx` here, no network) run as a command tool under the default
+/// sandbox may write its own download cache and the lock file of its tools directory,
+/// and nothing else of the home directory: not the tools it installed, not the home, not
+/// a secret path. Before, the cache was read-only and every `uvx` server failed to start.
+#[test]
+fn a_launcher_writes_its_own_cache_under_the_default_sandbox_and_nothing_else() {
+    let home = tempfile::tempdir().unwrap();
+    let home_path = home.path().canonicalize().unwrap();
+    fs::create_dir_all(home_path.join(".ssh")).unwrap();
+    let launchers = tempfile::tempdir().unwrap();
+    let bin = launchers.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let uvx = bin.join("uvx");
+    fs::write(
+        &uvx,
+        "#!/bin/sh
+cat > /dev/null
+         echo x > \"$HOME/.cache/uv/probe\" && echo cache-ok
+         : > \"$HOME/.local/share/uv/tools/.lock\" && echo lock-ok
+         echo x > \"$HOME/.local/share/uv/tools/evil\" && echo tools-written
+         echo x > \"$HOME/evil\" && echo home-written
+         echo x > \"$HOME/.ssh/evil\" && echo ssh-written
+         echo done
+",
+    )
+    .unwrap();
+    fs::set_permissions(&uvx, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call("call_1", "fetch", "{}")),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new(
+        "deepseek",
+        &server,
+        "commands:\n  fetch:\n    description: Run a package.\n    parameters: {type: object, properties: {}}\n    run: [uvx, some-package]\n    readOnly: true\n    timeout: 20s\n",
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = p
+        .command(&["run", "agent", "Fetch."])
+        .env("HOME", &home_path)
+        .env("PATH", path)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("UV_CACHE_DIR")
+        .env_remove("UV_TOOL_DIR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let result = tool_result(&server, 1);
+    for ok in ["cache-ok", "lock-ok", "done"] {
+        assert!(result.contains(ok), "{ok}: {result}");
+    }
+    for written in ["tools-written", "home-written", "ssh-written"] {
+        assert!(!result.contains(written), "{written}: {result}");
+    }
+    assert!(home_path.join(".cache/uv/probe").is_file());
+    assert!(!home_path.join(".local/share/uv/tools/evil").exists());
+    assert!(!home_path.join("evil").exists());
+    assert!(!home_path.join(".ssh/evil").exists());
+}
+
 #[test]
 fn a_command_tool_runs_with_its_arguments_on_stdin_and_its_output_goes_back() {
     let server = MockProvider::start(vec![
