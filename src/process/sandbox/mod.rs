@@ -244,7 +244,7 @@ impl SandboxProfile {
                 self.allow_read.push(p);
             }
         }
-        for p in program_writes(argv, &lookup, home.as_deref()) {
+        for p in program_writes(argv, &lookup, cwd, home.as_deref()) {
             if !self.allow_write.contains(&p) {
                 self.allow_write.push(p);
             }

@@ -121,17 +121,29 @@ pub fn program_reads(
 
 /// The directories a sandboxed `argv` may write besides the workspace and its temporary
 /// directory: when its program is a launcher, the launcher's download cache (see the
-/// module documentation), `env` being the child's environment and `home` the user's home
-/// directory. Each is created (mode 0700) when missing; canonical, each once, none the
-/// home directory or above it, none in a secret path.
+/// module documentation), `env` being the child's environment, `cwd` its working
+/// directory (the workspace) and `home` the user's home directory. The launcher must be
+/// found (on the child's `PATH`, or by its path) outside `cwd`: a `./npx` of the
+/// workspace is not one. Each directory is created (mode 0700) when missing; canonical,
+/// each once, none the home directory or above it, none in a secret path.
 pub fn program_writes(
     argv: &[String],
     env: &dyn Fn(&str) -> Option<OsString>,
+    cwd: &Path,
     home: Option<&Path>,
 ) -> Vec<PathBuf> {
     let (Some(program), Some(home)) = (argv.first(), home) else {
         return Vec::new();
     };
+    let outside_cwd = find_program(program, env("PATH").as_deref(), cwd)
+        .and_then(|p| p.canonicalize().ok())
+        .is_some_and(|p| {
+            let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+            !p.starts_with(cwd)
+        });
+    if !outside_cwd {
+        return Vec::new();
+    }
     let name = Path::new(program)
         .file_name()
         .and_then(OsStr::to_str)
@@ -590,6 +602,12 @@ mod tests {
 
     fn writes(t: &Tree, argv: &[&str], extra: &[(&str, PathBuf)]) -> Vec<PathBuf> {
         let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
+        let bin = t.root.join("usr/bin");
+        for name in ["uvx", "uv", "npx", "pipx", "node", "python3"] {
+            if !bin.join(name).exists() {
+                executable(&bin.join(name), "\x7fELF");
+            }
+        }
         let home = t.home.clone();
         let extra: Vec<(String, PathBuf)> = extra
             .iter()
@@ -597,12 +615,13 @@ mod tests {
             .collect();
         let env = move |name: &str| match name {
             "HOME" => Some(home.clone().into_os_string()),
+            "PATH" => Some(bin.clone().into_os_string()),
             _ => extra
                 .iter()
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.clone().into_os_string()),
         };
-        program_writes(&argv, &env, Some(&t.home))
+        program_writes(&argv, &env, &t.root.join("work"), Some(&t.home))
     }
 
     #[test]
@@ -620,6 +639,7 @@ mod tests {
         );
         // The same by an absolute path (`/home/me/.local/bin/uv tool run …`).
         let uv = t.home.join(".local/bin/uv");
+        executable(&uv, "\x7fELF");
         assert_eq!(
             writes(&t, &[uv.to_str().unwrap(), "tool", "run", "x"], &[]),
             [t.home.join(".cache/uv"), tools.join(".lock")]
@@ -643,6 +663,11 @@ mod tests {
         assert!(t.home.join(".local/share/pipx/venvs").is_dir());
         assert!(t.home.join(".local/bin").is_dir());
         assert!(!got.iter().any(|g| g.ends_with(".local/bin")), "{got:?}");
+        // A launcher of the workspace (`./npx`, or found through a `PATH` entry inside
+        // it) is not one.
+        let work = t.root.join("work");
+        executable(&work.join("npx"), "#!/bin/sh\n");
+        assert!(writes(&t, &["./npx", "x"], &[]).is_empty());
         // Anything else writes nothing more, whatever its arguments name.
         assert!(writes(&t, &["node", "uvx"], &[]).is_empty());
         assert!(writes(&t, &["python3", "-m", "uv"], &[]).is_empty());
@@ -683,7 +708,7 @@ mod tests {
         assert!(!t.home.join(".config/autostart").exists());
         // No home directory: nothing.
         let argv = vec!["uvx".to_owned()];
-        assert!(program_writes(&argv, &|_| None, None).is_empty());
+        assert!(program_writes(&argv, &|_| None, &t.root, None).is_empty());
     }
 
     #[test]
