@@ -1055,6 +1055,19 @@ struct PtyRun {
 /// `run` with stdin and stderr on a pseudo-terminal of `rows`×`columns` (stdout piped),
 /// typing `answer` and Enter each time the approval question (or a refusal) appears.
 fn run_on_pty(p: &Project, args: &[&str], rows: u16, columns: u16, answer: &str) -> PtyRun {
+    run_on_pty_typing(p, args, rows, columns, answer, None)
+}
+
+/// [`run_on_pty`], also typing `typed` into the terminal every 50 ms (at most 40 times)
+/// while the run goes on, as a user typing ahead would.
+fn run_on_pty_typing(
+    p: &Project,
+    args: &[&str],
+    rows: u16,
+    columns: u16,
+    answer: &str,
+    typed: Option<&str>,
+) -> PtyRun {
     use std::io::{Read, Write};
     use std::os::fd::{FromRawFd, OwnedFd};
     use std::sync::{Arc, Mutex};
@@ -1113,10 +1126,20 @@ fn run_on_pty(p: &Project, args: &[&str], rows: u16, columns: u16, answer: &str)
         text
     });
     let mut answered = 0;
+    let mut typed_times = 0;
+    let mut last_typed = std::time::Instant::now();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let code = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status.code();
+        }
+        if let Some(keys) = typed
+            && typed_times < 40
+            && last_typed.elapsed() >= Duration::from_millis(50)
+        {
+            writer.write_all(keys.as_bytes()).unwrap();
+            typed_times += 1;
+            last_typed = std::time::Instant::now();
         }
         let asked = {
             let text = String::from_utf8_lossy(&screen.lock().unwrap()).into_owned();
@@ -2229,6 +2252,72 @@ fn tool_result(server: &MockProvider, i: usize) -> String {
         .to_owned()
 }
 
+/// A launcher (a fake `uvx` here, no network) run as a command tool under the default
+/// sandbox may write its own download cache and the lock file of its tools directory,
+/// and nothing else of the home directory: not the tools it installed, not the home, not
+/// a secret path. Before, the cache was read-only and every `uvx` server failed to start.
+#[test]
+fn a_launcher_writes_its_own_cache_under_the_default_sandbox_and_nothing_else() {
+    let home = tempfile::tempdir().unwrap();
+    let home_path = home.path().canonicalize().unwrap();
+    fs::create_dir_all(home_path.join(".ssh")).unwrap();
+    let launchers = tempfile::tempdir().unwrap();
+    let bin = launchers.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let uvx = bin.join("uvx");
+    fs::write(
+        &uvx,
+        "#!/bin/sh
+cat > /dev/null
+         echo x > \"$HOME/.cache/uv/probe\" && echo cache-ok
+         : > \"$HOME/.local/share/uv/tools/.lock\" && echo lock-ok
+         echo x > \"$HOME/.local/share/uv/tools/evil\" && echo tools-written
+         echo x > \"$HOME/evil\" && echo home-written
+         echo x > \"$HOME/.ssh/evil\" && echo ssh-written
+         echo done
+",
+    )
+    .unwrap();
+    fs::set_permissions(&uvx, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call("call_1", "fetch", "{}")),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new(
+        "deepseek",
+        &server,
+        "commands:\n  fetch:\n    description: Run a package.\n    parameters: {type: object, properties: {}}\n    run: [uvx, some-package]\n    readOnly: true\n    timeout: 20s\n",
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = p
+        .command(&["run", "agent", "Fetch."])
+        .env("HOME", &home_path)
+        .env("PATH", path)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("UV_CACHE_DIR")
+        .env_remove("UV_TOOL_DIR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let result = tool_result(&server, 1);
+    for ok in ["cache-ok", "lock-ok", "done"] {
+        assert!(result.contains(ok), "{ok}: {result}");
+    }
+    for written in ["tools-written", "home-written", "ssh-written"] {
+        assert!(!result.contains(written), "{written}: {result}");
+    }
+    assert!(home_path.join(".cache/uv/probe").is_file());
+    assert!(!home_path.join(".local/share/uv/tools/evil").exists());
+    assert!(!home_path.join("evil").exists());
+    assert!(!home_path.join(".ssh/evil").exists());
+}
+
 #[test]
 fn a_command_tool_runs_with_its_arguments_on_stdin_and_its_output_goes_back() {
     let server = MockProvider::start(vec![
@@ -2977,6 +3066,67 @@ fn a_command_cannot_reach_the_terminal_run_is_on() {
     assert!(!run.stdout.contains("read /dev"), "{}", run.stdout);
     assert!(!run.screen.contains("FAKE-PROMPT"), "{:?}", run.screen);
     assert!(!run.screen.contains("\u{1b}]52"), "{:?}", run.screen);
+}
+
+/// Issue 27, the whole run on a terminal: a command the model asks for tries to read
+/// what the user types ahead (its standard input, `/dev/tty`) while the user types, and
+/// writes raw bytes (an OSC 52 clipboard write, a screen clear, a carriage return and a
+/// fake prompt) as its output. It gets none of the keystrokes (its standard input is
+/// `/dev/null`, `/dev/tty` is closed to it), and no raw byte of its output reaches the
+/// terminal: `run` shows a result as its line count (a failed call's first line, escaped).
+#[test]
+fn on_a_terminal_a_command_reads_no_keystroke_and_its_raw_bytes_are_shown_escaped() {
+    let command = "sleep 0.5; read -r -t 2 line; echo \"stdin=[$line]\"; \
+         timeout 2 cat /dev/tty; echo \"tty=$?\"; \
+         printf 'A\\033]52;c;cHduZWQ=\\007B\\033[2JC\\rFAKE-PROMPT$ \\033[8mD'; echo; echo done";
+    // The same from a command that exits non-zero.
+    let failing = "printf '\\033]52;c;cHduZWQ=\\007\\033[2J\\rFAKE-ERROR$ '; exit 3";
+    let server = MockProvider::start(vec![
+        bash_call(command, 30),
+        bash_call(failing, 30),
+        Reply::json(mock::openai_text("ok")),
+    ]);
+    let p = Project::new("deepseek", &server, "");
+    let run = run_on_pty_typing(
+        &p,
+        &["run", "agent", "Do it.", "--yes"],
+        24,
+        80,
+        "y",
+        Some("typed-secret\n"),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.screen);
+    // The user did type (the terminal echoes it), the command saw none of it.
+    assert!(run.screen.contains("typed-secret"), "{:?}", run.screen);
+    let result = tool_result(&server, 1);
+    assert!(result.contains("stdin=[]"), "{result}");
+    assert!(result.contains("done"), "{result}");
+    assert!(!result.contains("typed-secret"), "{result}");
+    // Its raw bytes went back to the model exactly, and to the terminal escaped.
+    assert!(result.contains("A\u{1b}]52;c;cHduZWQ=\u{7}B"), "{result:?}");
+    for raw in [
+        "\u{1b}]52",
+        "\u{1b}[2J",
+        "\u{7}",
+        "\u{1b}[8m",
+        "\rFAKE-PROMPT",
+    ] {
+        assert!(
+            !run.screen.contains(raw),
+            "{raw:?} reached the terminal: {:?}",
+            run.screen
+        );
+    }
+    let last = server.requests()[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
+    assert!(last.contains("exit code: 3"), "{last}");
+    assert!(last.contains("\\rFAKE-ERROR$ "), "{last}");
+    assert_eq!(run.stdout, "ok\n");
 }
 
 const RULES: &str = "permissions:\n  deny: [\"bash(git push *)\", \"write_file(path=.github/**)\"]\n  allow: [\"bash(touch *)\"]\n";

@@ -238,7 +238,11 @@ fn every_method_answers_and_nothing_crashes_the_server() {
     let uri = client.open(&path, child);
     let list = client.diagnostics(&uri);
     let codes: BTreeSet<&str> = list.iter().map(|d| d["code"].as_str().unwrap()).collect();
-    assert_eq!(codes, BTreeSet::from(["P0036", "P0038", "P0103"]), "{list:?}");
+    assert_eq!(
+        codes,
+        BTreeSet::from(["P0036", "P0038", "P0103"]),
+        "{list:?}"
+    );
     let unknown = list.iter().find(|d| d["code"] == "P0103").unwrap();
     assert_eq!(
         unknown["range"]["start"],

@@ -187,8 +187,18 @@ for name, req in [(\"TIOCSTI\", 0x5412), (\"TIOCLINUX\", 0x541C), (\"TIOCSCTTY\"
 '",
     )
     .await;
-    for name in ["TIOCSTI", "TIOCLINUX", "TIOCSCTTY", "TIOCSPGRP", "TIOCSETD"] {
+    for name in ["TIOCSTI", "TIOCLINUX", "TIOCSETD"] {
         assert!(out.contains(&format!("{name} EPERM")), "{name}: {out}");
+    }
+    // Taking a terminal as the controlling one, and its foreground: allowed only with a
+    // devpts instance of its own, where every terminal it can reach is one it made.
+    let ctty = if own_mount_namespaces() {
+        "EBADF"
+    } else {
+        "EPERM"
+    };
+    for name in ["TIOCSCTTY", "TIOCSPGRP"] {
+        assert!(out.contains(&format!("{name} {ctty}")), "{name}: {out}");
     }
     assert!(out.contains("TIOCGWINSZ EBADF"), "{out}");
 }
@@ -292,5 +302,67 @@ async fn the_workspaces_own_rules_cannot_be_rewritten_but_its_root_stays_writabl
         assert!(!out.contains("committed"), "{containment}: {out}");
         assert!(out.contains("tracked.txt"), "{containment}: {out}");
         let _ = std::fs::remove_file(ws.ws.join("evil"));
+    }
+}
+
+/// Can this host give a program a mount namespace of its own (as root, or through an
+/// unprivileged user namespace)? Where it cannot, the sandbox keeps `/dev/pts` closed.
+fn own_mount_namespaces() -> bool {
+    // SAFETY: geteuid(2) cannot fail.
+    let args: &[&str] = if unsafe { libc::geteuid() } == 0 {
+        &["-m", "true"]
+    } else {
+        &["-Urm", "true"]
+    };
+    std::process::Command::new("unshare")
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A sandboxed command that needs a terminal of its own gets one (a private devpts
+/// instance): `openpty` (`TIOCGPTPEER`, then `ttyname`), `script`, `pty.fork` (which makes
+/// the new terminal its child's controlling one with `TIOCSCTTY`), while the user's
+/// terminals stay out of its sight and reach. Before, each failed with `EACCES`.
+#[tokio::test]
+async fn a_sandboxed_command_gets_terminals_of_its_own_but_never_the_users() {
+    let ws = ToolWorkspace::empty();
+    let user = open_pty();
+    let own = own_mount_namespaces();
+    let command = format!(
+        "python3 -c 'import os; m,s=os.openpty(); os.write(s,b\"x\"); print(\"openpty\", os.ttyname(s), os.read(m,1))' 2>&1; \
+         script -qec 'tty; echo in-script' /dev/null 2>&1; \
+         python3 -c 'import pty,os\npid,fd=pty.fork()\nif pid==0: print(\"forked\", os.ttyname(0))\nelse: print(os.read(fd,100).decode().strip()); os.waitpid(pid,0)' 2>&1; \
+         echo \"pts=$(ls /dev/pts 2>&1 | tr '\\n' ' ')\"; \
+         printf 'FAKE-PROMPT$ \\033]52;c;cHduZWQ=\\a' > {p} && echo wrote-pts; \
+         echo x > /dev/tty && echo wrote-tty; echo done",
+        p = user.path
+    );
+    for mode in [SandboxMode::ReadOnly, SandboxMode::WorkspaceWrite] {
+        for containment in containments() {
+            let ctx = sandboxed(&ws, mode).with_containment(containment);
+            let out = sh(&ctx, &command).await;
+            let at = format!("{mode} {containment}: {out}");
+            assert!(out.contains("done"), "{at}");
+            if own {
+                assert!(out.contains("openpty /dev/pts/0 b'x'"), "{at}");
+                assert!(out.contains("/dev/pts/0\r\nin-script"), "{at}");
+                assert!(out.contains("forked /dev/pts/0"), "{at}");
+                // Only its own instance: none of the user's terminals is listed.
+                assert!(out.contains("pts=ptmx \n"), "{at}");
+            } else {
+                assert!(!out.contains("in-script"), "{at}");
+                assert!(out.contains("Permission denied"), "{at}");
+            }
+            assert!(!out.contains("wrote-pts"), "{at}");
+            assert!(!out.contains("wrote-tty"), "{at}");
+            let arrived = pending(&user.master);
+            assert!(
+                arrived.is_empty(),
+                "{mode} {containment}: {:?}",
+                String::from_utf8_lossy(&arrived)
+            );
+        }
     }
 }

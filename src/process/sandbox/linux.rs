@@ -56,39 +56,60 @@ fn abi_of(version: i32) -> ABI {
 /// Everything the child needs, prepared in the agent.
 pub(super) struct Prepared {
     ruleset: OwnedFd,
-    /// The seccomp programs, installed in order.
-    filters: Vec<Box<[libc::sock_filter]>>,
-    /// Their `sock_fprog` headers (pointing into `filters`, which never move: boxed).
+    /// The seccomp programs, installed in order (built once per process: they depend only
+    /// on the architecture and the network flag).
+    filters: &'static [Box<[libc::sock_filter]>],
+    /// Their `sock_fprog` headers (pointing into `filters`, which never move: static).
     progs: Box<[libc::sock_fprog]>,
+    /// The same programs for a program that has a private devpts instance: `TIOCSCTTY`
+    /// and `TIOCSPGRP` allowed (see [`Namespace`]).
+    progs_own_pty: Box<[libc::sock_fprog]>,
     temp: TempDir,
-    /// The workspace's own rules, made read-only for the program (`workspace-write`).
-    protect: Option<Box<Protect>>,
+    /// The program's own mount namespace: a private devpts instance, and the workspace's
+    /// own rules made read-only (`workspace-write`).
+    namespace: Option<Box<Namespace>>,
 }
 
-/// The paths of the workspace that hold the next run's rules (`.git`, `.agent-presets`,
-/// `presets.lock`, the agent-presets configuration directory when it lies inside), which
-/// the program sees through read-only bind mounts in a mount namespace of its own: it can
-/// neither write, create, remove nor rename anything there, nor replace or remove the
-/// paths themselves (they are mount points), while the rest of the workspace, its root
-/// included, stays writable. Landlock alone cannot do this: a right granted on the root
-/// covers everything beneath it.
-struct Protect {
-    /// Absolute, canonical, inside the workspace, existing when prepared.
+/// The program's own mount namespace (with a user namespace mapping the user to itself
+/// when the agent is not root), set up in the forked child before `exec`:
+///
+/// - A private devpts instance on `/dev/pts` (`newinstance`): the program can make
+///   pseudo-terminals of its own (`openpty`, `script`, `pexpect`) and open their slaves by
+///   path or with `TIOCGPTPEER`, while the user's terminals, the host's devpts instance
+///   beneath that mount, stay out of its sight. The Landlock rule for `/dev/pts` is added
+///   in the child, on the new instance's root (opened after the mount), so it covers only
+///   the program's own terminals; where the mount fails there is no such rule and
+///   `/dev/pts` stays closed, as before.
+/// - The paths of the workspace that hold the next run's rules (`.git`, `.agent-presets`,
+///   `presets.lock`, the agent-presets configuration directory when it lies inside), which
+///   the program sees through read-only bind mounts: it can neither write, create, remove
+///   nor rename anything there, nor replace or remove the paths themselves (they are mount
+///   points), while the rest of the workspace, its root included, stays writable. Landlock
+///   alone cannot do this: a right granted on the root covers everything beneath it.
+struct Namespace {
+    /// Absolute, canonical, inside the workspace, existing when prepared (none under
+    /// `read-only`).
     paths: Vec<std::ffi::CString>,
+    /// The Landlock rights on the private devpts instance (`landlock_path_beneath_attr`'s
+    /// `allowed_access`).
+    pts_access: u64,
     /// For an agent that is not root: the contents of `uid_map` and `gid_map` of the user
     /// namespace the mount namespace needs (the same ids, mapped to themselves).
     maps: Option<(std::ffi::CString, std::ffi::CString)>,
 }
 
-/// The names in the workspace root that are protected (see [`Protect`]).
+/// The names in the workspace root that are protected (see [`Namespace`]).
 pub(super) const PROTECTED: [&str; 3] = [".git", ".agent-presets", "presets.lock"];
 
-impl Protect {
-    fn of(workspace: &Path) -> Option<Box<Protect>> {
+impl Namespace {
+    fn of(mode: SandboxMode, workspace: &Path, pts_access: u64) -> Box<Namespace> {
         use std::os::unix::ffi::OsStrExt;
-        let mut candidates: Vec<PathBuf> = PROTECTED.iter().map(|n| workspace.join(n)).collect();
-        if let Some(config) = dirs::config_dir() {
-            candidates.push(config.join("agent-presets"));
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        if mode == SandboxMode::WorkspaceWrite {
+            candidates.extend(PROTECTED.iter().map(|n| workspace.join(n)));
+            if let Some(config) = dirs::config_dir() {
+                candidates.push(config.join("agent-presets"));
+            }
         }
         let mut paths: Vec<std::ffi::CString> = Vec::new();
         for candidate in candidates {
@@ -104,24 +125,22 @@ impl Protect {
                 paths.push(c);
             }
         }
-        if paths.is_empty() {
-            return None;
-        }
         // SAFETY: geteuid(2), getuid(2) and getgid(2) cannot fail.
         let (euid, uid, gid) = unsafe { (libc::geteuid(), libc::getuid(), libc::getgid()) };
         let maps = (euid != 0).then(|| {
             let map = |id: u32| std::ffi::CString::new(format!("{id} {id} 1\n")).ok();
             map(uid).zip(map(gid))
         });
-        Some(Box::new(Protect {
+        Box::new(Namespace {
             paths,
+            pts_access,
             maps: maps.flatten(),
-        }))
+        })
     }
 }
 
-// SAFETY: `progs` holds pointers into `filters`, owned by the same value and never
-// mutated after construction; sharing them across threads is sharing read-only data.
+// SAFETY: `progs` and `progs_own_pty` hold pointers into static programs, never mutated
+// after construction; sharing them across threads is sharing read-only data.
 unsafe impl Send for Prepared {}
 // SAFETY: as above.
 unsafe impl Sync for Prepared {}
@@ -161,25 +180,30 @@ impl Prepared {
         let temp = TempDir::create().map_err(|e| setup("a private temporary directory", &e))?;
         let ruleset = ruleset(profile, workspace, temp.path(), abi_of(version))
             .map_err(|e| setup("the Landlock ruleset", &e))?;
-        let filters =
-            filters(arch, profile.network()).map_err(|e| setup("the seccomp filter", &e))?;
-        let protect = match mode {
-            SandboxMode::WorkspaceWrite => Protect::of(workspace),
-            _ => None,
+        let filters = cached_filters(arch, profile.network(), false)
+            .map_err(|e| setup("the seccomp filter", &e))?;
+        let filters_own_pty = cached_filters(arch, profile.network(), true)
+            .map_err(|e| setup("the seccomp filter", &e))?;
+        let pts_access =
+            (AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::ReadDir | AccessFs::IoctlDev)
+                & AccessFs::from_all(abi_of(version));
+        let namespace = Some(Namespace::of(mode, workspace, pts_access.bits()));
+        let headers = |filters: &'static [Box<[libc::sock_filter]>]| {
+            filters
+                .iter()
+                .map(|f| libc::sock_fprog {
+                    len: u16::try_from(f.len()).unwrap_or(u16::MAX),
+                    filter: f.as_ptr().cast_mut(),
+                })
+                .collect()
         };
-        let progs = filters
-            .iter()
-            .map(|f| libc::sock_fprog {
-                len: u16::try_from(f.len()).unwrap_or(u16::MAX),
-                filter: f.as_ptr().cast_mut(),
-            })
-            .collect();
         Ok(Prepared {
             ruleset,
             filters,
-            progs,
+            progs: headers(filters),
+            progs_own_pty: headers(filters_own_pty),
             temp,
-            protect,
+            namespace,
         })
     }
 
@@ -190,34 +214,46 @@ impl Prepared {
     pub(super) fn register(&self, command: &mut tokio::process::Command) {
         let ruleset = self.ruleset.as_raw_fd();
         let progs = self.progs.as_ptr() as usize;
+        let progs_own_pty = self.progs_own_pty.as_ptr() as usize;
         let count = self.progs.len();
         debug_assert_eq!(count, self.filters.len());
-        let protect = self
-            .protect
+        debug_assert_eq!(count, self.progs_own_pty.len());
+        let namespace = self
+            .namespace
             .as_deref()
             .map_or(0, |p| std::ptr::from_ref(p) as usize);
-        // SAFETY: the closure runs in the forked child before exec; `enter` only makes
-        // system calls (prctl, landlock_restrict_self, seccomp) on a descriptor and
-        // programs that `self` owns, which outlives the spawn (the caller holds it while
-        // spawning); it allocates nothing and takes no lock.
+        // SAFETY: the closure runs in the forked child before exec; `own_namespace` and
+        // `enter` only make system calls (unshare, mount, open, landlock_add_rule, prctl,
+        // landlock_restrict_self, seccomp) on a descriptor, strings and programs that
+        // `self` owns, which outlives the spawn (the caller holds it while spawning); they
+        // allocate nothing and take no lock.
         unsafe {
             command.pre_exec(move || {
-                if protect != 0 {
-                    protect_paths(&*(protect as *const Protect));
-                }
+                let own_pty =
+                    namespace != 0 && own_namespace(&*(namespace as *const Namespace), ruleset);
+                let progs = if own_pty { progs_own_pty } else { progs };
                 enter(ruleset, progs as *const libc::sock_fprog, count)
             });
         }
     }
 }
 
-/// In the forked child: a mount namespace of its own in which the protected paths are
-/// read-only bind mounts (see [`Protect`]). Only system calls on memory `protect` owns.
-/// Best effort: where the kernel refuses the namespace (no unprivileged user namespaces),
-/// the paths stay as writable as the rest of the workspace.
+/// In the forked child: a mount namespace of its own with a private devpts instance on
+/// `/dev/pts`, made reachable by a rule added to `ruleset`, and the protected paths
+/// as read-only bind mounts (see [`Namespace`]). Only system calls on memory `ns`
+/// owns. Best effort: where the kernel refuses the namespace (no unprivileged user
+/// namespaces), `/dev/pts` stays closed and the paths stay as writable as the rest of the
+/// workspace. True when the program has its own devpts instance (and the rule for it).
 ///
-/// SAFETY (for callers): to be called in a freshly forked child only.
-unsafe fn protect_paths(protect: &Protect) {
+/// SAFETY (for callers): to be called in a freshly forked child only, with `ruleset` the
+/// Landlock ruleset of this command alone (prepared for it, not yet enforced).
+unsafe fn own_namespace(ns: &Namespace, ruleset: RawFd) -> bool {
+    /// `struct landlock_path_beneath_attr` (packed).
+    #[repr(C, packed)]
+    struct PathBeneathAttr {
+        allowed_access: u64,
+        parent_fd: i32,
+    }
     /// `struct mount_attr` of mount_setattr(2).
     #[repr(C)]
     struct MountAttr {
@@ -228,16 +264,16 @@ unsafe fn protect_paths(protect: &Protect) {
     }
     const MOUNT_ATTR_RDONLY: u64 = 0x1;
     // SAFETY: unshare, open, write, close, mount and mount_setattr read only the
-    // NUL-terminated strings and the struct given, all owned by `protect` or this frame.
+    // NUL-terminated strings and the struct given, all owned by `ns` or this frame.
     unsafe {
-        let flags = match protect.maps {
+        let flags = match ns.maps {
             Some(_) => libc::CLONE_NEWUSER | libc::CLONE_NEWNS,
             None => libc::CLONE_NEWNS,
         };
         if libc::unshare(flags) != 0 {
-            return;
+            return false;
         }
-        if let Some((uid_map, gid_map)) = &protect.maps {
+        if let Some((uid_map, gid_map)) = &ns.maps {
             let write = |path: &std::ffi::CStr, text: &[u8]| {
                 let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
                 if fd >= 0 {
@@ -258,7 +294,39 @@ unsafe fn protect_paths(protect: &Protect) {
             std::ptr::null(),
         ) != 0
         {
-            return;
+            return false;
+        }
+        // A devpts instance of its own over the host's (every devpts mount outside the
+        // initial namespace is a new instance; `newinstance` says so everywhere). Its
+        // `ptmx` is usable (`ptmxmode`), and `/dev/ptmx` opens it: the kernel takes the
+        // `pts` beside `/dev/ptmx`, mounts followed.
+        let mut own_pty = false;
+        if libc::mount(
+            c"devpts".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        ) == 0
+        {
+            let fd = libc::open(
+                c"/dev/pts".as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            );
+            if fd >= 0 {
+                let rule = PathBeneathAttr {
+                    allowed_access: ns.pts_access,
+                    parent_fd: fd,
+                };
+                own_pty = libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    ruleset,
+                    1u32, /* LANDLOCK_RULE_PATH_BENEATH */
+                    &raw const rule,
+                    0u32,
+                ) == 0;
+                libc::close(fd);
+            }
         }
         let attr = MountAttr {
             attr_set: MOUNT_ATTR_RDONLY,
@@ -266,7 +334,7 @@ unsafe fn protect_paths(protect: &Protect) {
             propagation: 0,
             userns_fd: 0,
         };
-        for path in &protect.paths {
+        for path in &ns.paths {
             if libc::mount(
                 path.as_ptr(),
                 path.as_ptr(),
@@ -285,6 +353,7 @@ unsafe fn protect_paths(protect: &Protect) {
                 );
             }
         }
+        own_pty
     }
 }
 
@@ -337,11 +406,37 @@ unsafe fn enter(ruleset: RawFd, progs: *const libc::sock_fprog, count: usize) ->
 pub(super) const DEV_RW: [&str; 4] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/ptmx"];
 
 /// The terminal ioctls refused in a sandbox: `TIOCSTI` (push a keystroke into a terminal's
-/// input), `TIOCLINUX` (the same and more on a virtual console), `TIOCSCTTY` (take a
-/// terminal as the controlling one), `TIOCSPGRP` (make a group the terminal's foreground,
-/// to read what the user types), `TIOCSETD` (change the line discipline). The numbers are
+/// input), `TIOCLINUX` (the same and more on a virtual console), `TIOCSETD` (change the
+/// line discipline), and, unless the program has a devpts instance of its own,
+/// `TIOCSCTTY` (take a terminal as the controlling one) and `TIOCSPGRP` (make a group the
+/// terminal's foreground, to read what the user types): [`CTTY_IOCTLS`]. The numbers are
 /// the same on x86_64, aarch64 and riscv64 (the generic ones).
-pub(super) const REFUSED_IOCTLS: [u64; 5] = [0x5412, 0x541C, 0x540E, 0x5410, 0x5423];
+pub(super) const REFUSED_IOCTLS: [u64; 3] = [0x5412, 0x541C, 0x5423];
+
+/// `TIOCSCTTY` and `TIOCSPGRP`: refused unless the program has its own devpts instance.
+/// With one, every terminal the program can reach is one it made (the user's are neither
+/// in its paths nor among its descriptors: its standard ones are pipes or `/dev/null`, the
+/// others close on exec), and `forkpty`, `pty.spawn`, `pexpect` and `script` need them to
+/// make such a terminal the controlling one of the session they start. Stealing a
+/// terminal that is another session's (`TIOCSCTTY` with 1) needs `CAP_SYS_ADMIN`, which a
+/// sandboxed program never has.
+pub(super) const CTTY_IOCTLS: [u64; 2] = [0x540E, 0x5410];
+
+/// The seccomp programs of [`filters`], built once per process for each of the four
+/// combinations (the architecture is the build's).
+fn cached_filters(
+    arch: TargetArch,
+    network: bool,
+    own_pty: bool,
+) -> Result<&'static [Box<[libc::sock_filter]>], String> {
+    type Programs = Result<Vec<Box<[libc::sock_filter]>>, String>;
+    static CACHE: [std::sync::OnceLock<Programs>; 4] = [const { std::sync::OnceLock::new() }; 4];
+    let slot = &CACHE[usize::from(network) * 2 + usize::from(own_pty)];
+    slot.get_or_init(|| filters(arch, network, own_pty).map_err(|e| e.to_string()))
+        .as_ref()
+        .map(Vec::as_slice)
+        .map_err(Clone::clone)
+}
 
 /// The Landlock ruleset of `profile`.
 fn ruleset(
@@ -384,6 +479,12 @@ fn ruleset(
     for p in super::tree_minus(workspace, &denied) {
         rules.push((p, workspace_access));
     }
+    // A launcher's own download cache (`read-only` has none).
+    for p in profile.allow_write() {
+        for p in super::tree_minus(p, &denied) {
+            rules.push((p, all));
+        }
+    }
     rules.push((temp.to_path_buf(), all));
     let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
     // Not `/dev/tty` (the agent's terminal, the user's) nor `/dev/pts` (every terminal of
@@ -417,11 +518,13 @@ fn ruleset(
     fd.ok_or_else(|| "the kernel gave no ruleset".into())
 }
 
-/// The seccomp programs (`socket` refused unless `network`): refusals with EPERM, and `clone3` with ENOSYS (so libc falls
+/// The seccomp programs (`socket` refused unless `network`; `TIOCSCTTY` and `TIOCSPGRP`
+/// unless `own_pty`): refusals with EPERM, and `clone3` with ENOSYS (so libc falls
 /// back to `clone`, whose flags a filter can read).
 fn filters(
     arch: TargetArch,
     network: bool,
+    own_pty: bool,
 ) -> Result<Vec<Box<[libc::sock_filter]>>, seccompiler::Error> {
     let mut denied: Vec<i64> = vec![
         libc::SYS_ptrace,
@@ -508,7 +611,11 @@ fn filters(
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_clone, clone_rules);
     // Taking or injecting into a terminal.
-    let ioctl_rules = REFUSED_IOCTLS
+    let mut refused_ioctls: Vec<u64> = REFUSED_IOCTLS.to_vec();
+    if !own_pty {
+        refused_ioctls.extend(CTTY_IOCTLS);
+    }
+    let ioctl_rules = refused_ioctls
         .iter()
         .map(|&request| {
             SeccompRule::new(vec![SeccompCondition::new(

@@ -37,7 +37,7 @@ mod linux;
 mod program;
 #[cfg(target_os = "linux")]
 pub(crate) use linux::process_gone;
-pub use program::{find_program, program_reads, resolve_program, script_arguments};
+pub use program::{find_program, program_reads, program_writes, resolve_program, script_arguments};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -175,6 +175,9 @@ pub const ETC_DENIED: &[&str] = &[
 pub struct SandboxProfile {
     mode: SandboxMode,
     allow_read: Vec<PathBuf>,
+    /// Directories writable besides the workspace: a launcher's download cache
+    /// ([`program_writes`]).
+    allow_write: Vec<PathBuf>,
     /// The home directory whose secrets are denied and toolchains derived; `$HOME` when
     /// `None`.
     home: Option<PathBuf>,
@@ -190,6 +193,7 @@ impl SandboxProfile {
         SandboxProfile {
             mode,
             allow_read: Vec::new(),
+            allow_write: Vec::new(),
             home: None,
             network: false,
             simulate_no_landlock: false,
@@ -218,7 +222,9 @@ impl SandboxProfile {
     /// virtualenv's Python, a script argument, a launcher's package cache), `env` being
     /// the child's environment (its `PATH` finds the program) and `cwd` its working
     /// directory. Added to [`allow_read`](Self::allow_read); the secret paths stay
-    /// unreadable. Nothing for `full-access`.
+    /// unreadable. A launcher (`uvx`, `npx`, `pipx`) may also write its own download
+    /// cache ([`program_writes`], [`allow_write`](Self::allow_write); not under
+    /// `read-only`). Nothing for `full-access`.
     pub fn with_program<K, V>(mut self, argv: &[String], env: &[(K, V)], cwd: &Path) -> Self
     where
         K: AsRef<std::ffi::OsStr>,
@@ -238,7 +244,22 @@ impl SandboxProfile {
                 self.allow_read.push(p);
             }
         }
+        for p in program_writes(argv, &lookup, cwd, home.as_deref()) {
+            if !self.allow_write.contains(&p) {
+                self.allow_write.push(p);
+            }
+        }
         self
+    }
+
+    /// The directories writable besides the workspace and the temporary directory: the
+    /// download cache of a launcher that is the program ([`program_writes`], added by
+    /// [`with_program`](Self::with_program)). Never under `read-only`.
+    pub fn allow_write(&self) -> &[PathBuf] {
+        match self.mode {
+            SandboxMode::ReadOnly => &[],
+            _ => &self.allow_write,
+        }
     }
 
     /// The same profile letting commands open Internet sockets (TCP, UDP: `AF_INET`,

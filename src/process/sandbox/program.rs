@@ -19,6 +19,15 @@
 //!   `~/.local/share/uv`; `npx`/`npm`: `~/.npm`; `pipx`: `~/.local/share/pipx` and
 //!   `~/.cache/pipx`; each as its own environment variable moves it), read only.
 //!
+//! And what it may write ([`program_writes`]): when the program itself is a launcher
+//! (`uvx`, `uv`, `npx`, `npm`, `pipx`, by its name), that launcher's own download cache
+//! (`~/.cache/uv`, and the lock file of uv's tools directory; `~/.npm`; `~/.cache/pipx`,
+//! `~/.cache/pip`, pipx's `shared` libraries, its `py` cache, its log directory
+//! `~/.local/state/pipx/log` and uv's cache, which it uses), created when missing. Never what it installs for the user to run (`uv tool`'s
+//! and pipx's `venvs`, `~/.local/bin`, uv's Pythons), never the home directory, never a
+//! secret path; a variable that moves a cache counts only when the agent's own
+//! environment says the same (a preset's `env` cannot point the write elsewhere).
+//!
 //! Never `/`, the home directory or a directory above it (a program directly in `~` gets
 //! only its own file), and never a secret path ([`super::SECRET_PATHS`]): a candidate in
 //! one is dropped, and the profile opens a directory holding one minus it.
@@ -110,8 +119,157 @@ pub fn program_reads(
     reads.finish()
 }
 
-/// The package caches a launcher runs programs from (read only: a warm cache works, a
-/// download does not land there).
+/// The directories a sandboxed `argv` may write besides the workspace and its temporary
+/// directory: when its program is a launcher, the launcher's download cache (see the
+/// module documentation), `env` being the child's environment, `cwd` its working
+/// directory (the workspace) and `home` the user's home directory. The launcher must be
+/// found (on the child's `PATH`, or by its path) outside `cwd`: a `./npx` of the
+/// workspace is not one. Each directory is created (mode 0700) when missing; canonical,
+/// each once, none the home directory or above it, none in a secret path.
+pub fn program_writes(
+    argv: &[String],
+    env: &dyn Fn(&str) -> Option<OsString>,
+    cwd: &Path,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
+    let (Some(program), Some(home)) = (argv.first(), home) else {
+        return Vec::new();
+    };
+    let outside_cwd = find_program(program, env("PATH").as_deref(), cwd)
+        .and_then(|p| p.canonicalize().ok())
+        .is_some_and(|p| {
+            let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+            !p.starts_with(cwd)
+        });
+    if !outside_cwd {
+        return Vec::new();
+    }
+    let name = Path::new(program)
+        .file_name()
+        .and_then(OsStr::to_str)
+        .unwrap_or_default();
+    // Only a value the agent's own environment has too (the user's): a preset's `env`
+    // cannot move where the write goes.
+    let agreed = |n: &str| env(n).filter(|v| std::env::var_os(n).as_ref() == Some(v));
+    let mut reads = Reads::new(Some(home));
+    let Some(home) = reads.home.clone() else {
+        return Vec::new();
+    };
+    let (dirs, lock_files) = launcher_write_caches(name, &agreed, &home);
+    let allowed = |p: &Path, reads: &Reads| {
+        p.is_absolute()
+            && (p.starts_with(&home) || p.exists())
+            && !reads.denied.iter().any(|d| p.starts_with(d))
+            && !home.starts_with(p)
+    };
+    for dir in dirs {
+        if allowed(&dir, &reads) && create_dir(&dir) {
+            reads.add(&dir);
+        }
+    }
+    // Lock files in a directory that stays read-only (uv's tools directory: what `uv
+    // tool install` put there runs unconfined later): each made here as the launcher
+    // would make it, with its `.gitignore`, and writable alone.
+    for (dir, files) in lock_files {
+        if !allowed(&dir, &reads) || !create_dir(&dir) {
+            continue;
+        }
+        for (file, text, writable) in files {
+            let path = dir.join(file);
+            let made = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+            let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+            if (made.is_ok() || regular) && writable {
+                reads.add(&path);
+            }
+        }
+    }
+    reads.finish()
+}
+
+/// `dir` and its parents, made (mode 0700) when missing; is it a directory now?
+fn create_dir(dir: &Path) -> bool {
+    if !dir.exists() {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        let _ = builder.create(dir);
+    }
+    dir.is_dir()
+}
+
+/// A directory to make that stays read-only, and the files to make in it: name, text,
+/// writable.
+type LockFiles = Vec<(PathBuf, Vec<(&'static str, &'static str, bool)>)>;
+
+/// The download caches a launcher writes when it runs a package, and the lock files it
+/// takes elsewhere (see [`program_writes`]).
+fn launcher_write_caches(
+    name: &str,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    home: &Path,
+) -> (Vec<PathBuf>, LockFiles) {
+    let var = |n: &str| env(n).map(PathBuf::from).filter(|p| p.is_absolute());
+    let cache = var("XDG_CACHE_HOME").unwrap_or_else(|| home.join(".cache"));
+    let data = var("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
+    match name {
+        // `uvx` (`uv tool run`) takes `.lock` in the tools directory, writing its
+        // `.gitignore` first when missing.
+        "uv" | "uvx" => (
+            vec![var("UV_CACHE_DIR").unwrap_or_else(|| cache.join("uv"))],
+            vec![(
+                var("UV_TOOL_DIR").unwrap_or_else(|| data.join("uv/tools")),
+                vec![(".gitignore", "*", false), (".lock", "", true)],
+            )],
+        ),
+        "npx" | "npm" => (
+            vec![
+                var("npm_config_cache")
+                    .or_else(|| var("NPM_CONFIG_CACHE"))
+                    .unwrap_or_else(|| home.join(".npm")),
+            ],
+            Vec::new(),
+        ),
+        "pipx" => {
+            let pipx_home = var("PIPX_HOME").unwrap_or_else(|| data.join("pipx"));
+            let state = var("XDG_STATE_HOME").unwrap_or_else(|| home.join(".local/state"));
+            (
+                vec![
+                    cache.join("pipx"),
+                    cache.join("pip"),
+                    var("PIPX_SHARED_LIBS").unwrap_or_else(|| pipx_home.join("shared")),
+                    state.join("pipx/log"),
+                    // Its cache of standalone Pythons.
+                    pipx_home.join("py"),
+                    // pipx uses uv, where installed, to make its environments.
+                    var("UV_CACHE_DIR").unwrap_or_else(|| cache.join("uv")),
+                ],
+                // pipx makes these at every start (even for `pipx run`), failing when it
+                // cannot: made here, they stay read-only (what pipx installs runs
+                // unconfined later).
+                vec![
+                    (pipx_home.clone(), vec![(".shared.lock", "", true)]),
+                    (pipx_home.join("venvs"), Vec::new()),
+                    (
+                        var("PIPX_BIN_DIR").unwrap_or_else(|| home.join(".local/bin")),
+                        Vec::new(),
+                    ),
+                    (
+                        var("PIPX_MAN_DIR").unwrap_or_else(|| data.join("man")),
+                        Vec::new(),
+                    ),
+                ],
+            )
+        }
+        _ => (Vec::new(), Vec::new()),
+    }
+}
+
+/// The package caches a launcher runs programs from (read only here: what it may write of
+/// them is [`program_writes`]'s).
 fn launcher_caches(
     name: &str,
     env: &dyn Fn(&str) -> Option<OsString>,
@@ -440,6 +598,117 @@ mod tests {
         assert!(got.contains(&loose), "{got:?}");
         assert!(got.contains(&t.root.join("opt/py")), "{got:?}");
         assert_never_home_or_secret(&t, &got);
+    }
+
+    fn writes(t: &Tree, argv: &[&str], extra: &[(&str, PathBuf)]) -> Vec<PathBuf> {
+        let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
+        let bin = t.root.join("usr/bin");
+        for name in ["uvx", "uv", "npx", "pipx", "node", "python3"] {
+            if !bin.join(name).exists() {
+                executable(&bin.join(name), "\x7fELF");
+            }
+        }
+        let home = t.home.clone();
+        let extra: Vec<(String, PathBuf)> = extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect();
+        let env = move |name: &str| match name {
+            "HOME" => Some(home.clone().into_os_string()),
+            "PATH" => Some(bin.clone().into_os_string()),
+            _ => extra
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone().into_os_string()),
+        };
+        program_writes(&argv, &env, &t.root.join("work"), Some(&t.home))
+    }
+
+    #[test]
+    fn a_launcher_writes_its_own_download_cache_and_nothing_it_installs() {
+        let t = tree();
+        // uvx: its cache, created when missing, and the lock file of its tools directory
+        // (made with its `.gitignore`, as uv makes them); not its tools or Pythons.
+        let tools = t.home.join(".local/share/uv/tools");
+        let got = writes(&t, &["uvx", "mcp-server-time"], &[]);
+        assert_eq!(got, [t.home.join(".cache/uv"), tools.join(".lock")]);
+        assert!(t.home.join(".cache/uv").is_dir());
+        assert_eq!(
+            std::fs::read_to_string(tools.join(".gitignore")).unwrap(),
+            "*"
+        );
+        // The same by an absolute path (`/home/me/.local/bin/uv tool run …`).
+        let uv = t.home.join(".local/bin/uv");
+        executable(&uv, "\x7fELF");
+        assert_eq!(
+            writes(&t, &[uv.to_str().unwrap(), "tool", "run", "x"], &[]),
+            [t.home.join(".cache/uv"), tools.join(".lock")]
+        );
+        // npx: ~/.npm.
+        assert_eq!(
+            writes(&t, &["npx", "-y", "@x/server"], &[]),
+            [t.home.join(".npm")]
+        );
+        // pipx: its caches, pip's, its shared libraries and logs; not its venvs.
+        let got = writes(&t, &["pipx", "run", "x"], &[]);
+        for dir in [".cache/pipx", ".cache/pip", ".local/share/pipx/shared"] {
+            assert!(got.contains(&t.home.join(dir)), "{dir}: {got:?}");
+        }
+        assert!(
+            !got.iter()
+                .any(|g| g.ends_with("venvs") || t.home.join(".local/share/pipx").starts_with(g)),
+            "{got:?}"
+        );
+        // The directories it makes at every start exist, read-only.
+        assert!(t.home.join(".local/share/pipx/venvs").is_dir());
+        assert!(t.home.join(".local/bin").is_dir());
+        assert!(!got.iter().any(|g| g.ends_with(".local/bin")), "{got:?}");
+        // A launcher of the workspace (`./npx`, or found through a `PATH` entry inside
+        // it) is not one.
+        let work = t.root.join("work");
+        executable(&work.join("npx"), "#!/bin/sh\n");
+        assert!(writes(&t, &["./npx", "x"], &[]).is_empty());
+        // Anything else writes nothing more, whatever its arguments name.
+        assert!(writes(&t, &["node", "uvx"], &[]).is_empty());
+        assert!(writes(&t, &["python3", "-m", "uv"], &[]).is_empty());
+        assert_never_home_or_secret(&t, &writes(&t, &["uvx", "x"], &[]));
+    }
+
+    #[test]
+    fn a_variable_cannot_point_a_launchers_write_at_the_home_or_a_secret() {
+        let t = tree();
+        // A preset's `env` moving the cache (the agent's own environment does not say
+        // the same): the default cache, not the place named.
+        for target in [
+            t.home.clone(),
+            t.home.join(".ssh"),
+            t.home.join(".config/autostart"),
+            t.root.clone(),
+        ] {
+            for var in [
+                "UV_CACHE_DIR",
+                "XDG_CACHE_HOME",
+                "UV_TOOL_DIR",
+                "XDG_DATA_HOME",
+            ] {
+                let got = writes(&t, &["uvx", "x"], &[(var, target.clone())]);
+                assert_eq!(
+                    got,
+                    [
+                        t.home.join(".cache/uv"),
+                        t.home.join(".local/share/uv/tools/.lock")
+                    ],
+                    "{var}={}",
+                    target.display()
+                );
+            }
+            let got = writes(&t, &["npx", "x"], &[("npm_config_cache", target.clone())]);
+            assert_eq!(got, [t.home.join(".npm")], "{}", target.display());
+        }
+        assert!(!t.home.join(".config/autostart").exists());
+        // No home directory: nothing.
+        let argv = vec!["uvx".to_owned()];
+        assert!(program_writes(&argv, &|_| None, &t.root, None).is_empty());
     }
 
     #[test]
