@@ -29,6 +29,21 @@ pub fn sandbox_mode_of(chain: &[&ParsedPreset]) -> SandboxMode {
         .map_or(SandboxMode::WorkspaceWrite, |s| s.value.mode())
 }
 
+/// The names of the MCP servers the chain declares (what `mcp__<server>__…` rules and
+/// hook matches may name).
+pub fn server_names_of<'a>(chain: &[&'a ParsedPreset]) -> std::collections::BTreeSet<&'a str> {
+    chain
+        .iter()
+        .flat_map(|p| {
+            p.file
+                .mcp_servers
+                .iter()
+                .flat_map(super::spec::NamedMap::iter)
+        })
+        .map(|(name, _)| name.value.as_str())
+        .collect()
+}
+
 /// The chain's `allowRead` paths (root first, each once), as written.
 pub fn allow_read_of<'a>(chain: &[&'a ParsedPreset]) -> Vec<&'a str> {
     let mut paths: Vec<&str> = Vec::new();

@@ -112,16 +112,7 @@ pub fn check(
     let Some(spec) = &leaf.file.hooks else {
         return out;
     };
-    let servers: BTreeSet<&str> = chain
-        .iter()
-        .flat_map(|p| {
-            p.file
-                .mcp_servers
-                .iter()
-                .flat_map(super::spec::NamedMap::iter)
-        })
-        .map(|(name, _)| name.value.as_str())
-        .collect();
+    let servers = super::chain_settings::server_names_of(chain);
     for event in HookEvent::ALL {
         for h in list(spec, event) {
             let key = event.key();

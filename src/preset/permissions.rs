@@ -96,16 +96,7 @@ pub fn check(
     if leaf.file.permissions.is_none() {
         return out;
     }
-    let servers: BTreeSet<&str> = chain
-        .iter()
-        .flat_map(|p| {
-            p.file
-                .mcp_servers
-                .iter()
-                .flat_map(super::spec::NamedMap::iter)
-        })
-        .map(|(name, _)| name.value.as_str())
-        .collect();
+    let servers = super::chain_settings::server_names_of(chain);
     let entries = merged(chain);
     let parsed: Vec<Option<Rule>> = entries
         .iter()

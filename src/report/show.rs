@@ -10,10 +10,10 @@
 use std::collections::BTreeMap;
 
 use super::yaml::{entry, number, scalar, text_entry, value_entry};
-use crate::preset::PresetCatalog;
 use crate::preset::source::ParsedPreset;
 use crate::preset::spec::{ContextSpec, ModelSpec, SectionSpec, VariableEntry, VariableType};
 use crate::preset::validate::ValidPreset;
+use crate::preset::{PresetCatalog, Spanned};
 use crate::prompt::{BUILTIN_VARIABLES, Order, Replaced};
 use crate::tools::{REST, ToolCatalog};
 
@@ -268,16 +268,9 @@ fn hooks(out: &mut String, chain: &[ParsedPreset]) {
 
 /// The run limits: each from the nearest preset that sets it.
 fn limits(out: &mut String, chain: &[ParsedPreset]) {
-    let nearest =
-        |get: fn(&crate::preset::spec::LimitsSpec) -> Option<&crate::preset::Spanned<u32>>| {
-            chain.iter().rev().find_map(|p| {
-                p.file
-                    .limits
-                    .as_ref()
-                    .and_then(get)
-                    .map(|v| (v.value, at(p, p.span_of(v).line)))
-            })
-        };
+    let nearest = |get: fn(&crate::preset::spec::LimitsSpec) -> Option<&Spanned<u32>>| {
+        nearest_number(chain, |f| f.limits.as_ref(), get)
+    };
     let steps = nearest(|l| l.max_steps.as_ref());
     let calls = nearest(|l| l.max_tool_calls.as_ref());
     if steps.is_none() && calls.is_none() {
@@ -327,16 +320,24 @@ fn texts(out: &mut String, preset: &ValidPreset) {
     }
 }
 
+/// A number of a block along the chain (`budget`, `limits`): from the nearest preset that
+/// sets it, with its `file:line`.
+fn nearest_number<'a, S: 'a>(
+    chain: &'a [ParsedPreset],
+    block: fn(&'a crate::preset::spec::PresetFile) -> Option<&'a S>,
+    get: fn(&S) -> Option<&Spanned<u32>>,
+) -> Option<(u32, String)> {
+    chain.iter().rev().find_map(|p| {
+        block(&p.file)
+            .and_then(get)
+            .map(|v| (v.value, at(p, p.span_of(v).line)))
+    })
+}
+
 /// The token budget in force: per key, the nearest preset that sets it.
 fn budget(out: &mut String, chain: &[ParsedPreset]) {
-    let nearest = |get: fn(&crate::preset::BudgetSpec) -> Option<&crate::preset::Spanned<u32>>| {
-        chain.iter().rev().find_map(|p| {
-            p.file
-                .budget
-                .as_ref()
-                .and_then(get)
-                .map(|v| (v.value, at(p, p.span_of(v).line)))
-        })
+    let nearest = |get: fn(&crate::preset::BudgetSpec) -> Option<&Spanned<u32>>| {
+        nearest_number(chain, |f| f.budget.as_ref(), get)
     };
     let system = nearest(|b| b.max_system_tokens.as_ref());
     let tools = nearest(|b| b.max_tool_tokens.as_ref());

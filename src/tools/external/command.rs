@@ -99,24 +99,11 @@ async fn run_command(
     })?;
 
     let limits = *ctx.limits();
-    let stdout = Arc::new(Mutex::new(StreamCapture::new(limits.max_bytes)));
-    let stderr = Arc::new(Mutex::new(StreamCapture::new(MAX_STDERR_BYTES)));
-    let mut tasks = Readers(Vec::new());
-    if let Some(mut pipe) = contained.child.stdin.take() {
-        let mut input = serde_json::to_vec(args).unwrap_or_default();
-        input.push(b'\n');
-        tasks.0.push(tokio::spawn(async move {
-            // A command that does not read its input ends the pipe early: not an error.
-            let _ = pipe.write_all(&input).await;
-            let _ = pipe.shutdown().await;
-        }));
-    }
-    if let Some(pipe) = contained.child.stdout.take() {
-        tasks.0.push(tokio::spawn(pump(pipe, Arc::clone(&stdout))));
-    }
-    if let Some(pipe) = contained.child.stderr.take() {
-        tasks.0.push(tokio::spawn(pump(pipe, Arc::clone(&stderr))));
-    }
+    let (mut tasks, stdout, stderr) = feed_and_capture(
+        &mut contained.child,
+        args,
+        (limits.max_bytes, MAX_STDERR_BYTES),
+    );
     let ending = contained
         .run_to_end(tool.timeout, DRAIN_GRACE)
         .await
@@ -180,6 +167,39 @@ async fn run_command(
 /// the `PATH` the tool gets (`env`), relative to the workspace.
 ///
 /// [`SandboxProfile::start_failure_help`]: crate::process::SandboxProfile::start_failure_help
+/// What a started command tool or hook reads and writes: `input` as one JSON line on its
+/// stdin (then closed; a program that does not read it ends the pipe early, which is not
+/// an error), its stdout and stderr captured up to `max` bytes each (stdout, stderr), by
+/// the tasks returned with the captures.
+pub(super) fn feed_and_capture(
+    child: &mut tokio::process::Child,
+    input: &Value,
+    max: (usize, usize),
+) -> (
+    Readers,
+    Arc<Mutex<StreamCapture>>,
+    Arc<Mutex<StreamCapture>>,
+) {
+    let stdout = Arc::new(Mutex::new(StreamCapture::new(max.0)));
+    let stderr = Arc::new(Mutex::new(StreamCapture::new(max.1)));
+    let mut tasks = Readers(Vec::new());
+    if let Some(mut pipe) = child.stdin.take() {
+        let mut bytes = serde_json::to_vec(input).unwrap_or_default();
+        bytes.push(b'\n');
+        tasks.0.push(tokio::spawn(async move {
+            let _ = pipe.write_all(&bytes).await;
+            let _ = pipe.shutdown().await;
+        }));
+    }
+    if let Some(pipe) = child.stdout.take() {
+        tasks.0.push(tokio::spawn(pump(pipe, Arc::clone(&stdout))));
+    }
+    if let Some(pipe) = child.stderr.take() {
+        tasks.0.push(tokio::spawn(pump(pipe, Arc::clone(&stderr))));
+    }
+    (tasks, stdout, stderr)
+}
+
 fn sandbox_help(
     profile: &crate::process::sandbox::SandboxProfile,
     ctx: &ToolContext,

@@ -10,13 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::AsyncWriteExt;
 
 use crate::hooks::{Hook, HookEnding, HookRun};
 use crate::process::env::program_env;
 use crate::process::{self, Input, Program, SpawnError, WorkDir, describe};
 use crate::tools::ToolContext;
-use crate::tools::builtin::limits::{Readers, StreamCapture, pump, take};
+use crate::tools::builtin::limits::{StreamCapture, take};
 
 /// How long output is still read after the process group was killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
@@ -61,24 +60,11 @@ pub async fn run_hook(hook: &Hook, input: &Value, ctx: &ToolContext) -> HookRun 
         Err(SpawnError::Sandbox(e)) => return not_started(format!("{e}")),
         Err(SpawnError::Start(e)) => return not_started(format!("`{program}`: {e}")),
     };
-    let stdout = Arc::new(Mutex::new(StreamCapture::new(MAX_STDOUT_BYTES)));
-    let stderr = Arc::new(Mutex::new(StreamCapture::new(MAX_STDERR_BYTES)));
-    let mut tasks = Readers(Vec::new());
-    if let Some(mut pipe) = contained.child.stdin.take() {
-        let mut bytes = serde_json::to_vec(input).unwrap_or_default();
-        bytes.push(b'\n');
-        tasks.0.push(tokio::spawn(async move {
-            // A hook that does not read its input ends the pipe early: not an error.
-            let _ = pipe.write_all(&bytes).await;
-            let _ = pipe.shutdown().await;
-        }));
-    }
-    if let Some(pipe) = contained.child.stdout.take() {
-        tasks.0.push(tokio::spawn(pump(pipe, Arc::clone(&stdout))));
-    }
-    if let Some(pipe) = contained.child.stderr.take() {
-        tasks.0.push(tokio::spawn(pump(pipe, Arc::clone(&stderr))));
-    }
+    let (mut tasks, stdout, stderr) = super::command::feed_and_capture(
+        &mut contained.child,
+        input,
+        (MAX_STDOUT_BYTES, MAX_STDERR_BYTES),
+    );
     let ending = contained.run_to_end(hook.timeout, DRAIN_GRACE).await;
     tasks.finish(DRAIN_GRACE).await;
     drop(sandbox);
