@@ -125,7 +125,7 @@ impl ValidPreset {
     }
 
     /// The hooks in force (`hooks:` along the chain; each event's lists append, root
-    /// first): what a run starts at each event ([`crate::agent::Agent::with_hooks`]).
+    /// first): what a run starts at each event (`Agent::with_hooks`, feature `client`).
     pub fn hooks(&self) -> crate::hooks::Hooks {
         super::hooks::hooks_of(&self.chain_refs())
     }
