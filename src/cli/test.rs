@@ -194,12 +194,12 @@ fn is_cassette(path: &std::path::Path) -> bool {
 
 /// A case's cassette replayed against today's preset: `Err` when the cassette cannot be
 /// read (exit 2); `Ok` with errors among its diagnostics when the run drifted.
-fn replay_case(
+/// The case's preset, validated; else its errors and a `case-unknown-preset` at the
+/// case's `preset:` saying the preset is invalid.
+pub(super) fn case_preset(
     project: &crate::project::Project,
     case: &TestCase,
-    options: &ReplayOptions,
-) -> Result<Replay, Vec<Diagnostic>> {
-    let cassette = replay::load(&case.cassette).map_err(|d| vec![d])?;
+) -> Result<crate::preset::validate::ValidPreset, Vec<Diagnostic>> {
     let validation = project.validate(case.preset());
     let Some(preset) = validation.preset else {
         let mut problems: Vec<Diagnostic> = validation
@@ -221,6 +221,16 @@ fn replay_case(
         );
         return Err(problems);
     };
+    Ok(preset)
+}
+
+fn replay_case(
+    project: &crate::project::Project,
+    case: &TestCase,
+    options: &ReplayOptions,
+) -> Result<Replay, Vec<Diagnostic>> {
+    let cassette = replay::load(&case.cassette).map_err(|d| vec![d])?;
+    let preset = case_preset(project, case)?;
     let replayed = replay::replay(&preset, &cassette, &case.cassette_shown, options);
     Ok(Replay {
         observed: replayed.observed,

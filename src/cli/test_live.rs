@@ -90,27 +90,7 @@ impl Driver {
                     .help(help.to_owned()),
             ])
         };
-        let validation = project.validate(case.preset());
-        let Some(preset) = validation.preset else {
-            let mut list: Vec<Diagnostic> = validation
-                .diagnostics
-                .into_iter()
-                .filter(Diagnostic::is_error)
-                .collect();
-            list.push(
-                Diagnostic::new(
-                    DiagnosticKind::CaseUnknownPreset,
-                    format!(
-                        "test case `{}` runs preset `{}`, which is invalid",
-                        case.id,
-                        case.preset()
-                    ),
-                )
-                .at(case.preset_span())
-                .help("fix the preset (`agent-presets validate` shows every problem)"),
-            );
-            return Err(LiveError::Problems(list));
-        };
+        let preset = super::test::case_preset(project, case).map_err(LiveError::Problems)?;
         let settings = match crate::project::endpoint::settings(&preset, &Overrides::default()) {
             Ok(Some(settings)) => settings,
             Ok(None) => {
