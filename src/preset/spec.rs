@@ -107,7 +107,7 @@ pub struct PresetFile {
     pub budget: Option<BudgetSpec>,
     /// Names of environment variables `bash` passes to commands besides its base allowlist
     /// (`PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `LANG`, `LANGUAGE`, `LC_*`, `TERM`, `TZ`,
-    /// `TMPDIR`). Along `extends` the lists add up. A name that looks like it holds a
+    /// `TMPDIR`, the certificate authorities and proxies). Along `extends` the lists add up. A name that looks like it holds a
     /// credential is an error: commands never get credentials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<Vec<String>>", inner(pattern(ENV_NAME_PATTERN)))]

@@ -14,10 +14,39 @@ use std::ffi::OsString;
 use crate::secrets::{is_credential_name, is_credential_value};
 
 /// The variables every command gets from the agent's environment (when set): `PATH`,
-/// `HOME`, `USER`, `LOGNAME`, `SHELL`, `LANG`, `LANGUAGE`, every `LC_*`, `TERM`, `TZ` and
-/// `TMPDIR`. A preset adds more with `passEnv`.
+/// `HOME`, `USER`, `LOGNAME`, `SHELL`, `LANG`, `LANGUAGE`, every `LC_*`, `TERM`, `TZ`,
+/// `TMPDIR`, and the machine's network settings: the certificate authorities
+/// (`SSL_CERT_FILE`, `SSL_CERT_DIR`, `NODE_EXTRA_CA_CERTS`, `REQUESTS_CA_BUNDLE`,
+/// `CURL_CA_BUNDLE`) and the proxies (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`,
+/// `NO_PROXY`, in either case). Without them a server that `npx`, `uvx` or `pipx`
+/// downloads behind a company's proxy or TLS inspection fails to start; a proxy URL with
+/// a password in it is a credential and is not passed (see [`command_env`]). A preset
+/// adds more with `passEnv`.
 pub const BASE_COMMAND_ENV: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
 ];
 
 /// The rules for one program's environment besides [`BASE_COMMAND_ENV`]: the names the
@@ -121,6 +150,34 @@ mod tests {
 
     fn names(env: &[(OsString, OsString)]) -> Vec<&str> {
         env.iter().map(|(k, _)| k.to_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn the_machine_s_certificate_authorities_and_proxies_reach_commands_without_a_password() {
+        // A cold `npx -y`/`uvx` server behind TLS inspection or a proxy needs them to
+        // download its package (uv: "invalid peer certificate: UnknownIssuer").
+        let vars = [
+            ("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt"),
+            ("NODE_EXTRA_CA_CERTS", "/etc/ssl/corp.pem"),
+            ("HTTPS_PROXY", "http://proxy.corp:3128"),
+            ("no_proxy", "localhost,127.0.0.1"),
+            ("http_proxy", "http://alice:hunter2@proxy.corp:3128"),
+            ("ALL_PROXY", "socks5://proxy.corp:1080"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let env = command_env(EnvRules::default(), vars);
+        assert_eq!(
+            names(&env),
+            [
+                "SSL_CERT_FILE",
+                "NODE_EXTRA_CA_CERTS",
+                "HTTPS_PROXY",
+                "no_proxy",
+                "ALL_PROXY",
+                "PAGER",
+                "GIT_PAGER"
+            ]
+        );
     }
 
     #[test]

@@ -836,7 +836,9 @@ fn pass_env(out: &mut String, preset: &ValidPreset) {
         0,
         "passEnv",
         "",
-        Some("passed to `bash` commands besides PATH, HOME, locale, TERM, TZ, TMPDIR"),
+        Some(
+            "passed to `bash` commands besides PATH, HOME, locale, TERM, TZ, TMPDIR, CA and proxy settings",
+        ),
     );
     for name in names {
         let from = preset.chain().iter().find_map(|p| {

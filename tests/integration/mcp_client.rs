@@ -193,6 +193,21 @@ async fn stdio_server_from_before_2026_gets_the_initialize_handshake() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_server_slower_to_start_than_the_probe_timeout_is_still_reached() {
+    // rmcp gives the `server/discover` probe 10 s, then sends `initialize`; a cold
+    // `npx -y`/`uvx` server reads both only then and answers the probe first. That late
+    // answer failed the start ("uncorrelated error response: expected id 1, error
+    // response carried 0").
+    let fix = Fix::new();
+    let session = fix
+        .connect(&fix.stdio("legacy,start_delay=11"))
+        .await
+        .unwrap();
+    lists_and_calls(&session, "2025-11-25").await;
+    session.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_knows_discover_but_only_older_revisions_is_still_reached() {
     let fix = Fix::new();
     let session = fix.connect(&fix.stdio("narrow")).await.unwrap();

@@ -252,6 +252,12 @@ fn launcher_write_caches(
                 // unconfined later).
                 vec![
                     (pipx_home.clone(), vec![(".shared.lock", "", true)]),
+                    // uv, when pipx makes its environments with it, takes the lock of
+                    // its tools directory as `uvx` does.
+                    (
+                        var("UV_TOOL_DIR").unwrap_or_else(|| data.join("uv/tools")),
+                        vec![(".gitignore", "*", false), (".lock", "", true)],
+                    ),
                     (pipx_home.join("venvs"), Vec::new()),
                     (
                         var("PIPX_BIN_DIR").unwrap_or_else(|| home.join(".local/bin")),
@@ -292,6 +298,8 @@ fn launcher_caches(
         "pipx" => vec![
             var("PIPX_HOME").unwrap_or_else(|| data.join("pipx")),
             cache.join("pipx"),
+            // The Pythons uv installs, when pipx makes its environments with uv.
+            var("UV_PYTHON_INSTALL_DIR").unwrap_or_else(|| data.join("uv/python")),
         ],
         _ => Vec::new(),
     }
@@ -659,6 +667,11 @@ mod tests {
                 .any(|g| g.ends_with("venvs") || t.home.join(".local/share/pipx").starts_with(g)),
             "{got:?}"
         );
+        // With uv as its backend (pipx's default where uv is installed), uv's cache and
+        // the lock of uv's tools directory, not the directory itself.
+        assert!(got.contains(&t.home.join(".cache/uv")), "{got:?}");
+        assert!(got.contains(&tools.join(".lock")), "{got:?}");
+        assert!(!got.contains(&tools), "{got:?}");
         // The directories it makes at every start exist, read-only.
         assert!(t.home.join(".local/share/pipx/venvs").is_dir());
         assert!(t.home.join(".local/bin").is_dir());

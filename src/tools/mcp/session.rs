@@ -459,8 +459,9 @@ async fn connect_stdio(
         line: Vec::new(),
         kind: LineKind::Blank,
     };
-    let transport =
-        AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE_BYTES);
+    let transport = LateProbeFilter::new(
+        AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE_BYTES),
+    );
 
     let started = tokio::time::timeout(config.startup_timeout, async {
         tokio::select! {
@@ -1278,6 +1279,82 @@ impl<R: AsyncRead + Unpin> AsyncRead for WatchedOutput<R> {
             self.scan(&new);
         }
         polled
+    }
+}
+
+/// rmcp's `Auto` lifecycle gives the `server/discover` probe 10 seconds, then falls back
+/// to `initialize` on the same stream. A legacy server that starts slower than that (a
+/// cold `npx -y`, `uvx` or `pipx run` downloading its package) answers the probe late,
+/// and rmcp, waiting for `initialize`'s answer, read that one instead and failed the
+/// start ("uncorrelated error response: expected id 1, error response carried 0"). This
+/// transport remembers the probes' ids and, once `initialize` went out, drops what comes
+/// back for them: nothing waits for those answers any more.
+struct LateProbeFilter<T> {
+    inner: T,
+    probes: Vec<rmcp::model::RequestId>,
+    fell_back: bool,
+}
+
+impl<T> LateProbeFilter<T> {
+    fn new(inner: T) -> Self {
+        Self {
+            inner,
+            probes: Vec::new(),
+            fell_back: false,
+        }
+    }
+
+    /// Is `message` the late answer to a probe that nothing waits for?
+    fn is_stale(&self, message: &rmcp::service::RxJsonRpcMessage<RoleClient>) -> bool {
+        use rmcp::model::JsonRpcMessage;
+        if !self.fell_back {
+            return false;
+        }
+        let id = match message {
+            JsonRpcMessage::Response(response) => Some(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
+        };
+        id.is_some_and(|id| self.probes.contains(id))
+    }
+}
+
+impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleClient>
+    for LateProbeFilter<T>
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        use rmcp::model::{ClientRequest, JsonRpcMessage};
+        if let JsonRpcMessage::Request(request) = &item {
+            match &request.request {
+                ClientRequest::DiscoverRequest(_) => self.probes.push(request.id.clone()),
+                ClientRequest::InitializeRequest(_) => self.fell_back = true,
+                _ => {}
+            }
+        }
+        self.inner.send(item)
+    }
+
+    fn receive(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send
+    {
+        async move {
+            loop {
+                let message = self.inner.receive().await?;
+                if !self.is_stale(&message) {
+                    return Some(message);
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 

@@ -22,6 +22,8 @@
 //! - `linger`: keep running after stdin ends (SIGTERM ends it);
 //! - `stubborn`: ignore SIGTERM and the end of stdin (only SIGKILL ends it);
 //! - `stderr=TEXT`: print TEXT on stderr at startup (`;` separates lines);
+//! - `start_delay=SECS`: read nothing for SECS seconds before serving (a cold `npx -y`
+//!   or `uvx` downloading its package), then answer what queued up, in order;
 //! - `stderr_flood=BYTES`: from the first tool call on, write lines of BYTES bytes to
 //!   stderr in a loop, as fast as the reader takes them, until the server ends.
 //!
@@ -119,6 +121,7 @@ pub struct Script {
     pub stubborn: bool,
     pub stderr: Option<String>,
     pub stderr_flood: Option<usize>,
+    pub start_delay: Option<usize>,
 }
 
 impl Script {
@@ -145,6 +148,7 @@ impl Script {
                 "stubborn" => script.stubborn = true,
                 "stderr" => script.stderr = Some(value.to_owned()),
                 "stderr_flood" => script.stderr_flood = Some(number()),
+                "start_delay" => script.start_delay = Some(number()),
                 other => panic!("unknown fixture script item `{other}`"),
             }
         }
@@ -426,6 +430,9 @@ pub fn serve_stdio_if_asked() {
         for line in lines.split(';') {
             eprintln!("{line}");
         }
+    }
+    if let Some(secs) = script.start_delay {
+        std::thread::sleep(Duration::from_secs(secs as u64));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
