@@ -892,6 +892,33 @@ mod sandbox {
     }
 
     #[tokio::test]
+    async fn a_file_made_in_a_workspace_that_holds_a_secret_is_readable_by_the_next_command() {
+        // The workspace is the home directory, so its rules are its entries minus `.ssh`.
+        // A sandbox's fixed rules (system, toolchains, allowRead) are listed once per
+        // process; the workspace's are listed per command, so what `write_file` (or the
+        // user) makes between two commands is there for the second.
+        let f = Fixture::new();
+        std::fs::create_dir_all(f.ws.join(".ssh")).unwrap();
+        std::fs::write(f.ws.join(".ssh/id_rsa"), "PRIVATE-KEY\n").unwrap();
+        let ctx = f
+            .ctx
+            .clone()
+            .with_sandbox(SandboxProfile::new(SandboxMode::WorkspaceWrite).with_home(&f.ws));
+        for round in 0..3 {
+            let name = format!("new{round}.txt");
+            f.text_in(
+                &ctx,
+                "write_file",
+                json!({"path": name, "content": "NEW\n"}),
+            )
+            .await;
+            let out = sh(&f, &ctx, &format!("cat {name}; cat .ssh/id_rsa")).await;
+            assert!(out.contains("NEW"), "{out}");
+            assert!(!out.contains("PRIVATE-KEY"), "{out}");
+        }
+    }
+
+    #[tokio::test]
     async fn secrets_stay_unreadable_even_where_allow_read_opens_the_home_directory() {
         let (f, home, _) = sandboxed(SandboxMode::ReadOnly);
         let ctx = f.ctx.clone().with_sandbox(

@@ -438,12 +438,123 @@ fn cached_filters(
         .map_err(Clone::clone)
 }
 
-/// The Landlock ruleset of `profile`.
+/// One Landlock rule: a path and what it allows, already narrowed to what a file (or a
+/// directory) can be given.
+#[derive(Clone, Debug)]
+struct Rule {
+    path: PathBuf,
+    access: BitFlags<AccessFs>,
+}
+
+/// What the fixed rules of a profile depend on: its home (secrets, toolchains), the
+/// agent's environment (`PATH` and the toolchain variables) and its `allowRead`.
+type FixedKey = (
+    Option<PathBuf>,
+    Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    Vec<PathBuf>,
+);
+
+/// Most profiles whose fixed rules are kept (a run has a few: `bash`'s, one per server
+/// and command tool).
+const MAX_CACHED_PROFILES: usize = 16;
+
+/// The rules of `profile` that neither the workspace nor the command changes: the system
+/// directories (`/etc` entry by entry, its secrets left out), the toolchains on `PATH`,
+/// the preset's `allowRead` and the devices. Listing them is most of a sandbox's cost
+/// (hundreds of `stat`s, `/etc` read whole), so each profile's list is made once per
+/// process and every command re-opens its paths (a path gone since is skipped). The
+/// workspace, a launcher's caches and the temporary directory are listed per command:
+/// what a command creates in the workspace is there for the next one.
+///
+/// `fresh`: list them again (a path that changed kind since, a file now a directory,
+/// made the kernel refuse its rule).
+fn fixed_rules(profile: &SandboxProfile, abi: ABI, fresh: bool) -> std::sync::Arc<Vec<Rule>> {
+    use std::sync::{Arc, Mutex};
+    static CACHE: Mutex<Vec<(FixedKey, Arc<Vec<Rule>>)>> = Mutex::new(Vec::new());
+    let key: FixedKey = (
+        profile.home(),
+        profile.vars(),
+        profile.allow_read().to_vec(),
+    );
+    {
+        let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+        if fresh {
+            cache.retain(|(k, _)| *k != key);
+        } else if let Some((_, rules)) = cache.iter().find(|(k, _)| *k == key) {
+            return Arc::clone(rules);
+        }
+    }
+    let read: BitFlags<AccessFs> = AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute;
+    let denied = secret_paths(key.0.as_deref());
+    let mut rules: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
+    for p in system_read_paths() {
+        rules.push((p, read));
+    }
+    for p in super::toolchain_paths(&key.1) {
+        rules.push((p, read));
+    }
+    for p in &key.2 {
+        for p in super::tree_minus(p, &denied) {
+            rules.push((p, read));
+        }
+    }
+    let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
+    // Not `/dev/tty` (the agent's terminal, the user's) nor `/dev/pts` (every terminal of
+    // the user, the one the agent runs on included). A program that needs a terminal of
+    // its own opens `/dev/ptmx`.
+    for dev in DEV_RW {
+        rules.push((PathBuf::from(dev), dev_rw));
+    }
+    for dev in ["/dev/random", "/dev/urandom"] {
+        rules.push((PathBuf::from(dev), read));
+    }
+    // `/dev/fd`, `/dev/stdin`… are links into /proc/self, which is readable; descriptors
+    // already open (the pipes) need no rule.
+    let rules = Arc::new(narrowed(rules, abi));
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if cache.len() >= MAX_CACHED_PROFILES {
+        cache.remove(0);
+    }
+    cache.push((key, Arc::clone(&rules)));
+    rules
+}
+
+/// Each path's access narrowed to what its kind takes (a file has no directory rights);
+/// paths that are gone and rules left empty are dropped.
+fn narrowed(rules: Vec<(PathBuf, BitFlags<AccessFs>)>, abi: ABI) -> Vec<Rule> {
+    let all = AccessFs::from_all(abi);
+    rules
+        .into_iter()
+        .filter_map(|(path, access)| {
+            let meta = std::fs::metadata(&path).ok()?;
+            let access = if meta.is_dir() {
+                access & all
+            } else {
+                access & AccessFs::from_file(abi)
+            };
+            (!access.is_empty()).then_some(Rule { path, access })
+        })
+        .collect()
+}
+
+/// The Landlock ruleset of `profile` for one command: [`fixed_rules`], then the
+/// workspace, a launcher's caches and the command's temporary directory.
 fn ruleset(
     profile: &SandboxProfile,
     workspace: &Path,
     temp: &Path,
     abi: ABI,
+) -> Result<OwnedFd, Box<dyn std::error::Error>> {
+    ruleset_from(profile, workspace, temp, abi, false)
+        .or_else(|_| ruleset_from(profile, workspace, temp, abi, true))
+}
+
+fn ruleset_from(
+    profile: &SandboxProfile,
+    workspace: &Path,
+    temp: &Path,
+    abi: ABI,
+    fresh: bool,
 ) -> Result<OwnedFd, Box<dyn std::error::Error>> {
     let all = AccessFs::from_all(abi);
     let read: BitFlags<AccessFs> = AccessFs::ReadFile | AccessFs::ReadDir | AccessFs::Execute;
@@ -461,17 +572,6 @@ fn ruleset(
     let mut created = ruleset.create()?;
     let denied = secret_paths(profile.home().as_deref());
     let mut rules: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
-    for p in system_read_paths() {
-        rules.push((p, read));
-    }
-    for p in super::toolchain_paths(&profile.vars()) {
-        rules.push((p, read));
-    }
-    for p in profile.allow_read() {
-        for p in super::tree_minus(p, &denied) {
-            rules.push((p, read));
-        }
-    }
     let workspace_access = match profile.mode() {
         SandboxMode::ReadOnly => read,
         _ => all,
@@ -486,33 +586,13 @@ fn ruleset(
         }
     }
     rules.push((temp.to_path_buf(), all));
-    let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::IoctlDev;
-    // Not `/dev/tty` (the agent's terminal, the user's) nor `/dev/pts` (every terminal of
-    // the user, the one the agent runs on included). A program that needs a terminal of
-    // its own opens `/dev/ptmx`.
-    for dev in DEV_RW {
-        rules.push((PathBuf::from(dev), dev_rw));
-    }
-    for dev in ["/dev/random", "/dev/urandom"] {
-        rules.push((PathBuf::from(dev), read));
-    }
-    // `/dev/fd`, `/dev/stdin`… are links into /proc/self, which is readable; descriptors
-    // already open (the pipes) need no rule.
-    for (path, access) in rules {
-        let Ok(fd) = PathFd::new(&path) else {
+    let per_command = narrowed(rules, abi);
+    for rule in fixed_rules(profile, abi, fresh).iter().chain(&per_command) {
+        let Ok(fd) = PathFd::new(&rule.path) else {
             // Gone since it was listed: nothing to allow.
             continue;
         };
-        let is_dir = path.is_dir();
-        let access = if is_dir {
-            access & all
-        } else {
-            access & AccessFs::from_file(abi)
-        };
-        if access.is_empty() {
-            continue;
-        }
-        created = created.add_rule(PathBeneath::new(fd, access))?;
+        created = created.add_rule(PathBeneath::new(fd, rule.access))?;
     }
     let fd: Option<OwnedFd> = created.into();
     fd.ok_or_else(|| "the kernel gave no ruleset".into())
