@@ -1086,6 +1086,21 @@ mod tests {
             ),
             ("bash", json!({"command": " "})),
             ("bash", json!({"command": "echo hallo"})),
+            // The argument check and the pattern parsers, whose own messages are English.
+            ("read_file", json!({})),
+            ("read_file", json!({"path": "a.txt", "offset": 0})),
+            ("read_file", json!({"path": "a.txt", "extra": 1})),
+            ("read_file", json!({"path": "a.txt", "limit": "x"})),
+            (
+                "todo_write",
+                json!({"todos": [{"content": "a", "status": "bogus"}]}),
+            ),
+            ("grep", json!({"pattern": "(offen"})),
+            ("grep", json!({"pattern": "a)"})),
+            ("grep", json!({"pattern": "*x"})),
+            ("grep", json!({"pattern": "\\p{Nope}"})),
+            ("grep", json!({"pattern": "x", "glob": "{a,b"})),
+            ("glob", json!({"pattern": "[z-a]"})),
             ("nope", json!({})),
             ("read_fil", json!({})),
         ];
@@ -1119,6 +1134,27 @@ mod tests {
                 assert!(
                     !out.content.contains(text.as_str()),
                     "{tool} {args}: English text of `{id}` left: {text:?} in {:?}",
+                    out.content
+                );
+            }
+            // The words of the schema validator's, globset's and the regex crate's own
+            // (English) messages.
+            for english in [
+                "is not of type",
+                "is a required property",
+                "Additional properties",
+                "is not one of",
+                "less than the minimum",
+                "regex parse error",
+                "error:",
+                "unclosed",
+                "unopened",
+                "invalid range",
+                "characters in all",
+            ] {
+                assert!(
+                    !out.content.contains(english),
+                    "{tool} {args}: the library's English {english:?} left in {:?}",
                     out.content
                 );
             }

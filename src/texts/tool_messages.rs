@@ -79,7 +79,6 @@ texts! {
     TOOL_GLOB_RESULT_SEE_MORE = "tool.glob.result.see-more", "use a narrower pattern or path";
 
     // grep
-    TOOL_GREP_ERROR_REGEX = "tool.grep.error.regex", "invalid regular expression: {{ error }}";
     TOOL_GREP_ERROR_REGEX_LONG = "tool.grep.error.regex-long", "invalid regular expression: {{ error }} (in the pattern `{{ pattern }}`)";
     TOOL_GREP_HINT_REGEX = "tool.grep.hint.regex", "escape characters that have a meaning in regexes (`( ) [ ] { } . * + ? | ^ $ \\`) with a backslash, e.g. `foo\\(`";
     TOOL_GREP_ERROR_GLOB = "tool.grep.error.glob", "invalid glob `{{ glob }}`: {{ error }}";
@@ -208,4 +207,58 @@ texts! {
     TOOLS_BAD_DEFINITION = "tools.bad-definition", "the parameter schema of tool `{{ tool }}` does not compile: {{ error }}";
     TOOLS_BAD_DEFINITION_HINT = "tools.bad-definition.hint", "this is a bug in the tool's definition, not in the call";
     TOOLS_INVALID_ARGUMENTS_MORE = "tools.invalid-arguments.more", "… and {{ count }} more";
+
+    // What is wrong with an argument (the registry's schema check), one text per kind of
+    // problem: the validator's own messages are English only.
+    TOOLS_ARGUMENT_AT = "tools.argument.at", "at `{{ path }}`: {{ problem }}";
+    TOOLS_ARGUMENT_CUT = "tools.argument.cut", "{{ start }}… ({{ count }} characters in all)";
+    TOOLS_ARGUMENT_TYPE = "tools.argument.type", "{{ value }} is not of type {{ expected }}";
+    TOOLS_ARGUMENT_TYPE_OR = "tools.argument.type.or", " or ";
+    TOOLS_ARGUMENT_REQUIRED = "tools.argument.required", "the required property {{ property }} is missing";
+    TOOLS_ARGUMENT_UNEXPECTED = "tools.argument.unexpected", "{{ names }}: not a parameter here, and the schema allows no others";
+    TOOLS_ARGUMENT_ENUM = "tools.argument.enum", "{{ value }} is not one of {{ options }}";
+    TOOLS_ARGUMENT_CONST = "tools.argument.const", "{{ value }} is not the one allowed value, {{ expected }}";
+    TOOLS_ARGUMENT_MINIMUM = "tools.argument.minimum", "{{ value }} is less than the minimum of {{ limit }}";
+    TOOLS_ARGUMENT_MAXIMUM = "tools.argument.maximum", "{{ value }} is greater than the maximum of {{ limit }}";
+    TOOLS_ARGUMENT_EXCLUSIVE_MINIMUM = "tools.argument.exclusive-minimum", "{{ value }} must be greater than {{ limit }}";
+    TOOLS_ARGUMENT_EXCLUSIVE_MAXIMUM = "tools.argument.exclusive-maximum", "{{ value }} must be less than {{ limit }}";
+    TOOLS_ARGUMENT_MIN_LENGTH = "tools.argument.min-length", "{{ value }} is shorter than the minimum of {{ limit }} characters";
+    TOOLS_ARGUMENT_MAX_LENGTH = "tools.argument.max-length", "{{ value }} is longer than the maximum of {{ limit }} characters";
+    TOOLS_ARGUMENT_MIN_ITEMS = "tools.argument.min-items", "{{ value }} has fewer items than the minimum of {{ limit }}";
+    TOOLS_ARGUMENT_MAX_ITEMS = "tools.argument.max-items", "{{ value }} has more items than the maximum of {{ limit }}";
+    TOOLS_ARGUMENT_MIN_PROPERTIES = "tools.argument.min-properties", "{{ value }} has fewer properties than the minimum of {{ limit }}";
+    TOOLS_ARGUMENT_MAX_PROPERTIES = "tools.argument.max-properties", "{{ value }} has more properties than the maximum of {{ limit }}";
+    TOOLS_ARGUMENT_PATTERN = "tools.argument.pattern", "{{ value }} does not match the pattern `{{ pattern }}`";
+    TOOLS_ARGUMENT_UNIQUE = "tools.argument.unique", "{{ value }} has an item more than once, and each must be unique";
+    TOOLS_ARGUMENT_MULTIPLE_OF = "tools.argument.multiple-of", "{{ value }} is not a multiple of {{ multiple }}";
+    TOOLS_ARGUMENT_FORMAT = "tools.argument.format", "{{ value }} is not in the `{{ format }}` format";
+    TOOLS_ARGUMENT_NO_FORM = "tools.argument.no-form", "{{ value }} matches none of the forms the schema allows";
+    TOOLS_ARGUMENT_MANY_FORMS = "tools.argument.many-forms", "{{ value }} matches more than one of the forms the schema allows, and must match exactly one";
+    TOOLS_ARGUMENT_NOT = "tools.argument.not", "{{ value }} has a form the schema forbids";
+    TOOLS_ARGUMENT_NOTHING = "tools.argument.nothing", "no value is allowed here, and {{ value }} was given";
+    // What is wrong with a glob or a regular expression (`grep`, `glob`).
+    TOOLS_GLOB_REASON_UNCLOSED_CLASS = "tools.glob-reason.unclosed-class", "a character class `[` is not closed with `]`";
+    TOOLS_GLOB_REASON_RANGE = "tools.glob-reason.range", "the range `{{ from }}-{{ to }}` in a character class is backwards: its start comes after its end";
+    TOOLS_GLOB_REASON_UNOPENED_ALTERNATES = "tools.glob-reason.unopened-alternates", "a `}` has no `{` before it";
+    TOOLS_GLOB_REASON_UNCLOSED_ALTERNATES = "tools.glob-reason.unclosed-alternates", "an alternation `{` is not closed with `}`";
+    TOOLS_GLOB_REASON_NESTED_ALTERNATES = "tools.glob-reason.nested-alternates", "alternations `{…}` are nested too deeply";
+    TOOLS_GLOB_REASON_DANGLING_ESCAPE = "tools.glob-reason.dangling-escape", "the glob ends with an escaping `\\`";
+    TOOLS_GLOB_REASON_OTHER = "tools.glob-reason.other", "it cannot be read as a glob";
+    TOOLS_REGEX_REASON_AT = "tools.regex-reason.at", "{{ reason }} (at character {{ column }})";
+    TOOLS_REGEX_REASON_GROUP_UNCLOSED = "tools.regex-reason.group-unclosed", "a group `(` is not closed with `)`";
+    TOOLS_REGEX_REASON_GROUP_UNOPENED = "tools.regex-reason.group-unopened", "a `)` has no `(` before it";
+    TOOLS_REGEX_REASON_CLASS_UNCLOSED = "tools.regex-reason.class-unclosed", "a character class `[` is not closed with `]`";
+    TOOLS_REGEX_REASON_CLASS_RANGE = "tools.regex-reason.class-range", "a range in a character class is not valid: its start comes after its end, or an end is not a single character";
+    TOOLS_REGEX_REASON_REPETITION_MISSING = "tools.regex-reason.repetition-missing", "a repetition (`*`, `+`, `?`, `{n}`) has nothing before it to repeat";
+    TOOLS_REGEX_REASON_REPETITION_COUNT = "tools.regex-reason.repetition-count", "a counted repetition `{n,m}` is not closed, not a number, or has its minimum above its maximum";
+    TOOLS_REGEX_REASON_ESCAPE = "tools.regex-reason.escape", "an escape `\\` is followed by something it does not know";
+    TOOLS_REGEX_REASON_DANGLING_ESCAPE = "tools.regex-reason.dangling-escape", "the pattern ends with an escaping `\\`";
+    TOOLS_REGEX_REASON_BACKREFERENCE = "tools.regex-reason.backreference", "back-references (`\\1`) are not supported";
+    TOOLS_REGEX_REASON_LOOK_AROUND = "tools.regex-reason.look-around", "look-around (`(?=`, `(?!`, `(?<=`, `(?<!`) is not supported";
+    TOOLS_REGEX_REASON_GROUP_NAME = "tools.regex-reason.group-name", "a group name `(?P<name>…)` is empty, repeated, not closed or not valid";
+    TOOLS_REGEX_REASON_FLAG = "tools.regex-reason.flag", "an inline flag `(?…)` is not valid";
+    TOOLS_REGEX_REASON_UNICODE_CLASS = "tools.regex-reason.unicode-class", "the Unicode class is not one the regex engine knows";
+    TOOLS_REGEX_REASON_TOO_BIG = "tools.regex-reason.too-big", "the pattern is too large or nested too deeply; make it simpler";
+    TOOLS_REGEX_REASON_OTHER = "tools.regex-reason.other", "the pattern cannot be read as a regular expression";
+    TOOLS_ARGUMENT_OTHER = "tools.argument.other", "{{ value }} does not fit the parameter schema (its `{{ keyword }}` rule)";
 }

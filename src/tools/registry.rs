@@ -26,34 +26,158 @@ const MAX_QUOTED_VALUE_CHARS: usize = 80;
 /// Longest problem description.
 const MAX_PROBLEM_CHARS: usize = 500;
 
-/// One schema violation as the model reads it: where, and what is wrong, quoting at most
-/// a short prefix of the offending value (a 1 MB argument is not echoed back).
-fn describe_problem(e: &jsonschema::ValidationError<'_>) -> String {
-    let mut message = e.to_string();
-    let value = e.instance().to_string();
-    if value.chars().count() > MAX_QUOTED_VALUE_CHARS && message.contains(&value) {
-        let cut: String = value.chars().take(MAX_QUOTED_VALUE_CHARS).collect();
-        let short = format!("{cut}… ({} characters in all)", value.chars().count());
-        message = message.replace(&value, &short);
-    }
+/// One schema violation as the model reads it, in the registry's texts: where, and what
+/// is wrong, quoting at most a short prefix of the offending value (a 1 MB argument is not
+/// echoed back). The validator's own messages are English only, so each kind of problem
+/// has a text of its own (`tools.argument.*`).
+fn describe_problem(e: &jsonschema::ValidationError<'_>, texts: &Texts) -> String {
+    use crate::texts::*;
+    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+    let json = |v: &serde_json::Value| quoted_value(&v.to_string(), texts);
+    let value = json(e.instance());
+    let list = |items: &mut dyn Iterator<Item = String>| items.collect::<Vec<_>>().join(", ");
+    let (text, values): (&BuiltinText, Vec<(&str, String)>) = match e.kind() {
+        K::Type { kind } => {
+            let expected = match kind {
+                TypeKind::Single(t) => format!("\"{t}\""),
+                TypeKind::Multiple(set) => set
+                    .iter()
+                    .map(|t| format!("\"{t}\""))
+                    .collect::<Vec<_>>()
+                    .join(texts.get(&TOOLS_ARGUMENT_TYPE_OR)),
+            };
+            (
+                &TOOLS_ARGUMENT_TYPE,
+                vec![("value", value), ("expected", expected)],
+            )
+        }
+        K::Required { property } => (&TOOLS_ARGUMENT_REQUIRED, vec![("property", json(property))]),
+        K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => (
+            &TOOLS_ARGUMENT_UNEXPECTED,
+            vec![(
+                "names",
+                list(
+                    &mut unexpected
+                        .iter()
+                        .map(|n| format!("`{}`", quoted_value(n, texts))),
+                ),
+            )],
+        ),
+        K::Enum { options } => {
+            let options = match options.as_array() {
+                Some(items) => list(&mut items.iter().map(json)),
+                None => json(options),
+            };
+            (
+                &TOOLS_ARGUMENT_ENUM,
+                vec![("value", value), ("options", options)],
+            )
+        }
+        K::Constant { expected_value } => (
+            &TOOLS_ARGUMENT_CONST,
+            vec![("value", value), ("expected", json(expected_value))],
+        ),
+        K::Minimum { limit } => (
+            &TOOLS_ARGUMENT_MINIMUM,
+            vec![("value", value), ("limit", limit.to_string())],
+        ),
+        K::Maximum { limit } => (
+            &TOOLS_ARGUMENT_MAXIMUM,
+            vec![("value", value), ("limit", limit.to_string())],
+        ),
+        K::ExclusiveMinimum { limit } => (
+            &TOOLS_ARGUMENT_EXCLUSIVE_MINIMUM,
+            vec![("value", value), ("limit", limit.to_string())],
+        ),
+        K::ExclusiveMaximum { limit } => (
+            &TOOLS_ARGUMENT_EXCLUSIVE_MAXIMUM,
+            vec![("value", value), ("limit", limit.to_string())],
+        ),
+        K::MinLength { limit } => (
+            &TOOLS_ARGUMENT_MIN_LENGTH,
+            vec![("value", value), ("limit", limit.to_string())],
+        ),
+        K::MaxLength { limit } => (
+            &TOOLS_ARGUMENT_MAX_LENGTH,
+            vec![("value", value), ("limit", limit.to_string())],
+        ),
+        K::MinItems { limit } => (
+            &TOOLS_ARGUMENT_MIN_ITEMS,
+            vec![("value", value), ("limit", limit.to_string())],
+        ),
+        K::MaxItems { limit } => (
+            &TOOLS_ARGUMENT_MAX_ITEMS,
+            vec![("value", value), ("limit", limit.to_string())],
+        ),
+        K::MinProperties { limit } => (
+            &TOOLS_ARGUMENT_MIN_PROPERTIES,
+            vec![("value", value), ("limit", limit.to_string())],
+        ),
+        K::MaxProperties { limit } => (
+            &TOOLS_ARGUMENT_MAX_PROPERTIES,
+            vec![("value", value), ("limit", limit.to_string())],
+        ),
+        K::Pattern { pattern } => (
+            &TOOLS_ARGUMENT_PATTERN,
+            vec![("value", value), ("pattern", quoted_value(pattern, texts))],
+        ),
+        K::UniqueItems => (&TOOLS_ARGUMENT_UNIQUE, vec![("value", value)]),
+        K::MultipleOf { multiple_of } => (
+            &TOOLS_ARGUMENT_MULTIPLE_OF,
+            vec![("value", value), ("multiple", multiple_of.to_string())],
+        ),
+        K::Format { format } => (
+            &TOOLS_ARGUMENT_FORMAT,
+            vec![("value", value), ("format", quoted_value(format, texts))],
+        ),
+        K::AnyOf { .. } | K::OneOfNotValid { .. } => {
+            (&TOOLS_ARGUMENT_NO_FORM, vec![("value", value)])
+        }
+        K::OneOfMultipleValid { .. } => (&TOOLS_ARGUMENT_MANY_FORMS, vec![("value", value)]),
+        K::Not { .. } => (&TOOLS_ARGUMENT_NOT, vec![("value", value)]),
+        K::FalseSchema => (&TOOLS_ARGUMENT_NOTHING, vec![("value", value)]),
+        other => (
+            &TOOLS_ARGUMENT_OTHER,
+            vec![("value", value), ("keyword", other.keyword().to_owned())],
+        ),
+    };
+    let pairs: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let problem = texts.render(text, &pairs);
     let path = e.instance_path().to_string();
     if path.is_empty() {
-        shorten(&message)
+        shorten(&problem, texts)
     } else {
-        shorten(&format!("at `{path}`: {message}"))
+        let at = texts.render(
+            &TOOLS_ARGUMENT_AT,
+            &[("path", &path), ("problem", &problem)],
+        );
+        shorten(&at, texts)
+    }
+}
+
+/// A value (JSON or a name) as a problem quotes it: at most [`MAX_QUOTED_VALUE_CHARS`]
+/// characters, then how long it is in all.
+fn quoted_value(value: &str, texts: &Texts) -> String {
+    cut_at(value, MAX_QUOTED_VALUE_CHARS, texts)
+}
+
+/// `text`, or its first `max` characters and a note of the length.
+fn cut_at(text: &str, max: usize, texts: &Texts) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((end, _)) => texts.render(
+            &crate::texts::TOOLS_ARGUMENT_CUT,
+            &[
+                ("start", &text[..end]),
+                ("count", &text.chars().count().to_string()),
+            ],
+        ),
     }
 }
 
 /// `text`, or its first [`MAX_PROBLEM_CHARS`] characters and a note of the length.
-fn shorten(text: &str) -> String {
-    match text.char_indices().nth(MAX_PROBLEM_CHARS) {
-        None => text.to_owned(),
-        Some((end, _)) => format!(
-            "{}… ({} characters in all)",
-            &text[..end],
-            text.chars().count()
-        ),
-    }
+fn shorten(text: &str, texts: &Texts) -> String {
+    cut_at(text, MAX_PROBLEM_CHARS, texts)
 }
 
 /// The compact JSON of a tool list in wire order: what the prefix fingerprint hashes and
@@ -288,7 +412,7 @@ impl ToolRegistry {
         let mut unlisted = 0usize;
         for e in validator.iter_errors(&args) {
             if problems.len() < MAX_LISTED_PROBLEMS {
-                problems.push(describe_problem(&e));
+                problems.push(describe_problem(&e, &self.texts));
             } else {
                 unlisted += 1;
             }
@@ -309,7 +433,7 @@ impl ToolRegistry {
         // a few values the schema lets through (`4294967296` or `1.0` for a `u32`).
         let call = (def.prepare)(args).map_err(|problems| ToolCallError::InvalidArguments {
             tool: name.to_owned(),
-            problems: problems.iter().map(|p| shorten(p)).collect(),
+            problems: problems.iter().map(|p| shorten(p, &self.texts)).collect(),
         })?;
         let future = call(ctx.clone().with_texts(Arc::clone(&self.texts)));
         let result = match def.timeout() {

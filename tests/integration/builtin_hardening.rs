@@ -575,7 +575,7 @@ async fn messages_do_not_echo_huge_input() {
         .fail("grep", json!({"pattern": format!("({pattern}")}))
         .await;
     assert!(err.len() < 1_500, "{} bytes: {err:.1500}", err.len());
-    assert!(err.contains("unclosed group"), "{err}");
+    assert!(err.contains("a group `(` is not closed with `)`"), "{err}");
     let err = f
         .fail("glob", json!({"pattern": format!("[{pattern}")}))
         .await;

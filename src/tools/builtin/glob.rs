@@ -83,7 +83,10 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
         .map_err(|e| {
             ToolError::text(
                 &TOOL_GLOB_ERROR_INVALID,
-                vals![pattern = echo(&args.pattern), error = e.kind().to_string()],
+                vals![
+                    pattern = echo(&args.pattern),
+                    error = super::pattern_errors::glob_reason(e.kind(), ctx.texts())
+                ],
             )
             .hint_text(&TOOL_GLOB_HINT_INVALID, vec![])
         })?

@@ -12,7 +12,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 
 use super::glob::check_relative;
-use super::limits::{MAX_ECHO_CHARS, cap_text, cut_line, cut_line_around, echo};
+use super::limits::{cap_text, cut_line, cut_line_around, echo};
 use super::walk::{Unread, depth_note, read_entry, run_blocking, stop_note, walk};
 use super::workspace::{MAX_TEXT_FILE_BYTES, not_found, resolve, shown};
 use crate::texts::*;
@@ -130,13 +130,13 @@ async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
         .size_limit(10 * 1024 * 1024)
         .build()
         .map_err(|e| {
-            let (text, error) = regex_error(&args.pattern, &e);
+            let (text, error) = regex_error(&args.pattern, &e, ctx.texts());
             ToolError::text(text, vals![error = error, pattern = echo(&args.pattern)])
                 .hint_text(&TOOL_GREP_HINT_REGEX, vec![])
         })?;
     let filter = match &args.glob {
         None => None,
-        Some(g) => Some(FileFilter::new(g)?),
+        Some(g) => Some(FileFilter::new(g, ctx.texts())?),
     };
     let mode = args.output_mode.unwrap_or_default();
     let search = Search {
@@ -238,7 +238,7 @@ struct FileFilter {
 }
 
 impl FileFilter {
-    fn new(glob: &str) -> Result<Self, ToolError> {
+    fn new(glob: &str, texts: &Texts) -> Result<Self, ToolError> {
         check_relative(glob)?;
         let matcher = GlobBuilder::new(glob)
             .literal_separator(true)
@@ -246,7 +246,10 @@ impl FileFilter {
             .map_err(|e| {
                 ToolError::text(
                     &TOOL_GREP_ERROR_GLOB,
-                    vals![glob = echo(glob), error = e.kind().to_string()],
+                    vals![
+                        glob = echo(glob),
+                        error = super::pattern_errors::glob_reason(e.kind(), texts)
+                    ],
                 )
                 .hint_text(&TOOL_GREP_HINT_GLOB, vec![])
             })?
@@ -363,17 +366,11 @@ impl Search {
     }
 }
 
-/// The regex crate's error, which repeats the pattern; for a long pattern only the part
-/// that says what is wrong.
-fn regex_error(pattern: &str, e: &regex::Error) -> (&'static BuiltinText, String) {
-    let text = e.to_string();
-    if pattern.chars().count() <= MAX_ECHO_CHARS {
-        return (&TOOL_GREP_ERROR_REGEX, text);
-    }
-    let reason = text
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("error:"))
-        .map_or(text.as_str(), |l| l.trim_start_matches("error:").trim());
-    (&TOOL_GREP_ERROR_REGEX_LONG, echo(reason).into_owned())
+/// What is wrong with the pattern, in the tools' texts (the regex crate's own message is
+/// English only), with the pattern itself.
+fn regex_error(pattern: &str, e: &regex::Error, texts: &Texts) -> (&'static BuiltinText, String) {
+    (
+        &TOOL_GREP_ERROR_REGEX_LONG,
+        super::pattern_errors::regex_reason(pattern, e, texts),
+    )
 }

@@ -18,6 +18,7 @@ mod glob;
 mod grep;
 pub(crate) mod limits;
 mod list_dir;
+mod pattern_errors;
 mod read_file;
 mod todo_write;
 mod walk;
