@@ -1339,16 +1339,11 @@ impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleC
         self.inner.send(item)
     }
 
-    fn receive(
-        &mut self,
-    ) -> impl std::future::Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send
-    {
-        async move {
-            loop {
-                let message = self.inner.receive().await?;
-                if !self.is_stale(&message) {
-                    return Some(message);
-                }
+    async fn receive(&mut self) -> Option<rmcp::service::RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let message = self.inner.receive().await?;
+            if !self.is_stale(&message) {
+                return Some(message);
             }
         }
     }
