@@ -250,6 +250,10 @@ fn first_difference<'v>(
             _ => Some((path.clone(), Some(a), Some(b))),
         }
     }
+    // Equal bodies are the rule: compared without building a path for every key.
+    if recorded == now {
+        return None;
+    }
     walk(&mut String::new(), recorded, now)
 }
 
