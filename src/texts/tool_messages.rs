@@ -187,6 +187,19 @@ texts! {
     TOOLS_TRY_AGAIN_HINT = "tools.try-again.hint", "try again";
     TOOLS_IO_NOT_FOUND = "tools.io.not-found", "no such file or directory";
     TOOLS_IO_PERMISSION_DENIED = "tools.io.permission-denied", "permission denied";
+    TOOLS_IO_IS_A_DIRECTORY = "tools.io.is-a-directory", "it is a directory";
+    TOOLS_IO_NOT_A_DIRECTORY = "tools.io.not-a-directory", "a part of the path is not a directory";
+    TOOLS_IO_ALREADY_EXISTS = "tools.io.already-exists", "it already exists";
+    TOOLS_IO_DIRECTORY_NOT_EMPTY = "tools.io.directory-not-empty", "the directory is not empty";
+    TOOLS_IO_READ_ONLY = "tools.io.read-only", "the file system is read-only";
+    TOOLS_IO_STORAGE_FULL = "tools.io.storage-full", "no space is left on the device (or the quota is used up)";
+    TOOLS_IO_FILE_TOO_LARGE = "tools.io.file-too-large", "the file is too large";
+    TOOLS_IO_INVALID_NAME = "tools.io.invalid-name", "the name is too long or not valid";
+    TOOLS_IO_BUSY = "tools.io.busy", "it is busy (in use by another process)";
+    TOOLS_IO_INTERRUPTED = "tools.io.interrupted", "the operation was interrupted";
+    TOOLS_IO_TIMED_OUT = "tools.io.timed-out", "the operation timed out";
+    TOOLS_IO_INVALID_DATA = "tools.io.invalid-data", "the data is not valid";
+    TOOLS_IO_OUT_OF_MEMORY = "tools.io.out-of-memory", "the system is out of memory";
 
     // Shared: the blocking pool, walks, output caps.
     TOOLS_WORK_STOPPED = "tools.work.stopped", "the {{ work }} stopped unexpectedly";

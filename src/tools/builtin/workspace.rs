@@ -221,6 +221,22 @@ pub(crate) fn io_reason_value(e: &std::io::Error) -> TextValue {
     match e.kind() {
         ErrorKind::NotFound => TextValue::Text(&TOOLS_IO_NOT_FOUND),
         ErrorKind::PermissionDenied => TextValue::Text(&TOOLS_IO_PERMISSION_DENIED),
+        ErrorKind::IsADirectory => TextValue::Text(&TOOLS_IO_IS_A_DIRECTORY),
+        ErrorKind::NotADirectory => TextValue::Text(&TOOLS_IO_NOT_A_DIRECTORY),
+        ErrorKind::AlreadyExists => TextValue::Text(&TOOLS_IO_ALREADY_EXISTS),
+        ErrorKind::DirectoryNotEmpty => TextValue::Text(&TOOLS_IO_DIRECTORY_NOT_EMPTY),
+        ErrorKind::ReadOnlyFilesystem => TextValue::Text(&TOOLS_IO_READ_ONLY),
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
+            TextValue::Text(&TOOLS_IO_STORAGE_FULL)
+        }
+        ErrorKind::FileTooLarge => TextValue::Text(&TOOLS_IO_FILE_TOO_LARGE),
+        ErrorKind::InvalidFilename => TextValue::Text(&TOOLS_IO_INVALID_NAME),
+        ErrorKind::ResourceBusy | ErrorKind::ExecutableFileBusy => TextValue::Text(&TOOLS_IO_BUSY),
+        ErrorKind::Interrupted => TextValue::Text(&TOOLS_IO_INTERRUPTED),
+        ErrorKind::TimedOut => TextValue::Text(&TOOLS_IO_TIMED_OUT),
+        ErrorKind::InvalidData => TextValue::Text(&TOOLS_IO_INVALID_DATA),
+        ErrorKind::OutOfMemory => TextValue::Text(&TOOLS_IO_OUT_OF_MEMORY),
+        // Rarer ones keep the system's (English) words, without the error number.
         _ => TextValue::Plain(io_reason(e)),
     }
 }
@@ -490,6 +506,24 @@ pub(crate) fn open_dir(path: &WorkspacePath) -> Result<DirChain, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_common_io_reasons_are_texts_a_pack_translates() {
+        use std::io::{Error, ErrorKind as K};
+        for (kind, id) in [
+            (K::IsADirectory, "tools.io.is-a-directory"),
+            (K::NotADirectory, "tools.io.not-a-directory"),
+            (K::AlreadyExists, "tools.io.already-exists"),
+            (K::StorageFull, "tools.io.storage-full"),
+            (K::ReadOnlyFilesystem, "tools.io.read-only"),
+            (K::ResourceBusy, "tools.io.busy"),
+        ] {
+            match io_reason_value(&Error::from(kind)) {
+                TextValue::Text(text) => assert_eq!(text.id, id),
+                TextValue::Plain(p) => panic!("{kind:?} is plain English: {p}"),
+            }
+        }
+    }
 
     #[test]
     fn shown_is_relative_with_slashes() {
