@@ -1101,6 +1101,9 @@ mod tests {
             ("grep", json!({"pattern": "\\p{Nope}"})),
             ("grep", json!({"pattern": "x", "glob": "{a,b"})),
             ("glob", json!({"pattern": "[z-a]"})),
+            ("glob", json!({"pattern": format!("{}[", "x".repeat(300))})),
+            ("grep", json!({"pattern": "q".repeat(300)})),
+            ("nope", json!({"x": "y".repeat(300)})),
             ("nope", json!({})),
             ("read_fil", json!({})),
         ];

@@ -224,7 +224,7 @@ texts! {
     // What is wrong with an argument (the registry's schema check), one text per kind of
     // problem: the validator's own messages are English only.
     TOOLS_ARGUMENT_AT = "tools.argument.at", "at `{{ path }}`: {{ problem }}";
-    TOOLS_ARGUMENT_CUT = "tools.argument.cut", "{{ start }}… ({{ count }} characters in all)";
+    TOOLS_CUT = "tools.cut", "{{ start }}… ({{ count }} characters in all)";
     TOOLS_ARGUMENT_TYPE = "tools.argument.type", "{{ value }} is not of type {{ expected }}";
     TOOLS_ARGUMENT_TYPE_OR = "tools.argument.type.or", " or ";
     TOOLS_ARGUMENT_REQUIRED = "tools.argument.required", "the required property {{ property }} is missing";

@@ -166,7 +166,7 @@ fn cut_at(text: &str, max: usize, texts: &Texts) -> String {
     match text.char_indices().nth(max) {
         None => text.to_owned(),
         Some((end, _)) => texts.render(
-            &crate::texts::TOOLS_ARGUMENT_CUT,
+            &crate::texts::TOOLS_CUT,
             &[
                 ("start", &text[..end]),
                 ("count", &text.chars().count().to_string()),
@@ -258,9 +258,9 @@ impl ToolCallError {
             ToolCallError::UnknownTool { name, suggestion } => match suggestion {
                 Some(s) => texts.render(
                     &TOOLS_UNKNOWN_TOOL_SUGGESTION,
-                    &[("tool", &echo(name)), ("suggestion", s)],
+                    &[("tool", &echo(name).told(texts)), ("suggestion", s)],
                 ),
-                None => texts.render(&TOOLS_UNKNOWN_TOOL, &[("tool", &echo(name))]),
+                None => texts.render(&TOOLS_UNKNOWN_TOOL, &[("tool", &echo(name).told(texts))]),
             },
             ToolCallError::InvalidArguments { tool, problems } => texts.render(
                 &TOOLS_INVALID_ARGUMENTS,

@@ -100,6 +100,13 @@ pub enum TextValue {
     Plain(String),
     /// A text of its own (`a FIFO (named pipe)`), itself without placeholders.
     Text(&'static BuiltinText),
+    /// The start of a long input and its length in characters, told with `tools.cut`.
+    Cut {
+        /// The first characters.
+        start: String,
+        /// How many it has in all.
+        count: usize,
+    },
 }
 
 impl From<String> for TextValue {
@@ -173,6 +180,10 @@ impl TextRef {
                     match v {
                         TextValue::Plain(s) => s.clone(),
                         TextValue::Text(t) => texts.get(t).to_owned(),
+                        TextValue::Cut { start, count } => texts.render(
+                            &crate::texts::TOOLS_CUT,
+                            &[("start", start), ("count", &count.to_string())],
+                        ),
                     },
                 )
             })

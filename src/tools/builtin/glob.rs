@@ -123,9 +123,9 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
     .await?;
 
     let texts = ctx.texts();
-    let pattern = echo(&args.pattern);
+    let pattern = echo(&args.pattern).told(texts);
     let values = [
-        ("pattern", pattern.as_ref()),
+        ("pattern", pattern.as_str()),
         ("path", base.shown.as_str()),
         ("count", &total.to_string()),
     ];

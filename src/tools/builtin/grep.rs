@@ -189,7 +189,10 @@ async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
     if report.total == 0 {
         out.push_str(&texts.render(
             &TOOL_GREP_RESULT_NONE,
-            &[("pattern", &echo(&args.pattern)), ("path", &base.shown)],
+            &[
+                ("pattern", &echo(&args.pattern).told(texts)),
+                ("path", &base.shown),
+            ],
         ));
         out.push('\n');
     } else {

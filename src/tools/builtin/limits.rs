@@ -1,7 +1,6 @@
 //! [`OutputLimits`]: how much text one tool result may carry, and the helpers that cut
 //! text down to it with a visible marker saying what was cut and how to see more.
 
-use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
@@ -63,14 +62,69 @@ pub(crate) const MAX_ECHO_CHARS: usize = 200;
 /// `input` as it may appear in a message: its first [`MAX_ECHO_CHARS`] characters and an
 /// ellipsis naming the length when it is longer, so a huge argument cannot make a huge
 /// error.
-pub(crate) fn echo(input: &str) -> Cow<'_, str> {
+/// Put into a tool's text, the note of the length is a text too (`tools.cut`); shown
+/// with `Display` (a message outside the texts), it is English.
+pub(crate) fn echo(input: &str) -> Echoed<'_> {
     match input.char_indices().nth(MAX_ECHO_CHARS) {
-        None => Cow::Borrowed(input),
-        Some((end, _)) => Cow::Owned(format!(
-            "{}… ({} characters in all)",
-            &input[..end],
-            input.chars().count()
-        )),
+        None => Echoed::Whole(input),
+        Some((end, _)) => Echoed::Cut {
+            start: &input[..end],
+            count: input.chars().count(),
+        },
+    }
+}
+
+/// What [`echo`] gives.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Echoed<'a> {
+    /// Short enough: all of it.
+    Whole(&'a str),
+    /// Its first characters and how many it has in all.
+    Cut { start: &'a str, count: usize },
+}
+
+impl Echoed<'_> {
+    /// As an English string (for a message stored before its texts are known).
+    pub(crate) fn into_owned(self) -> String {
+        self.to_string()
+    }
+
+    /// Told in `texts`.
+    pub(crate) fn told(self, texts: &crate::texts::Texts) -> String {
+        match self {
+            Echoed::Whole(s) => s.to_owned(),
+            Echoed::Cut { start, count } => texts.render(
+                &crate::texts::TOOLS_CUT,
+                &[("start", start), ("count", &count.to_string())],
+            ),
+        }
+    }
+}
+
+impl From<&Echoed<'_>> for crate::tools::TextValue {
+    fn from(e: &Echoed<'_>) -> Self {
+        (*e).into()
+    }
+}
+
+impl std::fmt::Display for Echoed<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Echoed::Whole(s) => f.write_str(s),
+            Echoed::Cut { start, count } => write!(f, "{start}… ({count} characters in all)"),
+        }
+    }
+}
+
+impl From<Echoed<'_>> for crate::tools::TextValue {
+    fn from(e: Echoed<'_>) -> Self {
+        match e {
+            Echoed::Whole(s) => crate::tools::TextValue::Plain(s.to_owned()),
+            Echoed::Cut { start, count } => crate::tools::TextValue::Cut {
+                start: start.to_owned(),
+                count,
+            },
+        }
     }
 }
 
@@ -375,11 +429,22 @@ mod tests {
 
     #[test]
     fn echo_cuts_long_input_with_an_ellipsis() {
-        assert_eq!(echo("short"), "short");
+        assert_eq!(echo("short").to_string(), "short");
         let long = "x".repeat(100_000);
-        let shown = echo(&long);
+        let shown = echo(&long).to_string();
         assert!(shown.len() < 300, "{shown}");
         assert!(shown.ends_with("… (100000 characters in all)"), "{shown}");
+        let mut german = crate::texts::Texts::new(Some("de".into()));
+        german.set(
+            crate::texts::TOOLS_CUT.id,
+            "{{ start }}… ({{ count }} Zeichen insgesamt)",
+            crate::texts::TextSource::Builtin,
+        );
+        assert!(
+            echo(&long)
+                .told(&german)
+                .ends_with("… (100000 Zeichen insgesamt)")
+        );
     }
 
     #[test]

@@ -520,7 +520,7 @@ mod tests {
         ] {
             match io_reason_value(&Error::from(kind)) {
                 TextValue::Text(text) => assert_eq!(text.id, id),
-                TextValue::Plain(p) => panic!("{kind:?} is plain English: {p}"),
+                other => panic!("{kind:?} is not a text: {other:?}"),
             }
         }
     }
