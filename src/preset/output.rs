@@ -63,6 +63,118 @@ impl OutputContract {
     }
 }
 
+/// The longest excerpt of a value quoted in an [`OutputProblem`].
+const MAX_FOUND_CHARS: usize = 80;
+/// The most problems one check reports (the rest are counted in the last).
+pub const MAX_OUTPUT_PROBLEMS: usize = 20;
+
+/// One way an answer breaks the output contract, located in the answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputProblem {
+    /// Where in the answer: a JSON pointer (`/reasons/0`; empty for the whole answer).
+    pub pointer: String,
+    /// What the schema wants there.
+    pub expected: String,
+    /// What the answer has there (a short excerpt).
+    pub found: String,
+}
+
+impl std::fmt::Display for OutputProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "the answer"
+        } else {
+            &self.pointer
+        };
+        write!(
+            f,
+            "at `{at}`: expected {}, found {}",
+            self.expected, self.found
+        )
+    }
+}
+
+impl OutputContract {
+    /// Check a final answer: its text parsed as JSON (one surrounding Markdown code fence
+    /// is allowed), the `null`s of optional properties dropped, then validated against
+    /// the schema as written. The object, or every problem (at most
+    /// [`MAX_OUTPUT_PROBLEMS`]).
+    pub fn check(&self, answer: &str) -> Result<Value, Vec<OutputProblem>> {
+        let text = unfenced(answer);
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            vec![OutputProblem {
+                pointer: String::new(),
+                expected: "one JSON object".to_owned(),
+                found: format!("text that is not JSON ({e}): {}", excerpt(text)),
+            }]
+        })?;
+        let value = self.drop_optional_nulls(value);
+        let validator = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(&self.schema)
+            .map_err(|e| {
+                vec![OutputProblem {
+                    pointer: String::new(),
+                    expected: format!(
+                        "an answer to a usable schema (the schema does not compile: {e})"
+                    ),
+                    found: excerpt(text),
+                }]
+            })?;
+        let mut problems: Vec<OutputProblem> = validator
+            .iter_errors(&value)
+            .map(|e| OutputProblem {
+                pointer: e.instance_path().to_string(),
+                expected: expected_of(&e.to_string(), &e.instance().to_string()),
+                found: excerpt(&e.instance().to_string()),
+            })
+            .collect();
+        if problems.is_empty() {
+            return Ok(value);
+        }
+        if problems.len() > MAX_OUTPUT_PROBLEMS {
+            let more = problems.len() - MAX_OUTPUT_PROBLEMS + 1;
+            problems.truncate(MAX_OUTPUT_PROBLEMS - 1);
+            problems.push(OutputProblem {
+                pointer: String::new(),
+                expected: "an answer that satisfies the schema".to_owned(),
+                found: format!("{more} more problems"),
+            });
+        }
+        Err(problems)
+    }
+}
+
+/// `text` without one Markdown code fence around it (```` ```json … ``` ````).
+fn unfenced(text: &str) -> &str {
+    let trimmed = text.trim();
+    let Some(rest) = trimmed.strip_prefix("```") else {
+        return trimmed;
+    };
+    let Some(body) = rest.strip_suffix("```") else {
+        return trimmed;
+    };
+    // The info string (`json`) runs to the end of the first line.
+    body.split_once('\n').map_or(body, |(_, b)| b).trim()
+}
+
+/// At most [`MAX_FOUND_CHARS`] characters of `text`, and how long it was.
+fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(MAX_FOUND_CHARS) {
+        None => format!("`{text}`"),
+        Some((end, _)) => format!("`{}…` ({} characters)", &text[..end], text.chars().count()),
+    }
+}
+
+/// The validator's message without the quoted value it starts with (`"x" is not of type
+/// "integer"` → `is not of type "integer"` becomes `not of type "integer"`... kept as the
+/// schema's words: `type "integer"`).
+fn expected_of(message: &str, instance: &str) -> String {
+    let rest = message.strip_prefix(instance).unwrap_or(message).trim();
+    let rest = rest.strip_prefix("is ").unwrap_or(rest);
+    rest.to_owned()
+}
+
 /// The contract of the chain: the nearest `output` (a child replaces its parent's
 /// whole). `None` when no preset sets one, or when its schema is unusable (which
 /// `validate` reports).
@@ -330,6 +442,50 @@ mod tests {
             &mut out,
         );
         out.iter().map(|d| d.kind).collect()
+    }
+
+    fn verdict() -> OutputContract {
+        contract(
+            json!({"type": "object", "properties": {"verdict": {"enum": ["pass", "fail"]}, "reasons": {"type": "array", "items": {"type": "string"}}, "note": {"type": "string"}}, "required": ["verdict", "reasons"]}),
+        )
+    }
+
+    #[test]
+    fn a_valid_answer_is_the_object() {
+        let c = verdict();
+        let ok = json!({"verdict": "pass", "reasons": []});
+        assert_eq!(
+            c.check(r#"{"verdict": "pass", "reasons": []}"#),
+            Ok(ok.clone())
+        );
+        // A fence around it, and the null a strict model sends for the optional `note`.
+        assert_eq!(
+            c.check("```json\n{\"verdict\": \"pass\", \"reasons\": [], \"note\": null}\n```"),
+            Ok(ok)
+        );
+    }
+
+    #[test]
+    fn problems_are_located_in_the_answer() {
+        let c = verdict();
+        let not_json = c.check("The build is fine.").unwrap_err();
+        assert_eq!(not_json.len(), 1);
+        assert_eq!(not_json[0].pointer, "");
+        assert_eq!(not_json[0].expected, "one JSON object");
+        let wrong = c
+            .check(r#"{"verdict": "maybe", "reasons": [3]}"#)
+            .unwrap_err();
+        let pointers: Vec<&str> = wrong.iter().map(|p| p.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/verdict", "/reasons/0"], "{wrong:?}");
+        assert_eq!(wrong[0].found, "`\"maybe\"`");
+        assert!(wrong[1].expected.contains("string"), "{wrong:?}");
+        assert!(
+            wrong[0].to_string().starts_with("at `/verdict`: expected "),
+            "{}",
+            wrong[0]
+        );
+        let missing = c.check(r#"{"verdict": "fail"}"#).unwrap_err();
+        assert!(missing[0].expected.contains("reasons"), "{missing:?}");
     }
 
     #[test]
