@@ -152,6 +152,9 @@ code_pages! {
     P0753 => HookBadTimeout,
     P0754 => HookMatchNotToolEvent,
     P0755 => HookBadMatch,
+    P0760 => InvalidOutputSchema,
+    P0761 => OutputSchemaProjected,
+    P0762 => OutputSchemaRefused,
 }
 
 /// The headings a page has, in this order.

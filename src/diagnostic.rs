@@ -278,6 +278,17 @@ diagnostic_kinds! {
     HookMatchNotToolEvent = ("P0754", "hook-match-not-tool-event", Error),
     /// A hook's `match` that cannot be read (an empty alternative, a bad glob).
     HookBadMatch = ("P0755", "hook-bad-match", Error),
+    /// An `output` schema that cannot be used: not an object schema, not valid JSON
+    /// Schema, a `$ref` that leaves the document, too large or too deep, a `schemaFile`
+    /// that is not JSON.
+    InvalidOutputSchema = ("P0760", "invalid-output-schema", Error),
+    /// An `output` schema a provider's structured-output mode receives in a looser
+    /// form (keywords it does not support dropped, optional properties made nullable):
+    /// what was dropped is checked locally only.
+    OutputSchemaProjected = ("P0761", "output-schema-projected", Warning),
+    /// An `output` schema the chosen provider's structured-output mode refuses (a
+    /// composition at the root, more nesting or properties than it takes).
+    OutputSchemaRefused = ("P0762", "output-schema-refused", Error),
 }
 
 impl fmt::Display for DiagnosticKind {
@@ -589,6 +600,7 @@ mod tests {
             K::PermissionHiddenTool,
             K::PermissionShadowed,
             K::HookHiddenTool,
+            K::OutputSchemaProjected,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {

@@ -41,6 +41,10 @@ pub struct ModelSettings {
     /// Sampling and reasoning parameters sent with each request (`model.temperature`, …).
     #[serde(skip_serializing_if = "ModelParams::is_empty")]
     pub params: ModelParams,
+    /// The output contract's schema (`output.schema`, normalised), sent in the dialect's
+    /// structured-output form (`provider::request_body`); `None`: free text.
+    #[serde(skip)]
+    pub output_schema: Option<std::sync::Arc<serde_json::Value>>,
 }
 
 /// The sampling and reasoning parameters of a preset's `model` block, as validated: each
@@ -132,6 +136,7 @@ impl ModelSettings {
             max_tokens: (provider == Provider::Anthropic).then_some(ANTHROPIC_DEFAULT_MAX_TOKENS),
             strict_tools: false,
             params: ModelParams::default(),
+            output_schema: None,
         };
         settings.strict_tools = settings.default_strict_tools();
         settings
@@ -148,6 +153,12 @@ impl ModelSettings {
     /// Another model (provider and endpoint unchanged).
     pub fn with_model(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// Ask for answers that satisfy `schema` (a preset's output contract), or free text.
+    pub fn with_output_schema(mut self, schema: Option<std::sync::Arc<serde_json::Value>>) -> Self {
+        self.output_schema = schema;
         self
     }
 

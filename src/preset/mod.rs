@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod chain_settings;
 pub mod hooks;
 pub mod locale_pack;
+pub mod output;
 pub mod own_tools;
 pub mod permissions;
 pub mod provenance;
@@ -25,6 +26,7 @@ pub use catalog::{
     CONFIG_DIR_ENV, CatalogOptions, NO_USER_ENV, PresetCatalog, PresetEntry, PresetSource,
     ShadowedFile, TargetId, check_preset_name, default_config_dir, default_user_preset_dir,
 };
+pub use output::{DEFAULT_OUTPUT_RETRIES, OutputContract};
 pub use provenance::{
     PieceProvenance, Provenance, ProvenanceError, Size, ToolAdmission, ToolProvenance,
 };

@@ -157,6 +157,11 @@ pub struct PresetFile {
     /// preset that sets it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<LimitsSpec>,
+    /// The output contract: a JSON Schema the final answer must satisfy, sent in each
+    /// dialect's strongest form and checked locally, with retries. Along `extends`, the
+    /// nearest preset that sets `output` wins (a child replaces it whole).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputSpec>,
     /// The locale pack the model's texts come from (`de`: `locales/de.yaml`); `en`, the
     /// built-in English, needs none. Along `extends`, the nearest preset that sets it
     /// wins; `render --locale` and `run --locale` override it.
@@ -756,6 +761,27 @@ pub struct LimitsSpec {
     pub max_tool_calls: Option<Spanned<u32>>,
 }
 
+/// `output`: what the final answer must be (docs/format.md, "Output contract").
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OutputSpec {
+    /// The JSON Schema of the answer (draft 2020-12 or draft-07; an object schema,
+    /// self-contained: every `$ref` local). Give this or `schemaFile`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub schema: Option<Spanned<serde_json::Value>>,
+    /// A JSON file holding the schema, relative to the preset file and inside its
+    /// directory (like `textFile`). Give this or `schema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", length(min = 1))]
+    pub schema_file: Option<Spanned<String>>,
+    /// How many more answers the model may give after one that fails the schema
+    /// (default 2, at most 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<u32>", range(max = 10))]
+    pub retries: Option<Spanned<u32>>,
+}
+
 /// The system prompt: sections, removals, and whether runtime context is sent.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -1092,6 +1118,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "permissions",
             "hooks",
             "limits",
+            "output",
             "locale",
             "texts",
         ],
@@ -1115,6 +1142,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
         ],
     ),
     ("`limits`", &["maxSteps", "maxToolCalls"]),
+    ("`output`", &["schema", "schemaFile", "retries"]),
     (
         "`persona`",
         &["includeRuntimeContext", "sections", "remove"],
@@ -1289,6 +1317,7 @@ mod tests {
             expected_keys::<PresetFile>("zzz: 1"),
             expected_keys::<ModelSpec>("zzz: 1"),
             expected_keys::<LimitsSpec>("zzz: 1"),
+            expected_keys::<OutputSpec>("zzz: 1"),
             expected_keys::<PersonaSpec>("zzz: 1"),
             expected_keys::<SectionSpec>("zzz: 1"),
             expected_keys::<ContextSpec>("zzz: 1"),

@@ -28,6 +28,7 @@ pub(crate) fn load_text_files(
     preset_path: Option<&Path>,
     read: &mut Vec<(Arc<str>, SourceText)>,
 ) -> Result<(), Diagnostics> {
+    load_schema_file(parsed, preset_path, read).map_err(|d| Diagnostics::from_vec(vec![d]))?;
     let mut wanted: Vec<Spanned<String>> = Vec::new();
     let file = &parsed.file;
     let sections = file
@@ -47,7 +48,7 @@ pub(crate) fn load_text_files(
     let mut problems = Vec::new();
     let mut loaded: Vec<(Spanned<String>, SourceFile)> = Vec::new();
     for value in wanted {
-        match read_text_file(parsed, preset_path, &value, read) {
+        match read_text_file("textFile", parsed, preset_path, &value, read) {
             Ok(source) => loaded.push((value, source)),
             Err(d) => problems.push(d),
         }
@@ -89,20 +90,61 @@ pub(crate) fn load_text_files(
     Ok(())
 }
 
+/// Read `output.schemaFile` (JSON, confined like `textFile`) into `output.schema`, which
+/// is then "written" where `schemaFile` is. Giving both is an error at `schemaFile`.
+fn load_schema_file(
+    parsed: &mut ParsedPreset,
+    preset_path: Option<&Path>,
+    read: &mut Vec<(Arc<str>, SourceText)>,
+) -> Result<(), Diagnostic> {
+    let Some(output) = &parsed.file.output else {
+        return Ok(());
+    };
+    let Some(value) = output.schema_file.clone() else {
+        return Ok(());
+    };
+    let at = key_span(parsed, &value, "schemaFile");
+    if output.schema.is_some() {
+        return Err(Diagnostic::new(
+            DiagnosticKind::InvalidValue,
+            "`output` gives both `schema` and `schemaFile`; it takes one",
+        )
+        .at(at)
+        .help("keep the schema inline (`schema:`) or in the file (`schemaFile:`), not both"));
+    }
+    let source = read_text_file("schemaFile", parsed, preset_path, &value, read)?;
+    let schema: serde_json::Value = serde_json::from_str(&source.text).map_err(|e| {
+        Diagnostic::new(
+            DiagnosticKind::InvalidOutputSchema,
+            format!(
+                "`schemaFile` `{}` is not JSON: {e}",
+                value.value.escape_debug()
+            ),
+        )
+        .at(at.clone())
+        .help("write the schema as one JSON object, such as `{\"type\": \"object\", \"properties\": {}}`")
+    })?;
+    if let Some(output) = parsed.file.output.as_mut() {
+        output.schema = Some(Spanned::new(schema, value.referenced, value.defined));
+    }
+    Ok(())
+}
+
 /// Read one `textFile`, checking where it leads first.
 fn read_text_file(
+    key: &str,
     parsed: &ParsedPreset,
     preset_path: Option<&Path>,
     value: &Spanned<String>,
     read: &mut Vec<(Arc<str>, SourceText)>,
 ) -> Result<SourceFile, Diagnostic> {
-    let at = key_span(parsed, value);
+    let at = key_span(parsed, value, key);
     let relative = value.value.as_str();
     let Some(preset_path) = preset_path else {
         return Err(Diagnostic::new(
             DiagnosticKind::InvalidValue,
             format!(
-                "`textFile` is read relative to the preset file, and `{}` is not a file on disk",
+                "`{key}` is read relative to the preset file, and `{}` is not a file on disk",
                 parsed.source.display
             ),
         )
@@ -113,7 +155,7 @@ fn read_text_file(
     };
     let inside = match confined(relative) {
         Ok(inside) => inside,
-        Err(why) => return Err(escape(at, relative, why)),
+        Err(why) => return Err(escape(at, key, relative, why)),
     };
     let dir = preset_path.parent().unwrap_or(Path::new(""));
     let display = display_of(&parsed.source.display, &inside);
@@ -123,6 +165,7 @@ fn read_text_file(
     let bytes = read_beneath(dir, &inside, limit).map_err(|e| match e {
         ReadBeneathError::Outside => escape(
             at.clone(),
+            key,
             relative,
             "it is a symbolic link (or passes through one) that leads outside the preset's directory",
         ),
@@ -130,11 +173,11 @@ fn read_text_file(
             DiagnosticKind::LimitExceeded,
             match size {
                 Some(size) => format!(
-                    "`textFile` `{relative}` is {size} bytes; a text file may be at most {}",
+                    "`{key}` `{relative}` is {size} bytes; a text file may be at most {}",
                     byte_size(limit)
                 ),
                 None => format!(
-                    "`textFile` `{relative}` holds more than {}, the most a text file may hold",
+                    "`{key}` `{relative}` holds more than {}, the most a text file may hold",
                     byte_size(limit)
                 ),
             },
@@ -150,13 +193,13 @@ fn read_text_file(
             | BoundedReadError::NotRegular(_)),
         ) => Diagnostic::new(
             DiagnosticKind::InvalidValue,
-            format!("`textFile` `{relative}` names no file to read (`{display}`: {other})"),
+            format!("`{key}` `{relative}` names no file to read (`{display}`: {other})"),
         )
         .at(at.clone())
         .help("the path is relative to the preset file's directory"),
         ReadBeneathError::Read(other) => Diagnostic::new(
             DiagnosticKind::Io,
-            format!("cannot read `textFile` `{relative}` (`{display}`): {other}"),
+            format!("cannot read `{key}` `{relative}` (`{display}`): {other}"),
         )
         .at(at.clone())
         .help("the path is relative to the preset file's directory"),
@@ -173,10 +216,10 @@ fn read_text_file(
     }
 }
 
-fn escape(at: Span, relative: &str, why: &str) -> Diagnostic {
+fn escape(at: Span, key: &str, relative: &str, why: &str) -> Diagnostic {
     Diagnostic::new(
         DiagnosticKind::InvalidValue,
-        format!("`textFile` `{relative}` is refused: {why}"),
+        format!("`{key}` `{relative}` is refused: {why}"),
     )
     .at(at)
     .help("keep text files in the preset's directory or below it, and name them by a relative path such as `prompts/rules.md`")
@@ -202,7 +245,7 @@ fn display_of(preset: &str, inside: &Path) -> Arc<str> {
 
 /// The span of the `textFile` key of `value` (the key is on the value's line, before
 /// it); the value's own span when the key cannot be found there.
-fn key_span(parsed: &ParsedPreset, value: &Spanned<String>) -> Span {
+fn key_span(parsed: &ParsedPreset, value: &Spanned<String>, key: &str) -> Span {
     let span = parsed.span_of(value);
     let Some(line) = parsed.source.line(span.line) else {
         return span;
@@ -211,10 +254,11 @@ fn key_span(parsed: &ParsedPreset, value: &Spanned<String>) -> Span {
         .chars()
         .take(usize::try_from(span.column.saturating_sub(1)).unwrap_or(usize::MAX))
         .collect();
-    match before.rfind("textFile") {
+    match before.rfind(key) {
         Some(byte) => {
             let column = u32::try_from(before[..byte].chars().count()).unwrap_or(0) + 1;
-            Span::new(span.file.clone(), span.line, column).with_len(8)
+            let len = u32::try_from(key.chars().count()).unwrap_or(0);
+            Span::new(span.file.clone(), span.line, column).with_len(len)
         }
         None => span,
     }

@@ -130,6 +130,12 @@ impl ValidPreset {
         super::hooks::hooks_of(&self.chain_refs())
     }
 
+    /// The output contract in force (`output:`, the nearest preset that sets it): the
+    /// schema the final answer must satisfy and its retries. `None`: free text.
+    pub fn output(&self) -> Option<super::output::OutputContract> {
+        super::output::output_of(&self.chain_refs())
+    }
+
     /// The sandbox commands run in: the nearest `sandbox` in the chain, else
     /// `workspace-write`.
     pub fn sandbox_mode(&self) -> crate::process::SandboxMode {
@@ -527,6 +533,12 @@ fn validate_chain_with(
             a.registry().names().map(|n| n.as_str()).collect();
         diagnostics.extend(super::permissions::check(presets, tools, &visible));
         diagnostics.extend(super::hooks::check(presets, tools, &visible));
+        if !diagnostics
+            .iter()
+            .any(|d| d.kind == DiagnosticKind::InvalidOutputSchema)
+        {
+            super::output::check_dialects(presets, &mut diagnostics);
+        }
         let unguarded = a.unguarded_optional_uses();
         let statically_missing = !unguarded.is_empty();
         diagnostics.extend(unguarded);
@@ -885,6 +897,7 @@ fn layer_from_preset(preset: &ParsedPreset, out: &mut Vec<Diagnostic>) -> Layer 
     check_pass_env(preset, out);
     check_allow_read(preset, out);
     super::own_tools::check_file(preset, out);
+    super::output::check_file(preset, out);
 
     if let Some(persona) = &file.persona {
         if let Some(flag) = &persona.include_runtime_context {

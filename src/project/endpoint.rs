@@ -15,7 +15,9 @@ pub fn settings(
     preset: &ValidPreset,
     overrides: &Overrides,
 ) -> Result<Option<ModelSettings>, OverrideError> {
-    overrides.apply(preset.model().map(|m| m.endpoint()))
+    let settings = overrides.apply(preset.model().map(|m| m.endpoint()))?;
+    let schema = preset.output().map(|o| o.schema);
+    Ok(settings.map(|s| s.with_output_schema(schema)))
 }
 
 /// The tools `preset` sends to the endpoint `settings`, linted once for it. Validation
@@ -61,7 +63,8 @@ pub fn for_dialect(
         Dialect::OpenAi => Provider::Openai,
         Dialect::Anthropic => Provider::Anthropic,
     };
-    let mut switched = ModelSettings::new(provider, settings.name);
+    let mut switched =
+        ModelSettings::new(provider, settings.name).with_output_schema(settings.output_schema);
     if let Some(max) = settings.max_tokens {
         switched = switched.with_max_tokens(max);
     }

@@ -93,6 +93,27 @@ fn params(settings: &ModelSettings, body: &mut Map<String, Value>) {
     if let Some(effort) = p.reasoning_effort {
         body.insert("output_config".into(), json!({"effort": effort.as_str()}));
     }
+    // The output contract: Anthropic's structured outputs, in the strict projection
+    // (validation reported what it drops; the answer is checked against the whole
+    // schema locally).
+    if let Some(schema) = &settings.output_schema {
+        let format = json!({
+            "type": "json_schema",
+            "schema": crate::tools::schema::strict_from_portable(schema),
+        });
+        match body
+            .entry("output_config")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+        {
+            Some(config) => {
+                config.insert("format".into(), format);
+            }
+            None => {
+                body.insert("output_config".into(), json!({ "format": format }));
+            }
+        }
+    }
 }
 
 /// The history as Anthropic turns: same-role neighbours merged, a breakpoint on the last

@@ -33,6 +33,12 @@ pub fn request_body(
         messages.push(json!({"role": "system", "content": request.system}));
     }
     let keep_reasoning = settings.provider == Provider::Deepseek;
+    // DeepSeek's JSON mode enforces no schema: the schema goes to the model as an
+    // instruction right after the system prompt, the same bytes every step (so the
+    // cacheable prefix stays stable).
+    if let (Some(schema), Provider::Deepseek) = (&settings.output_schema, settings.provider) {
+        messages.push(json!({"role": "system", "content": output_instruction(schema)}));
+    }
     messages.extend(request.messages.iter().map(|m| message(m, keep_reasoning)));
     body.insert("messages".into(), Value::Array(messages));
     if !tools.is_empty() {
@@ -59,11 +65,42 @@ pub fn request_body(
         body.insert(key.into(), Value::from(max));
     }
     params(settings, &mut body);
+    if let Some(schema) = &settings.output_schema {
+        body.insert("response_format".into(), response_format(settings, schema));
+    }
     if stream {
         body.insert("stream".into(), Value::Bool(true));
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     Value::Object(body)
+}
+
+/// The name the output contract's schema is sent under.
+pub const OUTPUT_SCHEMA_NAME: &str = "output";
+
+/// The output contract in this dialect's form: OpenAI's (and an OpenAI-compatible
+/// server's) structured outputs with the strict projection, DeepSeek's JSON mode.
+fn response_format(settings: &ModelSettings, schema: &Value) -> Value {
+    match settings.provider {
+        Provider::Deepseek => json!({"type": "json_object"}),
+        _ => json!({
+            "type": "json_schema",
+            "json_schema": {
+                "name": OUTPUT_SCHEMA_NAME,
+                "schema": crate::tools::schema::strict_from_portable(schema),
+                "strict": true,
+            },
+        }),
+    }
+}
+
+/// The instruction that carries the output schema where the provider cannot enforce it
+/// (DeepSeek's JSON mode needs the word "json" in the prompt, and the schema).
+pub fn output_instruction(schema: &Value) -> String {
+    format!(
+        "Your final answer must be one JSON object, and nothing else, that satisfies this JSON Schema:\n{}",
+        serde_json::to_string(schema).unwrap_or_default()
+    )
 }
 
 /// The preset's sampling and reasoning parameters, in this dialect's form (validation

@@ -85,6 +85,7 @@ pub fn resolved_yaml(
     permissions(&mut out, chain);
     hooks(&mut out, chain);
     limits(&mut out, chain);
+    output(&mut out, chain);
     texts(&mut out, preset);
     out
 }
@@ -282,6 +283,28 @@ fn limits(out: &mut String, chain: &[ParsedPreset]) {
     }
     if let Some((n, from)) = calls {
         entry(out, 2, "maxToolCalls", &n.to_string(), Some(&from));
+    }
+}
+
+/// The output contract: the nearest preset's `output`, whole, its schema inline (a
+/// `schemaFile` was read into it).
+fn output(out: &mut String, chain: &[ParsedPreset]) {
+    let Some((preset, spec)) = chain
+        .iter()
+        .rev()
+        .find_map(|p| p.file.output.as_ref().map(|o| (p, o)))
+    else {
+        return;
+    };
+    let Some(schema) = &spec.schema else {
+        return;
+    };
+    let from = at(preset, preset.span_of(schema).line);
+    entry(out, 0, "output", "", None);
+    value_entry(out, 2, "schema", &schema.value, Some(&from));
+    if let Some(retries) = &spec.retries {
+        let from = at(preset, preset.span_of(retries).line);
+        entry(out, 2, "retries", &retries.value.to_string(), Some(&from));
     }
 }
 

@@ -115,6 +115,35 @@ fn render_standard_text() {
     insta::assert_snapshot!("render_standard_text", run.stdout);
 }
 
+/// The output contract in each dialect's request body (issue 32): OpenAI's strict
+/// `response_format`, Anthropic's `output_config.format`, DeepSeek's JSON mode with the
+/// schema as an instruction. Only the parts the contract adds are snapshotted.
+#[test]
+fn render_output_contract_per_dialect() {
+    let p = Project::new();
+    for (provider, model, format) in [
+        ("openai", "gpt-5-mini", "openai"),
+        ("anthropic", "claude-sonnet-4-5", "anthropic"),
+        ("deepseek", "deepseek-v4-flash", "openai"),
+    ] {
+        p.write(
+            &format!(".agent-presets/{provider}.yaml"),
+            &format!(
+                "version: 1\nname: {provider}\nextends: minimal\nmodel: {{provider: {provider}, name: {model}}}\noutput:\n  schema: {{type: object, properties: {{verdict: {{enum: [pass, fail]}}, note: {{type: string, maxLength: 200}}}}, required: [verdict]}}\n"
+            ),
+        );
+        let run = p.run(&with_pinned(&["render", provider, "--format", format]));
+        assert_eq!(run.code, 0, "{run:?}");
+        let body = json(&run.stdout);
+        let picked: serde_json::Map<String, Value> =
+            ["response_format", "output_config", "messages", "system"]
+                .into_iter()
+                .filter_map(|k| body.get(k).map(|v| (k.to_owned(), v.clone())))
+                .collect();
+        insta::assert_json_snapshot!(format!("render_output_contract_{provider}"), picked);
+    }
+}
+
 #[test]
 fn render_standard_json() {
     let p = Project::new();
