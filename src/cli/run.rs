@@ -337,6 +337,23 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             );
             signal.exit()
         }
+        Some(Ok(Outcome::Answered { finish, .. }))
+            if finish == FinishReason::Other(crate::agent::PROMPT_BLOCKED.to_owned()) =>
+        {
+            // Nothing was sent: the hook's decision event (above) names it and says why.
+            printer.done(io, crate::agent::PROMPT_BLOCKED, Some(0));
+            let _ = writeln!(
+                io.err,
+                "{}: a `userPromptSubmit` hook blocked the prompt; nothing was sent to the model",
+                io.err_style.error("error")
+            );
+            let _ = writeln!(
+                io.err,
+                "  = {}: the hook's decision in the transcript (`--json`: the `hook` event) says which hook and why",
+                io.err_style.bold("help")
+            );
+            Exit::Invalid
+        }
         Some(Ok(Outcome::Answered { steps, finish, .. })) => {
             if finish == FinishReason::Length {
                 let _ = writeln!(

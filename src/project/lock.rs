@@ -135,6 +135,10 @@ pub struct PresetLock {
     /// declared (`run`, `match`, `timeout`, `onError`): a changed or added hook is drift.
     /// Not written when the preset has none.
     pub hooks: BTreeMap<String, Value>,
+    /// The permission rules in force (`permissions:` along the chain, merged), by list
+    /// (`deny`, `ask`, `allow`), in evaluation order as written: a changed rule set is
+    /// drift. Empty lists are not written; nor is this when the preset has no rules.
+    pub permissions: BTreeMap<String, Vec<String>>,
 }
 
 /// [`PresetLock`] as the file holds it: each server's identity and listing in one object.
@@ -153,6 +157,8 @@ struct PresetLockText {
     servers: BTreeMap<String, LockedServerText>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     hooks: BTreeMap<String, Value>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    permissions: BTreeMap<String, Vec<String>>,
 }
 
 /// One server of a lock entry as the file holds it: what ran, then what it listed.
@@ -204,6 +210,7 @@ impl From<PresetLock> for PresetLockText {
             tools: lock.tools,
             servers,
             hooks: lock.hooks,
+            permissions: lock.permissions,
         }
     }
 }
@@ -243,6 +250,7 @@ impl From<PresetLockText> for PresetLock {
             servers,
             identities,
             hooks: text.hooks,
+            permissions: text.permissions,
         }
     }
 }
@@ -260,6 +268,7 @@ impl PresetLock {
             && self.tools == other.tools
             && self.servers == other.servers
             && self.hooks == other.hooks
+            && self.permissions == other.permissions
     }
 }
 
@@ -548,6 +557,19 @@ fn hooks_entry(preset: &ValidPreset) -> BTreeMap<String, Value> {
         .collect()
 }
 
+/// The permission rules of a valid preset as the lock pins them (see
+/// [`PresetLock::permissions`]).
+fn permissions_entry(preset: &ValidPreset) -> BTreeMap<String, Vec<String>> {
+    let chain: Vec<&crate::preset::ParsedPreset> = preset.chain().iter().collect();
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (list, _, text) in crate::preset::permissions::rules_in_force(&chain) {
+        out.entry(list.as_str().to_owned())
+            .or_default()
+            .push(text.value.clone());
+    }
+    out
+}
+
 /// The lock entry of a valid preset, with the listings of its MCP servers it was
 /// validated with (see [`entry_with_listings`]).
 pub fn entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
@@ -605,6 +627,7 @@ fn prefix_entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
         servers: BTreeMap::new(),
         identities: BTreeMap::new(),
         hooks: hooks_entry(preset),
+        permissions: permissions_entry(preset),
     })
 }
 
@@ -668,6 +691,8 @@ enum Item<'a> {
     Model,
     /// A hook, by its key (`PRESET.<event>[i]`).
     Hook(&'a str),
+    /// The permission rules (`permissions:` along the chain).
+    Permissions,
     /// The prefix as a whole (order, fingerprint, token counts).
     Whole,
 }
@@ -733,6 +758,15 @@ fn declaring(chain: &[ParsedPreset], item: Item<'_>) -> Option<(usize, Span)> {
                 .find(|(k, _, _)| k == key)
                 .map(|(_, at, spec)| (at, chain[at].span_of(&spec.run)))
         }
+        Item::Permissions => rev.clone().find_map(|(i, p)| {
+            let spec = p.file.permissions.as_ref()?;
+            let first = [&spec.deny, &spec.ask, &spec.allow]
+                .into_iter()
+                .flatten()
+                .flatten()
+                .next()?;
+            Some((i, p.span_of(first)))
+        }),
         Item::Definition(_) | Item::Whole => None,
     }
 }
@@ -911,6 +945,26 @@ fn drift_from(
                 (Some(_), None) => format!("hook `{key}` removed"),
             };
             parts.push((origin(preset, Item::Hook(key)), what.clone()));
+            changes.push(what);
+        }
+    }
+    let lists: BTreeSet<&String> = locked
+        .permissions
+        .keys()
+        .chain(now.permissions.keys())
+        .collect();
+    for list in lists {
+        let (old, new) = (locked.permissions.get(list), now.permissions.get(list));
+        if old != new {
+            let show = |v: Option<&Vec<String>>| {
+                v.map_or_else(|| "(none)".to_owned(), |r| format!("{r:?}"))
+            };
+            let what = format!(
+                "permission rules `{list}` changed ({} → {})",
+                show(old),
+                show(new)
+            );
+            parts.push((origin(preset, Item::Permissions), what.clone()));
             changes.push(what);
         }
     }

@@ -308,6 +308,21 @@ fn a_prompt_hook_adds_context_or_blocks_the_prompt() {
     let run = p.run(&["run", "agent", "Ship it.", "--yes", "--json"]);
     assert!(server.requests().is_empty(), "{run:?}");
     assert_eq!(hook_events(&run.stdout)[0]["verdict"], "block");
+    // A blocked prompt is its own outcome and fails the run (exit 1), saying why.
+    assert_eq!(run.code, 1, "{run:?}");
+    let done: Vec<Value> = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "done")
+        .collect();
+    assert_eq!(done.len(), 1, "{run:?}");
+    assert_eq!(done[0]["outcome"], "prompt-blocked-by-hook", "{run:?}");
+    assert!(
+        run.stderr
+            .contains("`userPromptSubmit` hook blocked the prompt"),
+        "{run:?}"
+    );
 }
 
 /// The command validator of Claude Code's hooks reference, unchanged (it checks

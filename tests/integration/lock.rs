@@ -627,3 +627,41 @@ fn a_changed_hook_fails_validate_locked_at_its_run() {
         "{message}"
     );
 }
+
+/// The lock pins the permission rules in force (issue 33): a changed rule set fails
+/// `validate --locked`, located at the preset's rules and naming old and new.
+#[test]
+fn changed_permission_rules_fail_validate_locked() {
+    let p = project();
+    edit(
+        &p,
+        "tools:\n  allow: [read_file, grep]\n",
+        "tools:\n  allow: [read_file, grep]\npermissions:\n  deny: [\"grep(pattern=secret*)\"]\n",
+    );
+    assert_eq!(p.run(&["lock"]).code, 0);
+    let lock = json(&lock_text(&p));
+    assert_eq!(
+        lock["presets"]["reviewer"]["permissions"],
+        serde_json::json!({"deny": ["grep(pattern=secret*)"]}),
+        "{lock}"
+    );
+    assert_eq!(p.run(&["validate", "--locked"]).code, 0);
+
+    edit(&p, "grep(pattern=secret*)", "grep(pattern=token*)");
+    let run = p.run(&["validate", "--locked", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = json(&run.stdout);
+    let d = &v["diagnostics"][0];
+    assert_eq!(
+        d["file"].as_str(),
+        Some(".agent-presets/reviewer.yaml"),
+        "{v}"
+    );
+    let message = d["message"].as_str().unwrap();
+    assert!(
+        message.contains("permission rules `deny` changed")
+            && message.contains("secret*")
+            && message.contains("token*"),
+        "{message}"
+    );
+}
