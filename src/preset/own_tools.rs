@@ -176,6 +176,11 @@ impl DeclaredCommand<'_> {
                 .collect(),
             env: literal_env(self.spec.env.as_ref()),
             timeout: duration_or(&self.spec.timeout, DEFAULT_COMMAND_TIMEOUT),
+            stderr_on_success: self
+                .spec
+                .stderr
+                .as_ref()
+                .is_none_or(|m| m.value == crate::preset::spec::StderrMode::Include),
         }
     }
 }

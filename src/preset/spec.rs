@@ -399,11 +399,29 @@ pub struct CommandSpec {
     /// Literal environment values for the command (no secrets).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<NamedMap<Spanned<String>>>,
+    /// What the model gets of the command's standard error when it succeeds: `include`
+    /// (the default: both streams, labelled `--- stdout ---` and `--- stderr ---`, when
+    /// it wrote to stderr; `python -m unittest` reports there) or `drop` (stdout only). A
+    /// failing command's stderr is always part of its error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<StderrMode>")]
+    pub stderr: Option<Spanned<StderrMode>>,
     /// `true`: this entry replaces an inherited one of its name on purpose (without it,
     /// replacing one is an `own-tool-replaced` warning).
     #[serde(default, rename = "override", skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<bool>")]
     pub overrides: Option<Spanned<bool>>,
+}
+
+/// What a command tool's result holds of its standard error on success.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum StderrMode {
+    /// Both streams, labelled, when stderr is not empty.
+    #[default]
+    Include,
+    /// Standard output only.
+    Drop,
 }
 
 /// A mapping from names to values that keeps file order and the position of every name
@@ -1200,6 +1218,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "timeout",
             "passEnv",
             "env",
+            "stderr",
             "override",
         ],
     ),

@@ -1,6 +1,8 @@
 //! Command tools: a program a preset declares under `commands:`, run with the call's
 //! arguments as one line of JSON on standard input. Its standard output (bounded like
-//! `bash`'s) is the result; a non-zero exit is a tool error carrying its standard error.
+//! `bash`'s) is the result, with its standard error beside it, both labelled, when it
+//! wrote there (unless the declaration says `stderr: drop`); a non-zero exit is a tool
+//! error carrying its standard error.
 //!
 //! It runs the way `bash` runs a command: through the one spawn path
 //! ([`process::spawn`]) with the context's containment, limits and sandbox, in the
@@ -38,6 +40,8 @@ pub struct CommandTool {
     pub env: Vec<(String, String)>,
     /// How long one call may run before the command and everything it started are killed.
     pub timeout: Duration,
+    /// On success, is a non-empty stderr part of the result (both streams labelled)?
+    pub stderr_on_success: bool,
 }
 
 /// The handler that runs `tool` (for [`ExternalTool::handler`](crate::tools::ExternalTool)).
@@ -155,6 +159,14 @@ async fn run_command(
             ))
             .hint(hint))
         }
+        Some(_) if tool.stderr_on_success && !stderr.is_empty() => Ok(format!(
+            "--- stdout ---\n{}\n--- stderr ---\n{stderr}",
+            if stdout.is_empty() {
+                "(empty)"
+            } else {
+                stdout.trim_end()
+            }
+        )),
         Some(_) => Ok(if stdout.is_empty() {
             "(no output)".to_owned()
         } else {
@@ -249,12 +261,17 @@ mod tests {
     use serde_json::json;
 
     fn registry(run: &[&str], timeout: Duration) -> ToolRegistry {
+        registry_with(run, timeout, true)
+    }
+
+    fn registry_with(run: &[&str], timeout: Duration, stderr_on_success: bool) -> ToolRegistry {
         let tool = CommandTool {
             name: "t".into(),
             run: run.iter().map(|s| s.to_string()).collect(),
             pass_env: vec![],
             env: vec![("GREETING".into(), "hi".into())],
             timeout,
+            stderr_on_success,
         };
         let def = ToolDefinition::external(ExternalTool {
             name: ToolName::new("t").unwrap(),
@@ -287,6 +304,32 @@ mod tests {
         let out = r.call("t", json!({"path": "a b"}), &ctx).await.unwrap();
         assert!(!out.is_error);
         assert_eq!(out.content, "{\"path\":\"a b\"}\nhi\nmarker\n");
+    }
+
+    #[tokio::test]
+    async fn what_a_successful_command_writes_on_stderr_reaches_the_model_labelled() {
+        // `python -m unittest` reports on stderr; the model got "(no output)".
+        let (_dir, ctx) = ctx();
+        let script = ["sh", "-c", "echo 'Ran 3 tests' >&2; echo OK >&2"];
+        let r = registry(&script, Duration::from_secs(20));
+        let out = r.call("t", json!({"path": "x"}), &ctx).await.unwrap();
+        assert!(!out.is_error);
+        assert_eq!(
+            out.content,
+            "--- stdout ---\n(empty)\n--- stderr ---\nRan 3 tests\nOK"
+        );
+        let both = ["sh", "-c", "echo result; echo note >&2"];
+        let r = registry(&both, Duration::from_secs(20));
+        let out = r.call("t", json!({"path": "x"}), &ctx).await.unwrap();
+        assert_eq!(out.content, "--- stdout ---\nresult\n--- stderr ---\nnote");
+        // `stderr: drop`: stdout only, as before.
+        let r = registry_with(&both, Duration::from_secs(20), false);
+        let out = r.call("t", json!({"path": "x"}), &ctx).await.unwrap();
+        assert_eq!(out.content, "result\n");
+        // Nothing on stderr: stdout as it is.
+        let r = registry(&["sh", "-c", "echo only"], Duration::from_secs(20));
+        let out = r.call("t", json!({"path": "x"}), &ctx).await.unwrap();
+        assert_eq!(out.content, "only\n");
     }
 
     #[tokio::test]
@@ -326,6 +369,7 @@ mod tests {
             pass_env: vec![],
             env: vec![],
             timeout: Duration::from_secs(20),
+            stderr_on_success: true,
         };
         let def = ToolDefinition::external(ExternalTool {
             name: ToolName::new("t").unwrap(),
@@ -440,6 +484,7 @@ mod tests {
                 ("PATH".into(), "/opt/bin".into()),
             ],
             timeout: Duration::from_secs(1),
+            stderr_on_success: true,
         };
         let vars = [
             ("PATH", "/usr/bin"),
