@@ -20,7 +20,7 @@ use crate::secrets::{is_credential_name, is_credential_value};
 /// `CURL_CA_BUNDLE`) and the proxies (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`,
 /// `NO_PROXY`, in either case). Without them a server that `npx`, `uvx` or `pipx`
 /// downloads behind a company's proxy or TLS inspection fails to start; a proxy URL with
-/// a password in it is a credential and is not passed (see [`command_env`]). A preset
+/// a password in it is a credential and is not passed (as every credential value). A preset
 /// adds more with `passEnv`.
 pub const BASE_COMMAND_ENV: &[&str] = &[
     "PATH",
