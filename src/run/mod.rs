@@ -333,6 +333,9 @@ impl<'p, 't> Connected<'p, 't> {
         let policy = Arc::new(preset.policy());
         // Its hooks (issue 33): run by the agent around each call, the prompt and the stop.
         let hooks = Arc::new(preset.hooks());
+        // What it must deliver (issue 32): the output contract and the success checks.
+        let output = preset.output();
+        let checks: Arc<[crate::checks::Check]> = preset.checks().into();
         let limits = run_limits(&preset.limits(), max_steps, max_tool_calls);
         let servers = RunServers::start(
             &preset,
@@ -362,6 +365,8 @@ impl<'p, 't> Connected<'p, 't> {
             first_step: Some(first_step),
             policy,
             hooks,
+            output,
+            checks,
             limits,
             pin_date: pin_date || recording.is_some(),
             recording,
@@ -381,7 +386,8 @@ fn check_servers(
     let visible: Vec<String> = crate::project::connect::visible_servers(preset.assembler())
         .into_keys()
         .collect();
-    let hooks = !preset.hooks().is_empty();
+    // Hooks and success checks both run programs the lock pins.
+    let hooks = !preset.hooks().is_empty() || !preset.checks().is_empty();
     if visible.is_empty() && !hooks {
         return Ok(());
     }
@@ -445,6 +451,8 @@ pub struct Started<'t> {
     first_step: Option<Assembly>,
     policy: Arc<crate::policy::Policy>,
     hooks: Arc<crate::hooks::Hooks>,
+    output: Option<crate::preset::OutputContract>,
+    checks: Arc<[crate::checks::Check]>,
     limits: (usize, usize),
     pin_date: bool,
     recording: Option<Recording>,
@@ -463,6 +471,11 @@ pub struct Finished {
 }
 
 impl<'t> Started<'t> {
+    /// The output contract the run's final answer must meet (`output:`), if any.
+    pub fn output_contract(&self) -> Option<&crate::preset::OutputContract> {
+        self.output.as_ref()
+    }
+
     /// Tools whose live definition differs from the lock, sent as pinned
     /// (`--allow-tool-drift`), with what changed.
     pub fn drifted(&self) -> &[(String, String)] {
@@ -504,7 +517,10 @@ impl<'t> Started<'t> {
             .with_linted_tools(&self.linted)
             // The preset's permission rules decide first (issue 33).
             .with_policy(Arc::clone(&self.policy))
-            .with_hooks(Arc::clone(&self.hooks));
+            .with_hooks(Arc::clone(&self.hooks))
+            // What the final answer must be and what must pass after it (issue 32).
+            .with_output(self.output.clone())
+            .with_checks(Arc::clone(&self.checks));
         if let Some(step) = self.first_step.take() {
             agent = agent.with_first_step(step);
         }
@@ -582,13 +598,38 @@ impl Finished {
                 });
             }
         }
-        let (steps, answer, outcome) = match &self.outcome {
-            Ok(Outcome::Answered { text, steps, .. }) => {
-                (*steps, Some(text.clone()), ObservedOutcome::Answered)
-            }
-            Ok(Outcome::StepLimit { steps }) => (*steps, None, ObservedOutcome::StepLimit),
+        let (steps, answer, output, outcome) = match &self.outcome {
+            Ok(Outcome::Answered {
+                text,
+                steps,
+                output,
+                ..
+            }) => (
+                *steps,
+                Some(text.clone()),
+                output.clone(),
+                ObservedOutcome::Answered,
+            ),
+            Ok(Outcome::StepLimit { steps }) => (*steps, None, None, ObservedOutcome::StepLimit),
+            Ok(Outcome::OutputInvalid { text, steps, .. }) => (
+                *steps,
+                Some(text.clone()),
+                None,
+                ObservedOutcome::OutputInvalid,
+            ),
+            Ok(Outcome::CheckFailed {
+                text, steps, check, ..
+            }) => (
+                *steps,
+                Some(text.clone()),
+                None,
+                ObservedOutcome::CheckFailed {
+                    check: check.clone(),
+                },
+            ),
             Err(e) => (
                 step,
+                None,
                 None,
                 ObservedOutcome::Error {
                     message: redactor.redact(&e.to_string()).into_owned(),
@@ -599,7 +640,7 @@ impl Finished {
             steps,
             calls,
             answer,
-            output: None,
+            output,
             outcome,
         }
     }
@@ -755,6 +796,7 @@ mod tests {
                 text: "done".into(),
                 steps: 2,
                 finish: crate::provider::FinishReason::Stop,
+                output: None,
             }),
             history: vec![assistant, result, Message::assistant("done", Vec::new())],
             cassette: None,

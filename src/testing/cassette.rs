@@ -170,6 +170,18 @@ pub enum RecordedOutcome {
         /// Steps taken.
         steps: usize,
     },
+    /// The final answer still broke the output contract after its retries.
+    OutputInvalid {
+        /// Steps taken.
+        steps: usize,
+    },
+    /// A success check still failed after its retries.
+    CheckFailed {
+        /// Steps taken.
+        steps: usize,
+        /// The check, as one line (its argv).
+        check: String,
+    },
     /// An error (its message, redacted).
     Error {
         /// What went wrong.

@@ -223,6 +223,13 @@ pub fn cassette(
     let outcome = match outcome {
         Ok(Outcome::Answered { steps, .. }) => RecordedOutcome::Answered { steps: *steps },
         Ok(Outcome::StepLimit { steps }) => RecordedOutcome::StepLimit { steps: *steps },
+        Ok(Outcome::OutputInvalid { steps, .. }) => {
+            RecordedOutcome::OutputInvalid { steps: *steps }
+        }
+        Ok(Outcome::CheckFailed { steps, check, .. }) => RecordedOutcome::CheckFailed {
+            steps: *steps,
+            check: check.clone(),
+        },
         Err(e) => RecordedOutcome::Error {
             message: redactor.redact(&e.to_string()).into_owned(),
         },

@@ -555,16 +555,26 @@ pub async fn replay_async(
             .help("the run loop or the preset changed how the run ends: if that is intended, re-record the case"),
         );
     }
-    let (answer, outcome) = match outcome {
-        Ok(Outcome::Answered { text, .. }) => (Some(text), ObservedOutcome::Answered),
-        Ok(Outcome::StepLimit { .. }) => (None, ObservedOutcome::StepLimit),
+    let (answer, output, outcome) = match outcome {
+        Ok(Outcome::Answered { text, output, .. }) => {
+            (Some(text), output, ObservedOutcome::Answered)
+        }
+        Ok(Outcome::StepLimit { .. }) => (None, None, ObservedOutcome::StepLimit),
+        Ok(Outcome::OutputInvalid { text, .. }) => {
+            (Some(text), None, ObservedOutcome::OutputInvalid)
+        }
+        Ok(Outcome::CheckFailed { text, check, .. }) => {
+            (Some(text), None, ObservedOutcome::CheckFailed { check })
+        }
         Err(e) if drift.is_some() => (
+            None,
             None,
             ObservedOutcome::Error {
                 message: format!("behaviour drift ({e})"),
             },
         ),
         Err(e) => (
+            None,
             None,
             ObservedOutcome::Error {
                 message: agent_error_text(&e),
@@ -576,7 +586,7 @@ pub async fn replay_async(
             steps,
             calls: runner.calls.take(),
             answer,
-            output: None,
+            output,
             outcome,
         },
         diagnostics,
