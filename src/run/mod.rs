@@ -409,6 +409,45 @@ fn check_servers(
     Ok(())
 }
 
+/// Runs tools and success checks live, and keeps each check's run (for the cassette).
+#[derive(Debug, Default)]
+struct CheckLog {
+    runs: std::cell::RefCell<Vec<crate::testing::cassette::CheckResult>>,
+}
+
+impl crate::agent::ToolRunner for CheckLog {
+    fn run<'a>(
+        &'a self,
+        _step: usize,
+        call: &'a crate::request::ToolCall,
+        args: serde_json::Value,
+        registry: &'a crate::tools::ToolRegistry,
+        ctx: &'a ToolContext,
+    ) -> crate::agent::ToolRunFuture<'a> {
+        Box::pin(registry.call_for_model(&call.name, args, ctx))
+    }
+
+    fn run_check<'a>(
+        &'a self,
+        step: usize,
+        check: &'a crate::checks::Check,
+        ctx: &'a ToolContext,
+    ) -> crate::agent::CheckRunFuture<'a> {
+        Box::pin(async move {
+            let run = crate::tools::external::run_check(check, ctx).await;
+            self.runs
+                .borrow_mut()
+                .push(crate::testing::cassette::CheckResult {
+                    step,
+                    check: check.label(),
+                    ending: run.ending.clone(),
+                    output: run.output.clone(),
+                });
+            run
+        })
+    }
+}
+
 #[derive(Debug)]
 struct Recording {
     entry: PresetLock,
@@ -511,7 +550,10 @@ impl<'t> Started<'t> {
         } else {
             self.transport.as_dyn()
         };
+        let check_log = CheckLog::default();
         let mut agent = Agent::new(&self.assembler, transport, self.tools.clone())
+            // Live tools and checks; each check's run is kept for the cassette.
+            .with_tool_runner(&check_log)
             .with_max_steps(self.limits.0)
             .with_max_tool_calls(self.limits.1)
             .with_linted_tools(&self.linted)
@@ -555,6 +597,7 @@ impl<'t> Started<'t> {
                 prompt,
                 values: &self.values,
                 max_steps: self.limits.0,
+                checks: &check_log.runs.borrow(),
             };
             cassette(run, &recorder, &history, &outcome, &r.redactor)
         });

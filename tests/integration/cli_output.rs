@@ -279,3 +279,67 @@ fn a_hanging_check_is_killed_at_its_timeout_and_the_run_exits_4() {
     // The answer is still transcript on stdout without a contract.
     assert!(run.stdout.contains("Done."), "{run:?}");
 }
+
+#[test]
+fn a_recorded_run_replays_its_output_retries_and_check_results_without_running_the_checks() {
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_text(r#"{"verdict": "maybe", "reasons": []}"#)),
+        Reply::json(mock::openai_text(r#"{"verdict": "pass", "reasons": []}"#)),
+        Reply::json(mock::openai_call(
+            "call_w",
+            "write_file",
+            r#"{"path": "ok.txt", "content": "fixed\n"}"#,
+        )),
+        Reply::json(mock::openai_text(
+            r#"{"verdict": "pass", "reasons": ["ok.txt"]}"#,
+        )),
+    ]);
+    let checks =
+        "checks:\n  - run: [sh, -c, 'test -f ok.txt || { echo \"ok.txt is missing\"; exit 1; }']\n";
+    let p = Project::new(&server, &format!("output:\n{SCHEMA}{checks}"));
+    let cassette = p.path().join("run.jsonl");
+    let cassette = cassette.to_str().unwrap();
+    let mut run = Command::new(env!("CARGO_BIN_EXE_agent-presets"));
+    run.args(["run", "agent", "Fix it.", "--yes", "--record", cassette])
+        .current_dir(p.dir.path())
+        .env("AGENT_PRESETS_CONFIG_DIR", p.config.path())
+        .env("NO_COLOR", "1")
+        .env("SHELL", "/bin/bash")
+        .env("TEST_MODEL_KEY", "sk-output-test-0123456789abcdefghij")
+        .env_remove("CI")
+        .env_remove("DEEPSEEK_API_KEY")
+        .stdin(Stdio::null());
+    let out = run.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = fs::read_to_string(p.path().join("run.jsonl")).unwrap();
+    let check_lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event"] == "checkResult")
+        .collect();
+    assert_eq!(check_lines.len(), 2, "{text}");
+    assert_eq!(check_lines[0]["step"], 2);
+    assert_eq!(check_lines[0]["ending"], json!({"exited": 1}));
+    assert_eq!(check_lines[1]["step"], 4);
+    assert_eq!(check_lines[1]["ending"], json!({"exited": 0}));
+    assert!(text.contains(r#""kind":"answered","steps":4"#), "{text}");
+
+    // The replay feeds the recorded results back: the check's file is gone, the model
+    // server too, and it still passes.
+    fs::remove_file(p.path().join("ok.txt")).unwrap();
+    drop(server);
+    let replay = p.run(&["test", cassette]);
+    assert_eq!(replay.code, 0, "{replay:?}");
+
+    // A changed check is drift, named.
+    let preset = p.config.path().join("presets/agent.yaml");
+    let yaml = fs::read_to_string(&preset).unwrap();
+    fs::write(&preset, yaml.replace("test -f ok.txt", "test -s ok.txt")).unwrap();
+    let replay = p.run(&["test", cassette]);
+    assert_eq!(replay.code, 1, "{replay:?}");
+    let all = format!("{}{}", replay.stdout, replay.stderr);
+    assert!(
+        all.contains("the success check `sh -c test -s ok.txt"),
+        "{all}"
+    );
+}
