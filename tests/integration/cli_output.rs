@@ -343,3 +343,33 @@ fn a_recorded_run_replays_its_output_retries_and_check_results_without_running_t
         "{all}"
     );
 }
+
+#[test]
+fn a_check_in_a_project_preset_needs_trust_before_anything_runs() {
+    let server = MockProvider::start(vec![Reply::json(mock::openai_text("Done."))]);
+    let p = Project::new(&server, "");
+    fs::remove_file(p.config.path().join("presets/agent.yaml")).unwrap();
+    let marker = p.path().join("ran.txt");
+    fs::create_dir_all(p.path().join(".agent-presets")).unwrap();
+    fs::write(
+        p.path().join(".agent-presets/checked.yaml"),
+        format!(
+            "version: 1\nname: checked\nextends: standard\nmodel:\n  provider: deepseek\n  name: test-model\n  baseUrl: {}\n  apiKeyEnv: TEST_MODEL_KEY\nchecks:\n  - run: [touch, {}]\n",
+            server.url(""),
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let run = p.run(&["run", "checked", "Do it."]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("checks"), "{}", run.stderr);
+    assert!(run.stderr.contains("trust"), "{}", run.stderr);
+    assert!(server.requests().is_empty(), "nothing is sent before trust");
+    assert!(!marker.exists(), "the check ran");
+
+    let trusted = p.run(&["trust", "checked"]);
+    assert_eq!(trusted.code, 0, "{trusted:?}");
+    let run = p.run(&["run", "checked", "Do it."]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(marker.exists(), "the trusted check ran");
+}
