@@ -987,7 +987,18 @@ mod tests {
             .add_text(
                 "child",
                 "child.yaml",
-                "version: 1\nname: child\nextends: standard\n",
+                concat!(
+                    "version: 1\nname: child\nextends: standard\n",
+                    // Command tools: their programs' words are their own, the frames ours.
+                    "commands:\n",
+                    "  quiet: {description: Q, run: [\"true\"]}\n",
+                    "  fails: {description: F, run: [sh, -c, 'exit 3']}\n",
+                    "  fails_loud: {description: L, run: [sh, -c, 'echo kaputt >&2; exit 1']}\n",
+                    "  both: {description: B, run: [sh, -c, 'echo aus; echo fehler >&2']}\n",
+                    "  slow: {description: S, run: [sleep, '5'], timeout: 100ms}\n",
+                    "  missing: {description: M, run: [/nonexistent/program]}\n",
+                    "tools:\n  allow: ['*']\n",
+                ),
             )
             .unwrap();
         catalog.set_locale(Some("de".into()));
@@ -1106,6 +1117,12 @@ mod tests {
             ("nope", json!({"x": "y".repeat(300)})),
             ("nope", json!({})),
             ("read_fil", json!({})),
+            ("quiet", json!({})),
+            ("fails", json!({})),
+            ("fails_loud", json!({})),
+            ("both", json!({})),
+            ("slow", json!({})),
+            ("missing", json!({})),
         ];
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
