@@ -24,6 +24,13 @@ macro_rules! texts {
 }
 
 texts! {
+    // MCP tools: the frames around what a server said (its own words stay its own)
+    TOOLS_MCP_ERROR_NOT_AN_OBJECT = "tools.mcp.error.not-an-object", "the arguments must be a JSON object, not {{ value }}";
+    TOOLS_MCP_ERROR_TIMEOUT = "tools.mcp.error.timeout", "tool `{{ tool }}` of MCP server `{{ server }}` did not answer within {{ after }} and was cancelled (`toolTimeout` sets the limit)"; "toolTimeout";
+    TOOLS_MCP_ERROR_GONE = "tools.mcp.error.gone", "MCP server `{{ server }}` is gone: {{ detail }}";
+    TOOLS_MCP_ERROR_FAILED = "tools.mcp.error.failed", "MCP server `{{ server }}`: tool `{{ tool }}` failed: {{ message }} (JSON-RPC error {{ code }})";
+    TOOLS_MCP_ERROR_INPUT = "tools.mcp.error.input", "MCP server `{{ server }}`: tool `{{ tool }}` asked the client for input, which agent-presets does not provide"; "agent-presets";
+    TOOLS_MCP_ERROR_TASK = "tools.mcp.error.task", "MCP server `{{ server }}`: tool `{{ tool }}` answered with a long-running task, which agent-presets does not support"; "agent-presets";
     // containment: processes a command started that may have survived it
     TOOLS_CONTAINMENT_SUPERVISOR_DIED = "tools.containment.supervisor-died", "the supervisor of the command ended unexpectedly ({{ status }}); processes the command started may still be running";
     TOOLS_CONTAINMENT_SURVIVORS_ONE = "tools.containment.survivors-one", "1 process the command started could not be killed and may still be running (pid {{ pids }})";
