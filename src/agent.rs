@@ -798,6 +798,7 @@ impl<'a> Agent<'a> {
             arguments: args,
             read_only: tool.read_only(),
             path: path.as_deref(),
+            workspace: self.tools.workspace().to_str(),
         });
         on_event(AgentEvent::PolicyDecision {
             step,
