@@ -204,11 +204,79 @@ pub enum RecordedOutcome {
     },
 }
 
+/// A recorded request body: its text as written (one line of compact JSON), read into a
+/// tree only when a replay has to say where today's body differs. Replaying compares
+/// today's body, written the same way, with the text: most of a cassette is request
+/// bodies, and most replays find them equal.
+#[derive(Clone, Debug)]
+pub struct RecordedBody {
+    raw: Box<serde_json::value::RawValue>,
+    tree: std::sync::OnceLock<Value>,
+}
+
+impl RecordedBody {
+    /// The body `value`, as the recorder writes it.
+    pub fn from_value(value: Value) -> Self {
+        let raw = serde_json::value::RawValue::from_string(value.to_string())
+            .unwrap_or_else(|_| null_body());
+        let tree = std::sync::OnceLock::new();
+        let _ = tree.set(value);
+        RecordedBody { raw, tree }
+    }
+
+    fn from_raw(raw: Box<serde_json::value::RawValue>) -> Self {
+        RecordedBody {
+            raw,
+            tree: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The body as written.
+    pub fn text(&self) -> &str {
+        self.raw.get()
+    }
+
+    /// The body as a tree (read on first use).
+    pub fn value(&self) -> &Value {
+        self.tree
+            .get_or_init(|| serde_json::from_str(self.raw.get()).unwrap_or(Value::Null))
+    }
+}
+
+/// `null` as a raw value (what a body that cannot be written becomes; never in practice).
+fn null_body() -> Box<serde_json::value::RawValue> {
+    serde_json::value::to_raw_value(&Value::Null).unwrap_or_default()
+}
+
+impl PartialEq for RecordedBody {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text() || self.value() == other.value()
+    }
+}
+
+impl From<Value> for RecordedBody {
+    fn from(value: Value) -> Self {
+        RecordedBody::from_value(value)
+    }
+}
+
+impl Serialize for RecordedBody {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.raw.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RecordedBody {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(RecordedBody::from_value)
+    }
+}
+
 /// One step: the body sent, the turn that came back, the results of its calls.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
     /// The exact request body.
-    pub request: Value,
+    pub request: RecordedBody,
     /// The model's turn (`None`: the request failed).
     pub turn: Option<Turn>,
     /// The results of its tool calls, in order.
@@ -250,7 +318,7 @@ enum Line {
     },
     Request {
         step: usize,
-        body: Value,
+        body: RecordedBody,
     },
     Turn(Turn),
     ToolResult(ToolResult),
@@ -265,7 +333,8 @@ struct RequestLine {
     #[serde(rename = "event")]
     _event: RequestEvent,
     step: usize,
-    body: Value,
+    /// Checked to be JSON and kept as written (no tree).
+    body: Box<serde_json::value::RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -424,7 +493,10 @@ impl Cassette {
             let line = match (header.is_some(), fast_request(raw)) {
                 // Most of a cassette is request bodies: read those straight into their
                 // type (one tree, not a `Value` and then serde's buffered copy of it).
-                (true, Some(RequestLine { step, body, .. })) => Line::Request { step, body },
+                (true, Some(RequestLine { step, body, .. })) => Line::Request {
+                    step,
+                    body: RecordedBody::from_raw(body),
+                },
                 _ => {
                     let value: Value = serde_json::from_str(raw)
                         .map_err(|e| corrupt(n, format!("line {n} is not JSON: {e}")))?;
@@ -604,7 +676,7 @@ mod tests {
             tools: Vec::new(),
             servers: BTreeMap::new(),
             steps: vec![Step {
-                request: serde_json::json!({"model": "m", "messages": []}),
+                request: serde_json::json!({"model": "m", "messages": []}).into(),
                 turn: Some(Turn {
                     step: 1,
                     text: String::new(),
@@ -649,7 +721,7 @@ mod tests {
     fn check_results_read_back_and_only_after_a_final_answer() {
         let mut c = sample();
         c.steps.push(Step {
-            request: serde_json::json!({"model": "m", "messages": [1]}),
+            request: serde_json::json!({"model": "m", "messages": [1]}).into(),
             turn: Some(Turn {
                 step: 2,
                 text: "done".into(),

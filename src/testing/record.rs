@@ -203,7 +203,7 @@ pub fn cassette(
         .borrow()
         .iter()
         .map(|(body, turn)| Step {
-            request: body.clone(),
+            request: body.clone().into(),
             results: turn
                 .iter()
                 .flat_map(|t| {
