@@ -1066,7 +1066,7 @@ impl<'a> Agent<'a> {
                     }
                     if let Some((i, run)) = failed {
                         let check = &checks[i];
-                        let ending = run.ending_text();
+                        let ending = check.ending_text(&run);
                         if check_attempts[i] > check.retries || step >= self.max_steps {
                             return Ok(Outcome::CheckFailed {
                                 text: turn.text,

@@ -41,6 +41,29 @@ impl Check {
     pub fn label(&self) -> String {
         self.run.join(" ")
     }
+
+    /// How `run` of this check ended, in words, its timeout named when it was killed at
+    /// it (`timed out after 10m and was killed`).
+    pub fn ending_text(&self, run: &CheckRun) -> String {
+        match run.ending {
+            CheckEnding::TimedOut => format!(
+                "timed out after {} and was killed",
+                duration_text(self.timeout)
+            ),
+            _ => run.ending_text(),
+        }
+    }
+}
+
+/// `500ms`, `30s`, `10m`, `1h`: a duration as a preset writes it.
+fn duration_text(d: Duration) -> String {
+    let ms = d.as_millis();
+    match ms {
+        _ if ms < 1000 || ms % 1000 != 0 => format!("{ms}ms"),
+        _ if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
+        _ if ms % 60_000 == 0 => format!("{}m", ms / 60_000),
+        _ => format!("{}s", ms / 1000),
+    }
 }
 
 /// What running a check produced.
@@ -107,6 +130,41 @@ fn tail(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_check_killed_at_its_timeout_names_it() {
+        let check = |ms| Check {
+            run: vec!["cargo".into(), "test".into()],
+            timeout: Duration::from_millis(ms),
+            retries: 2,
+        };
+        let run = |ending| CheckRun {
+            ending,
+            output: String::new(),
+            elapsed_ms: 0,
+        };
+        let timed_out = run(CheckEnding::TimedOut);
+        assert_eq!(
+            check(500).ending_text(&timed_out),
+            "timed out after 500ms and was killed"
+        );
+        assert_eq!(
+            check(600_000).ending_text(&timed_out),
+            "timed out after 10m and was killed"
+        );
+        assert_eq!(
+            check(3_600_000).ending_text(&timed_out),
+            "timed out after 1h and was killed"
+        );
+        assert_eq!(
+            check(45_000).ending_text(&timed_out),
+            "timed out after 45s and was killed"
+        );
+        assert_eq!(
+            check(500).ending_text(&run(CheckEnding::Exited(1))),
+            "exit code 1"
+        );
+    }
 
     #[test]
     fn output_is_labelled_only_when_both_streams_speak_and_keeps_the_end() {

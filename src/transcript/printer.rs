@@ -306,7 +306,7 @@ impl Printer {
                 "attempt": attempt,
                 "retries": check.retries,
                 "passed": run.passed(),
-                "ending": run.ending_text(),
+                "ending": check.ending_text(run),
                 "elapsedMs": run.elapsed_ms,
                 "output": mask(&run.output),
             }),
@@ -448,7 +448,7 @@ impl Printer {
                         "{}",
                         style.error(format!(
                             "✗ check `{label}` failed{of}: {} ({secs:.1} s)",
-                            run.ending_text()
+                            check.ending_text(run)
                         ))
                     );
                     let lines: Vec<&str> = run.output.lines().collect();

@@ -274,6 +274,7 @@ fn a_hanging_check_is_killed_at_its_timeout_and_the_run_exits_4() {
         "the check was not killed"
     );
     assert_eq!(run.code, 4, "{run:?}");
+    eprintln!("{}", run.stderr);
     assert!(run.stderr.contains("timed out"), "{}", run.stderr);
     assert!(run.stderr.contains("starting"), "{}", run.stderr);
     // The answer is still transcript on stdout without a contract.
