@@ -63,6 +63,10 @@ struct GlobalArgs {
     /// Leave the user's preset directory out (also: `AGENT_PRESETS_NO_USER=1`).
     #[arg(long, global = true)]
     no_user: bool,
+    /// Do not read the project config (`agent-presets.yaml`, found from the current
+    /// directory upward): its preset directories, lock file and locale.
+    #[arg(long, global = true)]
+    no_project_config: bool,
 }
 
 #[derive(Debug, Subcommand)]

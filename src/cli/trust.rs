@@ -415,6 +415,7 @@ mod tests {
             preset_dirs: vec![PathBuf::from("shared presets")],
             project_dir: None,
             no_user: true,
+            no_project_config: true,
         };
         assert_eq!(
             trust_command(&global, "helper"),

@@ -1228,6 +1228,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
         &["preToolUse", "postToolUse", "stop", "userPromptSubmit"],
     ),
     ("a hook", &["match", "run", "timeout", "onError"]),
+    ("the project config", &["presetDirs", "lock", "locale"]),
 ];
 
 /// Where a set of allowed keys belongs ("`persona`", "a section", ...), if known.
@@ -1350,6 +1351,7 @@ mod tests {
             expected_keys::<PermissionsSpec>("zzz: 1"),
             expected_keys::<HooksSpec>("zzz: 1"),
             expected_keys::<HookSpec>("zzz: 1"),
+            expected_keys::<crate::project::config::ConfigSpec>("zzz: 1"),
         ];
         assert_eq!(sets.len(), KEY_SETS.len());
         for (got, (owner, keys)) in sets.iter().zip(KEY_SETS) {

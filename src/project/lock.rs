@@ -384,7 +384,7 @@ impl LockedSection {
 impl LockFile {
     /// Where the lock lives for this project.
     pub fn path(project: &Project) -> PathBuf {
-        project.project_dir.join(LOCK_FILE)
+        project.lock_path.clone()
     }
 
     /// Read the lock; `Ok(None)` when there is none.
@@ -484,14 +484,13 @@ impl ServerListings for LockFile {
     }
 }
 
-/// `tools` taking the MCP tools of presets from the lock of the project in
-/// `project_dir`, when it has one that pins any server: how `validate`, `render` and
-/// `run` know a server's tools without starting it. A lock that cannot be read pins
+/// `tools` taking the MCP tools of presets from the lock at `lock_path` (the project's
+/// [`LockFile::path`]), when it pins any server: how `validate`, `render` and `run`
+/// know a server's tools without starting it. A lock that cannot be read pins
 /// nothing here (presets that declare servers are then reported as not locked, and
 /// `validate --locked` and `lock` say what is wrong with the file).
-pub fn with_lock_listings(tools: ToolCatalog, project_dir: &Path) -> ToolCatalog {
-    let path = project_dir.join(LOCK_FILE);
-    let Ok(bytes) = crate::bounded::read_bounded(&path, MAX_LOCK_BYTES) else {
+pub fn with_lock_listings(tools: ToolCatalog, lock_path: &Path) -> ToolCatalog {
+    let Ok(bytes) = crate::bounded::read_bounded(lock_path, MAX_LOCK_BYTES) else {
         return tools;
     };
     // Most locks pin no server: skip parsing them.

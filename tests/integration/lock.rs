@@ -525,6 +525,7 @@ fn a_host_checking_the_lock_sees_the_pinned_servers() {
         project_dir: Some(p.path().to_path_buf()),
         preset_dirs: Vec::new(),
         no_user: true,
+        no_project_config: true,
     };
     let (host, _) = Host::discover(&options).unwrap();
     let preset = host.validate("triage").preset.expect("valid from the lock");
