@@ -121,6 +121,9 @@ pub(crate) fn run(
                 Some(locked) => {
                     let changed = lock::server_changes(&preset, locked, &vars, &cwd, None);
                     validation.diagnostics.extend(changed);
+                    // Each hook's script as `lock` read it, beneath the project.
+                    let scripts = lock::hook_changes(&preset, locked, &workspace.project_dir);
+                    validation.diagnostics.extend(scripts);
                     lock::entry_with_listings(&preset, workspace.tools.listings())
                         .map(|now| lock::drift(&preset, locked, &now))
                 }

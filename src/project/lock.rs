@@ -135,6 +135,12 @@ pub struct PresetLock {
     /// declared (`run`, `match`, `timeout`, `onError`): a changed or added hook is drift.
     /// Not written when the preset has none.
     pub hooks: BTreeMap<String, Value>,
+    /// The script each hook of [`hooks`](Self::hooks) runs (the first argument of its
+    /// `run` that names a file beneath the project, as written) and the sha256 of its
+    /// bytes when it was locked ([`with_hook_scripts`]): a script changed since is
+    /// refused by `validate --locked` and `run` ([`hook_changes`]). Written as
+    /// `hookScripts`; not when no hook names a file.
+    pub hook_scripts: BTreeMap<String, LockedFile>,
     /// The permission rules in force (`permissions:` along the chain, merged), by list
     /// (`deny`, `ask`, `allow`), in evaluation order as written: a changed rule set is
     /// drift. Empty lists are not written; nor is this when the preset has no rules.
@@ -157,6 +163,12 @@ struct PresetLockText {
     servers: BTreeMap<String, LockedServerText>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     hooks: BTreeMap<String, Value>,
+    #[serde(
+        default,
+        rename = "hookScripts",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    hook_scripts: BTreeMap<String, LockedFile>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     permissions: BTreeMap<String, Vec<String>>,
 }
@@ -210,6 +222,7 @@ impl From<PresetLock> for PresetLockText {
             tools: lock.tools,
             servers,
             hooks: lock.hooks,
+            hook_scripts: lock.hook_scripts,
             permissions: lock.permissions,
         }
     }
@@ -250,14 +263,15 @@ impl From<PresetLockText> for PresetLock {
             servers,
             identities,
             hooks: text.hooks,
+            hook_scripts: text.hook_scripts,
             permissions: text.permissions,
         }
     }
 }
 
 impl PresetLock {
-    /// Is the prefix and the pinned listings the same as `other`'s (the identities
-    /// aside: [`server_changes`] compares those)?
+    /// Is the prefix and the pinned listings the same as `other`'s (the identities and
+    /// the hooks' scripts aside: [`server_changes`] and [`hook_changes`] compare those)?
     pub fn same_prefix(&self, other: &PresetLock) -> bool {
         self.provider == other.provider
             && self.model == other.model
@@ -305,6 +319,115 @@ pub fn server_changes(
         }
     }
     out
+}
+
+/// The script a hook's `run` names: its first argument (the program included) that is
+/// a relative path to a file beneath `workspace` (`[python3, .agent-presets/hooks/guard.py]`:
+/// `guard.py`; `[./hooks/x.sh]`: `x.sh`), as written and as found, links followed.
+/// `None` when no argument names one (`[sh, -c, '…']`, `[cargo, fmt]`).
+fn hook_script(run: &[String], workspace: &Path) -> Option<(String, PathBuf)> {
+    let root = workspace.canonicalize().ok()?;
+    run.iter().find_map(|arg| {
+        if arg.is_empty() || arg.contains("{{") || arg.contains("{%") {
+            return None;
+        }
+        let path = Path::new(arg);
+        if path.is_absolute() {
+            return None;
+        }
+        let found = workspace.join(path).canonicalize().ok()?;
+        (found.is_file() && found.starts_with(&root)).then(|| (arg.clone(), found))
+    })
+}
+
+/// The script of each hook `preset` runs with its digest, read beneath `workspace` (the
+/// project): what [`PresetLock::hook_scripts`] pins. `lock` writes an entry with them.
+pub fn with_hook_scripts(
+    mut entry: PresetLock,
+    preset: &ValidPreset,
+    workspace: &Path,
+) -> PresetLock {
+    let chain: Vec<&ParsedPreset> = preset.chain().iter().collect();
+    entry.hook_scripts = crate::preset::hooks::declared(&chain)
+        .into_iter()
+        .filter_map(|(key, _, spec)| {
+            let run: Vec<String> = spec.run.value.iter().map(|a| a.value.clone()).collect();
+            let (written, found) = hook_script(&run, workspace)?;
+            let sha256 = super::server_identity::file_digest(&found)?;
+            Some((
+                key,
+                LockedFile {
+                    path: written,
+                    sha256,
+                },
+            ))
+        })
+        .collect();
+    entry
+}
+
+/// The findings (`prefix-drift`, located at the hook's `run`) on each hook of `preset`
+/// whose script, read beneath `workspace`, is not the one `locked` pinned: changed since
+/// locking, gone, or not pinned at all (the lock predates script digests, or the file
+/// was not there). A hook whose declaration changed is left to [`drift`], which names
+/// that change; a hook the lock does not know is too.
+pub fn hook_changes(
+    preset: &ValidPreset,
+    locked: &PresetLock,
+    workspace: &Path,
+) -> Vec<Diagnostic> {
+    let chain: Vec<&ParsedPreset> = preset.chain().iter().collect();
+    let name = preset.name();
+    let mut out = Vec::new();
+    for (key, at, spec) in crate::preset::hooks::declared(&chain) {
+        let declared = serde_json::to_value(spec).unwrap_or_default();
+        if locked.hooks.get(&key) != Some(&declared) {
+            continue;
+        }
+        let run: Vec<String> = spec.run.value.iter().map(|a| a.value.clone()).collect();
+        let now = hook_script(&run, workspace).map(|(written, found)| {
+            let digest = super::server_identity::file_digest(&found);
+            (written, digest)
+        });
+        let what = match (locked.hook_scripts.get(&key), now) {
+            (Some(old), Some((path, Some(new)))) if old.path == path && old.sha256 == new => {
+                continue;
+            }
+            (None, None) => continue,
+            (Some(old), Some((path, Some(new)))) if old.path == path => format!(
+                "script `{path}` changed since locking ({} → {})",
+                short_digest(&old.sha256),
+                short_digest(&new)
+            ),
+            (Some(old), Some((path, _))) if old.path == path => {
+                format!("script `{path}` cannot be read")
+            }
+            (Some(old), Some((path, _))) => {
+                format!("script `{}` was locked, but it now runs `{path}`", old.path)
+            }
+            (Some(old), None) => format!("script `{}` is gone since locking", old.path),
+            (None, Some((path, _))) => format!(
+                "script `{path}` is not pinned by {LOCK_FILE} (it was written by an older agent-presets, or the file was not there)"
+            ),
+        };
+        let span = chain.get(at).map(|p| p.span_of(&spec.run));
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::PrefixDrift,
+                format!("hook `{key}` of `{name}`: {what}"),
+            )
+            .at(span)
+            .help(format!(
+                "a hook runs its script on every matching event, so {LOCK_FILE} pins it; review the change, and if it is intended run `agent-presets lock {name}` and commit {LOCK_FILE}"
+            )),
+        );
+    }
+    out
+}
+
+/// `sha256:` and the first 12 hex digits.
+fn short_digest(digest: &str) -> &str {
+    digest.get(..19).unwrap_or(digest)
 }
 
 /// Token counts of a locked prefix ([`tokens::ENCODING`]).
@@ -626,6 +749,7 @@ fn prefix_entry(preset: &ValidPreset) -> Result<PresetLock, LockError> {
         servers: BTreeMap::new(),
         identities: BTreeMap::new(),
         hooks: hooks_entry(preset),
+        hook_scripts: BTreeMap::new(),
         permissions: permissions_entry(preset),
     })
 }
@@ -934,6 +1058,10 @@ fn drift_from(
             changes.push(what);
         }
     }
+    // Hooks and permission rules are pinned beside the prefix, not in it: their changes
+    // are named apart (they change what runs, not what is sent).
+    let mut policy: Vec<String> = Vec::new();
+    let (mut hook_changed, mut rules_changed) = (false, false);
     let keys: BTreeSet<&String> = locked.hooks.keys().chain(now.hooks.keys()).collect();
     for key in keys {
         let (old, new) = (locked.hooks.get(key), now.hooks.get(key));
@@ -944,6 +1072,8 @@ fn drift_from(
                 (Some(_), None) => format!("hook `{key}` removed"),
             };
             parts.push((origin(preset, Item::Hook(key)), what.clone()));
+            hook_changed = true;
+            policy.push(what.clone());
             changes.push(what);
         }
     }
@@ -964,6 +1094,8 @@ fn drift_from(
                 show(new)
             );
             parts.push((origin(preset, Item::Permissions), what.clone()));
+            rules_changed = true;
+            policy.push(what.clone());
             changes.push(what);
         }
     }
@@ -1094,11 +1226,30 @@ fn drift_from(
         // Same prefix, other counts (e.g. a new tokenizer): the lock is merely stale.
         whole("its token counts changed", &mut changes);
     }
-    let message = format!(
-        "the cacheable prefix of `{name}` differs from {against}: {}\n{}",
-        changes.join(", "),
-        diff.trim_end()
-    );
+    let prefix: Vec<&String> = changes.iter().filter(|c| !policy.contains(c)).collect();
+    let what_runs = match (hook_changed, rules_changed) {
+        (true, true) => "the hooks and permission rules",
+        (true, false) => "the hooks",
+        _ => "the permission rules",
+    };
+    let joined = |l: &[&String]| l.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ");
+    let policy: Vec<&String> = policy.iter().collect();
+    let headline = match (prefix.is_empty(), policy.is_empty()) {
+        (false, true) => format!(
+            "the cacheable prefix of `{name}` differs from {against}: {}",
+            joined(&prefix)
+        ),
+        (true, _) => format!(
+            "{what_runs} of `{name}` differ from {against} (its prompt prefix does not): {}",
+            joined(&policy)
+        ),
+        (false, false) => format!(
+            "the cacheable prefix of `{name}` differs from {against}: {}; and {what_runs}: {}",
+            joined(&prefix),
+            joined(&policy)
+        ),
+    };
+    let message = format!("{headline}\n{}", diff.trim_end());
     let help = relock_help(&[name], &BTreeSet::new());
     let span = parts
         .iter()

@@ -2,7 +2,7 @@
 //! and every problem that keeps one from being locked.
 
 use super::Project;
-use super::lock::{LockError, PresetLock, entry_with_listings};
+use super::lock::{LockError, PresetLock, entry_with_listings, with_hook_scripts};
 use crate::diagnostic::Diagnostic;
 
 /// Why [`Project::lock_entries`] gives no entries.
@@ -28,11 +28,11 @@ impl Project {
             let validation = self.validate(name);
             match validation.preset {
                 Some(preset) if !self.is_ambiguous(name) => {
-                    entries.push((
-                        name.clone(),
-                        entry_with_listings(&preset, self.tools.listings())
-                            .map_err(LockEntriesError::Lock)?,
-                    ));
+                    let entry = entry_with_listings(&preset, self.tools.listings())
+                        .map_err(LockEntriesError::Lock)?;
+                    // Each hook's script, read beneath the project (where hooks run).
+                    let entry = with_hook_scripts(entry, &preset, &self.project_dir);
+                    entries.push((name.clone(), entry));
                 }
                 _ => problems.extend(
                     validation

@@ -370,7 +370,8 @@ impl<'p, 't> Connected<'p, 't> {
 }
 
 /// The servers the run starts must be the ones the lock recorded (`server-changed`):
-/// their pinned tools came from those.
+/// their pinned tools came from those; and each hook's script the one it pinned
+/// (`prefix-drift`).
 fn check_servers(
     project: &Project,
     preset: &ValidPreset,
@@ -380,13 +381,21 @@ fn check_servers(
     let visible: Vec<String> = crate::project::connect::visible_servers(preset.assembler())
         .into_keys()
         .collect();
-    if visible.is_empty() {
+    let hooks = !preset.hooks().is_empty();
+    if visible.is_empty() && !hooks {
         return Ok(());
     }
-    use crate::project::lock::{LockFile, server_changes};
+    use crate::project::lock::{LockFile, hook_changes, server_changes};
     let lock = LockFile::load(&LockFile::path(project)).ok().flatten();
     if let Some(locked) = lock.as_ref().and_then(|l| l.get(preset.name())) {
-        let changed = server_changes(preset, locked, vars, tools.workspace(), Some(&visible));
+        let mut changed = Vec::new();
+        if !visible.is_empty() {
+            changed = server_changes(preset, locked, vars, tools.workspace(), Some(&visible));
+        }
+        // A hook runs its script: the one locked, not another (issue 33).
+        if hooks {
+            changed.extend(hook_changes(preset, locked, tools.workspace()));
+        }
         if !changed.is_empty() {
             return Err(RunError::Invalid(changed));
         }

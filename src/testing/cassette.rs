@@ -298,6 +298,7 @@ impl Cassette {
             identities: Default::default(),
             // Cassettes record no hooks (replays run none).
             hooks: Default::default(),
+            hook_scripts: Default::default(),
             permissions: Default::default(),
         }
     }

@@ -405,3 +405,67 @@ fn a_guard_written_to_claude_code_s_documentation_works_unchanged() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(p.path().join("found.txt").exists(), "{run:?}");
 }
+
+/// The lock pins each hook's script (issue 33): a script changed after locking is
+/// refused by `run` (before the model is asked) and by `validate --locked`, each naming
+/// the hook and the script; re-locking accepts it.
+#[test]
+fn a_hook_whose_script_changed_after_locking_is_refused() {
+    let server = bash_then_done("echo hi > out.txt");
+    let p = Project::new(
+        &server,
+        "  preToolUse:\n    - match: bash\n      run: [sh, .agent-presets/hooks/guard.sh]\n",
+    );
+    p.write(".agent-presets/hooks/guard.sh", "cat >/dev/null\nexit 0\n");
+    let locked = p.run(&["lock", "agent"]);
+    assert_eq!(locked.code, 0, "{locked:?}");
+    let lock: Value =
+        serde_json::from_str(&fs::read_to_string(p.path().join("presets.lock")).unwrap()).unwrap();
+    let pinned = &lock["presets"]["agent"]["hookScripts"]["agent.preToolUse[0]"];
+    assert_eq!(pinned["path"], ".agent-presets/hooks/guard.sh", "{lock}");
+    assert!(
+        pinned["sha256"].as_str().unwrap().starts_with("sha256:"),
+        "{lock}"
+    );
+    assert_eq!(p.run(&["validate", "--locked", "agent"]).code, 0);
+
+    // The script now blocks everything: not the script that was reviewed and locked.
+    p.write(".agent-presets/hooks/guard.sh", "cat >/dev/null\nexit 2\n");
+    let run = p.run(&["run", "agent", "Write out.txt.", "--yes"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "hook `agent.preToolUse[0]` of `agent`: script `.agent-presets/hooks/guard.sh` changed since locking"
+        ),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("agent-presets lock agent"), "{run:?}");
+    assert!(!run.stderr.contains("prefix"), "{run:?}");
+    assert!(server.requests().is_empty(), "the model was asked");
+
+    let validate = p.run(&["validate", "--locked", "agent", "--format", "json"]);
+    assert_eq!(validate.code, 1, "{validate:?}");
+    let v: Value = serde_json::from_str(&validate.stdout).unwrap();
+    let d = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "P0302")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("script `.agent-presets/hooks/guard.sh` changed since locking"),
+        "{d}"
+    );
+
+    // Re-locked, the new script is the pinned one: the run goes ahead.
+    assert_eq!(p.run(&["lock", "agent"]).code, 0);
+    let run = p.run(&["run", "agent", "Write out.txt.", "--yes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        !p.path().join("out.txt").exists(),
+        "the hook did not block: {run:?}"
+    );
+}

@@ -627,6 +627,13 @@ fn a_changed_hook_fails_validate_locked_at_its_run() {
         message.contains("hook `reviewer.preToolUse[0]` changed"),
         "{message}"
     );
+    // The prompt prefix did not change: the headline says what did.
+    assert!(
+        message.starts_with(
+            "the hooks of `reviewer` differ from presets.lock (its prompt prefix does not)"
+        ),
+        "{message}"
+    );
 }
 
 /// The lock pins the permission rules in force (issue 33): a changed rule set fails
@@ -663,6 +670,10 @@ fn changed_permission_rules_fail_validate_locked() {
         message.contains("permission rules `deny` changed")
             && message.contains("secret*")
             && message.contains("token*"),
+        "{message}"
+    );
+    assert!(
+        message.starts_with("the permission rules of `reviewer` differ from presets.lock (its prompt prefix does not)"),
         "{message}"
     );
 }
