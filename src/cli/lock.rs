@@ -138,8 +138,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
         let stale = stale_descendants(&workspace, &lock, &args.names);
         if !stale.is_empty() {
             let listed: Vec<String> = stale.iter().map(|n| format!("`{n}`")).collect();
-            writeln!(
-                io.out,
+            let note = format!(
                 "note: {} extending what you locked now differ{} from {LOCK_FILE}: {}; run `agent-presets lock {}` too",
                 if stale.len() == 1 {
                     "1 preset"
@@ -149,7 +148,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
                 if stale.len() == 1 { "s" } else { "" },
                 listed.join(", "),
                 stale.join(" ")
-            )?;
+            );
+            writeln!(io.out, "{}", crate::report::commands::with_flags(&note))?;
         }
     }
     Ok(Exit::Ok)

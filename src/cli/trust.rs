@@ -289,33 +289,10 @@ fn in_ci() -> bool {
 /// ARG` runs.
 fn trust_command(global: &GlobalArgs, arg: &str) -> String {
     let mut words = vec!["agent-presets".to_owned()];
-    if let Some(dir) = &global.project_dir {
-        words.push("--project-dir".into());
-        words.push(quoted(&dir.to_string_lossy()));
-    }
-    for dir in &global.preset_dirs {
-        words.push("--preset-dir".into());
-        words.push(quoted(&dir.to_string_lossy()));
-    }
-    if global.no_user {
-        words.push("--no-user".into());
-    }
+    words.extend(global.flag_words());
     words.push("trust".into());
-    words.push(quoted(arg));
+    words.push(super::shell_word(arg));
     words.join(" ")
-}
-
-/// A word as a POSIX shell reads it back.
-fn quoted(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 fn open_store(policy: &TrustPolicy) -> Result<TrustStore, CliError> {
@@ -419,7 +396,7 @@ mod tests {
         };
         assert_eq!(
             trust_command(&global, "helper"),
-            "agent-presets --preset-dir 'shared presets' --no-user trust helper"
+            "agent-presets --preset-dir 'shared presets' --no-user --no-project-config trust helper"
         );
     }
 }

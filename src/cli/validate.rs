@@ -175,7 +175,7 @@ pub(crate) fn run(
         let gone: Vec<_> = lock
             .names()
             .filter(|n| !workspace.presets.contains(n))
-            .map(lock::gone)
+            .map(|n| lock::gone(&workspace, n))
             .collect();
         report.add_diagnostics(gone);
     }

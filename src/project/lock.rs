@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use similar::TextDiff;
 
-use super::Project;
+use super::{Project, config};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::mcp::ServerListing;
 use crate::preset::{ParsedPreset, ProvenanceError, ValidPreset};
@@ -1560,15 +1560,36 @@ fn not_locked_diagnostic(preset: &ValidPreset) -> Diagnostic {
     ))
 }
 
-/// `prefix-drift` for a locked preset nobody offers any more.
-pub fn gone(name: &str) -> Diagnostic {
-    Diagnostic::new(
-        DiagnosticKind::PrefixDrift,
-        format!("{LOCK_FILE} locks `{name}`, which is no longer on offer"),
-    )
-    .help(format!(
-        "run `agent-presets lock` to drop it (or restore the preset), and commit {LOCK_FILE}"
-    ))
+/// `prefix-drift` for a locked preset that none of the directories searched offers.
+/// With a project config, every preset directory of the project was searched: the
+/// preset is gone, and `lock` drops its entry. Without one, it may well live in a
+/// directory this command was not told about (a teammate's `--preset-dir`): the help
+/// names the directories searched and never advises dropping the entry.
+pub fn gone(project: &Project, name: &str) -> Diagnostic {
+    let dirs: Vec<String> = project.searched.iter().map(|d| format!("`{d}`")).collect();
+    let dirs = dirs.join(", ");
+    match &project.config {
+        Some(config) => Diagnostic::new(
+            DiagnosticKind::PrefixDrift,
+            format!(
+                "{LOCK_FILE} locks `{name}`, which no preset directory of the project offers any more ({dirs})"
+            ),
+        )
+        .help(format!(
+            "if `{name}` was removed or renamed, run `agent-presets lock` to drop its entry and commit {LOCK_FILE}; if it lives elsewhere, add its directory to `presetDirs` in {}",
+            config.path.file_name().map_or_else(|| config::CONFIG_FILE.into(), |n| n.to_string_lossy())
+        )),
+        None => Diagnostic::new(
+            DiagnosticKind::PrefixDrift,
+            format!(
+                "{LOCK_FILE} locks `{name}`, which was not found in the directories searched ({dirs})"
+            ),
+        )
+        .help(format!(
+            "if `{name}` lives in another directory, pass it with `--preset-dir DIR`, or name every preset directory of the project in `{}` (`presetDirs: [DIR, ...]`) so that every command sees them",
+            config::CONFIG_FILE
+        )),
+    }
 }
 
 /// A provider or model as a change names it (`null` when there is none).

@@ -111,6 +111,10 @@ pub struct Project {
     pub config: Option<config::ProjectConfig>,
     /// The lock file: the config's `lock`, else `presets.lock` in the project root.
     pub lock_path: PathBuf,
+    /// The preset directories searched, as shown (relative to the current directory
+    /// when inside it), highest precedence first: the project's `.agent-presets/`, each
+    /// preset directory, the user directory.
+    pub searched: Vec<String>,
     /// Standard input has been read (as `-`): it cannot be read twice.
     stdin_read: bool,
 }
@@ -199,10 +203,18 @@ impl Project {
         let lock_path = config
             .as_ref()
             .map_or_else(|| project_dir.join(lock::LOCK_FILE), |c| c.lock.clone());
+        let mut searched = vec![project_dir.join(crate::preset::catalog::PROJECT_PRESET_DIR)];
+        searched.extend(extra_dirs.iter().map(|d| absolute(&cwd, d)));
+        let include_user = !options.no_user && !user_presets_disabled();
+        let user_dir = default_user_preset_dir();
+        if include_user && let Some(dir) = &user_dir {
+            searched.push(dir.clone());
+        }
+        let searched = searched.iter().map(|d| shown(&cwd, d)).collect();
         let catalog = CatalogOptions {
             project_dir: Some(project_dir.clone()),
-            user_dir: default_user_preset_dir(),
-            include_user: !options.no_user && !user_presets_disabled(),
+            user_dir,
+            include_user,
             extra_dirs,
             paths: Vec::new(),
             display_base: Some(cwd),
@@ -222,6 +234,7 @@ impl Project {
             project_dir,
             config,
             lock_path,
+            searched,
             stdin_read: false,
         };
         Ok((project, unreadable))

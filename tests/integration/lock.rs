@@ -199,12 +199,14 @@ fn unlocked_gone_missing_and_corrupt_locks() {
         .iter()
         .map(|d| d["message"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        messages,
-        [
-            "`tidy` is not in presets.lock",
-            "presets.lock locks `reviewer`, which is no longer on offer"
-        ]
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(messages[0], "`tidy` is not in presets.lock");
+    // Without a project config, it may live in a directory this run was not told about.
+    assert!(
+        messages[1].starts_with(
+            "presets.lock locks `reviewer`, which was not found in the directories searched (`.agent-presets`, "
+        ),
+        "{messages:?}"
     );
     // Locking everything again drops `reviewer` and adds `tidy`.
     assert_eq!(p.run(&["lock"]).code, 0);

@@ -1,0 +1,150 @@
+//! Issue 29, a monorepo's journey: the commands messages print repeat the flags of the
+//! command that printed them and run as printed; a lock entry of a preset this command
+//! did not see is never advised dropped; a parent's edit that drifts many presets is
+//! reported once, at the line that changed.
+#![cfg(feature = "cli")]
+
+use crate::support::project::{Project, Run};
+
+/// A preset `name` extending `parent`, in no particular directory.
+fn child(name: &str, parent: &str) -> String {
+    format!("version: 1\nname: {name}\ndescription: The {name} agent.\nextends: {parent}\n")
+}
+
+/// The shared parent: one section of its own over `standard`.
+fn parent(safety: &str) -> String {
+    format!(
+        "version: 1\nname: org-base\ndescription: The organisation's base.\nextends: standard\npersona:\n  sections:\n    - name: safety\n      order: 5\n      text: {safety}\n"
+    )
+}
+
+/// Every command in backticks that a run printed (`agent-presets …`), as argument
+/// lists without the program name, in the order printed.
+fn printed_commands(run: &Run) -> Vec<Vec<String>> {
+    let text = format!("{}\n{}", run.stdout, run.stderr);
+    let mut out = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("`agent-presets ") {
+        rest = &rest[at + "`agent-presets ".len()..];
+        let Some(end) = rest.find('`') else { break };
+        let words = rest[..end].split_whitespace().map(str::to_owned).collect();
+        out.push(words);
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// The first printed command whose subcommand is `sub`.
+fn printed(run: &Run, sub: &str) -> Vec<String> {
+    printed_commands(run)
+        .into_iter()
+        .find(|words| words.iter().any(|w| w == sub))
+        .unwrap_or_else(|| panic!("no `agent-presets … {sub}` printed:\n{run:?}"))
+}
+
+fn run_words(p: &Project, words: &[String]) -> Run {
+    let args: Vec<&str> = words.iter().map(String::as_str).collect();
+    p.run(&args)
+}
+
+#[test]
+fn the_relock_command_of_a_drift_repeats_the_preset_dirs_and_runs_as_printed() {
+    let p = Project::new();
+    p.write("presets/org-base.yaml", &parent("Never push to main."));
+    p.write("presets/alpha.yaml", &child("alpha", "org-base"));
+    p.write("presets/beta.yaml", &child("beta", "org-base"));
+    let flags = ["--no-user", "--preset-dir", "presets"];
+    let run = p.run(&[&flags[..], &["lock"]].concat());
+    assert_eq!(run.code, 0, "{run:?}");
+    p.write(
+        "presets/org-base.yaml",
+        &parent("Never push to main or release."),
+    );
+
+    let run = p.run(&[&flags[..], &["validate", "--locked"]].concat());
+    assert_eq!(run.code, 1, "{run:?}");
+    let relock = printed(&run, "lock");
+    assert!(
+        relock.windows(2).any(|w| w == ["--preset-dir", "presets"]),
+        "the re-lock command repeats `--preset-dir presets`: {relock:?}"
+    );
+    let run = run_words(&p, &relock);
+    assert_eq!(run.code, 0, "the printed command runs: {run:?}");
+    let run = p.run(&[&flags[..], &["validate", "--locked"]].concat());
+    assert_eq!(run.code, 0, "green after the printed re-lock: {run:?}");
+}
+
+#[test]
+fn a_locked_preset_another_directory_offers_is_not_advised_dropped() {
+    let p = Project::new();
+    p.write("team-a/alpha.yaml", &child("alpha", "standard"));
+    p.write("team-b/beta.yaml", &child("beta", "standard"));
+    let run = p.run(&[
+        "--no-user",
+        "--preset-dir",
+        "team-a",
+        "--preset-dir",
+        "team-b",
+        "lock",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+
+    // A teammate who knows only team-a.
+    let run = p.run(&[
+        "--no-user",
+        "--preset-dir",
+        "team-a",
+        "validate",
+        "--locked",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let gone: Vec<&serde_json::Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["message"].as_str().unwrap_or("").contains("`beta`"))
+        .collect();
+    assert_eq!(gone.len(), 1, "{run:?}");
+    let message = gone[0]["message"].as_str().unwrap();
+    let help = gone[0]["help"].as_str().unwrap();
+    assert!(
+        message.contains("not found in the directories searched (`.agent-presets`, `team-a`)"),
+        "{message}"
+    );
+    assert!(!help.contains("drop"), "never advise dropping it: {help}");
+    assert!(
+        help.contains("--preset-dir") && help.contains("agent-presets.yaml"),
+        "{help}"
+    );
+
+    // With a project config naming both directories, every command sees `beta`.
+    p.write("agent-presets.yaml", "presetDirs: [team-a, team-b]\n");
+    let run = p.run(&["--no-user", "validate", "--locked"]);
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn with_a_project_config_a_preset_gone_from_every_directory_may_be_dropped() {
+    let p = Project::new();
+    p.write("agent-presets.yaml", "presetDirs: [presets]\n");
+    p.write("presets/alpha.yaml", &child("alpha", "standard"));
+    p.write("presets/beta.yaml", &child("beta", "standard"));
+    assert_eq!(p.run(&["--no-user", "lock"]).code, 0);
+    std::fs::remove_file(p.path().join("presets/beta.yaml")).unwrap();
+    let run = p.run(&["--no-user", "validate", "--locked"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains(
+            "which no preset directory of the project offers any more (`.agent-presets`, `presets`)"
+        ),
+        "{run:?}"
+    );
+    let relock = printed(&run, "lock");
+    assert_eq!(relock, ["--no-user", "lock"], "{run:?}");
+    assert_eq!(run_words(&p, &relock).code, 0);
+    let run = p.run(&["--no-user", "validate", "--locked"]);
+    assert_eq!(run.code, 0, "{run:?}");
+}
