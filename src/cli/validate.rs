@@ -144,6 +144,13 @@ pub(crate) fn run(
             .filter_map(|(_, d)| d.as_mut())
             .collect::<Vec<_>>(),
     );
+    // One edit that drifted several presets: reported once, at the line that changed.
+    let shared = lock::collapse(
+        &outcomes
+            .iter()
+            .filter_map(|(_, d)| d.as_ref())
+            .collect::<Vec<_>>(),
+    );
     for (item, (mut validation, drift)) in plan.items.iter().zip(outcomes) {
         let drift = drift.map(|d| {
             validation.diagnostics.push(d.diagnostic.clone());
@@ -167,6 +174,10 @@ pub(crate) fn run(
             report.add_drift_changes(whole, changes);
         }
         report.add_preset(outcome);
+    }
+
+    for s in shared {
+        report.add_shared_drift((s.diagnostic, s.annotation), s.covers, s.replaces, s.of);
     }
 
     if let Some(lock) = &lock

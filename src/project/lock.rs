@@ -14,7 +14,7 @@
 //! every field (a lock with a field this build does not write is refused, not carried
 //! along), and the drift diagnostics compare entries field by field.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -789,6 +789,9 @@ pub struct Drift {
     /// built-in tools): drifts that share one come from one edit, and are re-locked
     /// together.
     causes: BTreeSet<Arc<str>>,
+    /// For each of `changes`, the change as the file declaring it made it, when that
+    /// file is in the repository ([`collapse`] groups drifts by it).
+    shared: Vec<Option<SharedChange>>,
 }
 
 /// Most diff lines an annotation shows; the rest are counted.
@@ -828,6 +831,9 @@ struct Origin {
     from: String,
     /// The files (or the tool registry) the change may come from.
     causes: Vec<Arc<str>>,
+    /// The preset of the repository that declares the item, and where: the line a change
+    /// shared by many presets is reported at once ([`collapse`]).
+    at: Option<(String, Span)>,
 }
 
 const BUILTIN_PREFIX: &str = "<builtin>/";
@@ -902,17 +908,24 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
             span: None,
             from: String::new(),
             causes: vec![TOOL_REGISTRY.into()],
+            at: None,
         };
     };
     let leaf_index = chain.len() - 1;
     let extends_span = leaf.file.extends.as_ref().map(|e| leaf.span_of(e));
     let name_span = leaf.span_of(&leaf.file.name);
     let own = |span: Span| (!is_builtin(leaf)).then_some(span);
-    match (item, declaring(chain, item)) {
+    let declared = declaring(chain, item);
+    let at = declared
+        .as_ref()
+        .filter(|(i, _)| !is_builtin(&chain[*i]))
+        .map(|(i, span)| (chain[*i].name().to_owned(), span.clone()));
+    match (item, declared) {
         (_, Some((i, span))) if i == leaf_index => Origin {
             span: own(span),
             from: String::new(),
             causes: vec![leaf.source.display.clone()],
+            at,
         },
         (_, Some((i, span))) => {
             let parent = &chain[i];
@@ -933,6 +946,7 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
                 span: own(extends_span.unwrap_or(name_span)),
                 from,
                 causes: vec![parent.source.display.clone()],
+                at,
             }
         }
         (Item::Definition(tool), None) => {
@@ -943,6 +957,7 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
                     " (`{tool}` is a built-in tool: the lock was written with another version of it, by another agent-presets release?)"
                 ),
                 causes: vec![TOOL_REGISTRY.into()],
+                at: None,
             }
         }
         (item, None) => Origin {
@@ -969,6 +984,7 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
                     files
                 }
             },
+            at: None,
         },
     }
 }
@@ -1036,7 +1052,9 @@ fn drift_from(
     }
     let name = preset.name();
     let mut changes: Vec<String> = Vec::new();
-    let mut parts: Vec<(Origin, String)> = Vec::new();
+    // Each change: where it is reported, its short text (the annotation's), and its
+    // whole unified diff (empty for a change without one).
+    let mut parts: Vec<(Origin, String, String)> = Vec::new();
     let mut diff = String::new();
     for (key, old, new) in [
         (PROVIDER_VARIABLE, &locked.provider, &now.provider),
@@ -1044,7 +1062,7 @@ fn drift_from(
     ] {
         if old != new {
             let what = format!("{key} {} → {}", shown(old), shown(new));
-            parts.push((origin(preset, Item::Model), what.clone()));
+            parts.push((origin(preset, Item::Model), what.clone(), String::new()));
             changes.push(what);
         }
     }
@@ -1054,7 +1072,7 @@ fn drift_from(
         if old != new {
             let show = |v: Option<&Value>| v.map_or_else(|| "(unset)".to_owned(), Value::to_string);
             let what = format!("request `{key}` {} → {}", show(old), show(new));
-            parts.push((origin(preset, Item::Model), what.clone()));
+            parts.push((origin(preset, Item::Model), what.clone(), String::new()));
             changes.push(what);
         }
     }
@@ -1071,7 +1089,7 @@ fn drift_from(
                 (None, _) => format!("hook `{key}` added"),
                 (Some(_), None) => format!("hook `{key}` removed"),
             };
-            parts.push((origin(preset, Item::Hook(key)), what.clone()));
+            parts.push((origin(preset, Item::Hook(key)), what.clone(), String::new()));
             hook_changed = true;
             policy.push(what.clone());
             changes.push(what);
@@ -1093,7 +1111,11 @@ fn drift_from(
                 show(old),
                 show(new)
             );
-            parts.push((origin(preset, Item::Permissions), what.clone()));
+            parts.push((
+                origin(preset, Item::Permissions),
+                what.clone(),
+                String::new(),
+            ));
             rules_changed = true;
             policy.push(what.clone());
             changes.push(what);
@@ -1119,12 +1141,13 @@ fn drift_from(
             old.map(LockedSection::text).unwrap_or_default(),
             new.map(LockedSection::text).unwrap_or_default(),
         );
-        diff.push_str(&unified(
+        let item_diff = unified(
             against,
             &format!("section `{section}`"),
             &old_text,
             &new_text,
-        ));
+        );
+        diff.push_str(&item_diff);
         let item = match section.strip_prefix("tool:") {
             Some(tool) if old.is_some() && new.is_some() => Item::Definition(tool),
             Some(tool) => Item::Listed(tool),
@@ -1135,7 +1158,7 @@ fn drift_from(
             text.push('\n');
             text.push_str(&bounded_diff(&old_text, &new_text, name));
         }
-        parts.push((origin(preset, item), text));
+        parts.push((origin(preset, item), text, item_diff));
         changes.push(what);
     }
     let tool_name = |t: &LockedTool| t.name.clone();
@@ -1160,20 +1183,21 @@ fn drift_from(
                     .collect(),
             ),
         };
-        diff.push_str(&unified(
+        let item_diff = unified(
             against,
             &format!("tool `{tool}`"),
             &old.map(|t| definition_text(&t.definition))
                 .unwrap_or_default(),
             &new.map(|t| definition_text(&t.definition))
                 .unwrap_or_default(),
-        ));
+        );
+        diff.push_str(&item_diff);
         let text = if summary.is_empty() {
             what.clone()
         } else {
             format!("{what}: {}", summary.join(", "))
         };
-        parts.push((origin(preset, item), text));
+        parts.push((origin(preset, item), text, item_diff));
         changes.push(what);
     }
     for (server, old, new) in paired_servers(&locked.servers, &now.servers) {
@@ -1196,11 +1220,11 @@ fn drift_from(
             (Some(_), None) => format!("MCP server `{server}` is no longer declared"),
             (None, _) => format!("MCP server `{server}` added"),
         };
-        parts.push((origin(preset, Item::Whole), what.clone()));
+        parts.push((origin(preset, Item::Whole), what.clone(), String::new()));
         changes.push(what);
     }
     let mut whole = |what: &str, changes: &mut Vec<String>| {
-        parts.push((origin(preset, Item::Whole), what.to_owned()));
+        parts.push((origin(preset, Item::Whole), what.to_owned(), String::new()));
         changes.push(what.to_owned());
     };
     let same_order = |a: &[LockedSection], b: &[LockedSection]| {
@@ -1253,16 +1277,32 @@ fn drift_from(
     let help = relock_help(&[name], &BTreeSet::new());
     let span = parts
         .iter()
-        .find_map(|(o, _)| o.span.clone())
+        .find_map(|(o, _, _)| o.span.clone())
         .or_else(|| preset_name_span(preset));
     let diagnostic = Diagnostic::new(DiagnosticKind::PrefixDrift, message.trim_end())
         .at(span)
         .help(help.clone());
     let causes = parts
         .iter()
-        .flat_map(|(o, _)| o.causes.iter().cloned())
+        .flat_map(|(o, _, _)| o.causes.iter().cloned())
         .collect();
-    let changes = if preset.chain().last().is_some_and(is_builtin) {
+    let builtin = preset.chain().last().is_some_and(is_builtin);
+    let shared = if builtin {
+        vec![None]
+    } else {
+        parts
+            .iter()
+            .map(|(o, text, full)| {
+                o.at.as_ref().map(|(layer, at)| SharedChange {
+                    layer: layer.clone(),
+                    at: at.clone(),
+                    text: text.clone(),
+                    diff: full.trim_end().to_owned(),
+                })
+            })
+            .collect()
+    };
+    let changes = if builtin {
         // No file of the repository holds a built-in preset: one finding without a
         // location, the changes named (the diff is in the human and JSON outputs).
         vec![
@@ -1278,7 +1318,7 @@ fn drift_from(
     } else {
         parts
             .into_iter()
-            .map(|(o, text)| {
+            .map(|(o, text, _)| {
                 let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
                 let mut message = format!("`{name}`: {first}{}", o.from);
                 if !rest.is_empty() {
@@ -1296,7 +1336,161 @@ fn drift_from(
         diagnostic,
         changes,
         causes,
+        shared,
     })
+}
+
+/// A change as the file that declares it made it: what several drifts share when one
+/// edit drifts them all.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct SharedChange {
+    /// The preset whose file declares the changed item.
+    layer: String,
+    /// Where it declares it.
+    at: Span,
+    /// What changed, with the short diff (the annotation's text, without a preset name).
+    text: String,
+    /// The whole unified diff of it (empty for a change without one).
+    diff: String,
+}
+
+/// One edit that drifted several presets, reported once ([`collapse`]).
+#[derive(Debug)]
+pub struct SharedDrift {
+    /// At the line that changed: "`org-base`'s section `safety` changed: 19 presets
+    /// drift", the diff, and the help naming them with one re-lock command.
+    pub diagnostic: Diagnostic,
+    /// The same with a short, bounded diff: the one GitHub annotation and SARIF result.
+    pub annotation: Diagnostic,
+    /// The presets it drifts, in the order given.
+    pub presets: Vec<String>,
+    /// The per-preset findings ([`Drift::changes`]) it stands for.
+    pub covers: Vec<Diagnostic>,
+    /// The whole drifts ([`Drift::diagnostic`]) of the presets it drifts that it
+    /// explains entirely (each of their changes is covered by a shared drift).
+    pub replaces: Vec<Diagnostic>,
+    /// The whole drifts of the presets it drifts (explained entirely or not).
+    pub of: Vec<Diagnostic>,
+}
+
+/// Group the changes that several drifts share: one change of one line of a file of
+/// the repository (a parent's section, say) that drifts two or more presets becomes one
+/// [`SharedDrift`] on that line. `--format json` keeps the per-preset drifts; the human,
+/// GitHub and SARIF outputs show each shared drift once in their place.
+pub fn collapse(drifts: &[&Drift]) -> Vec<SharedDrift> {
+    // Each shared change, in the order first seen, with (drift, change) indices.
+    let mut keys: Vec<&SharedChange> = Vec::new();
+    let mut members: Vec<Vec<(usize, usize)>> = Vec::new();
+    let mut index: HashMap<&SharedChange, usize> = HashMap::new();
+    for (i, drift) in drifts.iter().enumerate() {
+        for (j, key) in drift.shared.iter().enumerate() {
+            let Some(key) = key else { continue };
+            let k = *index.entry(key).or_insert_with(|| {
+                keys.push(key);
+                members.push(Vec::new());
+                keys.len() - 1
+            });
+            members[k].push((i, j));
+        }
+    }
+    let shared: Vec<bool> = members
+        .iter()
+        .map(|m| {
+            let presets: BTreeSet<usize> = m.iter().map(|&(i, _)| i).collect();
+            presets.len() > 1
+        })
+        .collect();
+    // A drift is explained entirely when every change of it is a shared one.
+    let explained: Vec<bool> = drifts
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            !d.changes.is_empty()
+                && (0..d.changes.len()).all(|j| {
+                    members
+                        .iter()
+                        .zip(&shared)
+                        .any(|(m, &s)| s && m.contains(&(i, j)))
+                })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for ((key, m), _) in keys.iter().zip(&members).zip(&shared).filter(|(_, s)| **s) {
+        let mut seen = BTreeSet::new();
+        let who: Vec<usize> = m
+            .iter()
+            .map(|&(i, _)| i)
+            .filter(|i| seen.insert(*i))
+            .collect();
+        let names: Vec<&str> = who.iter().map(|&i| drifts[i].preset.as_str()).collect();
+        let (first, short) = key.text.split_once('\n').unwrap_or((&key.text, ""));
+        // "tool `glob` added: parameters …": the detail after the count.
+        let (head, detail) = match first.split_once(": ") {
+            Some((head, detail)) => (head, format!(" ({detail})")),
+            None => (first, String::new()),
+        };
+        let message = format!(
+            "`{}`'s {head}: {} presets drift{detail}",
+            key.layer,
+            names.len()
+        );
+        let help = shared_help(&names);
+        let with = |body: &str| {
+            let mut text = message.clone();
+            if !body.trim().is_empty() {
+                text.push('\n');
+                text.push_str(body.trim_end());
+            }
+            Diagnostic::new(DiagnosticKind::PrefixDrift, text)
+                .at(Some(key.at.clone()))
+                .help(help.clone())
+        };
+        let diagnostic = with(if key.diff.is_empty() {
+            short
+        } else {
+            &key.diff
+        });
+        let annotation = with(short);
+        let covers = m
+            .iter()
+            .map(|&(i, j)| drifts[i].changes[j].clone())
+            .collect();
+        out.push(SharedDrift {
+            diagnostic,
+            annotation,
+            presets: names.iter().map(|n| (*n).to_owned()).collect(),
+            covers,
+            replaces: who
+                .iter()
+                .filter(|&&i| explained[i])
+                .map(|&i| drifts[i].diagnostic.clone())
+                .collect(),
+            of: who.iter().map(|&i| drifts[i].diagnostic.clone()).collect(),
+        });
+    }
+    out
+}
+
+/// The help of a [`SharedDrift`]: the presets it drifts and one command re-locking them.
+fn shared_help(names: &[&str]) -> String {
+    let command = if names.len() > MAX_RELOCK_NAMES {
+        "agent-presets lock".to_owned()
+    } else {
+        format!("agent-presets lock {}", names.join(" "))
+    };
+    let listed: Vec<String> = names
+        .iter()
+        .take(MAX_RELOCK_NAMES)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    let more = names.len().saturating_sub(MAX_RELOCK_NAMES);
+    let mut who = listed.join(", ");
+    if more > 0 {
+        who.push_str(&format!(" and {more} more"));
+    }
+    format!(
+        "presets drifting: {who}; if the change is intended, re-lock them with `{command}` and commit {LOCK_FILE}"
+    )
 }
 
 /// The help of drifts that come from one edit: name them all and re-lock them with one
@@ -1545,6 +1739,7 @@ pub fn not_locked(preset: &ValidPreset) -> Drift {
         changes: vec![diagnostic.clone()],
         diagnostic,
         causes: BTreeSet::new(),
+        shared: vec![None],
     }
 }
 

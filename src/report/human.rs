@@ -229,8 +229,9 @@ impl ValidationReport {
     /// rustc-style diagnostics (with snippets from `sources`; a note for each file's
     /// diagnostics beyond the cap), then the summary line.
     pub fn human(&self, style: Style, sources: &SourceFiles) -> String {
-        let renderer = HumanRenderer::new(style, sources, self.diagnostics());
-        let mut out = renderer.render_all(self.diagnostics());
+        let shown = self.shown_for_people();
+        let renderer = HumanRenderer::new(style, sources, &shown);
+        let mut out = renderer.render_all(&shown);
         for note in self.presets().iter().filter_map(PresetOutcome::parent_note) {
             out.push_str(&format!("{}: {}\n\n", style.bold("note"), mask(&note)));
         }

@@ -14,7 +14,7 @@ fn child(name: &str, parent: &str) -> String {
 /// The shared parent: one section of its own over `standard`.
 fn parent(safety: &str) -> String {
     format!(
-        "version: 1\nname: org-base\ndescription: The organisation's base.\nextends: standard\npersona:\n  sections:\n    - name: safety\n      order: 5\n      text: {safety}\n"
+        "version: 1\nname: org-base\ndescription: The organisation's base.\nextends: standard\npersona:\n  sections:\n    - name: safety\n      override: true\n      order: 5\n      text: {safety}\n"
     )
 }
 
@@ -147,4 +147,169 @@ fn with_a_project_config_a_preset_gone_from_every_directory_may_be_dropped() {
     assert_eq!(run_words(&p, &relock).code, 0);
     let run = p.run(&["--no-user", "validate", "--locked"]);
     assert_eq!(run.code, 0, "{run:?}");
+}
+
+/// A project of `org-base` and `n` presets extending it, locked, then one line of
+/// `org-base` edited.
+fn parent_edited(n: usize) -> Project {
+    let p = Project::new();
+    p.write(
+        "agent-presets.yaml",
+        "presetDirs: [presets, teams/*/presets]\n",
+    );
+    p.write("presets/org-base.yaml", &parent("Never push to main."));
+    for i in 0..n {
+        let team = if i % 2 == 0 { "a" } else { "b" };
+        let name = format!("agent-{i:02}");
+        p.write(
+            &format!("teams/{team}/presets/{name}.yaml"),
+            &child(&name, "org-base"),
+        );
+    }
+    let run = p.run(&["--no-user", "lock"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    p.write(
+        "presets/org-base.yaml",
+        &parent("Never push to main or release."),
+    );
+    p
+}
+
+#[test]
+fn a_parent_edit_drifting_many_presets_is_reported_once_at_the_changed_line() {
+    let p = parent_edited(19);
+    let drifting = 20; // the 19 and `org-base` itself
+
+    // For people: one error, at the parent's section, naming them all, one command.
+    let run = p.run(&["--no-user", "validate", "--locked"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stdout.matches("error[P0302]").count(),
+        1,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "error[P0302]: `org-base`'s section `safety` changed: {drifting} presets drift\n"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(" --> presets/org-base.yaml:7:"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stdout
+            .matches("+Never push to main or release.")
+            .count(),
+        1
+    );
+    assert_eq!(
+        printed_commands(&run)
+            .iter()
+            .filter(|c| c.contains(&"lock".to_owned()))
+            .count(),
+        1
+    );
+    assert!(
+        run.stdout.contains("`agent-00`, `agent-01`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.len() < 2500,
+        "{} bytes:\n{}",
+        run.stdout.len(),
+        run.stdout
+    );
+
+    // One GitHub annotation, on the changed line; none on files the edit did not touch.
+    let run = p.run(&["--no-user", "validate", "--locked", "--format", "github"]);
+    let annotations: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("::error"))
+        .collect();
+    assert_eq!(annotations.len(), 1, "{}", run.stdout);
+    assert!(
+        annotations[0].starts_with("::error file=presets/org-base.yaml,line=7,"),
+        "{}",
+        annotations[0]
+    );
+
+    // One SARIF result.
+    let run = p.run(&["--no-user", "validate", "--locked", "--format", "sarif"]);
+    let log: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{results:#?}");
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        7
+    );
+
+    // For machines: one entry per preset.
+    let run = p.run(&["--no-user", "validate", "--locked", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let drifts = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "P0302")
+        .count();
+    assert_eq!(drifts, drifting, "{}", run.stdout);
+}
+
+#[test]
+fn a_preset_with_a_change_of_its_own_keeps_its_own_report_beside_the_shared_one() {
+    let p = Project::new();
+    p.write("presets/org-base.yaml", &parent("Never push to main."));
+    p.write("presets/alpha.yaml", &child("alpha", "org-base"));
+    let own = |text: &str| {
+        format!(
+            "{}persona:\n  sections:\n    - name: own\n      order: 50\n      text: {text}\n",
+            child("beta", "org-base")
+        )
+    };
+    p.write("presets/beta.yaml", &own("Mine."));
+    let flags = ["--no-user", "--preset-dir", "presets"];
+    assert_eq!(p.run(&[&flags[..], &["lock"]].concat()).code, 0);
+    p.write(
+        "presets/org-base.yaml",
+        &parent("Never push to main or release."),
+    );
+    p.write("presets/beta.yaml", &own("Mine, changed."));
+    let run = p.run(&[&flags[..], &["validate", "--locked", "--format", "github"]].concat());
+    let annotations: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("::error"))
+        .collect();
+    // The shared one on org-base, beta's own on beta's section.
+    assert_eq!(annotations.len(), 2, "{}", run.stdout);
+    assert!(
+        annotations
+            .iter()
+            .any(|l| l.contains("`org-base`'s section `safety` changed: 3 presets drift")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        annotations
+            .iter()
+            .any(|l| l.contains("file=presets/beta.yaml") && l.contains("section `own` changed")),
+        "{}",
+        run.stdout
+    );
+    let run = p.run(&[&flags[..], &["validate", "--locked"]].concat());
+    // beta's whole report stays (it has a change of its own); alpha's and org-base's
+    // are the shared one.
+    assert_eq!(
+        run.stdout.matches("error[P0302]").count(),
+        2,
+        "{}",
+        run.stdout
+    );
 }
