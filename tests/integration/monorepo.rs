@@ -313,3 +313,178 @@ fn a_preset_with_a_change_of_its_own_keeps_its_own_report_beside_the_shared_one(
         run.stdout
     );
 }
+
+/// The preset declaring the one MCP server: the test fixture over stdio, logging to
+/// `log` (the test binary's directory readable, so the sandbox lets it start).
+fn triage(log: &std::path::Path) -> String {
+    use crate::support::mcp_fixture;
+    let argv = serde_json::to_string(&mcp_fixture::stdio_argv()).unwrap();
+    let env: serde_json::Map<String, serde_json::Value> = mcp_fixture::stdio_env("", log)
+        .into_iter()
+        .map(|(k, v)| (k, serde_json::Value::from(v)))
+        .collect();
+    let exe_dir = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_owned();
+    format!(
+        "version: 1\nname: triage\ndescription: Triages issues with the fixture server.\nextends: org-base\nallowRead: [{}]\nmcpServers:\n  fx:\n    command: {argv}\n    env: {}\n    startupTimeout: 30s\n    readOnly: true\ntools:\n  allow: [read_file, mcp__fx__echo]\n",
+        exe_dir.display(),
+        serde_json::Value::Object(env)
+    )
+}
+
+/// The `presetDirs: [...]` a run printed, if any.
+fn printed_preset_dirs(run: &Run) -> Option<String> {
+    let at = run.stdout.find("`presetDirs: [")?;
+    let rest = &run.stdout[at + 1..];
+    Some(rest[..rest.find('`')?].to_owned())
+}
+
+/// The monorepo journey of issue 29, with nothing typed that a message did not print
+/// (beyond the presets' own text): `init` writes the project config, a second directory
+/// is added as `init` says, 22 presets (a shared parent, two preset directories, one MCP
+/// server) are locked as `validate` says, one line of the parent changes, the drift is
+/// reported once, and its re-lock command, run as printed from a subdirectory, makes it
+/// green.
+#[test]
+fn a_monorepo_goes_from_init_to_a_green_relock_with_printed_commands_only() {
+    let p = Project::new();
+    let logs = tempfile::tempdir().unwrap();
+    let sub = "teams/platform/src";
+
+    // `init` of the shared parent in `presets/`: the project config appears.
+    let run = p.run(&["--no-user", "init", "org-base", "--dir", "presets"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("created agent-presets.yaml (presetDirs: [presets])"),
+        "{run:?}"
+    );
+    p.write("presets/org-base.yaml", &parent("Never push to main."));
+
+    // The first team preset, in a second directory: `init` prints the line that adds it.
+    let run = p.run(&[
+        "--no-user",
+        "init",
+        "agent-00",
+        "--extends",
+        "org-base",
+        "--dir",
+        "teams/platform/presets",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let dirs = printed_preset_dirs(&run).unwrap_or_else(|| panic!("no presetDirs line: {run:?}"));
+    assert_eq!(dirs, "presetDirs: [presets, teams/platform/presets]");
+    let config = std::fs::read_to_string(p.path().join("agent-presets.yaml")).unwrap();
+    let config: String = config
+        .lines()
+        .map(|l| {
+            if l.starts_with("presetDirs:") {
+                dirs.as_str()
+            } else {
+                l
+            }
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    p.write("agent-presets.yaml", &config);
+    for i in 1..20 {
+        let name = format!("agent-{i:02}");
+        let run = p.run(&[
+            "--no-user",
+            "init",
+            &name,
+            "--extends",
+            "org-base",
+            "--dir",
+            "teams/platform/presets",
+        ]);
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(!run.stdout.contains("note:"), "{run:?}");
+    }
+    p.write("presets/triage.yaml", &triage(&logs.path().join("fx.log")));
+
+    // From a subdirectory, bare `validate` sees all 22 and says how to pin the server.
+    let run = p.run_in(sub, &["--no-user", "validate", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let mine = report["presets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| !p["file"].as_str().unwrap_or("").starts_with("<builtin>"))
+        .count();
+    assert_eq!(mine, 22, "{}", run.stdout);
+    let invalid: Vec<&str> = report["presets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["valid"] == false)
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(invalid, ["triage"], "{}", run.stdout);
+    let connect = printed(&run, "--connect");
+    assert_eq!(connect, ["--no-user", "lock", "--connect"], "{run:?}");
+    let mut run = run_words_in(&p, sub, &connect);
+    if run.code != 0 && run.stderr.contains("pass `--yes`") {
+        // The consent question, answered as it says.
+        let mut yes = connect.clone();
+        yes.push("--yes".into());
+        run = run_words_in(&p, sub, &yes);
+    }
+    assert_eq!(run.code, 0, "the printed `lock --connect` locks: {run:?}");
+    assert!(run.stdout.contains("locked 24 presets in "), "{run:?}");
+    let run = p.run_in(sub, &["--no-user", "validate", "--locked"]);
+    assert_eq!(run.code, 0, "green after locking: {run:?}");
+
+    // One line of the shared parent changes: reported once, at that line.
+    p.write(
+        "presets/org-base.yaml",
+        &parent("Never push to main or to a release branch."),
+    );
+    let run = p.run_in(sub, &["--no-user", "validate", "--locked"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stdout.matches("error[P0302]").count(),
+        1,
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("`org-base`'s section `safety` changed: 22 presets drift"),
+        "{}",
+        run.stdout
+    );
+    let github = p.run_in(
+        sub,
+        &["--no-user", "validate", "--locked", "--format", "github"],
+    );
+    assert_eq!(
+        github
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("::error"))
+            .count(),
+        1,
+        "{}",
+        github.stdout
+    );
+
+    // The printed re-lock command, verbatim, from the same directory: green.
+    let relock = printed(&run, "lock");
+    let run = run_words_in(&p, sub, &relock);
+    assert_eq!(run.code, 0, "the printed re-lock runs: {run:?}");
+    let run = p.run_in(sub, &["--no-user", "validate", "--locked"]);
+    assert_eq!(run.code, 0, "green after the printed re-lock: {run:?}");
+    // The server's pinned tools survived the re-lock without `--connect`.
+    let lock = std::fs::read_to_string(p.path().join("presets.lock")).unwrap();
+    assert!(lock.contains("\"mcp__fx__echo\""), "{lock}");
+}
+
+fn run_words_in(p: &Project, dir: &str, words: &[String]) -> Run {
+    let args: Vec<&str> = words.iter().map(String::as_str).collect();
+    p.run_in(dir, &args)
+}
