@@ -488,3 +488,95 @@ fn run_words_in(p: &Project, dir: &str, words: &[String]) -> Run {
     let args: Vec<&str> = words.iter().map(String::as_str).collect();
     p.run_in(dir, &args)
 }
+
+// ---- trust wording ----
+
+/// A project preset that chooses its endpoint (a reach field, so it needs trust).
+fn reaching(base_url: &str) -> String {
+    format!(
+        "version: 1\nname: helper\nextends: standard\nmodel:\n  provider: openai-compatible\n  name: m\n  baseUrl: {base_url}\n  apiKeyEnv: HELPER_KEY\n"
+    )
+}
+
+#[test]
+fn a_retrust_shows_what_changed_field_by_field() {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/helper.yaml",
+        &reaching("http://127.0.0.1:9/v1"),
+    );
+    let run = p.run(&["--no-user", "trust", "helper"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("trusted helper"), "{run:?}");
+    let run = p.run(&["--no-user", "trust", "helper"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("already trusted for what it reaches now"),
+        "{run:?}"
+    );
+
+    p.write(
+        ".agent-presets/helper.yaml",
+        &reaching("http://127.0.0.1:10/v1"),
+    );
+    let run = p.run(&["--no-user", "trust", "helper"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("again; what changed since you last trusted it:"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("~ model.baseUrl: http://127.0.0.1:9/v1 → http://127.0.0.1:10/v1"),
+        "{run:?}"
+    );
+    // Field by field: the unchanged key is not listed again, no JSON.
+    assert!(!run.stdout.contains("HELPER_KEY"), "{run:?}");
+    assert!(!run.stdout.contains('{'), "{run:?}");
+}
+
+#[test]
+fn trust_of_an_invalid_preset_says_why_it_trusts_nothing() {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/helper.yaml",
+        &format!(
+            "{}tools:\n  allow: [read_fiel]\n",
+            reaching("http://127.0.0.1:9/v1")
+        ),
+    );
+    let run = p.run(&["--no-user", "trust", "helper"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("unknown tool `read_fiel`"), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "error: `helper` was not trusted: it is invalid (1 error above), and what a preset reaches is known only once it validates"
+        ),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("`agent-presets --no-user validate`"),
+        "{run:?}"
+    );
+    assert!(!run.stdout.contains("trusted"), "{run:?}");
+}
+
+#[test]
+fn the_consent_of_connect_does_not_call_the_users_project_files_not_theirs() {
+    let p = Project::new();
+    p.write(
+        ".agent-presets/triage.yaml",
+        "version: 1\nname: triage\nextends: standard\nmcpServers:\n  fx:\n    command: [sh, -c, 'exit 1']\ntools:\n  allow: [read_file, \"mcp__fx__*\"]\n",
+    );
+    let run = p.run(&["--no-user", "lock", "--connect"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(!run.stderr.contains("did not write"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("declared in presets you have not trusted yet"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("pass `--yes`"), "{run:?}");
+}
