@@ -137,12 +137,21 @@ pub(crate) fn run(
         .map(|(validation, drift)| drift.map(|drift| (validation, drift)))
         .collect::<Result<_, _>>()
         .map_err(lock_error)?;
+    // A bare `lock` (for many names) drops the entries of presets this run does not see:
+    // printed only when it sees them all.
+    let relock = lock::Relock {
+        all_seen: workspace.config.is_some()
+            || lock
+                .as_ref()
+                .is_some_and(|l| l.names().all(|n| workspace.presets.contains(n))),
+    };
     // Presets that drifted through one edit (of a parent, say) are re-locked together.
     lock::relate(
         &mut outcomes
             .iter_mut()
             .filter_map(|(_, d)| d.as_mut())
             .collect::<Vec<_>>(),
+        relock,
     );
     // One edit that drifted several presets: reported once, at the line that changed.
     let shared = lock::collapse(
@@ -150,6 +159,7 @@ pub(crate) fn run(
             .iter()
             .filter_map(|(_, d)| d.as_ref())
             .collect::<Vec<_>>(),
+        relock,
     );
     for (item, (mut validation, drift)) in plan.items.iter().zip(outcomes) {
         let drift = drift.map(|d| {

@@ -800,8 +800,30 @@ const MAX_DIFF_LINES: usize = 8;
 const MAX_DIFF_LINE_CHARS: usize = 160;
 /// Most items of a tool's change summary an annotation shows.
 const MAX_TOOL_CHANGES: usize = 6;
-/// Most preset names one re-lock command lists; past this, `agent-presets lock` (all).
+/// Most preset names one re-lock command lists; past this, `agent-presets lock` (all),
+/// when that drops no entry the run could not see ([`Relock::all_seen`]).
 const MAX_RELOCK_NAMES: usize = 20;
+
+/// How a re-lock command may be written.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Relock {
+    /// Does this run see every preset the lock knows (a project config names every
+    /// preset directory, or no entry is of a preset not found)? Only then may a long
+    /// list of names become a bare `agent-presets lock`, which drops the entries of the
+    /// presets it does not see; otherwise the command names every preset.
+    pub all_seen: bool,
+}
+
+impl Relock {
+    /// The re-lock command for `names`.
+    fn command(self, names: &[&str]) -> String {
+        if names.len() > MAX_RELOCK_NAMES && self.all_seen {
+            "agent-presets lock".to_owned()
+        } else {
+            format!("agent-presets lock {}", names.join(" "))
+        }
+    }
+}
 
 /// What changed, for [`origin`].
 #[derive(Clone, Copy)]
@@ -1274,7 +1296,7 @@ fn drift_from(
         ),
     };
     let message = format!("{headline}\n{}", diff.trim_end());
-    let help = relock_help(&[name], &BTreeSet::new());
+    let help = relock_help(&[name], &BTreeSet::new(), Relock::default());
     let span = parts
         .iter()
         .find_map(|(o, _, _)| o.span.clone())
@@ -1377,7 +1399,7 @@ pub struct SharedDrift {
 /// the repository (a parent's section, say) that drifts two or more presets becomes one
 /// [`SharedDrift`] on that line. `--format json` keeps the per-preset drifts; the human,
 /// GitHub and SARIF outputs show each shared drift once in their place.
-pub fn collapse(drifts: &[&Drift]) -> Vec<SharedDrift> {
+pub fn collapse(drifts: &[&Drift], relock: Relock) -> Vec<SharedDrift> {
     // Each shared change, in the order first seen, with (drift, change) indices.
     let mut keys: Vec<&SharedChange> = Vec::new();
     let mut members: Vec<Vec<(usize, usize)>> = Vec::new();
@@ -1434,7 +1456,7 @@ pub fn collapse(drifts: &[&Drift]) -> Vec<SharedDrift> {
             key.layer,
             names.len()
         );
-        let help = shared_help(&names);
+        let help = shared_help(&names, relock);
         let with = |body: &str| {
             let mut text = message.clone();
             if !body.trim().is_empty() {
@@ -1472,12 +1494,8 @@ pub fn collapse(drifts: &[&Drift]) -> Vec<SharedDrift> {
 }
 
 /// The help of a [`SharedDrift`]: the presets it drifts and one command re-locking them.
-fn shared_help(names: &[&str]) -> String {
-    let command = if names.len() > MAX_RELOCK_NAMES {
-        "agent-presets lock".to_owned()
-    } else {
-        format!("agent-presets lock {}", names.join(" "))
-    };
+fn shared_help(names: &[&str], relock: Relock) -> String {
+    let command = relock.command(names);
     let listed: Vec<String> = names
         .iter()
         .take(MAX_RELOCK_NAMES)
@@ -1496,7 +1514,7 @@ fn shared_help(names: &[&str]) -> String {
 /// The help of drifts that come from one edit: name them all and re-lock them with one
 /// command. Each drift is grouped with every other that shares a cause (a file a
 /// changed item comes from), transitively.
-pub fn relate(drifts: &mut [&mut Drift]) {
+pub fn relate(drifts: &mut [&mut Drift], relock: Relock) {
     let n = drifts.len();
     let mut group: Vec<usize> = (0..n).collect();
     fn find(group: &mut [usize], mut i: usize) -> usize {
@@ -1539,7 +1557,7 @@ pub fn relate(drifts: &mut [&mut Drift]) {
                 })
                 .cloned()
                 .collect();
-            Some(relock_help(&names, &shared))
+            Some(relock_help(&names, &shared, relock))
         })
         .collect();
     for (d, help) in drifts.iter_mut().zip(helps) {
@@ -1554,12 +1572,8 @@ pub fn relate(drifts: &mut [&mut Drift]) {
 
 /// "if the change is intended, run `agent-presets lock a b` and commit presets.lock",
 /// naming the presets that drifted through one edit of `causes`.
-fn relock_help(names: &[&str], causes: &BTreeSet<Arc<str>>) -> String {
-    let command = if names.len() > MAX_RELOCK_NAMES {
-        "agent-presets lock".to_owned()
-    } else {
-        format!("agent-presets lock {}", names.join(" "))
-    };
+fn relock_help(names: &[&str], causes: &BTreeSet<Arc<str>>, relock: Relock) -> String {
+    let command = relock.command(names);
     if names.len() < 2 {
         return format!("if the change is intended, run `{command}` and commit {LOCK_FILE}");
     }
@@ -1980,13 +1994,13 @@ mod tests {
     #[test]
     fn a_relock_command_names_at_most_a_few_presets() {
         assert_eq!(
-            relock_help(&["a"], &BTreeSet::new()),
+            relock_help(&["a"], &BTreeSet::new(), Relock::default()),
             "if the change is intended, run `agent-presets lock a` and commit presets.lock"
         );
         let names: Vec<String> = (0..25).map(|i| format!("p{i}")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let causes = BTreeSet::from([Arc::from("<builtin>/standard.yaml")]);
-        let help = relock_help(&refs, &causes);
+        let help = relock_help(&refs, &causes, Relock { all_seen: true });
         assert!(
             help.starts_with(
                 "25 presets drifted through a change of the built-in preset `standard`: `p0`, "

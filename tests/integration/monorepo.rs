@@ -580,3 +580,58 @@ fn the_consent_of_connect_does_not_call_the_users_project_files_not_theirs() {
     );
     assert!(run.stderr.contains("pass `--yes`"), "{run:?}");
 }
+
+#[test]
+fn without_a_project_config_a_long_relock_names_every_preset_and_drops_no_entry() {
+    let p = Project::new();
+    p.write("team-a/org-base.yaml", &parent("Never push to main."));
+    for i in 0..21 {
+        let name = format!("agent-{i:02}");
+        p.write(&format!("team-a/{name}.yaml"), &child(&name, "org-base"));
+    }
+    p.write("team-b/beta.yaml", &child("beta", "standard"));
+    let both = [
+        "--no-user",
+        "--preset-dir",
+        "team-a",
+        "--preset-dir",
+        "team-b",
+        "lock",
+    ];
+    assert_eq!(p.run(&both).code, 0);
+    p.write(
+        "team-a/org-base.yaml",
+        &parent("Never push to main or release."),
+    );
+
+    // A teammate who knows only team-a: 22 presets drift.
+    let run = p.run(&[
+        "--no-user",
+        "--preset-dir",
+        "team-a",
+        "validate",
+        "--locked",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let relock = printed(&run, "lock");
+    assert!(
+        relock.len() > 22,
+        "every preset named, no bare `lock`: {relock:?}"
+    );
+    assert_eq!(run_words(&p, &relock).code, 0);
+    let lock = std::fs::read_to_string(p.path().join("presets.lock")).unwrap();
+    assert!(
+        lock.contains("\"beta\""),
+        "the entry of a preset this run did not see stays"
+    );
+    let run = p.run(&[
+        "--no-user",
+        "--preset-dir",
+        "team-a",
+        "--preset-dir",
+        "team-b",
+        "validate",
+        "--locked",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+}
