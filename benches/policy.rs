@@ -43,6 +43,7 @@ fn decide(policy: &Policy, tool: &str, arguments: &Value) -> agent_presets::poli
             arguments,
             read_only: false,
             path: None,
+            workspace: Some("/work/ws"),
         })
         .verdict
 }

@@ -263,6 +263,7 @@ fn setup(dir: &Path, steps: usize) -> Vec<PathBuf> {
             prompt: "Review the project.",
             values: &values,
             max_steps: steps,
+            checks: &[],
         };
         let mut c = cassette(run, &recorder, &history, &outcome, &Redactor::none());
         assert_eq!(c.steps.len(), steps);

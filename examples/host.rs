@@ -334,11 +334,30 @@ fn run(
         Err(e) => return Err(format!("{e:?}")),
     };
     match finished.outcome {
+        // Under an output contract the validated object is what the host wants.
+        Ok(Outcome::Answered {
+            output: Some(object),
+            ..
+        }) => {
+            println!("{object}");
+            Ok(ExitCode::SUCCESS)
+        }
         Ok(Outcome::Answered { text, .. }) => {
             println!("{text}");
             Ok(ExitCode::SUCCESS)
         }
         Ok(Outcome::StepLimit { steps }) => Err(format!("stopped after {steps} steps")),
+        Ok(Outcome::OutputInvalid { problems, .. }) => Err(format!(
+            "the answer broke the output contract: {}",
+            problems
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+        Ok(Outcome::CheckFailed { check, ending, .. }) => {
+            Err(format!("the check `{check}` still fails: {ending}"))
+        }
         Err(AgentError::Assemble(ds)) | Err(AgentError::ToolsRefused(ds)) => {
             print_all(ds.as_slice());
             Ok(ExitCode::from(1))

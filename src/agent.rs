@@ -70,11 +70,13 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::checks::{Check, CheckRun};
 use crate::client::{ClientError, ClientEvent, ModelClient};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::endpoint::ModelSettings;
 use crate::endpoint::Provider;
 use crate::hooks::{EventFacts, Hook, HookDecision, HookEvent, HookVerdict, Hooks};
+use crate::preset::{OutputContract, output::OutputProblem};
 use crate::prompt::{Assembly, ContextSnapshot, PromptAssembler, PromptText, Values};
 pub use crate::provider::MAX_TOOL_NAME_CHARS;
 use crate::provider::lint::LintedTools;
@@ -324,6 +326,28 @@ pub enum AgentEvent<'a> {
         /// What it decided.
         decision: &'a HookDecision,
     },
+    /// A final answer was checked against the output contract.
+    OutputChecked {
+        /// The step (1-based).
+        step: usize,
+        /// Which answer this is (1 for the first).
+        attempt: u32,
+        /// How many more answers the contract allows after the first.
+        retries: u32,
+        /// What is wrong with it (empty: valid).
+        problems: &'a [OutputProblem],
+    },
+    /// A success check ran after a final answer.
+    CheckFinished {
+        /// The step (1-based).
+        step: usize,
+        /// The check.
+        check: &'a Check,
+        /// Which run of this check this is (1 for the first).
+        attempt: u32,
+        /// How it ended and what it printed.
+        run: &'a CheckRun,
+    },
     /// A tool call is about to run (after approval).
     ToolCall {
         /// The step (1-based).
@@ -355,11 +379,36 @@ pub enum Outcome {
         steps: usize,
         /// Why the last answer ended (`Length`: cut at the token limit).
         finish: FinishReason,
+        /// The answer as the output contract's object ([`Agent::with_output`]), validated
+        /// against its schema; `None` without a contract.
+        output: Option<Value>,
     },
     /// The step limit was reached while the model still called tools.
     StepLimit {
         /// Steps taken.
         steps: usize,
+    },
+    /// The final answer still broke the output contract after every retry it allows.
+    OutputInvalid {
+        /// The last answer.
+        text: String,
+        /// Steps taken.
+        steps: usize,
+        /// What is wrong with it, located in the answer.
+        problems: Vec<OutputProblem>,
+    },
+    /// A success check (`checks:`) still failed after every retry it allows.
+    CheckFailed {
+        /// The last answer.
+        text: String,
+        /// Steps taken.
+        steps: usize,
+        /// The check, as one line (its argv).
+        check: String,
+        /// How its last run ended (`exit code 1`, `timed out after 5s`, …).
+        ending: String,
+        /// Its last output (bounded).
+        output: String,
     },
 }
 
@@ -448,7 +497,21 @@ pub trait ToolRunner: std::fmt::Debug {
         registry: &'a ToolRegistry,
         ctx: &'a ToolContext,
     ) -> ToolRunFuture<'a>;
+
+    /// Run success check `check` after step `step`'s final answer: live by default (the
+    /// program in `ctx`'s workspace and sandbox); a replay answers from the recording.
+    fn run_check<'a>(
+        &'a self,
+        _step: usize,
+        check: &'a Check,
+        ctx: &'a ToolContext,
+    ) -> CheckRunFuture<'a> {
+        Box::pin(crate::tools::external::run_check(check, ctx))
+    }
 }
+
+/// What [`ToolRunner::run_check`] returns.
+pub type CheckRunFuture<'a> = Pin<Box<dyn Future<Output = CheckRun> + 'a>>;
 
 /// Runs each call through the preset's registry ([`ToolRegistry::call_for_model`]).
 #[derive(Clone, Copy, Debug, Default)]
@@ -490,6 +553,10 @@ pub struct Agent<'a> {
     hooks: Option<Arc<Hooks>>,
     /// The `session_id` hooks are told.
     session_id: String,
+    /// The output contract the final answer must satisfy; `None`: free text.
+    output: Option<OutputContract>,
+    /// The success checks run after a final answer; `None`: none.
+    checks: Option<Arc<[Check]>>,
 }
 
 /// What the hooks of one event decided together.
@@ -586,6 +653,8 @@ impl<'a> Agent<'a> {
             policy: None,
             hooks: None,
             session_id: String::new(),
+            output: None,
+            checks: None,
         }
     }
 
@@ -605,6 +674,27 @@ impl<'a> Agent<'a> {
             .unwrap_or_default();
         self.session_id = format!("{:x}-{nanos:x}", std::process::id());
         self.hooks = (!hooks.is_empty()).then_some(hooks);
+        self
+    }
+
+    /// Hold the final answer to `contract` (a preset's `output:`,
+    /// [`ValidPreset::output`](crate::preset::ValidPreset::output)): it is parsed and
+    /// validated against the schema; an answer that fails goes back to the model with
+    /// the problems (`agent.output.invalid`) up to `contract.retries` times, then the run
+    /// ends with [`Outcome::OutputInvalid`]. A valid one is [`Outcome::Answered`]'s
+    /// `output`. Each check is reported as [`AgentEvent::OutputChecked`].
+    pub fn with_output(mut self, contract: Option<OutputContract>) -> Self {
+        self.output = contract;
+        self
+    }
+
+    /// Run `checks` after each final answer (and a valid output), in order: a failing
+    /// one's ending and bounded output go back to the model (`agent.check.failed`) up to
+    /// its `retries` times, then the run ends with [`Outcome::CheckFailed`]. Each run
+    /// is reported as [`AgentEvent::CheckFinished`]; the [`ToolRunner`] runs them (a
+    /// replay feeds the recorded results back).
+    pub fn with_checks(mut self, checks: Arc<[Check]>) -> Self {
+        self.checks = (!checks.is_empty()).then_some(checks);
         self
     }
 
@@ -708,6 +798,7 @@ impl<'a> Agent<'a> {
             arguments: args,
             read_only: tool.read_only(),
             path: path.as_deref(),
+            workspace: self.tools.workspace().to_str(),
         });
         on_event(AgentEvent::PolicyDecision {
             step,
@@ -828,6 +919,7 @@ impl<'a> Agent<'a> {
                     text: String::new(),
                     steps: 0,
                     finish: FinishReason::Other(PROMPT_BLOCKED.to_owned()),
+                    output: None,
                 });
             }
             for context in fired.context {
@@ -837,6 +929,8 @@ impl<'a> Agent<'a> {
         }
         let prompt = prompt.as_str();
         let mut stop_continuations = 0usize;
+        let mut output_attempts = 0u32;
+        let mut check_attempts = vec![0u32; self.checks.as_ref().map_or(0, |c| c.len())];
         history.push(Message::user(prompt));
         if let Some(m) = history.last() {
             on_event(AgentEvent::Message {
@@ -917,6 +1011,85 @@ impl<'a> Agent<'a> {
                 elapsed: started.elapsed(),
             });
             if turn.tool_calls.is_empty() {
+                let mut output = None;
+                if let Some(contract) = &self.output {
+                    output_attempts += 1;
+                    let checked = contract.check_in(&turn.text, self.assembler.texts());
+                    let problems = checked.as_ref().err().map_or(&[][..], Vec::as_slice);
+                    on_event(AgentEvent::OutputChecked {
+                        step,
+                        attempt: output_attempts,
+                        retries: contract.retries,
+                        problems,
+                    });
+                    match checked {
+                        Ok(value) => output = Some(value),
+                        Err(problems) => {
+                            if output_attempts > contract.retries || step >= self.max_steps {
+                                return Ok(Outcome::OutputInvalid {
+                                    text: turn.text,
+                                    steps: step,
+                                    problems,
+                                });
+                            }
+                            let listed = problems
+                                .iter()
+                                .map(|p| format!("- {}", p.message))
+                                .collect::<Vec<_>>()
+                                .join("\n");
+                            history.push(Message::user(self.assembler.texts().render(
+                                &crate::texts::AGENT_OUTPUT_INVALID,
+                                &[("problems", &listed)],
+                            )));
+                            if let Some(m) = history.last() {
+                                on_event(AgentEvent::Message { step, message: m });
+                            }
+                            continue;
+                        }
+                    }
+                }
+                if let Some(checks) = self.checks.clone() {
+                    let mut failed = None;
+                    for (i, check) in checks.iter().enumerate() {
+                        check_attempts[i] += 1;
+                        let run = self.runner.run_check(step, check, &self.tools).await;
+                        on_event(AgentEvent::CheckFinished {
+                            step,
+                            check,
+                            attempt: check_attempts[i],
+                            run: &run,
+                        });
+                        if !run.passed() {
+                            failed = Some((i, run));
+                            break;
+                        }
+                    }
+                    if let Some((i, run)) = failed {
+                        let check = &checks[i];
+                        let ending = run.ending_text();
+                        if check_attempts[i] > check.retries || step >= self.max_steps {
+                            return Ok(Outcome::CheckFailed {
+                                text: turn.text,
+                                steps: step,
+                                check: check.label(),
+                                ending,
+                                output: run.output,
+                            });
+                        }
+                        history.push(Message::user(self.assembler.texts().render(
+                            &crate::texts::AGENT_CHECK_FAILED,
+                            &[
+                                ("check", &check.label()),
+                                ("ending", &ending),
+                                ("output", &run.output),
+                            ],
+                        )));
+                        if let Some(m) = history.last() {
+                            on_event(AgentEvent::Message { step, message: m });
+                        }
+                        continue;
+                    }
+                }
                 if stop_continuations < crate::hooks::MAX_STOP_CONTINUATIONS
                     && step < self.max_steps
                     && self.has_hooks(HookEvent::Stop, None)
@@ -950,6 +1123,7 @@ impl<'a> Agent<'a> {
                     text: turn.text,
                     steps: step,
                     finish: turn.finish,
+                    output,
                 });
             }
             for (call, refusal) in turn.tool_calls.iter().zip(refusals) {

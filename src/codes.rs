@@ -155,6 +155,8 @@ code_pages! {
     P0760 => InvalidOutputSchema,
     P0761 => OutputSchemaProjected,
     P0762 => OutputSchemaRefused,
+    P0770 => CheckEmptyRun,
+    P0771 => CheckBadTimeout,
 }
 
 /// The headings a page has, in this order.

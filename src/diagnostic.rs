@@ -289,6 +289,10 @@ diagnostic_kinds! {
     /// An `output` schema the chosen provider's structured-output mode refuses (a
     /// composition at the root, more nesting or properties than it takes).
     OutputSchemaRefused = ("P0762", "output-schema-refused", Error),
+    /// A success check with an empty `run` (or an empty program name): nothing to run.
+    CheckEmptyRun = ("P0770", "check-empty-run", Error),
+    /// A success check's timeout that is not a duration of at most an hour.
+    CheckBadTimeout = ("P0771", "check-bad-timeout", Error),
 }
 
 impl fmt::Display for DiagnosticKind {

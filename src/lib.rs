@@ -50,6 +50,7 @@
 #[cfg(feature = "client")]
 pub mod agent;
 pub mod bounded;
+pub mod checks;
 #[cfg(feature = "cli")]
 pub mod cli;
 #[cfg(feature = "client")]

@@ -4,9 +4,11 @@
 //!
 //! stdout carries the answer (or, with `--json`, the transcript as JSON lines); stderr
 //! carries progress: tool calls, retries, and a summary per step (tokens in/out, cached
-//! tokens, time). Exit codes: 0 answered, 1 failed run (API error, missing key, step
-//! limit, invalid preset), 2 usage, 130 interrupted (Ctrl-C, SIGINT), 143 SIGTERM,
-//! 129 SIGHUP. On any of those three signals every running command is killed (with
+//! tokens, time). Under an output contract (`output:`) the answer's text goes to stderr
+//! and stdout holds only the validated object, as JSON. Exit codes: 0 answered, 1 failed
+//! run (API error, missing key, step limit, invalid preset), 2 usage, 3 the answer broke
+//! the output contract after its retries, 4 a success check failed after its retries,
+//! 130 interrupted (Ctrl-C, SIGINT), 143 SIGTERM, 129 SIGHUP. On any of those three signals every running command is killed (with
 //! everything it started) before `run` exits.
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -92,6 +94,9 @@ pub(crate) struct RunArgs {
     /// replays offline. The date is pinned for the whole run; refused under `CI`.
     #[arg(long, value_name = "FILE")]
     record: Option<std::path::PathBuf>,
+    /// Write the validated output object (the preset's `output` contract) to FILE as JSON.
+    #[arg(long, value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Result<Exit, CliError> {
@@ -116,6 +121,18 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             exit: Exit::Invalid,
             sources: workspace.presets.source_files(),
         });
+    }
+    if let Some(path) = &args.output
+        && preset.output().is_none()
+    {
+        return Err(CliError::usage_with(
+            format!(
+                "`--output {}`: preset `{}` declares no output contract, so the run has no object to write",
+                path.display(),
+                preset.name()
+            ),
+            Some("add an `output: {schema: …}` block to the preset (docs/format.md, \"Output contract\"), or drop `--output`".into()),
+        ));
     }
     args.values.refuse_model_vars()?;
     let Some(mut settings) = args.values.model_settings(&preset, &args.model)? else {
@@ -264,6 +281,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
     };
     held.flush(&mut *io.err);
     let mut started = started?;
+    // Under an output contract stdout holds only the validated object: the answer's text
+    // is transcript, on stderr (`run triage "…" > verdict.json`).
+    if started.output_contract().is_some() {
+        printer.answer_to_stderr();
+    }
     let waiting = Waiting::new(
         format!(
             "waiting for {}…",
@@ -356,7 +378,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
             );
             Exit::Invalid
         }
-        Some(Ok(Outcome::Answered { steps, finish, .. })) => {
+        Some(Ok(Outcome::Answered {
+            steps,
+            finish,
+            output,
+            ..
+        })) => {
             if finish == FinishReason::Length {
                 let _ = writeln!(
                     io.err,
@@ -370,8 +397,98 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
                     io.err_style.warning("warning")
                 );
             }
-            printer.done(io, "answered", Some(steps));
+            match &output {
+                Some(object) => {
+                    if let Some(path) = &args.output
+                        && let Err(e) = write_output(path, object, &redactor)
+                    {
+                        printer.done(io, "answered", Some(steps));
+                        let _ = writeln!(
+                            io.err,
+                            "{}: cannot write the output object to `{}`: {e}",
+                            io.err_style.error("error"),
+                            path.display()
+                        );
+                        return Ok(Exit::Usage);
+                    }
+                    printer.done_with_output(io, steps, object);
+                }
+                None => printer.done(io, "answered", Some(steps)),
+            }
             Exit::Ok
+        }
+        Some(Ok(Outcome::OutputInvalid {
+            text,
+            steps,
+            problems,
+        })) => {
+            printer.done_unmet(
+                io,
+                "output-invalid",
+                steps,
+                serde_json::json!({
+                    "answer": redactor.redact(&text),
+                    "problems": problems.iter().map(crate::transcript::problem_json).collect::<Vec<_>>(),
+                }),
+            );
+            let retries = started.output_contract().map_or(0, |c| c.retries);
+            let _ = writeln!(
+                io.err,
+                "{}: the final answer breaks the output contract after {} attempt{} ({} problem{}):",
+                io.err_style.error("error"),
+                retries + 1,
+                if retries == 0 { "" } else { "s" },
+                problems.len(),
+                if problems.len() == 1 { "" } else { "s" }
+            );
+            for p in &problems {
+                let line = shown_line(&redactor, &p.to_string(), 300, io.err_style);
+                let _ = writeln!(io.err, "  - {line}");
+            }
+            let answer = shown_line(&redactor, &text, 600, io.err_style);
+            let _ = writeln!(io.err, "  last answer: {answer}");
+            let _ = writeln!(
+                io.err,
+                "  = {}: raise `output.retries`, or make the preset's instructions say more about the shape the schema wants",
+                io.err_style.bold("help")
+            );
+            Exit::OutputInvalid
+        }
+        Some(Ok(Outcome::CheckFailed {
+            text,
+            steps,
+            check,
+            ending,
+            output,
+        })) => {
+            printer.done_unmet(
+                io,
+                "check-failed",
+                steps,
+                serde_json::json!({
+                    "answer": redactor.redact(&text),
+                    "check": redactor.redact(&check),
+                    "ending": ending,
+                    "checkOutput": redactor.redact(&output),
+                }),
+            );
+            let check_shown = shown_line(&redactor, &check, 200, io.err_style);
+            let _ = writeln!(
+                io.err,
+                "{}: the check `{check_shown}` still fails after every retry it allows: {ending}",
+                io.err_style.error("error"),
+            );
+            let lines: Vec<&str> = output.lines().collect();
+            for l in &lines[lines.len().saturating_sub(20)..] {
+                let l = shown_line(&redactor, l, 300, io.err_style);
+                let _ = writeln!(io.err, "  | {l}");
+            }
+            let _ = writeln!(
+                io.err,
+                "  = {}: run the check yourself to see why; raise its `retries` to give the agent more tries",
+                io.err_style.bold("help")
+            );
+            Exit::CheckFailed
         }
         Some(Ok(Outcome::StepLimit { steps })) => {
             printer.done(io, "step-limit", Some(steps));
@@ -412,6 +529,28 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         }
     };
     Ok(exit)
+}
+
+/// Write the validated output object to `path` as pretty JSON (secrets masked), through
+/// a temporary file beside it, so a reader never sees half an object.
+fn write_output(
+    path: &std::path::Path,
+    object: &serde_json::Value,
+    redactor: &Redactor,
+) -> std::io::Result<()> {
+    let mut object = object.clone();
+    redactor.redact_json(&mut object);
+    let mut text = serde_json::to_string_pretty(&object).map_err(std::io::Error::other)?;
+    text.push('\n');
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".to_owned());
+    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 /// The agent as the reaper of last resort for one `run`: a child subreaper while it

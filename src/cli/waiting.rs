@@ -72,7 +72,9 @@ impl Waiting {
             // A retry keeps waiting: the line comes back after the retry's own.
             AgentEvent::Retry { .. }
             | AgentEvent::PolicyDecision { .. }
-            | AgentEvent::HookDecision { .. } => {}
+            | AgentEvent::HookDecision { .. }
+            | AgentEvent::OutputChecked { .. }
+            | AgentEvent::CheckFinished { .. } => {}
             AgentEvent::Stream { .. }
             | AgentEvent::ToolCall { .. }
             | AgentEvent::StepFinished { .. } => state.since = None,

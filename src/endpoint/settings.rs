@@ -45,6 +45,11 @@ pub struct ModelSettings {
     /// structured-output form (`provider::request_body`); `None`: free text.
     #[serde(skip)]
     pub output_schema: Option<std::sync::Arc<serde_json::Value>>,
+    /// Where the provider cannot enforce the output schema (DeepSeek's JSON mode), the
+    /// instruction that carries it, in the preset's language (`agent.output.instruction`,
+    /// the schema filled in); `None`: the English text.
+    #[serde(skip)]
+    pub output_instruction: Option<std::sync::Arc<str>>,
 }
 
 /// The sampling and reasoning parameters of a preset's `model` block, as validated: each
@@ -137,6 +142,7 @@ impl ModelSettings {
             strict_tools: false,
             params: ModelParams::default(),
             output_schema: None,
+            output_instruction: None,
         };
         settings.strict_tools = settings.default_strict_tools();
         settings
@@ -159,6 +165,13 @@ impl ModelSettings {
     /// Ask for answers that satisfy `schema` (a preset's output contract), or free text.
     pub fn with_output_schema(mut self, schema: Option<std::sync::Arc<serde_json::Value>>) -> Self {
         self.output_schema = schema;
+        self
+    }
+
+    /// Carry the output schema to a provider that cannot enforce it in `instruction`
+    /// (the preset's `agent.output.instruction`, rendered).
+    pub fn with_output_instruction(mut self, instruction: Option<std::sync::Arc<str>>) -> Self {
+        self.output_instruction = instruction;
         self
     }
 

@@ -273,8 +273,9 @@ pub fn event_input(event: HookEvent, facts: &EventFacts<'_>) -> Value {
     Value::Object(m)
 }
 
-/// How a hook's process ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// How a hook's (or a success check's) process ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum HookEnding {
     /// It exited with this code.
     Exited(i32),

@@ -202,7 +202,15 @@ pub struct Call<'a> {
     /// absolute spellings applied). `None`: the policy normalises the argument
     /// lexically ([`lexical_path`]).
     pub path: Option<&'a str>,
+    /// The workspace root, as an absolute path: a `bash` line's redirection to
+    /// `<root>/x` is judged as `x` by the path rules of the file-writing tools. `None`:
+    /// absolute targets stay as written.
+    pub workspace: Option<&'a str>,
 }
+
+/// The tools whose path rules also judge the files a `bash` line writes through its
+/// redirections (`> .github/x` is a write of `.github/x`).
+pub const WRITE_TOOLS: [&str; 2] = ["write_file", "edit_file"];
 
 /// A rule list entry that cannot be read: which list, which index, why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -296,7 +304,8 @@ impl Policy {
     }
 
     fn decide_command_line(&self, call: &Call<'_>, line: &str) -> Decision {
-        let commands = match shell::split(line) {
+        let shell::SplitLine { split, writes } = shell::split_line(line);
+        let commands = match split {
             shell::Split::Commands(commands) => commands,
             shell::Split::Unparsed(reason) => {
                 // A deny still holds on the line as written; nothing else can be trusted.
@@ -326,6 +335,29 @@ impl Policy {
                     }
                 }
             }
+            // A file the line writes is judged by the file-writing tools' path rules.
+            for write in writes.iter().filter(|w| !w.dynamic) {
+                let path = write_path(&write.path, call.workspace);
+                if let Some(found) = self.first_match(list, |r| write_rule_matches(r, &path)) {
+                    return decided(list, found, Some(format!("> {}", write.path)));
+                }
+            }
+        }
+        // A file whose name is only known when the line runs cannot be judged: with path
+        // rules on writes in force, such a line asks.
+        let guarded = self.deny.iter().chain(&self.ask).any(is_write_path_rule);
+        if guarded && let Some(write) = writes.iter().find(|w| w.dynamic) {
+            return Decision {
+                verdict: Verdict::Ask,
+                basis: Basis::NotAllowed {
+                    command: format!("> {}", write.path),
+                    reason: Some(
+                        "it writes a file whose name is only known when it runs, and path rules guard writes"
+                            .to_owned(),
+                    ),
+                },
+                command: None,
+            };
         }
         if commands.is_empty() {
             return match self.first_match(List::Allow, |r| {
@@ -419,6 +451,42 @@ fn command_rule_matches(rule: &Rule, tool: &str, command: &str) -> bool {
         }
 }
 
+/// A rule of a file-writing tool whose every condition is on its `path`.
+fn is_write_path_rule(rule: &Rule) -> bool {
+    WRITE_TOOLS.iter().any(|t| rule.names_tool(t))
+        && matches!(&rule.arguments, Arguments::Conditions(c)
+            if !c.is_empty() && c.iter().all(|c| c.pointer == format!("/{}", rule::PATH_ARGUMENT)))
+}
+
+/// Does `rule` (a path rule of a file-writing tool) match a write of `path`?
+fn write_rule_matches(rule: &Rule, path: &str) -> bool {
+    if path.is_empty() || !is_write_path_rule(rule) {
+        return false;
+    }
+    let Arguments::Conditions(conditions) = &rule.arguments else {
+        return false;
+    };
+    conditions.iter().all(|c| c.glob.is_match(path))
+}
+
+/// A redirection's target as the path rules see it: beneath the workspace when it is
+/// there (`<root>/x` → `x`), normalised lexically (links are not followed: the rules
+/// judge the text of the line; the sandbox confines what it does).
+fn write_path(target: &str, workspace: Option<&str>) -> String {
+    let relative = workspace
+        .map(|root| root.trim_end_matches('/'))
+        .filter(|root| !root.is_empty())
+        .and_then(|root| target.strip_prefix(root))
+        .and_then(|rest| {
+            if rest.is_empty() {
+                Some(".")
+            } else {
+                rest.strip_prefix('/')
+            }
+        });
+    lexical_path(relative.unwrap_or(target))
+}
+
 fn rule_matches_call(rule: &Rule, call: &Call<'_>) -> bool {
     if !rule.names_tool(call.tool) {
         return false;
@@ -478,6 +546,7 @@ mod tests {
             arguments: &json!({ "command": line }),
             read_only: false,
             path: None,
+            workspace: Some("/work/ws"),
         })
     }
 

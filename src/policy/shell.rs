@@ -36,15 +36,52 @@ pub enum Split {
     Unparsed(String),
 }
 
+/// A file a command line writes through a redirection (`> f`, `>> f`, `&> f`, `<> f`,
+/// `>| f`), as the shell would open it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteTarget {
+    /// The target after quote removal (`.github/x.yml`); a dynamic part is `$`.
+    pub path: String,
+    /// Part of it is only known when the line runs (`> "$OUT"`).
+    pub dynamic: bool,
+}
+
+/// A command line split: its simple commands, and the files its redirections write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitLine {
+    /// The simple commands (or why the line cannot be split).
+    pub split: Split,
+    /// Every file an output redirection of the line writes, in source order (also those
+    /// inside `$(…)` and `bash -c`); empty when the line cannot be split.
+    pub writes: Vec<WriteTarget>,
+}
+
+#[derive(Default)]
+struct Found {
+    commands: Vec<ShellCommand>,
+    writes: Vec<WriteTarget>,
+}
+
 /// How deep `bash -c` and `$(…)` may nest before the line is refused as unparsed.
 const MAX_DEPTH: usize = 16;
 
 /// Splits `line` into its simple commands.
 pub fn split(line: &str) -> Split {
-    let mut out = Vec::new();
+    split_line(line).split
+}
+
+/// Splits `line` into its simple commands and the files its redirections write.
+pub fn split_line(line: &str) -> SplitLine {
+    let mut out = Found::default();
     match split_into(line, 0, &mut out) {
-        Ok(()) => Split::Commands(out),
-        Err(reason) => Split::Unparsed(reason),
+        Ok(()) => SplitLine {
+            split: Split::Commands(out.commands),
+            writes: out.writes,
+        },
+        Err(reason) => SplitLine {
+            split: Split::Unparsed(reason),
+            writes: Vec::new(),
+        },
     }
 }
 
@@ -52,7 +89,7 @@ fn options() -> brush_parser::ParserOptions {
     brush_parser::ParserOptions::default()
 }
 
-fn split_into(line: &str, depth: usize, out: &mut Vec<ShellCommand>) -> Result<(), String> {
+fn split_into(line: &str, depth: usize, out: &mut Found) -> Result<(), String> {
     if depth > MAX_DEPTH {
         return Err(format!("commands nest more than {MAX_DEPTH} levels deep"));
     }
@@ -77,7 +114,7 @@ fn split_into(line: &str, depth: usize, out: &mut Vec<ShellCommand>) -> Result<(
 
 struct Walker<'a> {
     depth: usize,
-    out: &'a mut Vec<ShellCommand>,
+    out: &'a mut Found,
 }
 
 /// A word after quote removal; `dynamic` when part of it is only known when it runs.
@@ -190,13 +227,37 @@ impl Walker<'_> {
     }
 
     fn redirect(&mut self, redirect: &ast::IoRedirect) -> Result<(), String> {
+        use ast::IoFileRedirectKind as Kind;
         match redirect {
-            ast::IoRedirect::File(_, _, target) => match target {
-                ast::IoFileRedirectTarget::Filename(w)
-                | ast::IoFileRedirectTarget::Duplicate(w) => self.word(&w.value).map(drop),
+            ast::IoRedirect::File(_, kind, target) => match target {
+                ast::IoFileRedirectTarget::Filename(w) => {
+                    let target = self.word(&w.value)?;
+                    if matches!(
+                        kind,
+                        Kind::Write | Kind::Append | Kind::Clobber | Kind::ReadAndWrite
+                    ) {
+                        self.write(target);
+                    }
+                    Ok(())
+                }
+                ast::IoFileRedirectTarget::Duplicate(w) => {
+                    // `>& file` writes a file when the word is not a descriptor number.
+                    let target = self.word(&w.value)?;
+                    let fd = !target.dynamic
+                        && (target.text == "-" || target.text.bytes().all(|b| b.is_ascii_digit()));
+                    if matches!(kind, Kind::DuplicateOutput) && !fd {
+                        self.write(target);
+                    }
+                    Ok(())
+                }
                 ast::IoFileRedirectTarget::Fd(_) => Ok(()),
                 ast::IoFileRedirectTarget::ProcessSubstitution(_, s) => self.list(&s.list),
             },
+            ast::IoRedirect::OutputAndError(w, _) => {
+                let target = self.word(&w.value)?;
+                self.write(target);
+                Ok(())
+            }
             ast::IoRedirect::HereDocument(_, doc) => {
                 if doc.requires_expansion {
                     let pieces = brush_parser::word::parse_heredoc(&doc.doc.value, &options())
@@ -205,10 +266,15 @@ impl Walker<'_> {
                 }
                 Ok(())
             }
-            ast::IoRedirect::HereString(_, w) | ast::IoRedirect::OutputAndError(w, _) => {
-                self.word(&w.value).map(drop)
-            }
+            ast::IoRedirect::HereString(_, w) => self.word(&w.value).map(drop),
         }
+    }
+
+    fn write(&mut self, target: Expanded) {
+        self.out.writes.push(WriteTarget {
+            path: target.text,
+            dynamic: target.dynamic,
+        });
     }
 
     /// Expands one word as far as the text allows, splitting out every command it runs.
@@ -333,7 +399,7 @@ impl Walker<'_> {
             let also = if full == text { Vec::new() } else { vec![full] };
             let not_allowable =
                 (!assignments.is_empty()).then_some("it sets variables before the command");
-            self.out.push(ShellCommand {
+            self.out.commands.push(ShellCommand {
                 text,
                 also,
                 not_allowable,
@@ -364,7 +430,7 @@ impl Walker<'_> {
         } else {
             None
         };
-        self.out.push(ShellCommand {
+        self.out.commands.push(ShellCommand {
             text,
             also,
             not_allowable,

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod chain_settings;
+pub mod checks;
 pub mod hooks;
 pub mod locale_pack;
 pub mod output;

@@ -23,6 +23,7 @@ use super::source::ParsedPreset;
 use super::spec::Provider;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::json_schema::STRICT_FORBIDDEN_KEYWORDS;
+use crate::texts::Texts;
 use crate::tools::external::{check_meta_schema, normalize_schema};
 
 /// How many more answers the model may give after one that fails the schema, when
@@ -77,6 +78,9 @@ pub struct OutputProblem {
     pub expected: String,
     /// What the answer has there (a short excerpt).
     pub found: String,
+    /// The problem as the model reads it, in the preset's language (`tools.argument.*`
+    /// texts, located at the pointer).
+    pub message: String,
 }
 
 impl std::fmt::Display for OutputProblem {
@@ -100,12 +104,23 @@ impl OutputContract {
     /// the schema as written. The object, or every problem (at most
     /// [`MAX_OUTPUT_PROBLEMS`]).
     pub fn check(&self, answer: &str) -> Result<Value, Vec<OutputProblem>> {
+        self.check_in(answer, &Texts::english())
+    }
+
+    /// [`check`](Self::check), with each problem's [`message`](OutputProblem::message)
+    /// in `texts` (the preset's language), as the model reads it when it must try again.
+    pub fn check_in(&self, answer: &str, texts: &Texts) -> Result<Value, Vec<OutputProblem>> {
         let text = unfenced(answer);
         let value: Value = serde_json::from_str(text).map_err(|e| {
+            let found = format!("text that is not JSON ({e}): {}", excerpt(text));
             vec![OutputProblem {
                 pointer: String::new(),
                 expected: "one JSON object".to_owned(),
-                found: format!("text that is not JSON ({e}): {}", excerpt(text)),
+                message: texts.render(
+                    &crate::texts::AGENT_OUTPUT_NOT_JSON,
+                    &[("error", &e.to_string()), ("start", &excerpt(text))],
+                ),
+                found,
             }]
         })?;
         let value = self.drop_optional_nulls(value);
@@ -113,11 +128,12 @@ impl OutputContract {
             .with_draft(jsonschema::Draft::Draft202012)
             .build(&self.schema)
             .map_err(|e| {
+                let expected =
+                    format!("an answer to a usable schema (the schema does not compile: {e})");
                 vec![OutputProblem {
                     pointer: String::new(),
-                    expected: format!(
-                        "an answer to a usable schema (the schema does not compile: {e})"
-                    ),
+                    message: expected.clone(),
+                    expected,
                     found: excerpt(text),
                 }]
             })?;
@@ -125,8 +141,9 @@ impl OutputContract {
             .iter_errors(&value)
             .map(|e| OutputProblem {
                 pointer: e.instance_path().to_string(),
-                expected: expected_of(&e.to_string(), &e.instance().to_string()),
+                expected: expected_of(&e),
                 found: excerpt(&e.instance().to_string()),
+                message: crate::tools::describe_problem(&e, texts),
             })
             .collect();
         if problems.is_empty() {
@@ -139,6 +156,10 @@ impl OutputContract {
                 pointer: String::new(),
                 expected: "an answer that satisfies the schema".to_owned(),
                 found: format!("{more} more problems"),
+                message: texts.render(
+                    &crate::texts::TOOLS_INVALID_ARGUMENTS_MORE,
+                    &[("count", &more.to_string())],
+                ),
             });
         }
         Err(problems)
@@ -166,13 +187,52 @@ fn excerpt(text: &str) -> String {
     }
 }
 
-/// The validator's message without the quoted value it starts with (`"x" is not of type
-/// "integer"` → `is not of type "integer"` becomes `not of type "integer"`... kept as the
-/// schema's words: `type "integer"`).
-fn expected_of(message: &str, instance: &str) -> String {
-    let rest = message.strip_prefix(instance).unwrap_or(message).trim();
-    let rest = rest.strip_prefix("is ").unwrap_or(rest);
-    rest.to_owned()
+/// What the schema wants where `e` failed, in the schema's words: `one of "pass",
+/// "fail"`, `type "integer"`, `property "reasons"`, `at least 1 item`.
+fn expected_of(e: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+    let json_list = |v: &Value| match v.as_array() {
+        Some(items) => items
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => v.to_string(),
+    };
+    match e.kind() {
+        K::Type { kind } => match kind {
+            TypeKind::Single(t) => format!("type \"{t}\""),
+            TypeKind::Multiple(set) => format!(
+                "type {}",
+                set.iter()
+                    .map(|t| format!("\"{t}\""))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+        },
+        K::Required { property } => format!("property {property}"),
+        K::Enum { options } => format!("one of {}", json_list(options)),
+        K::Constant { expected_value } => format!("the value {expected_value}"),
+        K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+            format!("no property {}", unexpected.join(", "))
+        }
+        K::Minimum { limit } => format!("at least {limit}"),
+        K::Maximum { limit } => format!("at most {limit}"),
+        K::ExclusiveMinimum { limit } => format!("more than {limit}"),
+        K::ExclusiveMaximum { limit } => format!("less than {limit}"),
+        K::MinLength { limit } => format!("at least {limit} characters"),
+        K::MaxLength { limit } => format!("at most {limit} characters"),
+        K::MinItems { limit } => format!("at least {limit} items"),
+        K::MaxItems { limit } => format!("at most {limit} items"),
+        K::Pattern { pattern } => format!("a string matching /{pattern}/"),
+        _ => {
+            // The validator's own words, without the value it starts with.
+            let message = e.to_string();
+            let instance = e.instance().to_string();
+            let rest = message.strip_prefix(&instance).unwrap_or(&message).trim();
+            rest.strip_prefix("is ").unwrap_or(rest).to_owned()
+        }
+    }
 }
 
 /// The contract of the chain: the nearest `output` (a child replaces its parent's

@@ -162,6 +162,12 @@ pub struct PresetFile {
     /// nearest preset that sets `output` wins (a child replaces it whole).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<OutputSpec>,
+    /// Success checks: programs run after the model's final answer (and a valid output
+    /// object), in order, such as `[cargo, test, --quiet]`. A failing check's exit code
+    /// and the tail of its output go back to the model as the reason to go on, up to its
+    /// `retries`. Along `extends` the lists append, the root's first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<Vec<CheckSpec>>,
     /// The locale pack the model's texts come from (`de`: `locales/de.yaml`); `en`, the
     /// built-in English, needs none. Along `extends`, the nearest preset that sets it
     /// wins; `render --locale` and `run --locale` override it.
@@ -244,6 +250,26 @@ pub struct HookSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<HookOnError>")]
     pub on_error: Option<Spanned<HookOnError>>,
+}
+
+/// One success check (docs/format.md, "Success checks").
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CheckSpec {
+    /// The program and its arguments, as a list (`[cargo, test, --quiet]`), never a shell
+    /// string. It runs like a command tool: in the workspace, in the run's sandbox, with
+    /// the command environment.
+    #[schemars(with = "Vec<String>")]
+    pub run: Spanned<Vec<Spanned<String>>>,
+    /// How many more answers the model may give after one this check fails (default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<u32>")]
+    pub retries: Option<Spanned<u32>>,
+    /// How long it may run before it is killed, which counts as a failure (default `5m`,
+    /// at most `1h`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", pattern(DURATION_PATTERN))]
+    pub timeout: Option<Spanned<String>>,
 }
 
 /// `onError` of a hook.
@@ -1137,6 +1163,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
             "hooks",
             "limits",
             "output",
+            "checks",
             "locale",
             "texts",
         ],
@@ -1228,6 +1255,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
         &["preToolUse", "postToolUse", "stop", "userPromptSubmit"],
     ),
     ("a hook", &["match", "run", "timeout", "onError"]),
+    ("a check", &["run", "retries", "timeout"]),
     ("the project config", &["presetDirs", "lock", "locale"]),
 ];
 
@@ -1351,6 +1379,7 @@ mod tests {
             expected_keys::<PermissionsSpec>("zzz: 1"),
             expected_keys::<HooksSpec>("zzz: 1"),
             expected_keys::<HookSpec>("zzz: 1"),
+            expected_keys::<CheckSpec>("zzz: 1"),
             expected_keys::<crate::project::config::ConfigSpec>("zzz: 1"),
         ];
         assert_eq!(sets.len(), KEY_SETS.len());

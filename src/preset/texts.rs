@@ -977,6 +977,9 @@ mod tests {
         std::fs::write(root.join("latin1.txt"), b"caf\xe9\n").unwrap();
         std::fs::create_dir(root.join("dir")).unwrap();
         std::fs::create_dir(root.join("emptydir")).unwrap();
+        // A path longer than messages repeat whole: cut in the result's language.
+        let long_dir = "l".repeat(230);
+        std::fs::create_dir(root.join(&long_dir)).unwrap();
         symlink("/", root.join("out")).unwrap();
         symlink("loop", root.join("loop")).unwrap();
         symlink("missing-target", root.join("broken")).unwrap();
@@ -987,7 +990,18 @@ mod tests {
             .add_text(
                 "child",
                 "child.yaml",
-                "version: 1\nname: child\nextends: standard\n",
+                concat!(
+                    "version: 1\nname: child\nextends: standard\n",
+                    // Command tools: their programs' words are their own, the frames ours.
+                    "commands:\n",
+                    "  quiet: {description: Q, run: [\"true\"]}\n",
+                    "  fails: {description: F, run: [sh, -c, 'exit 3']}\n",
+                    "  fails_loud: {description: L, run: [sh, -c, 'echo kaputt >&2; exit 1']}\n",
+                    "  both: {description: B, run: [sh, -c, 'echo aus; echo fehler >&2']}\n",
+                    "  slow: {description: S, run: [sleep, '5'], timeout: 100ms}\n",
+                    "  missing: {description: M, run: [/nonexistent/program]}\n",
+                    "tools:\n  allow: ['*']\n",
+                ),
             )
             .unwrap();
         catalog.set_locale(Some("de".into()));
@@ -1106,6 +1120,18 @@ mod tests {
             ("nope", json!({"x": "y".repeat(300)})),
             ("nope", json!({})),
             ("read_fil", json!({})),
+            ("list_dir", json!({"path": long_dir})),
+            ("read_file", json!({"path": format!("{long_dir}/nope.txt")})),
+            (
+                "write_file",
+                json!({"path": format!("{long_dir}/new.txt"), "content": "x"}),
+            ),
+            ("quiet", json!({})),
+            ("fails", json!({})),
+            ("fails_loud", json!({})),
+            ("both", json!({})),
+            ("slow", json!({})),
+            ("missing", json!({})),
         ];
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -1124,8 +1150,15 @@ mod tests {
             .map(|k| (k.id.as_str(), prose(k).trim().to_owned()))
             .filter(|(_, p)| p.split_whitespace().count() >= 3 && !p.contains("  "))
             .collect();
+        // ` characters in all)`: what the English `tools.cut` says after the count.
+        let cut_in_english = crate::texts::TOOLS_CUT.text.rsplit("}}").next().unwrap();
         for (tool, args) in calls {
             let out = runtime.block_on(registry.call_for_model(tool, args.clone(), &ctx));
+            assert!(
+                !out.content.contains(cut_in_english),
+                "{tool} {args}: a long input cut in English: {:?}",
+                out.content
+            );
             for (id, sentence) in &sentences {
                 assert!(
                     !out.content.contains(sentence.as_str()),

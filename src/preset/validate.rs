@@ -130,6 +130,12 @@ impl ValidPreset {
         super::hooks::hooks_of(&self.chain_refs())
     }
 
+    /// The success checks in force (`checks:` along the chain, root first): what a run
+    /// runs after each final answer (`Agent::with_checks`, feature `client`).
+    pub fn checks(&self) -> Vec<crate::checks::Check> {
+        super::checks::checks_of(&self.chain_refs())
+    }
+
     /// The output contract in force (`output:`, the nearest preset that sets it): the
     /// schema the final answer must satisfy and its retries. `None`: free text.
     pub fn output(&self) -> Option<super::output::OutputContract> {
@@ -533,6 +539,7 @@ fn validate_chain_with(
             a.registry().names().map(|n| n.as_str()).collect();
         diagnostics.extend(super::permissions::check(presets, tools, &visible));
         diagnostics.extend(super::hooks::check(presets, tools, &visible));
+        diagnostics.extend(super::checks::check(presets));
         if !diagnostics
             .iter()
             .any(|d| d.kind == DiagnosticKind::InvalidOutputSchema)

@@ -672,24 +672,117 @@ impl RunServers {
 /// A handler that calls `tool` on `session`: the result's text on success, a tool
 /// error (the server's own, a timeout, a crashed server) otherwise.
 fn call_handler(session: McpSession, tool: String) -> ExternalHandler {
-    Arc::new(move |args: Value, _ctx: ToolContext| {
+    Arc::new(move |args: Value, ctx: ToolContext| {
         let session = session.clone();
         let tool = tool.clone();
         Box::pin(async move {
+            let texts = ctx.texts();
             let arguments = match args {
                 Value::Object(map) => map,
                 Value::Null => Map::new(),
                 other => {
-                    return Err(ToolError::new(format!(
-                        "the arguments must be a JSON object, not {other}"
+                    return Err(ToolError::new(texts.render(
+                        &crate::texts::TOOLS_MCP_ERROR_NOT_AN_OBJECT,
+                        &[("value", &other.to_string())],
                     )));
                 }
             };
             match session.call(&tool, arguments).await {
                 Ok(out) if !out.is_error => Ok(out.text),
                 Ok(out) => Err(ToolError::new(out.text)),
-                Err(e) => Err(ToolError::new(e.to_string())),
+                Err(e) => Err(ToolError::new(mcp_error_text(&e, texts))),
             }
         }) as ToolFuture
     })
+}
+
+/// A failed MCP call as the model reads it: our frames in the registry's language, the
+/// server's own words as it said them.
+fn mcp_error_text(e: &crate::mcp::McpError, texts: &crate::texts::Texts) -> String {
+    use crate::mcp::Unsupported;
+    use crate::texts::*;
+    match e {
+        McpError::Timeout {
+            server,
+            tool,
+            after,
+        } => texts.render(
+            &TOOLS_MCP_ERROR_TIMEOUT,
+            &[
+                ("tool", tool),
+                ("server", server),
+                ("after", &crate::mcp::human_duration(*after)),
+            ],
+        ),
+        McpError::Crashed { server, detail } => texts.render(
+            &TOOLS_MCP_ERROR_GONE,
+            &[("server", server), ("detail", detail)],
+        ),
+        McpError::ToolFailed {
+            server,
+            tool,
+            message,
+            code,
+        } => texts.render(
+            &TOOLS_MCP_ERROR_FAILED,
+            &[
+                ("server", server),
+                ("tool", tool),
+                ("message", message),
+                ("code", &code.to_string()),
+            ],
+        ),
+        McpError::Unsupported { server, tool, what } => texts.render(
+            match what {
+                Unsupported::Input => &TOOLS_MCP_ERROR_INPUT,
+                Unsupported::Task => &TOOLS_MCP_ERROR_TASK,
+            },
+            &[("server", server), ("tool", tool)],
+        ),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::Unsupported;
+    use std::time::Duration;
+
+    /// A failed MCP call reads as the error says it in English, and each frame is a text
+    /// (so a locale pack translates it; the server's own words stay as they were).
+    #[test]
+    fn a_failed_mcp_call_is_told_in_the_registrys_texts() {
+        let english = crate::texts::Texts::english();
+        let errors = [
+            McpError::Timeout {
+                server: "fx".into(),
+                tool: "slow".into(),
+                after: Duration::from_millis(1500),
+            },
+            McpError::Crashed {
+                server: "fx".into(),
+                detail: "exited with code 1".into(),
+            },
+            McpError::ToolFailed {
+                server: "fx".into(),
+                tool: "t".into(),
+                message: "kaputt".into(),
+                code: -32603,
+            },
+            McpError::Unsupported {
+                server: "fx".into(),
+                tool: "t".into(),
+                what: Unsupported::Input,
+            },
+            McpError::Unsupported {
+                server: "fx".into(),
+                tool: "t".into(),
+                what: Unsupported::Task,
+            },
+        ];
+        for e in &errors {
+            assert_eq!(mcp_error_text(e, &english), e.to_string());
+        }
+    }
 }

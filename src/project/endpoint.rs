@@ -17,7 +17,17 @@ pub fn settings(
 ) -> Result<Option<ModelSettings>, OverrideError> {
     let settings = overrides.apply(preset.model().map(|m| m.endpoint()))?;
     let schema = preset.output().map(|o| o.schema);
-    Ok(settings.map(|s| s.with_output_schema(schema)))
+    let instruction = schema.as_ref().map(|schema| {
+        let schema = serde_json::to_string(&**schema).unwrap_or_default();
+        std::sync::Arc::from(preset.assembler().texts().render(
+            &crate::texts::AGENT_OUTPUT_INSTRUCTION,
+            &[("schema", &schema)],
+        ))
+    });
+    Ok(settings.map(|s| {
+        s.with_output_schema(schema)
+            .with_output_instruction(instruction)
+    }))
 }
 
 /// The tools `preset` sends to the endpoint `settings`, linted once for it. Validation
@@ -63,8 +73,9 @@ pub fn for_dialect(
         Dialect::OpenAi => Provider::Openai,
         Dialect::Anthropic => Provider::Anthropic,
     };
-    let mut switched =
-        ModelSettings::new(provider, settings.name).with_output_schema(settings.output_schema);
+    let mut switched = ModelSettings::new(provider, settings.name)
+        .with_output_schema(settings.output_schema)
+        .with_output_instruction(settings.output_instruction);
     if let Some(max) = settings.max_tokens {
         switched = switched.with_max_tokens(max);
     }

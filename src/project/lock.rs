@@ -25,6 +25,7 @@ use similar::TextDiff;
 use super::{Project, config};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::mcp::ServerListing;
+use crate::preset::spec::Spanned;
 use crate::preset::{ParsedPreset, ProvenanceError, ValidPreset};
 use crate::prompt::{
     BUILTIN_VARIABLES, MODEL_VARIABLE, PROVIDER_VARIABLE, Values, is_derived_variable,
@@ -132,7 +133,9 @@ pub struct PresetLock {
     /// `serverName`, `tools`).
     pub identities: BTreeMap<String, ServerIdentity>,
     /// Each hook the preset runs (`hooks:` along the chain), by `PRESET.<event>[i]`, as
-    /// declared (`run`, `match`, `timeout`, `onError`): a changed or added hook is drift.
+    /// declared (`run`, `match`, `timeout`, `onError`), and each success check
+    /// (`checks:`), by `PRESET.checks[i]` (`run`, `retries`, `timeout`): a changed or
+    /// added one is drift.
     /// Not written when the preset has none.
     pub hooks: BTreeMap<String, Value>,
     /// The script each hook of [`hooks`](Self::hooks) runs (the first argument of its
@@ -340,6 +343,41 @@ fn hook_script(run: &[String], workspace: &Path) -> Option<(String, PathBuf)> {
     })
 }
 
+/// Every program the chain runs around the model besides its tools: each hook (by
+/// `PRESET.<event>[i]`) and each success check (by `PRESET.checks[i]`), root first, with
+/// the index of its preset in the chain, its declaration as the lock pins it, and its
+/// `run`.
+fn declared_programs<'a>(chain: &[&'a ParsedPreset]) -> Vec<(String, usize, Value, &'a Argv)> {
+    let mut out: Vec<_> = crate::preset::hooks::declared(chain)
+        .into_iter()
+        .map(|(key, at, spec)| {
+            let json = serde_json::to_value(spec).unwrap_or_default();
+            (key, at, json, &spec.run)
+        })
+        .collect();
+    out.extend(
+        crate::preset::checks::declared(chain)
+            .into_iter()
+            .map(|(key, at, spec)| {
+                let json = serde_json::to_value(spec).unwrap_or_default();
+                (key, at, json, &spec.run)
+            }),
+    );
+    out
+}
+
+/// A hook's or check's `run`, as written.
+type Argv = Spanned<Vec<Spanned<String>>>;
+
+/// "hook" or "check": what the lock key `key` names.
+fn program_kind(key: &str) -> &'static str {
+    if key.contains(".checks[") {
+        "check"
+    } else {
+        "hook"
+    }
+}
+
 /// The script of each hook `preset` runs with its digest, read beneath `workspace` (the
 /// project): what [`PresetLock::hook_scripts`] pins. `lock` writes an entry with them.
 pub fn with_hook_scripts(
@@ -348,10 +386,10 @@ pub fn with_hook_scripts(
     workspace: &Path,
 ) -> PresetLock {
     let chain: Vec<&ParsedPreset> = preset.chain().iter().collect();
-    entry.hook_scripts = crate::preset::hooks::declared(&chain)
+    entry.hook_scripts = declared_programs(&chain)
         .into_iter()
-        .filter_map(|(key, _, spec)| {
-            let run: Vec<String> = spec.run.value.iter().map(|a| a.value.clone()).collect();
+        .filter_map(|(key, _, _, run)| {
+            let run: Vec<String> = run.value.iter().map(|a| a.value.clone()).collect();
             let (written, found) = hook_script(&run, workspace)?;
             let sha256 = super::server_identity::file_digest(&found)?;
             Some((
@@ -379,12 +417,11 @@ pub fn hook_changes(
     let chain: Vec<&ParsedPreset> = preset.chain().iter().collect();
     let name = preset.name();
     let mut out = Vec::new();
-    for (key, at, spec) in crate::preset::hooks::declared(&chain) {
-        let declared = serde_json::to_value(spec).unwrap_or_default();
+    for (key, at, declared, run_spec) in declared_programs(&chain) {
         if locked.hooks.get(&key) != Some(&declared) {
             continue;
         }
-        let run: Vec<String> = spec.run.value.iter().map(|a| a.value.clone()).collect();
+        let run: Vec<String> = run_spec.value.iter().map(|a| a.value.clone()).collect();
         let now = hook_script(&run, workspace).map(|(written, found)| {
             let digest = super::server_identity::file_digest(&found);
             (written, digest)
@@ -410,15 +447,21 @@ pub fn hook_changes(
                 "script `{path}` is not pinned by {LOCK_FILE} (it was written by an older agent-presets, or the file was not there)"
             ),
         };
-        let span = chain.get(at).map(|p| p.span_of(&spec.run));
+        let span = chain.get(at).map(|p| p.span_of(run_spec));
+        let kind = program_kind(&key);
+        let when = if kind == "check" {
+            "after every final answer"
+        } else {
+            "on every matching event"
+        };
         out.push(
             Diagnostic::new(
                 DiagnosticKind::PrefixDrift,
-                format!("hook `{key}` of `{name}`: {what}"),
+                format!("{kind} `{key}` of `{name}`: {what}"),
             )
             .at(span)
             .help(format!(
-                "a hook runs its script on every matching event, so {LOCK_FILE} pins it; review the change, and if it is intended run `agent-presets lock {name}` and commit {LOCK_FILE}"
+                "a {kind} runs its script {when}, so {LOCK_FILE} pins it; review the change, and if it is intended run `agent-presets lock {name}` and commit {LOCK_FILE}"
             )),
         );
     }
@@ -673,9 +716,9 @@ fn request_entry(preset: &ValidPreset) -> BTreeMap<String, Value> {
 /// The hooks of a valid preset as the lock pins them (see [`PresetLock::hooks`]).
 fn hooks_entry(preset: &ValidPreset) -> BTreeMap<String, Value> {
     let chain: Vec<&crate::preset::ParsedPreset> = preset.chain().iter().collect();
-    crate::preset::hooks::declared(&chain)
+    declared_programs(&chain)
         .into_iter()
-        .map(|(key, _, spec)| (key, serde_json::to_value(spec).unwrap_or_default()))
+        .map(|(key, _, json, _)| (key, json))
         .collect()
 }
 
@@ -904,10 +947,10 @@ fn declaring(chain: &[ParsedPreset], item: Item<'_>) -> Option<(usize, Span)> {
         }),
         Item::Hook(key) => {
             let refs: Vec<&ParsedPreset> = chain.iter().collect();
-            crate::preset::hooks::declared(&refs)
+            declared_programs(&refs)
                 .into_iter()
-                .find(|(k, _, _)| k == key)
-                .map(|(_, at, spec)| (at, chain[at].span_of(&spec.run)))
+                .find(|(k, _, _, _)| k == key)
+                .map(|(_, at, _, run)| (at, chain[at].span_of(run)))
         }
         Item::Permissions => rev.clone().find_map(|(i, p)| {
             let spec = p.file.permissions.as_ref()?;
@@ -1101,18 +1144,24 @@ fn drift_from(
     // Hooks and permission rules are pinned beside the prefix, not in it: their changes
     // are named apart (they change what runs, not what is sent).
     let mut policy: Vec<String> = Vec::new();
-    let (mut hook_changed, mut rules_changed) = (false, false);
+    let (mut hook_changed, mut rules_changed, mut check_changed) = (false, false, false);
     let keys: BTreeSet<&String> = locked.hooks.keys().chain(now.hooks.keys()).collect();
     for key in keys {
         let (old, new) = (locked.hooks.get(key), now.hooks.get(key));
         if old != new {
             let what = match (old, new) {
-                (Some(o), Some(n)) => format!("hook `{key}` changed ({o} → {n})"),
-                (None, _) => format!("hook `{key}` added"),
-                (Some(_), None) => format!("hook `{key}` removed"),
+                (Some(o), Some(n)) => {
+                    format!("{} `{key}` changed ({o} → {n})", program_kind(key))
+                }
+                (None, _) => format!("{} `{key}` added", program_kind(key)),
+                (Some(_), None) => format!("{} `{key}` removed", program_kind(key)),
             };
             parts.push((origin(preset, Item::Hook(key)), what.clone(), String::new()));
-            hook_changed = true;
+            if program_kind(key) == "check" {
+                check_changed = true;
+            } else {
+                hook_changed = true;
+            }
             policy.push(what.clone());
             changes.push(what);
         }
@@ -1273,10 +1322,15 @@ fn drift_from(
         whole("its token counts changed", &mut changes);
     }
     let prefix: Vec<&String> = changes.iter().filter(|c| !policy.contains(c)).collect();
-    let what_runs = match (hook_changed, rules_changed) {
-        (true, true) => "the hooks and permission rules",
-        (true, false) => "the hooks",
-        _ => "the permission rules",
+    let programs = match (hook_changed, check_changed) {
+        (true, true) => "the hooks and checks",
+        (false, true) => "the checks",
+        _ => "the hooks",
+    };
+    let what_runs = match (hook_changed || check_changed, rules_changed) {
+        (true, true) => format!("{programs} and permission rules"),
+        (true, false) => programs.to_owned(),
+        _ => "the permission rules".to_owned(),
     };
     let joined = |l: &[&String]| l.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ");
     let policy: Vec<&String> = policy.iter().collect();

@@ -37,7 +37,11 @@ pub fn request_body(
     // instruction right after the system prompt, the same bytes every step (so the
     // cacheable prefix stays stable).
     if let (Some(schema), Provider::Deepseek) = (&settings.output_schema, settings.provider) {
-        messages.push(json!({"role": "system", "content": output_instruction(schema)}));
+        let content = match &settings.output_instruction {
+            Some(text) => text.to_string(),
+            None => output_instruction(schema),
+        };
+        messages.push(json!({"role": "system", "content": content}));
     }
     messages.extend(request.messages.iter().map(|m| message(m, keep_reasoning)));
     body.insert("messages".into(), Value::Array(messages));
@@ -95,11 +99,13 @@ fn response_format(settings: &ModelSettings, schema: &Value) -> Value {
 }
 
 /// The instruction that carries the output schema where the provider cannot enforce it
-/// (DeepSeek's JSON mode needs the word "json" in the prompt, and the schema).
+/// (DeepSeek's JSON mode needs the word "json" in the prompt, and the schema), in
+/// English (`agent.output.instruction`); a preset's settings carry its own language's
+/// ([`ModelSettings::output_instruction`]).
 pub fn output_instruction(schema: &Value) -> String {
-    format!(
-        "Your final answer must be one JSON object, and nothing else, that satisfies this JSON Schema:\n{}",
-        serde_json::to_string(schema).unwrap_or_default()
+    crate::texts::substitute(
+        crate::texts::AGENT_OUTPUT_INSTRUCTION.text,
+        &[("schema", &serde_json::to_string(schema).unwrap_or_default())],
     )
 }
 

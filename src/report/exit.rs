@@ -10,6 +10,11 @@ pub enum Exit {
     Invalid = 1,
     /// A usage or I/O problem (`2`).
     Usage = 2,
+    /// `run`'s final answer still broke the preset's output contract after its retries
+    /// (`3`).
+    OutputInvalid = 3,
+    /// A success check of the preset still failed after its retries (`4`).
+    CheckFailed = 4,
     /// `run` was ended by SIGHUP (`129`, as shells report it).
     HungUp = 129,
     /// `run` was interrupted (Ctrl-C) (`130`, as shells report SIGINT).

@@ -86,6 +86,7 @@ pub fn resolved_yaml(
     hooks(&mut out, chain);
     limits(&mut out, chain);
     output(&mut out, chain);
+    checks(&mut out, chain);
     texts(&mut out, preset);
     out
 }
@@ -265,6 +266,32 @@ fn hooks(out: &mut String, chain: &[ParsedPreset]) {
             Some(&from),
         );
     }
+}
+
+/// The success checks in force: the lists along the chain, root first, written out whole.
+fn checks(out: &mut String, chain: &[ParsedPreset]) {
+    let specs: Vec<(&ParsedPreset, &crate::preset::spec::CheckSpec)> = chain
+        .iter()
+        .flat_map(|p| p.file.checks.iter().flatten().map(move |c| (p, c)))
+        .collect();
+    let Some((first, spec)) = specs.first() else {
+        return;
+    };
+    let values: Vec<serde_json::Value> = specs
+        .iter()
+        .filter_map(|(_, s)| serde_json::to_value(s).ok())
+        .collect();
+    let from = format!(
+        "the checks along extends, root first; {}",
+        at(first, first.span_of(&spec.run).line)
+    );
+    value_entry(
+        out,
+        0,
+        "checks",
+        &serde_json::Value::Array(values),
+        Some(&from),
+    );
 }
 
 /// The run limits: each from the nearest preset that sets it.

@@ -333,6 +333,9 @@ impl<'p, 't> Connected<'p, 't> {
         let policy = Arc::new(preset.policy());
         // Its hooks (issue 33): run by the agent around each call, the prompt and the stop.
         let hooks = Arc::new(preset.hooks());
+        // What it must deliver (issue 32): the output contract and the success checks.
+        let output = preset.output();
+        let checks: Arc<[crate::checks::Check]> = preset.checks().into();
         let limits = run_limits(&preset.limits(), max_steps, max_tool_calls);
         let servers = RunServers::start(
             &preset,
@@ -362,6 +365,8 @@ impl<'p, 't> Connected<'p, 't> {
             first_step: Some(first_step),
             policy,
             hooks,
+            output,
+            checks,
             limits,
             pin_date: pin_date || recording.is_some(),
             recording,
@@ -381,7 +386,8 @@ fn check_servers(
     let visible: Vec<String> = crate::project::connect::visible_servers(preset.assembler())
         .into_keys()
         .collect();
-    let hooks = !preset.hooks().is_empty();
+    // Hooks and success checks both run programs the lock pins.
+    let hooks = !preset.hooks().is_empty() || !preset.checks().is_empty();
     if visible.is_empty() && !hooks {
         return Ok(());
     }
@@ -401,6 +407,45 @@ fn check_servers(
         }
     }
     Ok(())
+}
+
+/// Runs tools and success checks live, and keeps each check's run (for the cassette).
+#[derive(Debug, Default)]
+struct CheckLog {
+    runs: std::cell::RefCell<Vec<crate::testing::cassette::CheckResult>>,
+}
+
+impl crate::agent::ToolRunner for CheckLog {
+    fn run<'a>(
+        &'a self,
+        _step: usize,
+        call: &'a crate::request::ToolCall,
+        args: serde_json::Value,
+        registry: &'a crate::tools::ToolRegistry,
+        ctx: &'a ToolContext,
+    ) -> crate::agent::ToolRunFuture<'a> {
+        Box::pin(registry.call_for_model(&call.name, args, ctx))
+    }
+
+    fn run_check<'a>(
+        &'a self,
+        step: usize,
+        check: &'a crate::checks::Check,
+        ctx: &'a ToolContext,
+    ) -> crate::agent::CheckRunFuture<'a> {
+        Box::pin(async move {
+            let run = crate::tools::external::run_check(check, ctx).await;
+            self.runs
+                .borrow_mut()
+                .push(crate::testing::cassette::CheckResult {
+                    step,
+                    check: check.label(),
+                    ending: run.ending.clone(),
+                    output: run.output.clone(),
+                });
+            run
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -445,6 +490,8 @@ pub struct Started<'t> {
     first_step: Option<Assembly>,
     policy: Arc<crate::policy::Policy>,
     hooks: Arc<crate::hooks::Hooks>,
+    output: Option<crate::preset::OutputContract>,
+    checks: Arc<[crate::checks::Check]>,
     limits: (usize, usize),
     pin_date: bool,
     recording: Option<Recording>,
@@ -463,6 +510,11 @@ pub struct Finished {
 }
 
 impl<'t> Started<'t> {
+    /// The output contract the run's final answer must meet (`output:`), if any.
+    pub fn output_contract(&self) -> Option<&crate::preset::OutputContract> {
+        self.output.as_ref()
+    }
+
     /// Tools whose live definition differs from the lock, sent as pinned
     /// (`--allow-tool-drift`), with what changed.
     pub fn drifted(&self) -> &[(String, String)] {
@@ -498,13 +550,19 @@ impl<'t> Started<'t> {
         } else {
             self.transport.as_dyn()
         };
+        let check_log = CheckLog::default();
         let mut agent = Agent::new(&self.assembler, transport, self.tools.clone())
+            // Live tools and checks; each check's run is kept for the cassette.
+            .with_tool_runner(&check_log)
             .with_max_steps(self.limits.0)
             .with_max_tool_calls(self.limits.1)
             .with_linted_tools(&self.linted)
             // The preset's permission rules decide first (issue 33).
             .with_policy(Arc::clone(&self.policy))
-            .with_hooks(Arc::clone(&self.hooks));
+            .with_hooks(Arc::clone(&self.hooks))
+            // What the final answer must be and what must pass after it (issue 32).
+            .with_output(self.output.clone())
+            .with_checks(Arc::clone(&self.checks));
         if let Some(step) = self.first_step.take() {
             agent = agent.with_first_step(step);
         }
@@ -539,6 +597,7 @@ impl<'t> Started<'t> {
                 prompt,
                 values: &self.values,
                 max_steps: self.limits.0,
+                checks: &check_log.runs.borrow(),
             };
             cassette(run, &recorder, &history, &outcome, &r.redactor)
         });
@@ -582,13 +641,38 @@ impl Finished {
                 });
             }
         }
-        let (steps, answer, outcome) = match &self.outcome {
-            Ok(Outcome::Answered { text, steps, .. }) => {
-                (*steps, Some(text.clone()), ObservedOutcome::Answered)
-            }
-            Ok(Outcome::StepLimit { steps }) => (*steps, None, ObservedOutcome::StepLimit),
+        let (steps, answer, output, outcome) = match &self.outcome {
+            Ok(Outcome::Answered {
+                text,
+                steps,
+                output,
+                ..
+            }) => (
+                *steps,
+                Some(text.clone()),
+                output.clone(),
+                ObservedOutcome::Answered,
+            ),
+            Ok(Outcome::StepLimit { steps }) => (*steps, None, None, ObservedOutcome::StepLimit),
+            Ok(Outcome::OutputInvalid { text, steps, .. }) => (
+                *steps,
+                Some(text.clone()),
+                None,
+                ObservedOutcome::OutputInvalid,
+            ),
+            Ok(Outcome::CheckFailed {
+                text, steps, check, ..
+            }) => (
+                *steps,
+                Some(text.clone()),
+                None,
+                ObservedOutcome::CheckFailed {
+                    check: check.clone(),
+                },
+            ),
             Err(e) => (
                 step,
+                None,
                 None,
                 ObservedOutcome::Error {
                     message: redactor.redact(&e.to_string()).into_owned(),
@@ -599,7 +683,7 @@ impl Finished {
             steps,
             calls,
             answer,
-            output: None,
+            output,
             outcome,
         }
     }
@@ -756,6 +840,7 @@ mod tests {
                 text: "done".into(),
                 steps: 2,
                 finish: crate::provider::FinishReason::Stop,
+                output: None,
             }),
             history: vec![assistant, result, Message::assistant("done", Vec::new())],
             cassette: None,

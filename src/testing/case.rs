@@ -163,6 +163,10 @@ pub enum OutcomeSpec {
     Answered,
     /// The step limit was reached while the model still called tools.
     StepLimit,
+    /// The final answer still broke the output contract after its retries.
+    OutputInvalid,
+    /// A success check still failed after its retries.
+    CheckFailed,
     /// The run stopped with an error.
     Error,
 }
@@ -173,6 +177,8 @@ impl OutcomeSpec {
         match self {
             OutcomeSpec::Answered => "answered",
             OutcomeSpec::StepLimit => "stepLimit",
+            OutcomeSpec::OutputInvalid => "outputInvalid",
+            OutcomeSpec::CheckFailed => "checkFailed",
             OutcomeSpec::Error => "error",
         }
     }

@@ -9,6 +9,7 @@
 //! {"event":"request","step":1,"body":{…}}
 //! {"event":"turn","step":1,"text":"","toolCalls":[…],"finish":"tool-calls",…}
 //! {"event":"toolResult","step":1,"id":"c1","tool":"read_file","kind":"builtin",…}
+//! {"event":"checkResult","step":2,"check":"cargo test","ending":{"exited":0},"output":"…"}
 //! {"event":"outcome","kind":"answered","steps":2}
 //! ```
 //!
@@ -110,6 +111,20 @@ pub struct ToolResult {
     pub is_error: bool,
 }
 
+/// One run of a success check after a step's final answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CheckResult {
+    /// The step whose answer it checked.
+    pub step: usize,
+    /// The check, as one line (its argv).
+    pub check: String,
+    /// How it ended.
+    pub ending: crate::checks::CheckEnding,
+    /// What it printed (bounded, as the model read it).
+    pub output: String,
+}
+
 /// The model's turn of one step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -170,6 +185,18 @@ pub enum RecordedOutcome {
         /// Steps taken.
         steps: usize,
     },
+    /// The final answer still broke the output contract after its retries.
+    OutputInvalid {
+        /// Steps taken.
+        steps: usize,
+    },
+    /// A success check still failed after its retries.
+    CheckFailed {
+        /// Steps taken.
+        steps: usize,
+        /// The check, as one line (its argv).
+        check: String,
+    },
     /// An error (its message, redacted).
     Error {
         /// What went wrong.
@@ -186,6 +213,8 @@ pub struct Step {
     pub turn: Option<Turn>,
     /// The results of its tool calls, in order.
     pub results: Vec<ToolResult>,
+    /// The success checks run after its final answer, in order.
+    pub checks: Vec<CheckResult>,
 }
 
 /// A whole cassette.
@@ -225,6 +254,7 @@ enum Line {
     },
     Turn(Turn),
     ToolResult(ToolResult),
+    CheckResult(CheckResult),
     Outcome(RecordedOutcome),
 }
 
@@ -335,6 +365,7 @@ impl Cassette {
                 lines.push(Line::Turn(turn.clone()));
             }
             lines.extend(step.results.iter().cloned().map(Line::ToolResult));
+            lines.extend(step.checks.iter().cloned().map(Line::CheckResult));
         }
         if let Some(outcome) = &self.outcome {
             lines.push(Line::Outcome(outcome.clone()));
@@ -432,6 +463,7 @@ impl Cassette {
                         request: body,
                         turn: None,
                         results: Vec::new(),
+                        checks: Vec::new(),
                     });
                 }
                 Line::Turn(turn) => {
@@ -457,6 +489,20 @@ impl Cassette {
                         ));
                     }
                     step.results.push(result);
+                }
+                Line::CheckResult(check) => {
+                    let step = current_step(&mut cassette.steps, check.step, n, "check result")?;
+                    let answered = step.turn.as_ref().is_some_and(|t| t.tool_calls.is_empty());
+                    if !answered {
+                        return Err(corrupt(
+                            n,
+                            format!(
+                                "line {n}: a check result of step {}, whose turn is not a final answer",
+                                check.step
+                            ),
+                        ));
+                    }
+                    step.checks.push(check);
                 }
                 Line::Outcome(outcome) => cassette.outcome = Some(outcome),
             }
@@ -579,6 +625,7 @@ mod tests {
                     content: "x".into(),
                     is_error: false,
                 }],
+                checks: Vec::new(),
             }],
             outcome: Some(RecordedOutcome::Answered { steps: 1 }),
             request_lines: Vec::new(),
@@ -594,6 +641,40 @@ mod tests {
         let back = Cassette::parse(&text).unwrap();
         assert_eq!(back, c);
         assert_eq!(back.request_lines, vec![2]);
+    }
+
+    /// Check results follow their step's final answer; one after a turn that called
+    /// tools is a damaged cassette.
+    #[test]
+    fn check_results_read_back_and_only_after_a_final_answer() {
+        let mut c = sample();
+        c.steps.push(Step {
+            request: serde_json::json!({"model": "m", "messages": [1]}),
+            turn: Some(Turn {
+                step: 2,
+                text: "done".into(),
+                reasoning: None,
+                tool_calls: Vec::new(),
+                finish: FinishReason::Stop,
+                usage: None,
+            }),
+            results: Vec::new(),
+            checks: vec![CheckResult {
+                step: 2,
+                check: "cargo test".into(),
+                ending: crate::checks::CheckEnding::Exited(1),
+                output: "1 failed".into(),
+            }],
+        });
+        let text = c.to_text();
+        assert!(
+            text.contains(r#"{"event":"checkResult","step":2,"check":"cargo test","ending":{"exited":1},"output":"1 failed"}"#),
+            "{text}"
+        );
+        assert_eq!(Cassette::parse(&text).unwrap(), c);
+        let moved = text.replace(r#""checkResult","step":2"#, r#""checkResult","step":1"#);
+        let e = Cassette::parse(&moved).unwrap_err();
+        assert!(e.message.contains("outside that step's request"), "{e:?}");
     }
 
     #[test]

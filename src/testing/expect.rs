@@ -165,6 +165,8 @@ pub fn check_one(expectation: &Expectation, observed: &Observed) -> Option<Failu
             let found = match &observed.outcome {
                 ObservedOutcome::Answered => OutcomeSpec::Answered,
                 ObservedOutcome::StepLimit => OutcomeSpec::StepLimit,
+                ObservedOutcome::OutputInvalid => OutcomeSpec::OutputInvalid,
+                ObservedOutcome::CheckFailed { .. } => OutcomeSpec::CheckFailed,
                 ObservedOutcome::Error { .. } => OutcomeSpec::Error,
             };
             if found == *want {
@@ -173,6 +175,9 @@ pub fn check_one(expectation: &Expectation, observed: &Observed) -> Option<Failu
             let found = match &observed.outcome {
                 ObservedOutcome::Error { message } => {
                     format!("`error`: {}", shorten(message))
+                }
+                ObservedOutcome::CheckFailed { check } => {
+                    format!("`checkFailed` (`{}`)", shorten(check))
                 }
                 _ => format!("`{}`", found.as_str()),
             };

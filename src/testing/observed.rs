@@ -47,6 +47,13 @@ pub enum ObservedOutcome {
     Answered,
     /// The step limit was reached while the model still called tools.
     StepLimit,
+    /// The final answer still broke the output contract after its retries.
+    OutputInvalid,
+    /// A success check still failed after its retries.
+    CheckFailed {
+        /// The check, as one line (its argv).
+        check: String,
+    },
     /// The run stopped with an error (its message, redacted).
     Error {
         /// What went wrong.

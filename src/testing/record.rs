@@ -10,8 +10,8 @@ use std::cell::RefCell;
 use serde_json::{Map, Value};
 
 use super::cassette::{
-    CASSETTE_FORMAT, Cassette, Header, RUNTIME_VALUES, RecordedOutcome, Step, ToolKind, ToolResult,
-    Turn,
+    CASSETTE_FORMAT, Cassette, CheckResult, Header, RUNTIME_VALUES, RecordedOutcome, Step,
+    ToolKind, ToolResult, Turn,
 };
 use crate::agent::{AgentError, ModelTransport, Outcome, TransportFuture};
 use crate::client::ClientEvent;
@@ -142,6 +142,8 @@ pub struct RecordedRun<'a> {
     pub values: &'a Values,
     /// The step limit.
     pub max_steps: usize,
+    /// Each success check run, after the final answer of its step, in order.
+    pub checks: &'a [CheckResult],
 }
 
 /// The cassette of a run that went through `recorder`: its header from `run`, the
@@ -217,12 +219,23 @@ pub fn cassette(
                     })
                 })
                 .collect(),
+            checks: turn
+                .iter()
+                .flat_map(|t| run.checks.iter().filter(move |c| c.step == t.step).cloned())
+                .collect(),
             turn: turn.clone(),
         })
         .collect();
     let outcome = match outcome {
         Ok(Outcome::Answered { steps, .. }) => RecordedOutcome::Answered { steps: *steps },
         Ok(Outcome::StepLimit { steps }) => RecordedOutcome::StepLimit { steps: *steps },
+        Ok(Outcome::OutputInvalid { steps, .. }) => {
+            RecordedOutcome::OutputInvalid { steps: *steps }
+        }
+        Ok(Outcome::CheckFailed { steps, check, .. }) => RecordedOutcome::CheckFailed {
+            steps: *steps,
+            check: check.clone(),
+        },
         Err(e) => RecordedOutcome::Error {
             message: redactor.redact(&e.to_string()).into_owned(),
         },

@@ -20,9 +20,10 @@ use similar::TextDiff;
 use super::cassette::{Cassette, CassetteError, MAX_CASSETTE_BYTES, ToolKind};
 use super::observed::{Observed, ObservedCall, ObservedOutcome};
 use crate::agent::{
-    APPROVAL_VARIABLE, Agent, AgentError, Approval, ApprovalPolicy, ModelTransport, Outcome,
-    ToolApproval, ToolRunFuture, ToolRunner, TransportFuture,
+    APPROVAL_VARIABLE, Agent, AgentError, Approval, ApprovalPolicy, CheckRunFuture, ModelTransport,
+    Outcome, ToolApproval, ToolRunFuture, ToolRunner, TransportFuture,
 };
+use crate::checks::{Check, CheckRun};
 use crate::client::{ClientError, ClientEvent};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::endpoint::{ModelSettings, Overrides};
@@ -318,9 +319,70 @@ struct RecordedTools<'c> {
     live: Option<ToolContext>,
     calls: RefCell<Vec<ObservedCall>>,
     problems: RefCell<Vec<Diagnostic>>,
+    /// How many recorded check results of each step (by index) were fed back.
+    checks_used: RefCell<Vec<usize>>,
 }
 
 impl ToolRunner for RecordedTools<'_> {
+    /// A success check answers from the recording, never runs: the next recorded run
+    /// of the step with the same argv. One the recording does not hold is drift.
+    fn run_check<'a>(
+        &'a self,
+        step: usize,
+        check: &'a Check,
+        _ctx: &'a ToolContext,
+    ) -> CheckRunFuture<'a> {
+        Box::pin(async move {
+            let label = check.label();
+            let index = step.wrapping_sub(1);
+            let mut used = self.checks_used.borrow_mut();
+            if used.len() <= index {
+                used.resize(index + 1, 0);
+            }
+            let recorded = self
+                .cassette
+                .steps
+                .get(index)
+                .and_then(|s| s.checks.get(used[index]))
+                .filter(|c| c.check == label);
+            match recorded {
+                Some(c) => {
+                    used[index] += 1;
+                    CheckRun {
+                        ending: c.ending.clone(),
+                        output: c.output.clone(),
+                        elapsed_ms: 0,
+                    }
+                }
+                None => {
+                    let what = match self
+                        .cassette
+                        .steps
+                        .get(index)
+                        .and_then(|s| s.checks.get(used[index]))
+                    {
+                        Some(other) => format!("the recording ran `{}` there", other.check),
+                        None => "the recording ran no check there".to_owned(),
+                    };
+                    self.problems.borrow_mut().push(
+                        Diagnostic::new(
+                            DiagnosticKind::BehaviourDrift,
+                            format!("step {step}: the success check `{label}` ran after the answer, but {what}"),
+                        )
+                        .help("the preset's `checks` changed since the recording: if that is intended, re-record the case"),
+                    );
+                    CheckRun {
+                        ending: crate::checks::CheckEnding::NotStarted(
+                            "the cassette holds no result for it".into(),
+                        ),
+                        output: String::new(),
+                        elapsed_ms: 0,
+                    }
+                }
+            }
+        })
+    }
+
     fn run<'a>(
         &'a self,
         step: usize,
@@ -508,6 +570,7 @@ pub async fn replay_async(
         live: copy.as_ref().map(|_| ctx.clone()),
         calls: RefCell::new(Vec::new()),
         problems: RefCell::new(Vec::new()),
+        checks_used: RefCell::new(Vec::new()),
     };
     let player = Player::new(settings, cassette);
     let outcome = {
@@ -520,7 +583,10 @@ pub async fn replay_async(
                     .map_or(crate::agent::DEFAULT_MAX_TOOL_CALLS, |n| n as usize),
             )
             .with_tool_runner(&runner)
-            .with_policy(std::sync::Arc::new(preset.policy()));
+            .with_policy(std::sync::Arc::new(preset.policy()))
+            // The contract and checks decide when the run is done, as they did live.
+            .with_output(preset.output())
+            .with_checks(preset.checks().into());
         let (mut history, mut snapshot) = (Vec::new(), ContextSnapshot::new());
         let mut approval = Pinned(policy);
         agent
@@ -555,16 +621,26 @@ pub async fn replay_async(
             .help("the run loop or the preset changed how the run ends: if that is intended, re-record the case"),
         );
     }
-    let (answer, outcome) = match outcome {
-        Ok(Outcome::Answered { text, .. }) => (Some(text), ObservedOutcome::Answered),
-        Ok(Outcome::StepLimit { .. }) => (None, ObservedOutcome::StepLimit),
+    let (answer, output, outcome) = match outcome {
+        Ok(Outcome::Answered { text, output, .. }) => {
+            (Some(text), output, ObservedOutcome::Answered)
+        }
+        Ok(Outcome::StepLimit { .. }) => (None, None, ObservedOutcome::StepLimit),
+        Ok(Outcome::OutputInvalid { text, .. }) => {
+            (Some(text), None, ObservedOutcome::OutputInvalid)
+        }
+        Ok(Outcome::CheckFailed { text, check, .. }) => {
+            (Some(text), None, ObservedOutcome::CheckFailed { check })
+        }
         Err(e) if drift.is_some() => (
+            None,
             None,
             ObservedOutcome::Error {
                 message: format!("behaviour drift ({e})"),
             },
         ),
         Err(e) => (
+            None,
             None,
             ObservedOutcome::Error {
                 message: agent_error_text(&e),
@@ -576,7 +652,7 @@ pub async fn replay_async(
             steps,
             calls: runner.calls.take(),
             answer,
-            output: None,
+            output,
             outcome,
         },
         diagnostics,

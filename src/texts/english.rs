@@ -7,6 +7,39 @@
 
 use super::BuiltinText;
 
+/// `agent.check.failed`: a success check of the preset (`checks:`) failed after a final
+/// answer; the agent goes back to work (a user message).
+pub const AGENT_CHECK_FAILED: BuiltinText = BuiltinText {
+    id: "agent.check.failed",
+    text: "The work is not done yet: the preset's check `{{ check }}` failed ({{ ending }}). Its output:\n{{ output }}\nFix what it reports, then answer again.",
+    protected: &[],
+};
+
+/// `agent.output.invalid`: the final answer broke the preset's output contract
+/// (`output:`); the model answers again (a user message).
+pub const AGENT_OUTPUT_INVALID: BuiltinText = BuiltinText {
+    id: "agent.output.invalid",
+    text: "Your final answer does not satisfy the required output schema:\n{{ problems }}\nAnswer again with one JSON object, and nothing else, that satisfies the schema.",
+    protected: &[],
+};
+
+/// `agent.output.not-json`: the final answer is not JSON (one problem of
+/// `agent.output.invalid`).
+pub const AGENT_OUTPUT_NOT_JSON: BuiltinText = BuiltinText {
+    id: "agent.output.not-json",
+    text: "the answer is not one JSON object ({{ error }}): {{ start }}",
+    protected: &[],
+};
+
+/// `agent.output.instruction`: where the provider cannot enforce the output schema
+/// (DeepSeek's JSON mode), the schema goes to the model in this instruction, right after
+/// the system prompt, the same bytes every step.
+pub const AGENT_OUTPUT_INSTRUCTION: BuiltinText = BuiltinText {
+    id: "agent.output.instruction",
+    text: "Your final answer must be one JSON object, and nothing else, that satisfies this JSON Schema:\n{{ schema }}",
+    protected: &[],
+};
+
 /// `agent.invalid-json`.
 pub const AGENT_INVALID_JSON: BuiltinText = BuiltinText {
     id: "agent.invalid-json",
@@ -359,11 +392,15 @@ pub const TOOLS_UNKNOWN_TOOL_SUGGESTION: BuiltinText = BuiltinText {
 
 /// Every built-in text, in id order.
 pub(super) const ALL: &[&BuiltinText] = &[
+    &AGENT_CHECK_FAILED,
     &AGENT_HOOK_BLOCKED,
     &AGENT_HOOK_INVALID_REWRITE,
     &AGENT_HOOK_POST_BLOCKED,
     &AGENT_HOOK_STOP,
     &AGENT_INVALID_JSON,
+    &AGENT_OUTPUT_INSTRUCTION,
+    &AGENT_OUTPUT_INVALID,
+    &AGENT_OUTPUT_NOT_JSON,
     &AGENT_REFUSED_BY_RULE,
     &AGENT_REFUSED_DECLINED,
     &AGENT_REFUSED_LARGE_ARGUMENTS,

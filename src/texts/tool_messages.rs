@@ -24,6 +24,31 @@ macro_rules! texts {
 }
 
 texts! {
+    // MCP tools: the frames around what a server said (its own words stay its own)
+    TOOLS_MCP_ERROR_NOT_AN_OBJECT = "tools.mcp.error.not-an-object", "the arguments must be a JSON object, not {{ value }}";
+    TOOLS_MCP_ERROR_TIMEOUT = "tools.mcp.error.timeout", "tool `{{ tool }}` of MCP server `{{ server }}` did not answer within {{ after }} and was cancelled (`toolTimeout` sets the limit)"; "toolTimeout";
+    TOOLS_MCP_ERROR_GONE = "tools.mcp.error.gone", "MCP server `{{ server }}` is gone: {{ detail }}";
+    TOOLS_MCP_ERROR_FAILED = "tools.mcp.error.failed", "MCP server `{{ server }}`: tool `{{ tool }}` failed: {{ message }} (JSON-RPC error {{ code }})";
+    TOOLS_MCP_ERROR_INPUT = "tools.mcp.error.input", "MCP server `{{ server }}`: tool `{{ tool }}` asked the client for input, which agent-presets does not provide"; "agent-presets";
+    TOOLS_MCP_ERROR_TASK = "tools.mcp.error.task", "MCP server `{{ server }}`: tool `{{ tool }}` answered with a long-running task, which agent-presets does not support"; "agent-presets";
+    // containment: processes a command started that may have survived it
+    TOOLS_CONTAINMENT_SUPERVISOR_DIED = "tools.containment.supervisor-died", "the supervisor of the command ended unexpectedly ({{ status }}); processes the command started may still be running";
+    TOOLS_CONTAINMENT_SURVIVORS_ONE = "tools.containment.survivors-one", "1 process the command started could not be killed and may still be running (pid {{ pids }})";
+    TOOLS_CONTAINMENT_SURVIVORS_MANY = "tools.containment.survivors-many", "{{ count }} processes the command started could not be killed and may still be running (pid {{ pids }})";
+    TOOLS_CONTAINMENT_CGROUP_LEFT = "tools.containment.cgroup-left", "the command's cgroup could not be removed {{ ms }} ms after its processes were killed; some may still be running"; "cgroup";
+    // command tools (`commands:`): the frames around what the program printed
+    TOOLS_COMMAND_ERROR_SPAWN = "tools.command.error.spawn", "could not start `{{ program }}` for tool `{{ tool }}`: {{ error }}";
+    TOOLS_COMMAND_HINT_SPAWN = "tools.command.hint.spawn", "the program this tool runs is missing or cannot run here; do not call this tool again, do the work with the other tools instead";
+    TOOLS_COMMAND_ERROR_WAIT = "tools.command.error.wait", "could not wait for tool `{{ tool }}`: {{ error }}";
+    TOOLS_COMMAND_HINT_WAIT = "tools.command.hint.wait", "call it again";
+    TOOLS_COMMAND_ERROR_TIMEOUT = "tools.command.error.timeout", "tool `{{ tool }}` did not finish within {{ seconds }} and was killed";
+    TOOLS_COMMAND_ERROR_TIMEOUT_STDERR = "tools.command.error.timeout-stderr", "tool `{{ tool }}` did not finish within {{ seconds }} and was killed; its stderr:\n{{ stderr }}";
+    TOOLS_COMMAND_HINT_TIMEOUT = "tools.command.hint.timeout", "call it with a smaller request, or not at all";
+    TOOLS_COMMAND_ERROR_FAILED = "tools.command.error.failed", "tool `{{ tool }}` failed ({{ status }}) with no output on stderr";
+    TOOLS_COMMAND_ERROR_FAILED_STDERR = "tools.command.error.failed-stderr", "tool `{{ tool }}` failed ({{ status }}):\n{{ stderr }}";
+    TOOLS_COMMAND_HINT_FAILED = "tools.command.hint.failed", "read the error, fix the arguments if they are the cause, and call it again";
+    TOOLS_COMMAND_RESULT_NO_OUTPUT = "tools.command.result.no-output", "(no output)";
+    TOOLS_COMMAND_RESULT_BOTH = "tools.command.result.both", "--- stdout ---\n{{ stdout }}\n--- stderr ---\n{{ stderr }}"; "--- stdout ---", "--- stderr ---";
     // bash
     TOOL_BASH_ERROR_EMPTY = "tool.bash.error.empty", "the command is empty";
     TOOL_BASH_HINT_EMPTY = "tool.bash.hint.empty", "give the shell command to run, e.g. `cargo test`";

@@ -24,8 +24,8 @@ pub use name::{
     MAX_SERVER_NAME_LEN, MAX_TOOL_NAME_LEN, PORTABLE_TOOL_NAME_LEN, ToolName, mcp_server_of,
     mcp_tool_name, server_name_alias, unaliased_server_name,
 };
-pub(crate) use registry::wire_json;
 pub use registry::{SchemaDialect, ToolCallError, ToolRegistry, WireTool};
+pub(crate) use registry::{describe_problem, wire_json};
 pub use restriction::{OrderEntry, REST, ToolPattern, ToolRestriction, visible_tools};
 pub use schema::ToolSchemas;
 pub(crate) use tool::vals;

@@ -30,7 +30,7 @@ const MAX_PROBLEM_CHARS: usize = 500;
 /// is wrong, quoting at most a short prefix of the offending value (a 1 MB argument is not
 /// echoed back). The validator's own messages are English only, so each kind of problem
 /// has a text of its own (`tools.argument.*`).
-fn describe_problem(e: &jsonschema::ValidationError<'_>, texts: &Texts) -> String {
+pub(crate) fn describe_problem(e: &jsonschema::ValidationError<'_>, texts: &Texts) -> String {
     use crate::texts::*;
     use jsonschema::error::{TypeKind, ValidationErrorKind as K};
     let json = |v: &serde_json::Value| quoted_value(&v.to_string(), texts);

@@ -11,4 +11,5 @@ mod display;
 mod printer;
 
 pub use display::{MAX_REVIEW_BYTES, approval_lines, shown, shown_line};
+pub(crate) use printer::problem_json;
 pub use printer::{Printer, StopSignal, report_client_error, report_flag_key_error};

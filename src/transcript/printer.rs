@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::display::{shown, shown_line};
 use crate::agent::{AgentEvent, RequestHeader, SystemPromptReason};
 use crate::client::ClientError;
+use crate::preset::output::OutputProblem;
 use crate::provider::{StreamEvent, Usage};
 use crate::redact::{DisplayContext, Redactor, StreamRedactor};
 use crate::report::{Exit, Streams as Io, Style, mask};
@@ -100,6 +101,9 @@ pub struct Printer {
     reasoning: StreamRedactor,
     /// The variable the key is read from (its name only), for the run header.
     pub key_env: Option<String>,
+    /// The run has an output contract: the answer's text is transcript (stderr) and
+    /// stdout holds only the validated object ([`Printer::output`]).
+    text_to_stderr: bool,
 }
 
 impl Printer {
@@ -117,7 +121,14 @@ impl Printer {
             text: Redactor::none().stream(),
             reasoning: Redactor::none().stream(),
             key_env: None,
+            text_to_stderr: false,
         }
+    }
+
+    /// The run has an output contract: stream the answer's text to stderr, so stdout
+    /// holds only the validated object (`agent-presets run triage "…" > verdict.json`).
+    pub fn answer_to_stderr(&mut self) {
+        self.text_to_stderr = true;
     }
 
     /// Redact everything shown with `redactor` (the client's).
@@ -139,12 +150,17 @@ impl Printer {
         if text.is_empty() {
             return;
         }
-        let _ = write!(
-            io.out,
-            "{}",
-            shown(text, DisplayContext::Text, self.out_style)
-        );
-        let _ = io.out.flush();
+        if self.text_to_stderr {
+            let style = self.err_style;
+            let _ = write!(io.err, "{}", shown(text, DisplayContext::Text, style));
+        } else {
+            let _ = write!(
+                io.out,
+                "{}",
+                shown(text, DisplayContext::Text, self.out_style)
+            );
+            let _ = io.out.flush();
+        }
         self.text_open = !text.ends_with('\n');
     }
 
@@ -181,8 +197,12 @@ impl Printer {
         let rest = self.text.finish();
         self.write_text(io, &rest);
         if self.text_open {
-            let _ = writeln!(io.out);
-            let _ = io.out.flush();
+            if self.text_to_stderr {
+                let _ = writeln!(io.err);
+            } else {
+                let _ = writeln!(io.out);
+                let _ = io.out.flush();
+            }
             self.text_open = false;
         }
         self.end_reasoning(io);
@@ -260,6 +280,35 @@ impl Printer {
                 "reason": decision.reason.as_deref().map(mask),
                 "failure": decision.failure.as_deref().map(mask),
                 "rewritten": decision.updated_input.is_some(),
+            }),
+            AgentEvent::OutputChecked {
+                step,
+                attempt,
+                retries,
+                problems,
+            } => json!({
+                "type": "output",
+                "step": step,
+                "attempt": attempt,
+                "retries": retries,
+                "valid": problems.is_empty(),
+                "problems": problems.iter().map(problem_json).collect::<Vec<_>>(),
+            }),
+            AgentEvent::CheckFinished {
+                step,
+                check,
+                attempt,
+                run,
+            } => json!({
+                "type": "check",
+                "step": step,
+                "check": mask(&check.label()),
+                "attempt": attempt,
+                "retries": check.retries,
+                "passed": run.passed(),
+                "ending": run.ending_text(),
+                "elapsedMs": run.elapsed_ms,
+                "output": mask(&run.output),
             }),
             AgentEvent::Stream { .. } | AgentEvent::ToolCall { .. } => return,
         };
@@ -347,6 +396,69 @@ impl Printer {
                     );
                 }
             }
+            AgentEvent::OutputChecked {
+                attempt,
+                retries,
+                problems,
+                ..
+            } => {
+                self.end_text(io);
+                let of = attempt_of(attempt, retries);
+                if problems.is_empty() {
+                    let _ = writeln!(
+                        io.err,
+                        "{}",
+                        style.dim(format!("✓ the answer matches the output schema{of}"))
+                    );
+                } else {
+                    let _ = writeln!(
+                        io.err,
+                        "{}",
+                        style.error(format!(
+                            "✗ the answer breaks the output schema{of}: {} problem{}",
+                            problems.len(),
+                            if problems.len() == 1 { "" } else { "s" }
+                        ))
+                    );
+                    for p in problems.iter() {
+                        let line = shown_line(&self.redactor, &p.to_string(), 300, style);
+                        let _ = writeln!(io.err, "    {line}");
+                    }
+                }
+            }
+            AgentEvent::CheckFinished {
+                check,
+                attempt,
+                run,
+                ..
+            } => {
+                self.end_text(io);
+                let label = shown_line(&self.redactor, &check.label(), 200, style);
+                let of = attempt_of(attempt, check.retries);
+                let secs = run.elapsed_ms as f64 / 1000.0;
+                if run.passed() {
+                    let _ = writeln!(
+                        io.err,
+                        "{}",
+                        style.dim(format!("✓ check `{label}` passed{of} ({secs:.1} s)"))
+                    );
+                } else {
+                    let _ = writeln!(
+                        io.err,
+                        "{}",
+                        style.error(format!(
+                            "✗ check `{label}` failed{of}: {} ({secs:.1} s)",
+                            run.ending_text()
+                        ))
+                    );
+                    let lines: Vec<&str> = run.output.lines().collect();
+                    let tail = &lines[lines.len().saturating_sub(6)..];
+                    for l in tail {
+                        let line = shown_line(&self.redactor, l, 200, style);
+                        let _ = writeln!(io.err, "    {}", style.dim(line));
+                    }
+                }
+            }
             AgentEvent::ToolCall { call, .. } => {
                 self.end_text(io);
                 self.unannounced.retain(|c| c.id != call.id);
@@ -423,6 +535,35 @@ impl Printer {
         }
     }
 
+    /// The end of a run answered under an output contract: the `done` event carries
+    /// the validated object (`--json`), or the object is printed as JSON on stdout.
+    pub fn done_with_output(&mut self, io: &mut Io<'_>, steps: usize, output: &Value) {
+        let mut output = output.clone();
+        self.redactor.redact_json(&mut output);
+        if self.json {
+            self.json_line(
+                io,
+                &json!({"type": "done", "outcome": "answered", "steps": steps, "output": output}),
+            );
+        } else {
+            let text = serde_json::to_string_pretty(&output).unwrap_or_else(|_| output.to_string());
+            let _ = writeln!(io.out, "{text}");
+            let _ = io.out.flush();
+        }
+    }
+
+    /// The `done` event of a run whose last answer still broke the output contract, or
+    /// whose success check still failed: its outcome, the last answer and why.
+    pub fn done_unmet(&mut self, io: &mut Io<'_>, outcome: &str, steps: usize, detail: Value) {
+        if self.json {
+            let mut line = json!({"type": "done", "outcome": outcome, "steps": steps});
+            if let (Some(line), Value::Object(detail)) = (line.as_object_mut(), detail) {
+                line.extend(detail);
+            }
+            self.json_line(io, &line);
+        }
+    }
+
     /// The `done` event of a run ended by a signal.
     pub fn interrupted(&mut self, io: &mut Io<'_>, signal: StopSignal) {
         if self.json {
@@ -443,6 +584,20 @@ impl Printer {
             );
         }
     }
+}
+
+/// ` (attempt 2 of 3)` when retries are allowed, else nothing.
+fn attempt_of(attempt: u32, retries: u32) -> String {
+    if retries == 0 {
+        String::new()
+    } else {
+        format!(" (attempt {attempt} of {})", retries + 1)
+    }
+}
+
+/// An output problem as JSON: where, what was expected, what was found.
+pub(crate) fn problem_json(p: &OutputProblem) -> Value {
+    json!({"pointer": p.pointer, "expected": mask(&p.expected), "found": mask(&p.found), "message": mask(&p.message)})
 }
 
 /// `→ name {arguments}` on stderr: a call the model made, redacted, escaped, cut.

@@ -67,7 +67,12 @@ pub fn describe(change: &ReachChange) -> Vec<String> {
             };
             match (field, named(&old.value), named(&new.value)) {
                 (
-                    Some(ReachField::Command | ReachField::McpServer | ReachField::Hook),
+                    Some(
+                        ReachField::Command
+                        | ReachField::McpServer
+                        | ReachField::Hook
+                        | ReachField::Check,
+                    ),
                     Some((name, before)),
                     Some((_, after)),
                 ) => declaration_changes(&new.field, &name, &before, &after),

@@ -122,6 +122,9 @@ pub enum ReachField {
     /// call, at the end, on the prompt), which may also rewrite calls. The value is
     /// `PRESET.<event>[i]: <the hook as JSON>`.
     Hook,
+    /// `checks`: a success check, a program run after each final answer. The value is
+    /// `PRESET.checks[i]: <the check as JSON>`.
+    Check,
 }
 
 impl ReachField {
@@ -140,6 +143,7 @@ impl ReachField {
         ReachField::FileDigest,
         ReachField::PermissionAllow,
         ReachField::Hook,
+        ReachField::Check,
     ];
 
     /// The field named `name` ([`ReachField::as_str`]).
@@ -167,6 +171,7 @@ impl ReachField {
             ReachField::McpServer
                 | ReachField::Command
                 | ReachField::Hook
+                | ReachField::Check
                 | ReachField::LockEntry
                 | ReachField::FileDigest
         )
@@ -188,6 +193,7 @@ impl ReachField {
             ReachField::FileDigest => "file",
             ReachField::PermissionAllow => "permissions.allow",
             ReachField::Hook => "hooks",
+            ReachField::Check => "checks",
         }
     }
 }
@@ -320,6 +326,7 @@ impl PresetReach {
         sandbox_items(chain, &origin, foreign_chain, &mut items);
         tool_items(chain, &origin, foreign_chain, &mut items);
         hook_items(chain, &origin, foreign_chain, &mut items);
+        check_items(chain, &origin, foreign_chain, &mut items);
         permission_items(chain, &origin, &mut items);
         shadow_items(chain, catalog, &origin, &mut items);
         PresetReach {
@@ -410,6 +417,15 @@ impl PresetReach {
                     };
                     file_digests(preset, hook.run.value.iter(), &file, workspace, &mut added);
                 }
+            }
+        }
+        for preset in &chain {
+            for (i, c) in preset.file.checks.iter().flatten().enumerate() {
+                let name = crate::preset::checks::check_key(preset.name(), i);
+                let Some(file) = reached(&self.items, ReachField::Check, &name) else {
+                    continue;
+                };
+                file_digests(preset, c.run.value.iter(), &file, workspace, &mut added);
             }
         }
         for item in added {
@@ -633,6 +649,36 @@ fn hook_items(
                     inherited: authorship == Authorship::Own,
                 });
             }
+        }
+    }
+}
+
+/// The success checks the chain declares, when a foreign file is in it: each is a
+/// program that runs after every final answer, so any change to one asks again.
+fn check_items(
+    chain: &[ParsedPreset],
+    origin: &dyn Fn(&ParsedPreset) -> (Authorship, String),
+    foreign_chain: bool,
+    items: &mut Vec<ReachItem>,
+) {
+    for preset in chain {
+        let (authorship, path) = origin(preset);
+        if authorship != Authorship::Foreign && !foreign_chain {
+            continue;
+        }
+        for (i, c) in preset.file.checks.iter().flatten().enumerate() {
+            let json = serde_json::to_string(c).unwrap_or_default();
+            items.push(ReachItem {
+                field: ReachField::Check,
+                value: format!(
+                    "{}: {json}",
+                    crate::preset::checks::check_key(preset.name(), i)
+                ),
+                file: path.clone(),
+                span: preset.span_of(&c.run),
+                implied: false,
+                inherited: authorship == Authorship::Own,
+            });
         }
     }
 }

@@ -95,7 +95,8 @@ fn run_case(path: &Path) -> Vec<String> {
     for call in &case.calls {
         let mut arguments = call.arguments.clone();
         if let Some(command) = &call.command {
-            arguments.insert("command".into(), command.clone().into());
+            let command = command.replace("{ws}", ws.to_str().unwrap());
+            arguments.insert("command".into(), command.into());
         }
         let raw_path = call
             .path
@@ -112,6 +113,7 @@ fn run_case(path: &Path) -> Vec<String> {
             arguments: &arguments,
             read_only,
             path: resolved.as_deref(),
+            workspace: ws.to_str(),
         });
         let decision = if call.yes {
             decision.answered_yes()

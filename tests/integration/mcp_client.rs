@@ -558,7 +558,7 @@ async fn results_become_text_for_the_model() {
     // A protocol error (an unknown tool) is an error, not a result.
     let err = session.call("nope", Map::new()).await.unwrap_err();
     assert!(
-        matches!(err, McpError::Protocol { ref detail, .. } if detail.contains("no tool `nope`")),
+        matches!(err, McpError::ToolFailed { ref tool, ref message, .. } if tool == "nope" && message.contains("no tool `nope`")),
         "{err:?}"
     );
     session.shutdown().await;

@@ -342,7 +342,7 @@ fn unknown_keys_at_every_depth_with_did_you_mean() {
             "version: 1\nname: foo\nzzzqqq: x\n",
             (3, 1),
             "unknown key `zzzqqq` in the preset file",
-            "allowed keys here: `version`, `name`, `description`, `extends`, `model`, `persona`, `contexts`, `variables`, `tools`, `budget`, `passEnv`, `sandbox`, `allowRead`, `mcpServers`, `commands`, `permissions`, `hooks`, `limits`, `output`, `locale`, `texts`",
+            "allowed keys here: `version`, `name`, `description`, `extends`, `model`, `persona`, `contexts`, `variables`, `tools`, `budget`, `passEnv`, `sandbox`, `allowRead`, `mcpServers`, `commands`, `permissions`, `hooks`, `limits`, `output`, `checks`, `locale`, `texts`",
         ),
         (
             // snake_case is not the spelling: camelCase throughout.

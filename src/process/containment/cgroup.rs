@@ -200,15 +200,13 @@ impl Cgroup {
     /// Wait (at most `grace`) for the killed processes to be gone, then remove the
     /// cgroup. Returns the warning for the result when it could not be removed: the
     /// kill is then not verified (as the subreaper's is).
-    pub(super) async fn remove_when_empty(&mut self, grace: Duration) -> Option<String> {
+    pub(super) async fn remove_when_empty(
+        &mut self,
+        grace: Duration,
+    ) -> Option<super::ContainmentWarning> {
         super::wait_until(grace, || !populated(&self.dir)).await;
         self.removed = std::fs::remove_dir(&self.dir).is_ok();
-        (!self.removed).then(|| {
-            format!(
-                "the command's cgroup could not be removed {} ms after its processes were killed; some may still be running",
-                grace.as_millis()
-            )
-        })
+        (!self.removed).then_some(super::ContainmentWarning::CgroupLeft(grace))
     }
 }
 

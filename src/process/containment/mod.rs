@@ -543,7 +543,47 @@ pub(crate) struct Ending {
     pub(crate) status: Option<ExitStatus>,
     /// Something went wrong with the containment itself (e.g. the supervisor was killed):
     /// processes may have survived. Said in the result.
-    pub(crate) warning: Option<String>,
+    pub(crate) warning: Option<ContainmentWarning>,
+}
+
+/// What went wrong with a containment: processes the command started may have survived.
+/// The caller words it (in the model's language: `tools.containment.*`); `Display` is
+/// the English.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ContainmentWarning {
+    /// The subreaper supervisor was itself killed (how it ended).
+    SupervisorDied(ExitStatus),
+    /// These processes could not be killed.
+    Survivors(Vec<i32>),
+    /// The cgroup was still populated this long after the kill.
+    CgroupLeft(Duration),
+}
+
+impl std::fmt::Display for ContainmentWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ContainmentWarning::SupervisorDied(status) => write!(
+                f,
+                "the supervisor of the command ended unexpectedly ({}); processes the command started may still be running",
+                describe(*status)
+            ),
+            ContainmentWarning::Survivors(left) => {
+                let pids: Vec<String> = left.iter().map(ToString::to_string).collect();
+                write!(
+                    f,
+                    "{} process{} the command started could not be killed and may still be running (pid {})",
+                    left.len(),
+                    if left.len() == 1 { "" } else { "es" },
+                    pids.join(", ")
+                )
+            }
+            ContainmentWarning::CgroupLeft(grace) => write!(
+                f,
+                "the command's cgroup could not be removed {} ms after its processes were killed; some may still be running",
+                grace.as_millis()
+            ),
+        }
+    }
 }
 
 impl Contained {
@@ -581,10 +621,7 @@ impl Contained {
                             // It did not say how the command ended: it was killed itself.
                             return Ok(Ending {
                                 status: Some(own),
-                                warning: Some(format!(
-                                    "the supervisor of the command ended unexpectedly ({}); processes the command started may still be running",
-                                    describe(own)
-                                )),
+                                warning: Some(ContainmentWarning::SupervisorDied(own)),
                             });
                         }
                         command
@@ -606,7 +643,7 @@ impl Contained {
                             if !left.is_empty() {
                                 return Ok(Ending {
                                     status: None,
-                                    warning: Some(subreaper::survivors(&left)),
+                                    warning: Some(ContainmentWarning::Survivors(left)),
                                 });
                             }
                         }

@@ -471,14 +471,3 @@ pub(super) fn live_descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
         .filter(|pid| table.iter().any(|&(p, _, alive)| p == *pid && alive))
         .collect()
 }
-
-/// What the result says when [`kill_tree`] could not verify the tree is gone.
-pub(super) fn survivors(left: &[libc::pid_t]) -> String {
-    let pids: Vec<String> = left.iter().map(ToString::to_string).collect();
-    format!(
-        "{} process{} the command started could not be killed and may still be running (pid {})",
-        left.len(),
-        if left.len() == 1 { "" } else { "es" },
-        pids.join(", ")
-    )
-}

@@ -579,13 +579,13 @@ fn proc_entry_names_are_pids_only_when_all_digits() {
 #[cfg(target_os = "linux")]
 #[test]
 fn survivors_are_counted_and_named() {
-    use super::subreaper::survivors;
+    use super::ContainmentWarning;
     assert_eq!(
-        survivors(&[42]),
+        ContainmentWarning::Survivors(vec![42]).to_string(),
         "1 process the command started could not be killed and may still be running (pid 42)"
     );
     assert_eq!(
-        survivors(&[42, 43]),
+        ContainmentWarning::Survivors(vec![42, 43]).to_string(),
         "2 processes the command started could not be killed and may still be running (pid 42, 43)"
     );
 }

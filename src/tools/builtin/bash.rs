@@ -24,6 +24,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::limits::{Readers, StreamCapture, pump, take};
+use crate::process::containment::ContainmentWarning;
 use crate::process::env::command_env;
 use crate::process::sandbox::denial_note;
 use crate::process::{self, Containment, Input, Program, SpawnError, WorkDir};
@@ -125,7 +126,8 @@ async fn handle(args: BashArgs, ctx: ToolContext) -> Result<String, ToolError> {
     }
     if let Some(warning) = &run.warning {
         report.push('\n');
-        report.push_str(&texts.render(&TOOL_BASH_RESULT_WARNING, &[("warning", warning)]));
+        let warning = containment_warning(texts, warning);
+        report.push_str(&texts.render(&TOOL_BASH_RESULT_WARNING, &[("warning", &warning)]));
     }
     if !run.containment.tracks_every_descendant() {
         report.push('\n');
@@ -162,7 +164,7 @@ struct Run {
     stdout: StreamCapture,
     stderr: StreamCapture,
     containment: Containment,
-    warning: Option<String>,
+    warning: Option<ContainmentWarning>,
     /// Said when the output shows a refusal under a sandbox.
     sandbox_note: Option<String>,
 }
@@ -245,6 +247,39 @@ async fn run(
     })
 }
 
+/// What went wrong with the containment, for the model (`tools.containment.*`).
+fn containment_warning(texts: &crate::texts::Texts, warning: &ContainmentWarning) -> String {
+    use crate::texts::{
+        TOOLS_CONTAINMENT_CGROUP_LEFT, TOOLS_CONTAINMENT_SUPERVISOR_DIED,
+        TOOLS_CONTAINMENT_SURVIVORS_MANY, TOOLS_CONTAINMENT_SURVIVORS_ONE,
+    };
+    match warning {
+        ContainmentWarning::SupervisorDied(status) => texts.render(
+            &TOOLS_CONTAINMENT_SUPERVISOR_DIED,
+            &[("status", &describe_status(texts, *status))],
+        ),
+        ContainmentWarning::Survivors(left) => {
+            let pids: Vec<String> = left.iter().map(ToString::to_string).collect();
+            let text = if left.len() == 1 {
+                &TOOLS_CONTAINMENT_SURVIVORS_ONE
+            } else {
+                &TOOLS_CONTAINMENT_SURVIVORS_MANY
+            };
+            texts.render(
+                text,
+                &[
+                    ("count", &left.len().to_string()),
+                    ("pids", &pids.join(", ")),
+                ],
+            )
+        }
+        ContainmentWarning::CgroupLeft(grace) => texts.render(
+            &TOOLS_CONTAINMENT_CGROUP_LEFT,
+            &[("ms", &grace.as_millis().to_string())],
+        ),
+    }
+}
+
 /// How a command ended, for the model.
 fn describe_status(texts: &crate::texts::Texts, status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
@@ -270,5 +305,24 @@ fn section(
         texts.get(&TOOL_BASH_RESULT_EMPTY).to_owned()
     } else {
         text.strip_suffix('\n').unwrap_or(&text).to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each containment warning the model reads is a text whose English is the
+    /// containment's own wording (so a locale pack can translate it).
+    #[test]
+    fn containment_warnings_are_texts_with_the_containments_english() {
+        let english = crate::texts::Texts::english();
+        for w in [
+            ContainmentWarning::Survivors(vec![42]),
+            ContainmentWarning::Survivors(vec![42, 43]),
+            ContainmentWarning::CgroupLeft(std::time::Duration::from_millis(250)),
+        ] {
+            assert_eq!(containment_warning(&english, &w), w.to_string());
+        }
     }
 }

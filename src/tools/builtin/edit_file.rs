@@ -99,7 +99,7 @@ fn edit(args: &EditFileArgs, ctx: &ToolContext, cancel: &CancelToken) -> Result<
                 &TOOL_EDIT_FILE_ERROR_MANY,
                 vec![
                     ("count", thousands(found.count).into()),
-                    ("path", path.shown.as_str().into()),
+                    ("path", (&path.shown).into()),
                     ("lines", found.listed_lines_in(ctx.texts()).into()),
                 ],
             )
@@ -144,8 +144,9 @@ fn edit(args: &EditFileArgs, ctx: &ToolContext, cancel: &CancelToken) -> Result<
     };
     write_atomic(&path, updated.as_bytes(), cancel)?;
     let first_line = found.first_line();
+    let shown = path.shown.told(ctx.texts());
     let values = [
-        ("path", path.shown.as_str()),
+        ("path", shown.as_str()),
         ("line", &first_line.to_string()),
         ("count", &thousands(replaced)),
     ];

@@ -124,9 +124,10 @@ async fn handle(args: GlobArgs, ctx: ToolContext) -> Result<String, ToolError> {
 
     let texts = ctx.texts();
     let pattern = echo(&args.pattern).told(texts);
+    let shown = base.shown.told(texts);
     let values = [
         ("pattern", pattern.as_str()),
-        ("path", base.shown.as_str()),
+        ("path", shown.as_str()),
         ("count", &total.to_string()),
     ];
     let header = match total {

@@ -191,7 +191,7 @@ async fn handle(args: GrepArgs, ctx: ToolContext) -> Result<String, ToolError> {
             &TOOL_GREP_RESULT_NONE,
             &[
                 ("pattern", &echo(&args.pattern).told(texts)),
-                ("path", &base.shown),
+                ("path", &base.shown.told(texts)),
             ],
         ));
         out.push('\n');

@@ -84,11 +84,6 @@ pub(crate) enum Echoed<'a> {
 }
 
 impl Echoed<'_> {
-    /// As an English string (for a message stored before its texts are known).
-    pub(crate) fn into_owned(self) -> String {
-        self.to_string()
-    }
-
     /// Told in `texts`.
     pub(crate) fn told(self, texts: &crate::texts::Texts) -> String {
         match self {

@@ -108,7 +108,10 @@ fn list(args: &ListDirArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     entries.sort();
     let texts = ctx.texts();
     if entries.is_empty() {
-        return Ok(texts.render(&TOOL_LIST_DIR_RESULT_EMPTY, &[("path", &path.shown)]));
+        return Ok(texts.render(
+            &TOOL_LIST_DIR_RESULT_EMPTY,
+            &[("path", &path.shown.told(texts))],
+        ));
     }
     let total = entries.len();
     let header = if total == 1 {
@@ -118,7 +121,10 @@ fn list(args: &ListDirArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     };
     let mut out = texts.render(
         header,
-        &[("path", &path.shown), ("count", &total.to_string())],
+        &[
+            ("path", &path.shown.told(texts)),
+            ("count", &total.to_string()),
+        ],
     );
     out.push('\n');
     for (_, line) in entries.iter().take(MAX_ENTRIES) {
@@ -153,6 +159,6 @@ fn link_target(ctx: &ToolContext, dir: &DirChain, name: &OsStr) -> String {
         Err(ResolveError::Outside { .. }) => {
             ctx.texts().get(&TOOL_LIST_DIR_RESULT_OUTSIDE).to_owned()
         }
-        _ => echo(&target.to_string_lossy()).into_owned(),
+        _ => echo(&target.to_string_lossy()).told(ctx.texts()),
     }
 }

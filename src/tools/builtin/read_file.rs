@@ -80,9 +80,10 @@ fn read(args: &ReadFileArgs, ctx: &ToolContext) -> Result<String, ToolError> {
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len();
     if total == 0 {
-        return Ok(ctx
-            .texts()
-            .render(&TOOL_READ_FILE_RESULT_EMPTY, &[("path", &path.shown)]));
+        return Ok(ctx.texts().render(
+            &TOOL_READ_FILE_RESULT_EMPTY,
+            &[("path", &path.shown.told(ctx.texts()))],
+        ));
     }
     let offset = args.offset.map_or(1, |o| o.max(1) as usize);
     if offset > total {

@@ -31,10 +31,28 @@ pub(crate) struct WorkspacePath {
     /// Where it led: an entry of a directory held open (every link on the way followed).
     pub(crate) resolved: Resolved,
     /// The path relative to the workspace root, for messages (`.` for the root); cut
-    /// with an ellipsis when very long.
-    pub(crate) shown: String,
+    /// with an ellipsis when very long, in the words of the texts it is told in.
+    pub(crate) shown: ShownPath,
     /// The path was given with a trailing `/`, so it names a directory.
     pub(crate) dir_syntax: bool,
+}
+
+/// A path as messages show it, whole: cut (with `tools.cut`, in the language of the
+/// text it goes into) only when it is told, so a long path reads in one language.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ShownPath(String);
+
+impl ShownPath {
+    /// The path told in `texts` (cut when very long).
+    pub(crate) fn told(&self, texts: &crate::texts::Texts) -> String {
+        echo(&self.0).told(texts)
+    }
+}
+
+impl From<&ShownPath> for crate::tools::TextValue {
+    fn from(p: &ShownPath) -> Self {
+        echo(&p.0).into()
+    }
 }
 
 impl WorkspacePath {
@@ -87,7 +105,7 @@ fn resolve_with(
     let resolved = root
         .resolve(root.chain(), components.clone(), create_dirs && !dir_syntax)
         .map_err(|e| resolve_error(raw, root.path(), &components, e))?;
-    let shown = echo(&shown(&resolved.relative())).into_owned();
+    let shown = ShownPath(shown(&resolved.relative()));
     if dir_syntax && resolved.kind.is_some() && !resolved.is_dir() {
         return Err(ToolError::text(
             &TOOLS_PATH_DIR_SYNTAX,
@@ -116,13 +134,13 @@ fn resolve_error(raw: &str, root: &Path, components: &[OsString], e: ResolveErro
             link,
             target_missing,
         } => {
-            let link = echo(&shown(&link)).into_owned();
+            let link = shown(&link);
             let text = if target_missing {
                 &TOOLS_PATH_LINK_OUTSIDE_MISSING
             } else {
                 &TOOLS_PATH_LINK_OUTSIDE
             };
-            ToolError::text(text, vals![path = &raw, link = link])
+            ToolError::text(text, vals![path = &raw, link = echo(&link)])
                 .hint_text(&TOOLS_PATH_LINK_OUTSIDE_HINT, vec![])
         }
         ResolveError::Loop { link, target } => ToolError::text(
@@ -155,10 +173,10 @@ fn resolve_error(raw: &str, root: &Path, components: &[OsString], e: ResolveErro
                 let names = directory_names(parent.fd());
                 let close =
                     did_you_mean(&name.to_string_lossy(), names.iter().map(String::as_str))?;
-                Some(echo(&shown(&parent.relative().join(close).join(rest))).into_owned())
+                Some(shown(&parent.relative().join(close).join(rest)))
             });
             match suggestion {
-                Some(s) => error.hint_text(&TOOLS_PATH_DID_YOU_MEAN, vals![suggestion = s]),
+                Some(s) => error.hint_text(&TOOLS_PATH_DID_YOU_MEAN, vals![suggestion = echo(&s)]),
                 None => error.hint_text(&TOOLS_PATH_CHECK_HINT, vec![]),
             }
         }
@@ -258,11 +276,11 @@ pub(crate) fn not_found(path: &WorkspacePath, what: &'static BuiltinText) -> Too
     let suggestion = path.resolved.name.as_ref().and_then(|name| {
         let names = directory_names(path.resolved.dir.fd());
         let close = did_you_mean(&name.to_string_lossy(), names.iter().map(String::as_str))?;
-        Some(echo(&shown(&path.resolved.dir.relative().join(close))).into_owned())
+        Some(shown(&path.resolved.dir.relative().join(close)))
     });
     let error = ToolError::text(what, vals![path = &path.shown]);
     match suggestion {
-        Some(s) => error.hint_text(&TOOLS_PATH_DID_YOU_MEAN, vals![suggestion = s]),
+        Some(s) => error.hint_text(&TOOLS_PATH_DID_YOU_MEAN, vals![suggestion = echo(&s)]),
         None => error.hint_text(&TOOLS_PATH_CHECK_HINT, vec![]),
     }
 }
@@ -351,7 +369,7 @@ pub(crate) fn not_regular(path: &WorkspacePath, kind: FileType) -> ToolError {
 }
 
 /// The bytes as text, or an error if they look binary (a NUL byte or invalid UTF-8).
-pub(crate) fn decode_text(bytes: Vec<u8>, shown: &str) -> Result<String, ToolError> {
+pub(crate) fn decode_text(bytes: Vec<u8>, shown: &ShownPath) -> Result<String, ToolError> {
     if let Some(at) = bytes.iter().position(|&b| b == 0) {
         return Err(
             ToolError::text(&TOOLS_FILE_BINARY, vals![path = shown, offset = at])
@@ -376,7 +394,7 @@ pub(crate) fn io_error(
     ToolError::text(
         action,
         vec![
-            ("path", path.shown.as_str().into()),
+            ("path", (&path.shown).into()),
             ("reason", io_reason_value(e)),
         ],
     )

@@ -92,7 +92,7 @@ fn write(
     Ok(ctx.texts().render(
         text,
         &[
-            ("path", &path.shown),
+            ("path", &path.shown.told(ctx.texts())),
             ("bytes", &args.content.len().to_string()),
             ("lines", &lines.to_string()),
         ],

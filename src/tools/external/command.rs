@@ -18,7 +18,15 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
 use crate::process::env::program_env;
-use crate::process::{self, Input, Program, SpawnError, WorkDir, describe};
+use crate::process::{self, Input, Program, SpawnError, WorkDir};
+use crate::texts::{
+    TOOL_BASH_RESULT_EMPTY, TOOL_BASH_RESULT_EXIT_CODE, TOOL_BASH_RESULT_SIGNAL,
+    TOOL_BASH_RESULT_UNKNOWN_STATUS, TOOLS_COMMAND_ERROR_FAILED, TOOLS_COMMAND_ERROR_FAILED_STDERR,
+    TOOLS_COMMAND_ERROR_SPAWN, TOOLS_COMMAND_ERROR_TIMEOUT, TOOLS_COMMAND_ERROR_TIMEOUT_STDERR,
+    TOOLS_COMMAND_ERROR_WAIT, TOOLS_COMMAND_HINT_FAILED, TOOLS_COMMAND_HINT_SPAWN,
+    TOOLS_COMMAND_HINT_TIMEOUT, TOOLS_COMMAND_HINT_WAIT, TOOLS_COMMAND_RESULT_BOTH,
+    TOOLS_COMMAND_RESULT_NO_OUTPUT,
+};
 use crate::tools::builtin::limits::{Readers, StreamCapture, pump, take};
 use crate::tools::{ExternalHandler, ToolContext, ToolError, ToolFuture};
 
@@ -87,14 +95,17 @@ async fn run_command(
             SpawnError::Sandbox(e) => return ToolError::new(format!("{e}")).hint(e.hint()),
             SpawnError::Start(e) => e,
         };
-        let hint =
-            "the program this tool runs is missing or cannot run here; do not call this tool again";
+        let hint = ctx.texts().render(&TOOLS_COMMAND_HINT_SPAWN, &[]);
         let sandbox = (e.kind() != std::io::ErrorKind::NotFound)
             .then(|| sandbox_help(&profile, ctx, &tool.run, &env))
             .flatten();
-        ToolError::new(format!(
-            "could not start `{program}` for tool `{}`: {e}",
-            tool.name
+        ToolError::new(ctx.texts().render(
+            &TOOLS_COMMAND_ERROR_SPAWN,
+            &[
+                ("program", program.as_str()),
+                ("tool", tool.name.as_str()),
+                ("error", &e.to_string()),
+            ],
         ))
         .hint(match sandbox {
             Some(help) => format!("{hint}; {help}"),
@@ -108,33 +119,40 @@ async fn run_command(
         args,
         (limits.max_bytes, MAX_STDERR_BYTES),
     );
+    let texts = ctx.texts();
     let ending = contained
         .run_to_end(tool.timeout, DRAIN_GRACE)
         .await
         .map_err(|e| {
-            ToolError::new(format!("could not wait for tool `{}`: {e}", tool.name))
-                .hint("call it again")
+            ToolError::new(texts.render(
+                &TOOLS_COMMAND_ERROR_WAIT,
+                &[("tool", &tool.name), ("error", &e.to_string())],
+            ))
+            .hint(texts.render(&TOOLS_COMMAND_HINT_WAIT, &[]))
         })?;
     tasks.finish(DRAIN_GRACE).await;
     drop(sandbox);
     let half = (limits.max_lines / 2).max(1);
-    let stdout = take(&stdout).render(limits.max_lines, "stdout", ctx.texts());
-    let stderr = take(&stderr).render(half, "stderr", ctx.texts());
+    let stdout = take(&stdout).render(limits.max_lines, "stdout", texts);
+    let stderr = take(&stderr).render(half, "stderr", texts);
     let stderr = stderr.trim_end();
     match ending.status {
-        None => Err(ToolError::new(format!(
-            "tool `{}` did not finish within {} and was killed{}",
-            tool.name,
-            humantime(tool.timeout),
-            if stderr.is_empty() {
-                String::new()
+        None => {
+            let seconds = humantime(tool.timeout);
+            let values = [
+                ("tool", tool.name.as_str()),
+                ("seconds", seconds.as_str()),
+                ("stderr", stderr),
+            ];
+            let message = if stderr.is_empty() {
+                texts.render(&TOOLS_COMMAND_ERROR_TIMEOUT, &values)
             } else {
-                format!("; its stderr:\n{stderr}")
-            }
-        ))
-        .hint("call it with a smaller request, or not at all")),
+                texts.render(&TOOLS_COMMAND_ERROR_TIMEOUT_STDERR, &values)
+            };
+            Err(ToolError::new(message).hint(texts.render(&TOOLS_COMMAND_HINT_TIMEOUT, &[])))
+        }
         Some(status) if !status.success() => {
-            let hint = "read the error, fix the arguments if they are the cause, and call it again";
+            let hint = texts.render(&TOOLS_COMMAND_HINT_FAILED, &[]);
             // It died of a refused read or exec (126: found but could not be run): the
             // sandbox may be what stopped it.
             let refused = status.code() == Some(126)
@@ -145,33 +163,51 @@ async fn run_command(
                 .flatten()
             {
                 Some(help) => format!("{hint}; {help}"),
-                None => hint.to_owned(),
+                None => hint,
             };
-            Err(ToolError::new(format!(
-                "tool `{}` failed ({}){}",
-                tool.name,
-                describe(status),
-                if stderr.is_empty() {
-                    " with no output on stderr".to_owned()
-                } else {
-                    format!(":\n{stderr}")
-                }
-            ))
-            .hint(hint))
-        }
-        Some(_) if tool.stderr_on_success && !stderr.is_empty() => Ok(format!(
-            "--- stdout ---\n{}\n--- stderr ---\n{stderr}",
-            if stdout.is_empty() {
-                "(empty)"
+            let status = status_text(status, texts);
+            let values = [
+                ("tool", tool.name.as_str()),
+                ("status", status.as_str()),
+                ("stderr", stderr),
+            ];
+            let message = if stderr.is_empty() {
+                texts.render(&TOOLS_COMMAND_ERROR_FAILED, &values)
             } else {
-                stdout.trim_end()
-            }
-        )),
+                texts.render(&TOOLS_COMMAND_ERROR_FAILED_STDERR, &values)
+            };
+            Err(ToolError::new(message).hint(hint))
+        }
+        Some(_) if tool.stderr_on_success && !stderr.is_empty() => {
+            let stdout = if stdout.is_empty() {
+                texts.render(&TOOL_BASH_RESULT_EMPTY, &[])
+            } else {
+                stdout.trim_end().to_owned()
+            };
+            Ok(texts.render(
+                &TOOLS_COMMAND_RESULT_BOTH,
+                &[("stdout", &stdout), ("stderr", stderr)],
+            ))
+        }
         Some(_) => Ok(if stdout.is_empty() {
-            "(no output)".to_owned()
+            texts.render(&TOOLS_COMMAND_RESULT_NO_OUTPUT, &[])
         } else {
             stdout
         }),
+    }
+}
+
+/// How a process ended, in the registry's language (`exit code: 1`, `killed by signal 9`).
+fn status_text(status: std::process::ExitStatus, texts: &crate::texts::Texts) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => {
+            texts.render(&TOOL_BASH_RESULT_EXIT_CODE, &[("code", &code.to_string())])
+        }
+        (None, Some(signal)) => {
+            texts.render(&TOOL_BASH_RESULT_SIGNAL, &[("signal", &signal.to_string())])
+        }
+        (None, None) => texts.render(&TOOL_BASH_RESULT_UNKNOWN_STATUS, &[]),
     }
 }
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::checks::{Check, CheckRun};
 use crate::hooks::{Hook, HookEnding, HookRun};
 use crate::process::env::program_env;
 use crate::process::{self, Input, Program, SpawnError, WorkDir, describe};
@@ -26,12 +27,39 @@ const MAX_STDERR_BYTES: usize = 16 * 1024;
 
 /// Run `hook` with `input` on stdin in `ctx`'s workspace and sandbox.
 pub async fn run_hook(hook: &Hook, input: &Value, ctx: &ToolContext) -> HookRun {
+    run_program(&hook.run, hook.timeout, input, ctx).await
+}
+
+/// Run success check `check` in `ctx`'s workspace and sandbox, as a hook runs (the
+/// check's argv, `{"hook_event_name": "Check", "cwd": …}` on stdin, its timeout), and
+/// keep what the model reads of its output ([`crate::checks::model_output`]).
+pub async fn run_check(check: &Check, ctx: &ToolContext) -> CheckRun {
+    let input = serde_json::json!({
+        "hook_event_name": "Check",
+        "cwd": ctx.workspace().to_string_lossy(),
+    });
+    let started = std::time::Instant::now();
+    let run = run_program(&check.run, check.timeout, &input, ctx).await;
+    CheckRun {
+        output: crate::checks::model_output(&run.stdout, &run.stderr),
+        ending: run.ending,
+        elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+/// Run `argv` with `input` on stdin in `ctx`'s workspace and sandbox, killed at `timeout`.
+async fn run_program(
+    argv: &[String],
+    timeout: Duration,
+    input: &Value,
+    ctx: &ToolContext,
+) -> HookRun {
     let not_started = |why: String| HookRun {
         ending: HookEnding::NotStarted(why),
         stdout: String::new(),
         stderr: String::new(),
     };
-    let Some((program, rest)) = hook.run.split_first() else {
+    let Some((program, rest)) = argv.split_first() else {
         return not_started("it has no program to run".into());
     };
     let vars: Vec<_> = std::env::vars_os().collect();
@@ -44,7 +72,7 @@ pub async fn run_hook(hook: &Hook, input: &Value, ctx: &ToolContext) -> HookRun 
     let profile = ctx
         .sandbox()
         .clone()
-        .with_program(&hook.run, &env, ctx.workspace());
+        .with_program(argv, &env, ctx.workspace());
     let to_run = Program {
         program: program.as_ref(),
         args: rest,
@@ -65,7 +93,7 @@ pub async fn run_hook(hook: &Hook, input: &Value, ctx: &ToolContext) -> HookRun 
         input,
         (MAX_STDOUT_BYTES, MAX_STDERR_BYTES),
     );
-    let ending = contained.run_to_end(hook.timeout, DRAIN_GRACE).await;
+    let ending = contained.run_to_end(timeout, DRAIN_GRACE).await;
     tasks.finish(DRAIN_GRACE).await;
     drop(sandbox);
     let text =

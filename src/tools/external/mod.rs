@@ -8,7 +8,7 @@ mod hook;
 mod schema;
 
 pub use command::{CommandTool, command_handler};
-pub use hook::run_hook;
+pub use hook::{run_check, run_hook};
 pub use schema::{MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, check_meta_schema, normalize_schema};
 
 use crate::mcp::ServerListing;

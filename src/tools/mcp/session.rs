@@ -54,7 +54,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader, ReadBuf};
 use tokio::task::JoinHandle;
 
 use super::types::{
-    CallOutput, ListedTool, McpError, ServerConfig, ServerListing, ServerTransport, ToolAnnotations,
+    CallOutput, ListedTool, McpError, ServerConfig, ServerListing, ServerTransport,
+    ToolAnnotations, Unsupported,
 };
 use crate::process::{
     self, Contained, Input, PreparedSandbox, Program, SpawnError, WorkDir, describe,
@@ -220,19 +221,15 @@ impl McpSession {
                 })?;
                 Ok(call_output(&value, &inner.limits))
             }
-            CallToolResponse::InputRequired(_) => Err(McpError::Protocol {
+            CallToolResponse::InputRequired(_) => Err(McpError::Unsupported {
                 server: inner.name.clone(),
-                detail: format!(
-                    "tool `{}` asked the client for input, which agent-presets does not provide",
-                    cut(tool, 128)
-                ),
+                tool: cut(tool, 128),
+                what: Unsupported::Input,
             }),
-            _ => Err(McpError::Protocol {
+            _ => Err(McpError::Unsupported {
                 server: inner.name.clone(),
-                detail: format!(
-                    "tool `{}` answered with a long-running task, which agent-presets does not support",
-                    cut(tool, 128)
-                ),
+                tool: cut(tool, 128),
+                what: Unsupported::Task,
             }),
         }
     }
@@ -284,14 +281,11 @@ impl Inner {
 
     async fn call_error(&self, tool: &str, error: ServiceError) -> McpError {
         match error {
-            ServiceError::McpError(data) => McpError::Protocol {
+            ServiceError::McpError(data) => McpError::ToolFailed {
                 server: self.name.clone(),
-                detail: format!(
-                    "tool `{}` failed: {} (JSON-RPC error {})",
-                    cut(tool, 128),
-                    cut(&data.message, 1000),
-                    data.code.0
-                ),
+                tool: cut(tool, 128),
+                message: cut(&data.message, 1000),
+                code: data.code.0,
             },
             ServiceError::TransportClosed | ServiceError::TransportSend(_)
                 if self.process.is_some() =>

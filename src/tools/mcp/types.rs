@@ -195,6 +195,32 @@ pub enum McpError {
         /// How it ended (exit status, closed connection).
         detail: String,
     },
+    /// A tool call was answered with a JSON-RPC error.
+    #[error("MCP server `{server}`: tool `{tool}` failed: {message} (JSON-RPC error {code})")]
+    ToolFailed {
+        /// The server's name in the preset.
+        server: String,
+        /// The tool's name on the server (cut).
+        tool: String,
+        /// The server's message (cut; its own words).
+        message: String,
+        /// The JSON-RPC error code.
+        code: i32,
+    },
+    /// A tool call asked for something agent-presets does not do: input from the client
+    /// (`input`), or a long-running task (`task`).
+    #[error("MCP server `{server}`: tool `{tool}` {}", match what {
+        Unsupported::Input => "asked the client for input, which agent-presets does not provide",
+        Unsupported::Task => "answered with a long-running task, which agent-presets does not support",
+    })]
+    Unsupported {
+        /// The server's name in the preset.
+        server: String,
+        /// The tool's name on the server (cut).
+        tool: String,
+        /// What it asked for.
+        what: Unsupported,
+    },
     /// The server broke the protocol or answered a request with a JSON-RPC error.
     #[error("MCP server `{server}`: {detail}")]
     Protocol {
@@ -241,6 +267,15 @@ pub enum McpError {
     },
 }
 
+/// What an MCP tool call asked for that agent-presets does not do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unsupported {
+    /// Input from the client (elicitation).
+    Input,
+    /// A long-running task.
+    Task,
+}
+
 impl McpError {
     /// The name of the server the error is about.
     pub fn server(&self) -> &str {
@@ -251,6 +286,8 @@ impl McpError {
             | McpError::Timeout { server, .. }
             | McpError::Crashed { server, .. }
             | McpError::Protocol { server, .. }
+            | McpError::ToolFailed { server, .. }
+            | McpError::Unsupported { server, .. }
             | McpError::TooManyTools { server, .. }
             | McpError::ToolTooLarge { server, .. }
             | McpError::Config { server, .. } => server,
@@ -291,6 +328,22 @@ impl McpError {
                 server,
                 detail: r(detail),
             },
+            McpError::ToolFailed {
+                server,
+                tool,
+                message,
+                code,
+            } => McpError::ToolFailed {
+                server,
+                tool: r(tool),
+                message: r(message),
+                code,
+            },
+            McpError::Unsupported { server, tool, what } => McpError::Unsupported {
+                server,
+                tool: r(tool),
+                what,
+            },
             McpError::ToolTooLarge {
                 server,
                 tool,
@@ -314,7 +367,7 @@ impl McpError {
 }
 
 /// `10s`, `1.5s`, `250ms`: a duration as a preset would write it.
-fn human_duration(d: Duration) -> String {
+pub(crate) fn human_duration(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 {
         format!("{ms}ms")
