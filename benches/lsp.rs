@@ -57,6 +57,7 @@ fn main() {
         project_dir: Some(dir.clone()),
         preset_dirs: vec![dir.clone()],
         no_user: true,
+        no_project_config: true,
     };
 
     // Opening: discovery and the first buffer's diagnostics, against `validate` of all.

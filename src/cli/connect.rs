@@ -26,7 +26,7 @@ pub(crate) fn consent(
     }
     writeln!(
         io.err,
-        "`--connect` starts MCP servers declared in files you did not write:"
+        "`--connect` starts MCP servers declared in presets you have not trusted yet (a project's or a shared directory's presets can start any program):"
     )?;
     let shown = crate::trust::display::shown;
     for f in &foreign {
@@ -61,7 +61,7 @@ pub(crate) fn consent(
         }
     }
     Err(CliError::usage_with(
-        "no MCP server was started: they are declared in files you did not write",
+        "no MCP server was started: the presets declaring them are not trusted yet",
         Some("check the commands and URLs above; pass `--yes` to start them, or trust the preset for what it reaches with `agent-presets trust FILE`".into()),
     ))
 }

@@ -12,6 +12,7 @@ use super::workspace::{Workspace, absolute};
 use super::{CliError, Exit, GlobalArgs, Io};
 use crate::confine::write_confined;
 use crate::preset::catalog::{PROJECT_PRESET_DIR, PresetSource};
+use crate::project::config::CONFIG_FILE;
 use crate::project::init::{check_new_name, relative_path, starter};
 
 /// Arguments of `init`.
@@ -120,16 +121,98 @@ pub(crate) fn run(global: &GlobalArgs, args: &InitArgs, io: &mut Io<'_>) -> Resu
             shown_path(&cwd, &schema)
         )?;
     }
-    let in_catalog = args.dir.is_none();
-    let dir_flag = if in_catalog {
-        String::new()
-    } else {
-        format!("--preset-dir {} ", shown_path(&cwd, &dir))
-    };
+    let seen = project_sees(&workspace, global, &dir, &cwd, io)?;
+    let mut words = vec!["agent-presets".to_owned()];
+    words.extend(global.flag_words());
+    if !seen {
+        words.push("--preset-dir".into());
+        words.push(super::shell_word(&shown_path(&cwd, &dir)));
+    }
+    let command = words.join(" ");
     writeln!(io.out, "next: edit it, then")?;
-    writeln!(io.out, "  agent-presets {dir_flag}validate {name}")?;
-    writeln!(io.out, "  agent-presets {dir_flag}render {name}")?;
+    writeln!(io.out, "  {command} validate {name}")?;
+    writeln!(io.out, "  {command} render {name}")?;
     Ok(Exit::Ok)
+}
+
+/// Will every command of the project see the presets in `dir`? Its `.agent-presets/`
+/// and the project config's directories are; `--preset-dir`s of this command are not
+/// (the next command may not repeat them). A directory outside them becomes the
+/// project config's first directory when there is no config yet (`agent-presets.yaml`
+/// is created at the project root, and `init` says so); with a config, `init` prints
+/// the `presetDirs` line that adds it and leaves the file to the user.
+fn project_sees(
+    workspace: &Workspace,
+    global: &GlobalArgs,
+    dir: &Path,
+    cwd: &Path,
+    io: &mut Io<'_>,
+) -> Result<bool, CliError> {
+    let same = |a: &Path, b: &Path| match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if same(dir, &workspace.project_dir.join(PROJECT_PRESET_DIR)) {
+        return Ok(true);
+    }
+    if global.no_project_config {
+        return Ok(false);
+    }
+    let root = workspace
+        .config
+        .as_ref()
+        .map_or_else(|| workspace.project_dir.clone(), |c| c.root.clone());
+    let relative = relative_path(&root, dir);
+    let relative = relative.strip_prefix("./").unwrap_or(&relative).to_owned();
+    let Some(config) = &workspace.config else {
+        if relative.starts_with("..") {
+            // Outside the project: only `--preset-dir` reaches it.
+            return Ok(false);
+        }
+        let path = root.join(CONFIG_FILE);
+        let text = format!(
+            "# The project's preset directories, lock and defaults: every agent-presets\n# command run in this project reads this file (docs/cli.md#the-project-config).\npresetDirs: [{}]\n",
+            yaml_word(&relative)
+        );
+        let shown = shown_path(cwd, &path);
+        write_confined(&root, &path, &shown, text.as_bytes())?;
+        writeln!(
+            io.out,
+            "created {shown} (presetDirs: [{}]): every command in the project now sees the presets in {relative}",
+            yaml_word(&relative)
+        )?;
+        return Ok(true);
+    };
+    let dirs = config.preset_dirs.clone().unwrap_or_default();
+    if dirs.iter().any(|d| same(d, dir)) {
+        return Ok(true);
+    }
+    let mut listed: Vec<String> = dirs
+        .iter()
+        .map(|d| yaml_word(&relative_path(&root, d)))
+        .collect();
+    listed.push(yaml_word(&relative));
+    writeln!(
+        io.out,
+        "note: {relative} is not one of the preset directories of {}, so commands without `--preset-dir` do not see it; add it there: `presetDirs: [{}]`",
+        shown_path(cwd, &config.path),
+        listed.join(", ")
+    )?;
+    Ok(false)
+}
+
+/// A path as a plain YAML flow scalar, quoted when it needs to be.
+fn yaml_word(path: &str) -> String {
+    let plain = !path.is_empty()
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./*".contains(c))
+        && !path.starts_with('*');
+    if plain {
+        path.to_owned()
+    } else {
+        format!("'{}'", path.replace('\'', "''"))
+    }
 }
 
 /// `path` relative to `cwd` when it is below it, else as is.

@@ -116,7 +116,11 @@ fn human(rows: &[Row], io: &Io<'_>) -> String {
         let description = match (&r.description, r.parses) {
             (Some(d), _) => d.clone(),
             (None, true) => String::new(),
-            (None, false) => format!("(invalid: run `agent-presets validate {}`)", r.name),
+            (None, false) => crate::report::commands::with_flags(&format!(
+                "(invalid: run `agent-presets validate {}`)",
+                r.name
+            ))
+            .into_owned(),
         };
         let line = format!(
             "{:name_width$}  {}  {description}",

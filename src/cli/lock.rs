@@ -118,18 +118,18 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
         lock.insert(name, e);
     }
     let noun = if count == 1 { "preset" } else { "presets" };
-    // The path as given when the project is the current directory.
+    // Relative to the current directory when inside it (`presets.lock` at the root).
     let shown = match std::env::current_dir() {
-        Ok(cwd) if cwd == workspace.project_dir => LOCK_FILE.to_owned(),
-        _ => path.display().to_string(),
+        Ok(cwd) => crate::project::shown(&cwd, &path),
+        Err(_) => path.display().to_string(),
     };
-    // Never through a link out of the project (a cloned repository may commit one).
-    write_confined(
-        &workspace.project_dir,
-        &path,
-        &shown,
-        lock.to_text().as_bytes(),
-    )?;
+    // Never through a link out of the project (a cloned repository may commit one);
+    // with a project config, the project is the config's directory.
+    let root = workspace
+        .config
+        .as_ref()
+        .map_or(&workspace.project_dir, |c| &c.root);
+    write_confined(root, &path, &shown, lock.to_text().as_bytes())?;
     writeln!(
         io.out,
         "locked {count} {noun} in {shown} ({changed} changed)"
@@ -138,8 +138,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
         let stale = stale_descendants(&workspace, &lock, &args.names);
         if !stale.is_empty() {
             let listed: Vec<String> = stale.iter().map(|n| format!("`{n}`")).collect();
-            writeln!(
-                io.out,
+            let note = format!(
                 "note: {} extending what you locked now differ{} from {LOCK_FILE}: {}; run `agent-presets lock {}` too",
                 if stale.len() == 1 {
                     "1 preset"
@@ -149,7 +148,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &LockArgs, io: &mut Io<'_>) -> Resu
                 if stale.len() == 1 { "s" } else { "" },
                 listed.join(", "),
                 stale.join(" ")
-            )?;
+            );
+            writeln!(io.out, "{}", crate::report::commands::with_flags(&note))?;
         }
     }
     Ok(Exit::Ok)

@@ -18,6 +18,7 @@ pub(crate) fn run(global: &GlobalArgs, _args: &LspArgs, io: &mut Io<'_>) -> Resu
         project_dir: global.project_dir.clone(),
         preset_dirs: global.preset_dirs.clone(),
         no_user: global.no_user,
+        no_project_config: global.no_project_config,
     };
     let input = std::io::BufReader::new(std::io::stdin());
     crate::lsp::serve(input, &mut *io.out, options)?;

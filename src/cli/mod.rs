@@ -63,6 +63,46 @@ struct GlobalArgs {
     /// Leave the user's preset directory out (also: `AGENT_PRESETS_NO_USER=1`).
     #[arg(long, global = true)]
     no_user: bool,
+    /// Do not read the project config (`agent-presets.yaml`, found from the current
+    /// directory upward): its preset directories, lock file and locale.
+    #[arg(long, global = true)]
+    no_project_config: bool,
+}
+
+impl GlobalArgs {
+    /// The global flags given, as words a POSIX shell reads back: what every command a
+    /// message suggests repeats (see [`crate::report::commands`]).
+    fn flag_words(&self) -> Vec<String> {
+        let mut words = Vec::new();
+        if let Some(dir) = &self.project_dir {
+            words.push("--project-dir".into());
+            words.push(shell_word(&dir.to_string_lossy()));
+        }
+        for dir in &self.preset_dirs {
+            words.push("--preset-dir".into());
+            words.push(shell_word(&dir.to_string_lossy()));
+        }
+        if self.no_user {
+            words.push("--no-user".into());
+        }
+        if self.no_project_config {
+            words.push("--no-project-config".into());
+        }
+        words
+    }
+}
+
+/// A word as a POSIX shell reads it back.
+pub(crate) fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -219,6 +259,8 @@ where
         }
     };
     let format = cli.command.machine_format();
+    // Every command a message suggests repeats this one's global flags.
+    let _flags = crate::report::commands::repeat_flags(&cli.global.flag_words().join(" "));
     let result = match &cli.command {
         Command::List(args) => list::run(&cli.global, args, io),
         Command::Show(args) => show::run(&cli.global, args, io),
@@ -325,8 +367,10 @@ fn report_error(error: CliError, format: Option<MachineFormat>, io: &mut Io<'_>)
     }
     match error {
         CliError::Usage { message, help } => {
+            let message = crate::report::commands::with_flags(&message);
             let _ = writeln!(io.err, "{}: {message}", style.error("error"));
             if let Some(help) = help {
+                let help = crate::report::commands::with_flags(&help);
                 let _ = writeln!(io.err, "  = {}: {help}", style.bold("help"));
             }
             Exit::Usage

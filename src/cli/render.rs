@@ -76,7 +76,9 @@ pub(crate) fn run(
 ) -> Result<Exit, CliError> {
     args.values.check_stdin(&args.name)?;
     let mut workspace = Workspace::discover(global)?;
-    workspace.presets.set_locale(args.values.locale.clone());
+    if let Some(locale) = args.values.locale.clone() {
+        workspace.presets.set_locale(Some(locale));
+    }
     let preset = workspace.valid_preset(&args.name, io)?;
     if let Some(other) = &args.diff_against {
         let other = workspace.valid_preset(other, io)?;

@@ -107,7 +107,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, io: &mut Io<'_>) -> Resul
         check_recording_allowed().map_err(CliError::usage)?;
     }
     let mut workspace = Workspace::discover(global)?;
-    workspace.presets.set_locale(args.values.locale.clone());
+    if let Some(locale) = args.values.locale.clone() {
+        workspace.presets.set_locale(Some(locale));
+    }
     let (preset, warnings) = workspace.valid_preset_and_warnings(&args.name, io)?;
     let refused = crate::project::run_setup::refuse_hidden_tool_mentions(
         &warnings,

@@ -170,7 +170,14 @@ pub(crate) fn run(
             root.display()
         )));
     }
-    let (files, keeps_tools) = project_files(&root, &global.preset_dirs, args.write);
+    // The project config's root and directories, as every command finds them.
+    let workspace = super::workspace::Workspace::discover(global)?;
+    let root = workspace.project_dir.clone();
+    let dirs = match (&workspace.config, global.preset_dirs.is_empty()) {
+        (Some(config), true) => config.preset_dirs.clone().unwrap_or_default(),
+        _ => global.preset_dirs.clone(),
+    };
+    let (files, keeps_tools) = project_files(&root, &dirs, args.write);
     if files.is_empty() {
         return Err(CliError::usage_with(
             format!(

@@ -50,7 +50,9 @@ pub(crate) fn run(
     io: &mut Io<'_>,
 ) -> Result<Exit, CliError> {
     let mut workspace = Workspace::discover(global)?;
-    workspace.presets.set_locale(args.locale.clone());
+    if let Some(locale) = args.locale.clone() {
+        workspace.presets.set_locale(Some(locale));
+    }
     // `texts tool.read_file.description`: an id, not a preset.
     let (preset, id) = match (&args.preset, &args.id) {
         (Some(p), None) if looks_like_id(p) => (None, Some(p.as_str())),

@@ -86,6 +86,33 @@ pub(crate) fn run(
                 crate::report::HumanRenderer::new(io.err_style, &sources, &validation.diagnostics);
             io.err
                 .write_all(renderer.render_all(&validation.diagnostics).as_bytes())?;
+            // Say why nothing was trusted: what it reaches is known only once it builds.
+            let errors = validation
+                .diagnostics
+                .iter()
+                .filter(|d| d.is_error())
+                .count();
+            let name = match selected {
+                Selected::Name(name) => format!("`{name}`"),
+                Selected::Target(id) => workspace
+                    .presets
+                    .target(*id)
+                    .map_or_else(|| "the preset".to_owned(), |e| format!("`{}`", e.display())),
+            };
+            writeln!(
+                io.err,
+                "{}: {name} was not trusted: it is invalid ({errors} error{} above), and what a preset reaches is known only once it validates",
+                io.err_style.error("error"),
+                if errors == 1 { "" } else { "s" },
+            )?;
+            writeln!(
+                io.err,
+                "  = {}: {}",
+                io.err_style.bold("help"),
+                crate::report::commands::with_flags(
+                    "fix the errors, check them with `agent-presets validate`, then trust it again"
+                )
+            )?;
             exit = Exit::Invalid;
             continue;
         };
@@ -103,6 +130,16 @@ pub(crate) fn run(
             )?;
             continue;
         }
+        let before = store.status(&reach);
+        if before == TrustStatus::Trusted {
+            writeln!(
+                io.out,
+                "{} ({}): already trusted for what it reaches now",
+                preset.name(),
+                reach.display
+            )?;
+            continue;
+        }
         if !store.trust(&reach) {
             writeln!(
                 io.err,
@@ -114,8 +151,26 @@ pub(crate) fn run(
             continue;
         }
         changed = true;
-        writeln!(io.out, "trusted {} ({}):", preset.name(), reach.display)?;
-        write_items(&reach.items, io)?;
+        match before {
+            // A re-trust: what changed since, field by field.
+            TrustStatus::Changed(changes) => {
+                writeln!(
+                    io.out,
+                    "trusted {} ({}) again; what changed since you last trusted it:",
+                    preset.name(),
+                    reach.display
+                )?;
+                for change in &changes {
+                    for line in describe(change) {
+                        writeln!(io.out, "  {line}")?;
+                    }
+                }
+            }
+            _ => {
+                writeln!(io.out, "trusted {} ({}):", preset.name(), reach.display)?;
+                write_items(&reach.items, io)?;
+            }
+        }
     }
     if changed {
         store.save().map_err(store_error)?;
@@ -195,7 +250,7 @@ pub(crate) fn admit_run(
     match &changes {
         None => writeln!(
             io.err,
-            "preset `{}` ({}) reaches outside this process with values from files you did not write:",
+            "preset `{}` ({}) reaches outside this process with values from presets you have not trusted yet (a project's or a shared directory's):",
             reach.name,
             style.bold(&reach.display)
         )?,
@@ -289,33 +344,10 @@ fn in_ci() -> bool {
 /// ARG` runs.
 fn trust_command(global: &GlobalArgs, arg: &str) -> String {
     let mut words = vec!["agent-presets".to_owned()];
-    if let Some(dir) = &global.project_dir {
-        words.push("--project-dir".into());
-        words.push(quoted(&dir.to_string_lossy()));
-    }
-    for dir in &global.preset_dirs {
-        words.push("--preset-dir".into());
-        words.push(quoted(&dir.to_string_lossy()));
-    }
-    if global.no_user {
-        words.push("--no-user".into());
-    }
+    words.extend(global.flag_words());
     words.push("trust".into());
-    words.push(quoted(arg));
+    words.push(super::shell_word(arg));
     words.join(" ")
-}
-
-/// A word as a POSIX shell reads it back.
-fn quoted(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 fn open_store(policy: &TrustPolicy) -> Result<TrustStore, CliError> {
@@ -415,10 +447,11 @@ mod tests {
             preset_dirs: vec![PathBuf::from("shared presets")],
             project_dir: None,
             no_user: true,
+            no_project_config: true,
         };
         assert_eq!(
             trust_command(&global, "helper"),
-            "agent-presets --preset-dir 'shared presets' --no-user trust helper"
+            "agent-presets --preset-dir 'shared presets' --no-user --no-project-config trust helper"
         );
     }
 }

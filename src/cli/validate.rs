@@ -137,12 +137,29 @@ pub(crate) fn run(
         .map(|(validation, drift)| drift.map(|drift| (validation, drift)))
         .collect::<Result<_, _>>()
         .map_err(lock_error)?;
+    // A bare `lock` (for many names) drops the entries of presets this run does not see:
+    // printed only when it sees them all.
+    let relock = lock::Relock {
+        all_seen: workspace.config.is_some()
+            || lock
+                .as_ref()
+                .is_some_and(|l| l.names().all(|n| workspace.presets.contains(n))),
+    };
     // Presets that drifted through one edit (of a parent, say) are re-locked together.
     lock::relate(
         &mut outcomes
             .iter_mut()
             .filter_map(|(_, d)| d.as_mut())
             .collect::<Vec<_>>(),
+        relock,
+    );
+    // One edit that drifted several presets: reported once, at the line that changed.
+    let shared = lock::collapse(
+        &outcomes
+            .iter()
+            .filter_map(|(_, d)| d.as_ref())
+            .collect::<Vec<_>>(),
+        relock,
     );
     for (item, (mut validation, drift)) in plan.items.iter().zip(outcomes) {
         let drift = drift.map(|d| {
@@ -169,13 +186,17 @@ pub(crate) fn run(
         report.add_preset(outcome);
     }
 
+    for s in shared {
+        report.add_shared_drift((s.diagnostic, s.annotation), s.covers, s.replaces, s.of);
+    }
+
     if let Some(lock) = &lock
         && args.targets.is_empty()
     {
         let gone: Vec<_> = lock
             .names()
             .filter(|n| !workspace.presets.contains(n))
-            .map(lock::gone)
+            .map(|n| lock::gone(&workspace, n))
             .collect();
         report.add_diagnostics(gone);
     }

@@ -52,11 +52,17 @@ impl Workspace {
             project_dir: global.project_dir.clone(),
             preset_dirs: global.preset_dirs.clone(),
             no_user: global.no_user,
+            no_project_config: global.no_project_config,
         };
         let (project, unreadable) = Project::discover(&options).map_err(|e| match e {
             ProjectError::CurrentDir(_) | ProjectError::NoProjectDir(_) => {
                 CliError::usage(e.to_string())
             }
+            ProjectError::Config(problems) => CliError::Diagnostics {
+                list: problems.error.problems.into_iter().collect(),
+                exit: Exit::Usage,
+                sources: problems.error.sources,
+            },
         })?;
         Ok((Workspace(project), unreadable))
     }

@@ -13,7 +13,8 @@ use crate::diagnostic::{Diagnostic, Fix, Severity};
 use crate::preset::catalog::PresetEntry;
 use crate::project::lock::{self, LockFile};
 use crate::project::{Project, ProjectOptions, Selected};
-use crate::report::{MAX_SHOWN_PER_FILE, ValidationReport, mask};
+use crate::report::commands::displayed;
+use crate::report::{MAX_SHOWN_PER_FILE, ValidationReport};
 
 /// The project under an editor and the buffers read in place of its files: what the
 /// server validates with (public for hosts and the benchmark, `benches/lsp.rs`).
@@ -358,10 +359,11 @@ impl Checker {
                 let start = span.column.saturating_sub(1);
                 let from = text::column_of_char(line_text, start, encoding);
                 let to = text::column_of_char(line_text, start + span.len, encoding);
-                let mut message = mask(&d.message).into_owned();
+                // As `validate` shows them: suggested commands repeat the server's flags.
+                let mut message = displayed(&d.message).into_owned();
                 if let Some(help) = &d.help {
                     message.push_str("\nhelp: ");
-                    message.push_str(&mask(help));
+                    message.push_str(&displayed(help));
                 }
                 let mut lsp = json!({
                     "range": range(line, from, line, to.max(from)),

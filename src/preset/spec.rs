@@ -1256,6 +1256,7 @@ pub(crate) const KEY_SETS: &[(&str, &[&str])] = &[
     ),
     ("a hook", &["match", "run", "timeout", "onError"]),
     ("a check", &["run", "retries", "timeout"]),
+    ("the project config", &["presetDirs", "lock", "locale"]),
 ];
 
 /// Where a set of allowed keys belongs ("`persona`", "a section", ...), if known.
@@ -1379,6 +1380,7 @@ mod tests {
             expected_keys::<HooksSpec>("zzz: 1"),
             expected_keys::<HookSpec>("zzz: 1"),
             expected_keys::<CheckSpec>("zzz: 1"),
+            expected_keys::<crate::project::config::ConfigSpec>("zzz: 1"),
         ];
         assert_eq!(sets.len(), KEY_SETS.len());
         for (got, (owner, keys)) in sets.iter().zip(KEY_SETS) {

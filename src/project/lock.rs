@@ -14,7 +14,7 @@
 //! every field (a lock with a field this build does not write is refused, not carried
 //! along), and the drift diagnostics compare entries field by field.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use similar::TextDiff;
 
-use super::Project;
+use super::{Project, config};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::mcp::ServerListing;
 use crate::preset::spec::Spanned;
@@ -550,7 +550,7 @@ impl LockedSection {
 impl LockFile {
     /// Where the lock lives for this project.
     pub fn path(project: &Project) -> PathBuf {
-        project.project_dir.join(LOCK_FILE)
+        project.lock_path.clone()
     }
 
     /// Read the lock; `Ok(None)` when there is none.
@@ -650,14 +650,13 @@ impl ServerListings for LockFile {
     }
 }
 
-/// `tools` taking the MCP tools of presets from the lock of the project in
-/// `project_dir`, when it has one that pins any server: how `validate`, `render` and
-/// `run` know a server's tools without starting it. A lock that cannot be read pins
+/// `tools` taking the MCP tools of presets from the lock at `lock_path` (the project's
+/// [`LockFile::path`]), when it pins any server: how `validate`, `render` and `run`
+/// know a server's tools without starting it. A lock that cannot be read pins
 /// nothing here (presets that declare servers are then reported as not locked, and
 /// `validate --locked` and `lock` say what is wrong with the file).
-pub fn with_lock_listings(tools: ToolCatalog, project_dir: &Path) -> ToolCatalog {
-    let path = project_dir.join(LOCK_FILE);
-    let Ok(bytes) = crate::bounded::read_bounded(&path, MAX_LOCK_BYTES) else {
+pub fn with_lock_listings(tools: ToolCatalog, lock_path: &Path) -> ToolCatalog {
+    let Ok(bytes) = crate::bounded::read_bounded(lock_path, MAX_LOCK_BYTES) else {
         return tools;
     };
     // Most locks pin no server: skip parsing them.
@@ -833,6 +832,9 @@ pub struct Drift {
     /// built-in tools): drifts that share one come from one edit, and are re-locked
     /// together.
     causes: BTreeSet<Arc<str>>,
+    /// For each of `changes`, the change as the file declaring it made it, when that
+    /// file is in the repository ([`collapse`] groups drifts by it).
+    shared: Vec<Option<SharedChange>>,
 }
 
 /// Most diff lines an annotation shows; the rest are counted.
@@ -841,8 +843,30 @@ const MAX_DIFF_LINES: usize = 8;
 const MAX_DIFF_LINE_CHARS: usize = 160;
 /// Most items of a tool's change summary an annotation shows.
 const MAX_TOOL_CHANGES: usize = 6;
-/// Most preset names one re-lock command lists; past this, `agent-presets lock` (all).
+/// Most preset names one re-lock command lists; past this, `agent-presets lock` (all),
+/// when that drops no entry the run could not see ([`Relock::all_seen`]).
 const MAX_RELOCK_NAMES: usize = 20;
+
+/// How a re-lock command may be written.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Relock {
+    /// Does this run see every preset the lock knows (a project config names every
+    /// preset directory, or no entry is of a preset not found)? Only then may a long
+    /// list of names become a bare `agent-presets lock`, which drops the entries of the
+    /// presets it does not see; otherwise the command names every preset.
+    pub all_seen: bool,
+}
+
+impl Relock {
+    /// The re-lock command for `names`.
+    fn command(self, names: &[&str]) -> String {
+        if names.len() > MAX_RELOCK_NAMES && self.all_seen {
+            "agent-presets lock".to_owned()
+        } else {
+            format!("agent-presets lock {}", names.join(" "))
+        }
+    }
+}
 
 /// What changed, for [`origin`].
 #[derive(Clone, Copy)]
@@ -872,6 +896,9 @@ struct Origin {
     from: String,
     /// The files (or the tool registry) the change may come from.
     causes: Vec<Arc<str>>,
+    /// The preset of the repository that declares the item, and where: the line a change
+    /// shared by many presets is reported at once ([`collapse`]).
+    at: Option<(String, Span)>,
 }
 
 const BUILTIN_PREFIX: &str = "<builtin>/";
@@ -946,17 +973,24 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
             span: None,
             from: String::new(),
             causes: vec![TOOL_REGISTRY.into()],
+            at: None,
         };
     };
     let leaf_index = chain.len() - 1;
     let extends_span = leaf.file.extends.as_ref().map(|e| leaf.span_of(e));
     let name_span = leaf.span_of(&leaf.file.name);
     let own = |span: Span| (!is_builtin(leaf)).then_some(span);
-    match (item, declaring(chain, item)) {
+    let declared = declaring(chain, item);
+    let at = declared
+        .as_ref()
+        .filter(|(i, _)| !is_builtin(&chain[*i]))
+        .map(|(i, span)| (chain[*i].name().to_owned(), span.clone()));
+    match (item, declared) {
         (_, Some((i, span))) if i == leaf_index => Origin {
             span: own(span),
             from: String::new(),
             causes: vec![leaf.source.display.clone()],
+            at,
         },
         (_, Some((i, span))) => {
             let parent = &chain[i];
@@ -977,6 +1011,7 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
                 span: own(extends_span.unwrap_or(name_span)),
                 from,
                 causes: vec![parent.source.display.clone()],
+                at,
             }
         }
         (Item::Definition(tool), None) => {
@@ -987,6 +1022,7 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
                     " (`{tool}` is a built-in tool: the lock was written with another version of it, by another agent-presets release?)"
                 ),
                 causes: vec![TOOL_REGISTRY.into()],
+                at: None,
             }
         }
         (item, None) => Origin {
@@ -1013,6 +1049,7 @@ fn origin(preset: &ValidPreset, item: Item<'_>) -> Origin {
                     files
                 }
             },
+            at: None,
         },
     }
 }
@@ -1080,7 +1117,9 @@ fn drift_from(
     }
     let name = preset.name();
     let mut changes: Vec<String> = Vec::new();
-    let mut parts: Vec<(Origin, String)> = Vec::new();
+    // Each change: where it is reported, its short text (the annotation's), and its
+    // whole unified diff (empty for a change without one).
+    let mut parts: Vec<(Origin, String, String)> = Vec::new();
     let mut diff = String::new();
     for (key, old, new) in [
         (PROVIDER_VARIABLE, &locked.provider, &now.provider),
@@ -1088,7 +1127,7 @@ fn drift_from(
     ] {
         if old != new {
             let what = format!("{key} {} → {}", shown(old), shown(new));
-            parts.push((origin(preset, Item::Model), what.clone()));
+            parts.push((origin(preset, Item::Model), what.clone(), String::new()));
             changes.push(what);
         }
     }
@@ -1098,7 +1137,7 @@ fn drift_from(
         if old != new {
             let show = |v: Option<&Value>| v.map_or_else(|| "(unset)".to_owned(), Value::to_string);
             let what = format!("request `{key}` {} → {}", show(old), show(new));
-            parts.push((origin(preset, Item::Model), what.clone()));
+            parts.push((origin(preset, Item::Model), what.clone(), String::new()));
             changes.push(what);
         }
     }
@@ -1117,7 +1156,7 @@ fn drift_from(
                 (None, _) => format!("{} `{key}` added", program_kind(key)),
                 (Some(_), None) => format!("{} `{key}` removed", program_kind(key)),
             };
-            parts.push((origin(preset, Item::Hook(key)), what.clone()));
+            parts.push((origin(preset, Item::Hook(key)), what.clone(), String::new()));
             if program_kind(key) == "check" {
                 check_changed = true;
             } else {
@@ -1143,7 +1182,11 @@ fn drift_from(
                 show(old),
                 show(new)
             );
-            parts.push((origin(preset, Item::Permissions), what.clone()));
+            parts.push((
+                origin(preset, Item::Permissions),
+                what.clone(),
+                String::new(),
+            ));
             rules_changed = true;
             policy.push(what.clone());
             changes.push(what);
@@ -1169,12 +1212,13 @@ fn drift_from(
             old.map(LockedSection::text).unwrap_or_default(),
             new.map(LockedSection::text).unwrap_or_default(),
         );
-        diff.push_str(&unified(
+        let item_diff = unified(
             against,
             &format!("section `{section}`"),
             &old_text,
             &new_text,
-        ));
+        );
+        diff.push_str(&item_diff);
         let item = match section.strip_prefix("tool:") {
             Some(tool) if old.is_some() && new.is_some() => Item::Definition(tool),
             Some(tool) => Item::Listed(tool),
@@ -1185,7 +1229,7 @@ fn drift_from(
             text.push('\n');
             text.push_str(&bounded_diff(&old_text, &new_text, name));
         }
-        parts.push((origin(preset, item), text));
+        parts.push((origin(preset, item), text, item_diff));
         changes.push(what);
     }
     let tool_name = |t: &LockedTool| t.name.clone();
@@ -1210,20 +1254,21 @@ fn drift_from(
                     .collect(),
             ),
         };
-        diff.push_str(&unified(
+        let item_diff = unified(
             against,
             &format!("tool `{tool}`"),
             &old.map(|t| definition_text(&t.definition))
                 .unwrap_or_default(),
             &new.map(|t| definition_text(&t.definition))
                 .unwrap_or_default(),
-        ));
+        );
+        diff.push_str(&item_diff);
         let text = if summary.is_empty() {
             what.clone()
         } else {
             format!("{what}: {}", summary.join(", "))
         };
-        parts.push((origin(preset, item), text));
+        parts.push((origin(preset, item), text, item_diff));
         changes.push(what);
     }
     for (server, old, new) in paired_servers(&locked.servers, &now.servers) {
@@ -1246,11 +1291,11 @@ fn drift_from(
             (Some(_), None) => format!("MCP server `{server}` is no longer declared"),
             (None, _) => format!("MCP server `{server}` added"),
         };
-        parts.push((origin(preset, Item::Whole), what.clone()));
+        parts.push((origin(preset, Item::Whole), what.clone(), String::new()));
         changes.push(what);
     }
     let mut whole = |what: &str, changes: &mut Vec<String>| {
-        parts.push((origin(preset, Item::Whole), what.to_owned()));
+        parts.push((origin(preset, Item::Whole), what.to_owned(), String::new()));
         changes.push(what.to_owned());
     };
     let same_order = |a: &[LockedSection], b: &[LockedSection]| {
@@ -1305,19 +1350,35 @@ fn drift_from(
         ),
     };
     let message = format!("{headline}\n{}", diff.trim_end());
-    let help = relock_help(&[name], &BTreeSet::new());
+    let help = relock_help(&[name], &BTreeSet::new(), Relock::default());
     let span = parts
         .iter()
-        .find_map(|(o, _)| o.span.clone())
+        .find_map(|(o, _, _)| o.span.clone())
         .or_else(|| preset_name_span(preset));
     let diagnostic = Diagnostic::new(DiagnosticKind::PrefixDrift, message.trim_end())
         .at(span)
         .help(help.clone());
     let causes = parts
         .iter()
-        .flat_map(|(o, _)| o.causes.iter().cloned())
+        .flat_map(|(o, _, _)| o.causes.iter().cloned())
         .collect();
-    let changes = if preset.chain().last().is_some_and(is_builtin) {
+    let builtin = preset.chain().last().is_some_and(is_builtin);
+    let shared = if builtin {
+        vec![None]
+    } else {
+        parts
+            .iter()
+            .map(|(o, text, full)| {
+                o.at.as_ref().map(|(layer, at)| SharedChange {
+                    layer: layer.clone(),
+                    at: at.clone(),
+                    text: text.clone(),
+                    diff: full.trim_end().to_owned(),
+                })
+            })
+            .collect()
+    };
+    let changes = if builtin {
         // No file of the repository holds a built-in preset: one finding without a
         // location, the changes named (the diff is in the human and JSON outputs).
         vec![
@@ -1333,7 +1394,7 @@ fn drift_from(
     } else {
         parts
             .into_iter()
-            .map(|(o, text)| {
+            .map(|(o, text, _)| {
                 let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
                 let mut message = format!("`{name}`: {first}{}", o.from);
                 if !rest.is_empty() {
@@ -1351,13 +1412,163 @@ fn drift_from(
         diagnostic,
         changes,
         causes,
+        shared,
     })
+}
+
+/// A change as the file that declares it made it: what several drifts share when one
+/// edit drifts them all.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct SharedChange {
+    /// The preset whose file declares the changed item.
+    layer: String,
+    /// Where it declares it.
+    at: Span,
+    /// What changed, with the short diff (the annotation's text, without a preset name).
+    text: String,
+    /// The whole unified diff of it (empty for a change without one).
+    diff: String,
+}
+
+/// One edit that drifted several presets, reported once ([`collapse`]).
+#[derive(Debug)]
+pub struct SharedDrift {
+    /// At the line that changed: "`org-base`'s section `safety` changed: 19 presets
+    /// drift", the diff, and the help naming them with one re-lock command.
+    pub diagnostic: Diagnostic,
+    /// The same with a short, bounded diff: the one GitHub annotation and SARIF result.
+    pub annotation: Diagnostic,
+    /// The presets it drifts, in the order given.
+    pub presets: Vec<String>,
+    /// The per-preset findings ([`Drift::changes`]) it stands for.
+    pub covers: Vec<Diagnostic>,
+    /// The whole drifts ([`Drift::diagnostic`]) of the presets it drifts that it
+    /// explains entirely (each of their changes is covered by a shared drift).
+    pub replaces: Vec<Diagnostic>,
+    /// The whole drifts of the presets it drifts (explained entirely or not).
+    pub of: Vec<Diagnostic>,
+}
+
+/// Group the changes that several drifts share: one change of one line of a file of
+/// the repository (a parent's section, say) that drifts two or more presets becomes one
+/// [`SharedDrift`] on that line. `--format json` keeps the per-preset drifts; the human,
+/// GitHub and SARIF outputs show each shared drift once in their place.
+pub fn collapse(drifts: &[&Drift], relock: Relock) -> Vec<SharedDrift> {
+    // Each shared change, in the order first seen, with (drift, change) indices.
+    let mut keys: Vec<&SharedChange> = Vec::new();
+    let mut members: Vec<Vec<(usize, usize)>> = Vec::new();
+    let mut index: HashMap<&SharedChange, usize> = HashMap::new();
+    for (i, drift) in drifts.iter().enumerate() {
+        for (j, key) in drift.shared.iter().enumerate() {
+            let Some(key) = key else { continue };
+            let k = *index.entry(key).or_insert_with(|| {
+                keys.push(key);
+                members.push(Vec::new());
+                keys.len() - 1
+            });
+            members[k].push((i, j));
+        }
+    }
+    let shared: Vec<bool> = members
+        .iter()
+        .map(|m| {
+            let presets: BTreeSet<usize> = m.iter().map(|&(i, _)| i).collect();
+            presets.len() > 1
+        })
+        .collect();
+    // A drift is explained entirely when every change of it is a shared one.
+    let explained: Vec<bool> = drifts
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            !d.changes.is_empty()
+                && (0..d.changes.len()).all(|j| {
+                    members
+                        .iter()
+                        .zip(&shared)
+                        .any(|(m, &s)| s && m.contains(&(i, j)))
+                })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for ((key, m), _) in keys.iter().zip(&members).zip(&shared).filter(|(_, s)| **s) {
+        let mut seen = BTreeSet::new();
+        let who: Vec<usize> = m
+            .iter()
+            .map(|&(i, _)| i)
+            .filter(|i| seen.insert(*i))
+            .collect();
+        let names: Vec<&str> = who.iter().map(|&i| drifts[i].preset.as_str()).collect();
+        let (first, short) = key.text.split_once('\n').unwrap_or((&key.text, ""));
+        // "tool `glob` added: parameters …": the detail after the count.
+        let (head, detail) = match first.split_once(": ") {
+            Some((head, detail)) => (head, format!(" ({detail})")),
+            None => (first, String::new()),
+        };
+        let message = format!(
+            "`{}`'s {head}: {} presets drift{detail}",
+            key.layer,
+            names.len()
+        );
+        let help = shared_help(&names, relock);
+        let with = |body: &str| {
+            let mut text = message.clone();
+            if !body.trim().is_empty() {
+                text.push('\n');
+                text.push_str(body.trim_end());
+            }
+            Diagnostic::new(DiagnosticKind::PrefixDrift, text)
+                .at(Some(key.at.clone()))
+                .help(help.clone())
+        };
+        let diagnostic = with(if key.diff.is_empty() {
+            short
+        } else {
+            &key.diff
+        });
+        let annotation = with(short);
+        let covers = m
+            .iter()
+            .map(|&(i, j)| drifts[i].changes[j].clone())
+            .collect();
+        out.push(SharedDrift {
+            diagnostic,
+            annotation,
+            presets: names.iter().map(|n| (*n).to_owned()).collect(),
+            covers,
+            replaces: who
+                .iter()
+                .filter(|&&i| explained[i])
+                .map(|&i| drifts[i].diagnostic.clone())
+                .collect(),
+            of: who.iter().map(|&i| drifts[i].diagnostic.clone()).collect(),
+        });
+    }
+    out
+}
+
+/// The help of a [`SharedDrift`]: the presets it drifts and one command re-locking them.
+fn shared_help(names: &[&str], relock: Relock) -> String {
+    let command = relock.command(names);
+    let listed: Vec<String> = names
+        .iter()
+        .take(MAX_RELOCK_NAMES)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    let more = names.len().saturating_sub(MAX_RELOCK_NAMES);
+    let mut who = listed.join(", ");
+    if more > 0 {
+        who.push_str(&format!(" and {more} more"));
+    }
+    format!(
+        "presets drifting: {who}; if the change is intended, re-lock them with `{command}` and commit {LOCK_FILE}"
+    )
 }
 
 /// The help of drifts that come from one edit: name them all and re-lock them with one
 /// command. Each drift is grouped with every other that shares a cause (a file a
 /// changed item comes from), transitively.
-pub fn relate(drifts: &mut [&mut Drift]) {
+pub fn relate(drifts: &mut [&mut Drift], relock: Relock) {
     let n = drifts.len();
     let mut group: Vec<usize> = (0..n).collect();
     fn find(group: &mut [usize], mut i: usize) -> usize {
@@ -1400,7 +1611,7 @@ pub fn relate(drifts: &mut [&mut Drift]) {
                 })
                 .cloned()
                 .collect();
-            Some(relock_help(&names, &shared))
+            Some(relock_help(&names, &shared, relock))
         })
         .collect();
     for (d, help) in drifts.iter_mut().zip(helps) {
@@ -1415,12 +1626,8 @@ pub fn relate(drifts: &mut [&mut Drift]) {
 
 /// "if the change is intended, run `agent-presets lock a b` and commit presets.lock",
 /// naming the presets that drifted through one edit of `causes`.
-fn relock_help(names: &[&str], causes: &BTreeSet<Arc<str>>) -> String {
-    let command = if names.len() > MAX_RELOCK_NAMES {
-        "agent-presets lock".to_owned()
-    } else {
-        format!("agent-presets lock {}", names.join(" "))
-    };
+fn relock_help(names: &[&str], causes: &BTreeSet<Arc<str>>, relock: Relock) -> String {
+    let command = relock.command(names);
     if names.len() < 2 {
         return format!("if the change is intended, run `{command}` and commit {LOCK_FILE}");
     }
@@ -1600,6 +1807,7 @@ pub fn not_locked(preset: &ValidPreset) -> Drift {
         changes: vec![diagnostic.clone()],
         diagnostic,
         causes: BTreeSet::new(),
+        shared: vec![None],
     }
 }
 
@@ -1615,15 +1823,36 @@ fn not_locked_diagnostic(preset: &ValidPreset) -> Diagnostic {
     ))
 }
 
-/// `prefix-drift` for a locked preset nobody offers any more.
-pub fn gone(name: &str) -> Diagnostic {
-    Diagnostic::new(
-        DiagnosticKind::PrefixDrift,
-        format!("{LOCK_FILE} locks `{name}`, which is no longer on offer"),
-    )
-    .help(format!(
-        "run `agent-presets lock` to drop it (or restore the preset), and commit {LOCK_FILE}"
-    ))
+/// `prefix-drift` for a locked preset that none of the directories searched offers.
+/// With a project config, every preset directory of the project was searched: the
+/// preset is gone, and `lock` drops its entry. Without one, it may well live in a
+/// directory this command was not told about (a teammate's `--preset-dir`): the help
+/// names the directories searched and never advises dropping the entry.
+pub fn gone(project: &Project, name: &str) -> Diagnostic {
+    let dirs: Vec<String> = project.searched.iter().map(|d| format!("`{d}`")).collect();
+    let dirs = dirs.join(", ");
+    match &project.config {
+        Some(config) => Diagnostic::new(
+            DiagnosticKind::PrefixDrift,
+            format!(
+                "{LOCK_FILE} locks `{name}`, which no preset directory of the project offers any more ({dirs})"
+            ),
+        )
+        .help(format!(
+            "if `{name}` was removed or renamed, run `agent-presets lock` to drop its entry and commit {LOCK_FILE}; if it lives elsewhere, add its directory to `presetDirs` in {}",
+            config.path.file_name().map_or_else(|| config::CONFIG_FILE.into(), |n| n.to_string_lossy())
+        )),
+        None => Diagnostic::new(
+            DiagnosticKind::PrefixDrift,
+            format!(
+                "{LOCK_FILE} locks `{name}`, which was not found in the directories searched ({dirs})"
+            ),
+        )
+        .help(format!(
+            "if `{name}` lives in another directory, pass it with `--preset-dir DIR`, or name every preset directory of the project in `{}` (`presetDirs: [DIR, ...]`) so that every command sees them",
+            config::CONFIG_FILE
+        )),
+    }
 }
 
 /// A provider or model as a change names it (`null` when there is none).
@@ -1819,13 +2048,13 @@ mod tests {
     #[test]
     fn a_relock_command_names_at_most_a_few_presets() {
         assert_eq!(
-            relock_help(&["a"], &BTreeSet::new()),
+            relock_help(&["a"], &BTreeSet::new(), Relock::default()),
             "if the change is intended, run `agent-presets lock a` and commit presets.lock"
         );
         let names: Vec<String> = (0..25).map(|i| format!("p{i}")).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let causes = BTreeSet::from([Arc::from("<builtin>/standard.yaml")]);
-        let help = relock_help(&refs, &causes);
+        let help = relock_help(&refs, &causes, Relock { all_seen: true });
         assert!(
             help.starts_with(
                 "25 presets drifted through a change of the built-in preset `standard`: `p0`, "

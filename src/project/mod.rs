@@ -24,6 +24,7 @@
 //! The library never prints: everything comes back as [`Diagnostic`]s.
 
 pub mod batch;
+pub mod config;
 #[cfg(feature = "client")]
 pub mod connect;
 pub mod endpoint;
@@ -66,6 +67,9 @@ pub struct ProjectOptions {
     pub preset_dirs: Vec<PathBuf>,
     /// Leave out the user's presets (`--no-user`; `AGENT_PRESETS_NO_USER` does too).
     pub no_user: bool,
+    /// Do not look for the project config (`agent-presets.yaml`, see [`config`]) from
+    /// the project directory upward (`--no-project-config`).
+    pub no_project_config: bool,
 }
 
 /// The project could not be set up at all.
@@ -77,6 +81,18 @@ pub enum ProjectError {
     /// The project directory given does not exist.
     #[error("the project directory `{}` does not exist", .0.display())]
     NoProjectDir(PathBuf),
+    /// The project config (`agent-presets.yaml`) cannot be used: its located problems.
+    #[error("the project config `{}` is not valid", .0.display)]
+    Config(Box<ConfigProblems>),
+}
+
+/// The problems of a project config that cannot be used, with where it is.
+#[derive(Debug)]
+pub struct ConfigProblems {
+    /// The config file as shown (relative to the current directory when inside it).
+    pub display: String,
+    /// Its problems and its text.
+    pub error: config::ConfigError,
 }
 
 /// The presets on offer, the problems found while discovering them, and the known tools.
@@ -91,6 +107,14 @@ pub struct Project {
     pub tools: ToolCatalog,
     /// The project root.
     pub project_dir: PathBuf,
+    /// The project config in use, if one was found (see [`config`]).
+    pub config: Option<config::ProjectConfig>,
+    /// The lock file: the config's `lock`, else `presets.lock` in the project root.
+    pub lock_path: PathBuf,
+    /// The preset directories searched, as shown (relative to the current directory
+    /// when inside it), highest precedence first: the project's `.agent-presets/`, each
+    /// preset directory, the user directory.
+    pub searched: Vec<String>,
     /// Standard input has been read (as `-`): it cannot be read twice.
     stdin_read: bool,
 }
@@ -102,6 +126,11 @@ pub enum Selected {
     Name(String),
     /// A file, or `-`: validated as itself.
     Target(TargetId),
+}
+
+/// `path` as shown to users: relative to `cwd` when inside it.
+pub(crate) fn shown(cwd: &Path, path: &Path) -> String {
+    path.strip_prefix(cwd).unwrap_or(path).display().to_string()
 }
 
 /// Does an argument name a file rather than a preset? (Contains a path separator, or
@@ -139,20 +168,61 @@ impl Project {
     /// span) for the caller to refuse or report.
     pub fn discover(options: &ProjectOptions) -> Result<(Project, Vec<Diagnostic>), ProjectError> {
         let cwd = std::env::current_dir().map_err(ProjectError::CurrentDir)?;
-        let project_dir = match &options.project_dir {
-            Some(dir) if !dir.is_dir() => return Err(ProjectError::NoProjectDir(dir.clone())),
-            Some(dir) => absolute(&cwd, dir),
-            None => cwd.clone(),
+        if let Some(dir) = &options.project_dir
+            && !dir.is_dir()
+        {
+            return Err(ProjectError::NoProjectDir(dir.clone()));
+        }
+        let start = options
+            .project_dir
+            .as_ref()
+            .map_or_else(|| cwd.clone(), |dir| absolute(&cwd, dir));
+        let config = match options.no_project_config {
+            true => None,
+            false => config::find(&start)
+                .map(|path| {
+                    let display = shown(&cwd, &path);
+                    config::ProjectConfig::load(&path, &display).map_err(|error| {
+                        ProjectError::Config(Box::new(ConfigProblems { display, error }))
+                    })
+                })
+                .transpose()?,
         };
+        let project_dir = match (&options.project_dir, &config) {
+            (Some(_), _) => start,
+            (None, Some(config)) => config.root.clone(),
+            (None, None) => cwd.clone(),
+        };
+        // `--preset-dir` replaces the config's directories: explicit flags win.
+        let extra_dirs = match &config {
+            Some(config) if options.preset_dirs.is_empty() => {
+                config.preset_dirs.clone().unwrap_or_default()
+            }
+            _ => options.preset_dirs.clone(),
+        };
+        let lock_path = config
+            .as_ref()
+            .map_or_else(|| project_dir.join(lock::LOCK_FILE), |c| c.lock.clone());
+        let mut searched = vec![project_dir.join(crate::preset::catalog::PROJECT_PRESET_DIR)];
+        searched.extend(extra_dirs.iter().map(|d| absolute(&cwd, d)));
+        let include_user = !options.no_user && !user_presets_disabled();
+        let user_dir = default_user_preset_dir();
+        if include_user && let Some(dir) = &user_dir {
+            searched.push(dir.clone());
+        }
+        let searched = searched.iter().map(|d| shown(&cwd, d)).collect();
         let catalog = CatalogOptions {
             project_dir: Some(project_dir.clone()),
-            user_dir: default_user_preset_dir(),
-            include_user: !options.no_user && !user_presets_disabled(),
-            extra_dirs: options.preset_dirs.clone(),
+            user_dir,
+            include_user,
+            extra_dirs,
             paths: Vec::new(),
             display_base: Some(cwd),
         };
-        let (presets, problems) = PresetCatalog::discover(&catalog);
+        let (mut presets, problems) = PresetCatalog::discover(&catalog);
+        if let Some(locale) = config.as_ref().and_then(|c| c.locale.clone()) {
+            presets.set_locale(Some(locale));
+        }
         let (unreadable, problems): (Vec<_>, Vec<_>) = problems
             .into_iter()
             .partition(|d| d.kind == DiagnosticKind::Io && d.span.is_none());
@@ -160,8 +230,11 @@ impl Project {
             presets,
             problems,
             // The tools of the MCP servers presets declare, as the lock pins them.
-            tools: lock::with_lock_listings(ToolCatalog::builtin(), &project_dir),
+            tools: lock::with_lock_listings(ToolCatalog::builtin(), &lock_path),
             project_dir,
+            config,
+            lock_path,
+            searched,
             stdin_read: false,
         };
         Ok((project, unreadable))
@@ -335,6 +408,7 @@ mod tests {
             project_dir: Some(root.path().to_path_buf()),
             preset_dirs: dirs,
             no_user: true,
+            no_project_config: true,
         };
         let (project, unreadable) = Project::discover(&options).unwrap();
         assert!(unreadable.is_empty(), "{unreadable:?}");

@@ -88,6 +88,7 @@ mod tests {
             project_dir: Some(dir.path().to_path_buf()),
             preset_dirs: Vec::new(),
             no_user: true,
+            no_project_config: true,
         };
         let (mut project, _) = Project::discover(&options).unwrap();
         let selected = project.select_directory(&presets).unwrap();

@@ -1,6 +1,7 @@
 //! The GitHub Actions rendering: one workflow command (`::error file=…`) per diagnostic,
 //! so a workflow run annotates the lines of a pull request.
 
+use super::commands::displayed;
 use super::mask::mask;
 use super::shown::{Shown, more_text};
 use super::validation::{ValidationReport, message_with_help};
@@ -51,7 +52,7 @@ impl ValidationReport {
                 "title={}",
                 escape_property(&format!("{} {}", d.code(), d.kind.name()))
             ));
-            let message = mask(&message_with_help(d, "")).into_owned();
+            let message = displayed(&message_with_help(d, "")).into_owned();
             out.push_str(&format!(
                 "::{level} {}::{}\n",
                 properties.join(","),

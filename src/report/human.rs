@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use super::commands::displayed;
 use super::mask::mask;
 use super::shown::{Shown, cap_per_file, more_text};
 use super::style::Style;
@@ -107,10 +108,10 @@ impl<'a> HumanRenderer<'a> {
             Severity::Error => style.error(format!("error[{}]", d.code())),
             Severity::Warning => style.warning(format!("warning[{}]", d.code())),
         };
-        let _ = writeln!(out, "{severity}: {}", style.bold(mask(&d.message)));
+        let _ = writeln!(out, "{severity}: {}", style.bold(displayed(&d.message)));
         let Some(span) = &d.span else {
             if let Some(help) = &d.help {
-                let _ = writeln!(out, "  = {}: {}", style.bold("help"), mask(help));
+                let _ = writeln!(out, "  = {}: {}", style.bold("help"), displayed(help));
             }
             return out;
         };
@@ -130,7 +131,7 @@ impl<'a> HumanRenderer<'a> {
         }
         if let Some(help) = &d.help {
             let _ = writeln!(out, "{pad} {bar}");
-            let _ = writeln!(out, "{pad} = {}: {}", style.bold("help"), mask(help));
+            let _ = writeln!(out, "{pad} = {}: {}", style.bold("help"), displayed(help));
         }
         out
     }
@@ -228,8 +229,9 @@ impl ValidationReport {
     /// rustc-style diagnostics (with snippets from `sources`; a note for each file's
     /// diagnostics beyond the cap), then the summary line.
     pub fn human(&self, style: Style, sources: &SourceFiles) -> String {
-        let renderer = HumanRenderer::new(style, sources, self.diagnostics());
-        let mut out = renderer.render_all(self.diagnostics());
+        let shown = self.shown_for_people();
+        let renderer = HumanRenderer::new(style, sources, &shown);
+        let mut out = renderer.render_all(&shown);
         for note in self.presets().iter().filter_map(PresetOutcome::parent_note) {
             out.push_str(&format!("{}: {}\n\n", style.bold("note"), mask(&note)));
         }

@@ -8,7 +8,7 @@ use std::io::{self, BufWriter, Write};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::mask::mask;
+use super::commands::displayed;
 use super::shown::{Shown, cap_per_file};
 use super::validation::ValidationReport;
 use crate::diagnostic::Diagnostic;
@@ -86,11 +86,11 @@ impl<'a> DiagnosticJson<'a> {
             code: d.code(),
             kind: d.kind.name(),
             severity: d.severity.as_str(),
-            message: mask(&d.message),
+            message: displayed(&d.message),
             file: d.span.as_ref().map(|s| &*s.file),
             line: d.span.as_ref().map(|s| s.line),
             column: d.span.as_ref().map(|s| s.column),
-            help: d.help.as_deref().map(mask),
+            help: d.help.as_deref().map(displayed),
         }
     }
 }

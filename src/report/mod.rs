@@ -11,7 +11,8 @@
 //!
 //! Every format shows at most [`MAX_SHOWN_PER_FILE`] diagnostics per file and says how
 //! many more there are ([`shown`]); counts and exit codes cover all. Everything shown
-//! from a preset file goes through [`mask`] (secrets and terminal control characters).
+//! from a preset file goes through [`mask`] (secrets and terminal control characters);
+//! the commands messages suggest repeat the CLI's global flags ([`commands`]).
 //! Renderers return `String`s: the library never prints and never asks whether a stream
 //! is a terminal.
 //!
@@ -39,6 +40,7 @@
 //! assert!(report.github(false).starts_with("::error file=x.yaml,line=4"));
 //! ```
 
+pub mod commands;
 mod exit;
 pub mod explain;
 mod format;

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::commands::displayed;
 use super::exit::Exit;
 use super::json::pretty;
 use super::mask::mask;
@@ -169,7 +170,7 @@ fn invocation(shown: &[Shown<'_>], run: &SarifRun<'_>) -> Value {
         .map(|d| {
             let mut note = json!({
                 "level": "error",
-                "message": { "text": mask(&message_with_help(d, "help: ")) },
+                "message": { "text": displayed(&message_with_help(d, "help: ")) },
                 "descriptor": { "id": d.code() },
             });
             if let Some(span) = &d.span {
@@ -210,7 +211,7 @@ fn result(d: &Diagnostic, fingerprint: String, run: &SarifRun<'_>) -> Value {
         "ruleId": d.code(),
         "ruleIndex": index,
         "level": level(severity),
-        "message": { "text": mask(&text) },
+        "message": { "text": displayed(&text) },
         "partialFingerprints": { FINGERPRINT_KEY: fingerprint },
     });
     if let Some(span) = &d.span {

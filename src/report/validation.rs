@@ -101,6 +101,19 @@ pub struct ValidationReport {
     /// Each `prefix-drift` diagnostic with its changes, one short diagnostic each: the
     /// GitHub and SARIF renderings show these in its place (a lock drift split per changed section or tool).
     drift_changes: Vec<(Diagnostic, Vec<Diagnostic>)>,
+    /// One edit that drifted several presets, reported once: see
+    /// [`Self::add_shared_drift`].
+    shared_drifts: Vec<SharedDrift>,
+}
+
+/// One edit that drifted several presets ([`ValidationReport::add_shared_drift`]).
+#[derive(Debug)]
+struct SharedDrift {
+    summary: Diagnostic,
+    annotation: Diagnostic,
+    covers: Vec<Diagnostic>,
+    replaces: Vec<Diagnostic>,
+    of: Vec<Diagnostic>,
 }
 
 impl ValidationReport {
@@ -124,13 +137,74 @@ impl ValidationReport {
         self.drift_changes.push((whole, changes));
     }
 
-    /// The capped list with each drift replaced by its changes.
+    /// Report one edit that drifted several presets once, at the line that changed:
+    /// `annotation` (`summary` with a short diff) is shown instead of the per-change
+    /// findings it `covers` (GitHub, SARIF) and `summary` instead of the whole drifts it
+    /// `replaces` (human), before the first of the
+    /// whole drifts it is `of`. The JSON report keeps one entry per preset.
+    pub fn add_shared_drift(
+        &mut self,
+        (summary, annotation): (Diagnostic, Diagnostic),
+        covers: Vec<Diagnostic>,
+        replaces: Vec<Diagnostic>,
+        of: Vec<Diagnostic>,
+    ) {
+        self.shared_drifts.push(SharedDrift {
+            summary,
+            annotation,
+            covers,
+            replaces,
+            of,
+        });
+    }
+
+    /// The diagnostics as people read them: each shared drift once, before the first
+    /// drift it is of, in place of the drifts it explains entirely.
+    pub(crate) fn shown_for_people(&self) -> std::borrow::Cow<'_, [Diagnostic]> {
+        if self.shared_drifts.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.diagnostics);
+        }
+        let mut first_of: HashMap<&Diagnostic, Vec<usize>> = HashMap::new();
+        let mut replaced: std::collections::HashSet<&Diagnostic> = Default::default();
+        for (i, shared) in self.shared_drifts.iter().enumerate() {
+            replaced.extend(&shared.replaces);
+            for d in &shared.of {
+                first_of.entry(d).or_default().push(i);
+            }
+        }
+        let mut emitted = vec![false; self.shared_drifts.len()];
+        let mut out = Vec::with_capacity(self.diagnostics.len());
+        for d in &self.diagnostics {
+            if d.kind == DiagnosticKind::PrefixDrift {
+                for &i in first_of.get(d).map(Vec::as_slice).unwrap_or_default() {
+                    if !std::mem::replace(&mut emitted[i], true) {
+                        out.push(self.shared_drifts[i].summary.clone());
+                    }
+                }
+                if replaced.contains(d) {
+                    continue;
+                }
+            }
+            out.push(d.clone());
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
+    /// The capped list with each drift replaced by its changes, and the changes one edit
+    /// made to several presets by that edit's shared drift, once.
     pub(crate) fn shown_for_annotations(&self) -> Vec<Shown<'_>> {
         let by_drift: HashMap<&Diagnostic, &Vec<Diagnostic>> = self
             .drift_changes
             .iter()
             .map(|(whole, changes)| (whole, changes))
             .collect();
+        let mut covered: HashMap<&Diagnostic, usize> = HashMap::new();
+        for (i, shared) in self.shared_drifts.iter().enumerate() {
+            for c in &shared.covers {
+                covered.entry(c).or_insert(i);
+            }
+        }
+        let mut emitted = vec![false; self.shared_drifts.len()];
         let mut out = Vec::new();
         for item in cap_per_file(&self.diagnostics) {
             let changes = match item {
@@ -139,9 +213,19 @@ impl ValidationReport {
                 }
                 _ => None,
             };
-            match changes {
-                Some(changes) => out.extend(changes.iter().map(Shown::Diagnostic)),
-                None => out.push(item),
+            let Some(changes) = changes else {
+                out.push(item);
+                continue;
+            };
+            for c in changes {
+                match covered.get(c) {
+                    Some(&i) => {
+                        if !std::mem::replace(&mut emitted[i], true) {
+                            out.push(Shown::Diagnostic(&self.shared_drifts[i].annotation));
+                        }
+                    }
+                    None => out.push(Shown::Diagnostic(c)),
+                }
             }
         }
         out

@@ -732,6 +732,7 @@ mod tests {
             project_dir: Some(dir.to_owned()),
             preset_dirs: Vec::new(),
             no_user: true,
+            no_project_config: true,
         };
         Project::discover(&options).expect("a project").0
     }

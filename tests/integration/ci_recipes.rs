@@ -240,6 +240,10 @@ fn pre_commit_framework_uses_the_hook_of_this_repository() {
     assert!(files.is_match(".agent-presets/reviewer.yaml"));
     assert!(files.is_match(".agent-presets/prompts/rules.md"));
     assert!(files.is_match("presets.lock"));
+    // The project config, and presets in the directories it names.
+    assert!(files.is_match("agent-presets.yaml"));
+    assert!(files.is_match("teams/platform/presets/triage.yaml"));
+    assert!(files.is_match("ci/presets.lock"));
     assert!(!files.is_match("src/main.rs"));
     assert!(!files.is_match("docs/presets.lock.md"));
     // pre-commit runs `entry` split like a shell would, without a shell.

@@ -1201,11 +1201,20 @@ fn init_on_minimal_replaces_its_complete_section() {
     let p = Project::new();
     let run = p.run(&["init", "tiny", "--extends", "minimal", "--dir", "presets"]);
     assert_eq!(run.code, 0, "{run:?}");
+    // No project config yet: `init` writes one naming the directory, so every command
+    // sees the new preset without `--preset-dir`.
     assert!(
-        run.stdout
-            .contains("agent-presets --preset-dir presets validate tiny"),
+        run.stdout.contains(
+            "created agent-presets.yaml (presetDirs: [presets]): every command in the project now sees the presets in presets"
+        ),
         "{run:?}"
     );
+    assert!(
+        run.stdout.contains("\n  agent-presets validate tiny\n"),
+        "{run:?}"
+    );
+    let run = p.run(&["validate", "tiny", "--deny-warnings"]);
+    assert_eq!(run.code, 0, "{run:?}");
     let run = p.run(&[
         "--preset-dir",
         "presets",

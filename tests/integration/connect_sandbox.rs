@@ -416,7 +416,7 @@ fn connect_consent_shows_what_a_server_gets_and_a_trusted_preset_is_not_asked_ag
     // Trusted: it starts (and fails: `exit 1` is no server) without asking.
     let run = p.run(&["lock", "--connect", "triage"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(!run.stderr.contains("files you did not write"), "{run:?}");
+    assert!(!run.stderr.contains("you have not trusted yet"), "{run:?}");
     // Changed since: asked again.
     let text = fs::read_to_string(&file).unwrap();
     fs::write(&file, text.replace("exit 1", "exit 2")).unwrap();

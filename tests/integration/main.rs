@@ -38,6 +38,7 @@ mod fuzz_regressions;
 mod lock;
 mod lsp;
 mod mcp_client;
+mod monorepo;
 mod preset_catalog;
 mod preset_parse;
 mod preset_schema_drift;

@@ -77,6 +77,7 @@ fn project(dir: &Path) -> Project {
     let options = ProjectOptions {
         project_dir: Some(dir.to_owned()),
         no_user: true,
+        no_project_config: true,
         ..ProjectOptions::default()
     };
     Project::discover(&options).unwrap().0

@@ -97,6 +97,7 @@ fn open(root: &Path) -> Project {
         project_dir: Some(root.to_path_buf()),
         preset_dirs: Vec::new(),
         no_user: true,
+        no_project_config: true,
     };
     Project::discover(&options).unwrap().0
 }

@@ -80,6 +80,13 @@ impl Project {
         self.run_program_with_env(env!("CARGO_BIN_EXE_agent-presets"), args, env)
     }
 
+    /// `agent-presets args…` in the subdirectory `dir` of the project (created).
+    pub fn run_in(&self, dir: &str, args: &[&str]) -> Run {
+        let cwd = self.path().join(dir);
+        fs::create_dir_all(&cwd).unwrap();
+        self.run_program_in(&cwd, env!("CARGO_BIN_EXE_agent-presets"), args, &[])
+    }
+
     /// `program args…` in the project, with the directory of the binary under test first
     /// on `PATH` (so scripts calling `agent-presets` get it).
     pub fn run_program(&self, program: &str, args: &[&str]) -> Run {
@@ -87,6 +94,16 @@ impl Project {
     }
 
     fn run_program_with_env(&self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+        self.run_program_in(self.path(), program, args, env)
+    }
+
+    fn run_program_in(
+        &self,
+        cwd: &Path,
+        program: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Run {
         let bin = Path::new(env!("CARGO_BIN_EXE_agent-presets"))
             .parent()
             .unwrap();
@@ -96,7 +113,7 @@ impl Project {
         .unwrap();
         let output = Command::new(program)
             .args(args)
-            .current_dir(self.path())
+            .current_dir(cwd)
             .env("PATH", path)
             .env("AGENT_PRESETS_CONFIG_DIR", self.config.path())
             .env("NO_COLOR", "1")
