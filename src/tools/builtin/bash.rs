@@ -281,7 +281,10 @@ fn containment_warning(texts: &crate::texts::Texts, warning: &ContainmentWarning
 }
 
 /// How a command ended, for the model.
-fn describe_status(texts: &crate::texts::Texts, status: std::process::ExitStatus) -> String {
+pub(crate) fn describe_status(
+    texts: &crate::texts::Texts,
+    status: std::process::ExitStatus,
+) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => {

@@ -26,6 +26,7 @@ mod workspace;
 mod write_file;
 
 pub use crate::process::{BASE_COMMAND_ENV, CommandLimits, Containment};
+pub(crate) use bash::describe_status;
 pub use bash::{Bash, BashArgs};
 pub use edit_file::{EditFile, EditFileArgs};
 pub use glob::{Glob, GlobArgs};

@@ -20,8 +20,7 @@ use tokio::io::AsyncWriteExt;
 use crate::process::env::program_env;
 use crate::process::{self, Input, Program, SpawnError, WorkDir};
 use crate::texts::{
-    TOOL_BASH_RESULT_EMPTY, TOOL_BASH_RESULT_EXIT_CODE, TOOL_BASH_RESULT_SIGNAL,
-    TOOL_BASH_RESULT_UNKNOWN_STATUS, TOOLS_COMMAND_ERROR_FAILED, TOOLS_COMMAND_ERROR_FAILED_STDERR,
+    TOOL_BASH_RESULT_EMPTY, TOOLS_COMMAND_ERROR_FAILED, TOOLS_COMMAND_ERROR_FAILED_STDERR,
     TOOLS_COMMAND_ERROR_SPAWN, TOOLS_COMMAND_ERROR_TIMEOUT, TOOLS_COMMAND_ERROR_TIMEOUT_STDERR,
     TOOLS_COMMAND_ERROR_WAIT, TOOLS_COMMAND_HINT_FAILED, TOOLS_COMMAND_HINT_SPAWN,
     TOOLS_COMMAND_HINT_TIMEOUT, TOOLS_COMMAND_HINT_WAIT, TOOLS_COMMAND_RESULT_BOTH,
@@ -165,7 +164,7 @@ async fn run_command(
                 Some(help) => format!("{hint}; {help}"),
                 None => hint,
             };
-            let status = status_text(status, texts);
+            let status = crate::tools::builtin::describe_status(texts, status);
             let values = [
                 ("tool", tool.name.as_str()),
                 ("status", status.as_str()),
@@ -194,20 +193,6 @@ async fn run_command(
         } else {
             stdout
         }),
-    }
-}
-
-/// How a process ended, in the registry's language (`exit code: 1`, `killed by signal 9`).
-fn status_text(status: std::process::ExitStatus, texts: &crate::texts::Texts) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => {
-            texts.render(&TOOL_BASH_RESULT_EXIT_CODE, &[("code", &code.to_string())])
-        }
-        (None, Some(signal)) => {
-            texts.render(&TOOL_BASH_RESULT_SIGNAL, &[("signal", &signal.to_string())])
-        }
-        (None, None) => texts.render(&TOOL_BASH_RESULT_UNKNOWN_STATUS, &[]),
     }
 }
 
