@@ -264,6 +264,7 @@ fn setup(dir: &Path, steps: usize) -> Vec<PathBuf> {
             values: &values,
             max_steps: steps,
             checks: &[],
+            hooks: &[],
         };
         let mut c = cassette(run, &recorder, &history, &outcome, &Redactor::none());
         assert_eq!(c.steps.len(), steps);

@@ -75,7 +75,7 @@ use crate::client::{ClientError, ClientEvent, ModelClient};
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::endpoint::ModelSettings;
 use crate::endpoint::Provider;
-use crate::hooks::{EventFacts, Hook, HookDecision, HookEvent, HookVerdict, Hooks};
+use crate::hooks::{EventFacts, Hook, HookDecision, HookEvent, HookRun, HookVerdict, Hooks};
 use crate::preset::{OutputContract, output::OutputProblem};
 use crate::prompt::{Assembly, ContextSnapshot, PromptAssembler, PromptText, Values};
 pub use crate::provider::MAX_TOOL_NAME_CHARS;
@@ -508,10 +508,27 @@ pub trait ToolRunner: std::fmt::Debug {
     ) -> CheckRunFuture<'a> {
         Box::pin(crate::tools::external::run_check(check, ctx))
     }
+
+    /// Run `hook` of step `step` (about `call`, for a tool event) with `input` on its
+    /// stdin: live by default (in `ctx`'s workspace and sandbox); a replay answers from
+    /// the recording, and the agent decides from that run as it would from a live one.
+    fn run_hook<'a>(
+        &'a self,
+        _step: usize,
+        hook: &'a Hook,
+        _call: Option<&'a ToolCall>,
+        input: &'a Value,
+        ctx: &'a ToolContext,
+    ) -> HookRunFuture<'a> {
+        Box::pin(crate::tools::external::run_hook(hook, input, ctx))
+    }
 }
 
 /// What [`ToolRunner::run_check`] returns.
 pub type CheckRunFuture<'a> = Pin<Box<dyn Future<Output = CheckRun> + 'a>>;
+
+/// What [`ToolRunner::run_hook`] returns.
+pub type HookRunFuture<'a> = Pin<Box<dyn Future<Output = HookRun> + 'a>>;
 
 /// Runs each call through the preset's registry ([`ToolRegistry::call_for_model`]).
 #[derive(Clone, Copy, Debug, Default)]
@@ -742,7 +759,10 @@ impl<'a> Agent<'a> {
                     ..facts.clone()
                 },
             );
-            let run = crate::tools::external::run_hook(hook, &input, &self.tools).await;
+            let run = self
+                .runner
+                .run_hook(step, hook, call, &input, &self.tools)
+                .await;
             let decision = crate::hooks::decide(event, hook.on_error, &run);
             on_event(AgentEvent::HookDecision {
                 step,

@@ -30,8 +30,9 @@ pub const MAX_HOOK_TIMEOUT: Duration = Duration::from_secs(600);
 /// How many times `stop` hooks may send the agent back to work in one run.
 pub const MAX_STOP_CONTINUATIONS: usize = 3;
 
-/// When a hook runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+/// When a hook runs (serialised as its key under `hooks:`, [`HookEvent::key`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum HookEvent {
     /// Before a tool call runs.
     PreToolUse,

@@ -409,13 +409,15 @@ fn check_servers(
     Ok(())
 }
 
-/// Runs tools and success checks live, and keeps each check's run (for the cassette).
+/// Runs tools, success checks and hooks live, and keeps each check's and hook's run (for
+/// the cassette).
 #[derive(Debug, Default)]
-struct CheckLog {
-    runs: std::cell::RefCell<Vec<crate::testing::cassette::CheckResult>>,
+struct RunLog {
+    checks: std::cell::RefCell<Vec<crate::testing::cassette::CheckResult>>,
+    hooks: std::cell::RefCell<Vec<crate::testing::cassette::HookResult>>,
 }
 
-impl crate::agent::ToolRunner for CheckLog {
+impl crate::agent::ToolRunner for RunLog {
     fn run<'a>(
         &'a self,
         _step: usize,
@@ -435,13 +437,38 @@ impl crate::agent::ToolRunner for CheckLog {
     ) -> crate::agent::CheckRunFuture<'a> {
         Box::pin(async move {
             let run = crate::tools::external::run_check(check, ctx).await;
-            self.runs
+            self.checks
                 .borrow_mut()
                 .push(crate::testing::cassette::CheckResult {
                     step,
                     check: check.label(),
                     ending: run.ending.clone(),
                     output: run.output.clone(),
+                });
+            run
+        })
+    }
+
+    fn run_hook<'a>(
+        &'a self,
+        step: usize,
+        hook: &'a crate::hooks::Hook,
+        call: Option<&'a crate::request::ToolCall>,
+        input: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> crate::agent::HookRunFuture<'a> {
+        Box::pin(async move {
+            let run = crate::tools::external::run_hook(hook, input, ctx).await;
+            self.hooks
+                .borrow_mut()
+                .push(crate::testing::cassette::HookResult {
+                    step,
+                    hook_event: hook.event,
+                    hook: hook.label(),
+                    id: call.map(|c| c.id.clone()),
+                    ending: run.ending.clone(),
+                    stdout: run.stdout.clone(),
+                    stderr: run.stderr.clone(),
                 });
             run
         })
@@ -550,10 +577,11 @@ impl<'t> Started<'t> {
         } else {
             self.transport.as_dyn()
         };
-        let check_log = CheckLog::default();
+        let log = RunLog::default();
         let mut agent = Agent::new(&self.assembler, transport, self.tools.clone())
-            // Live tools and checks; each check's run is kept for the cassette.
-            .with_tool_runner(&check_log)
+            // Live tools, checks and hooks; each check's and hook's run is kept for the
+            // cassette.
+            .with_tool_runner(&log)
             .with_max_steps(self.limits.0)
             .with_max_tool_calls(self.limits.1)
             .with_linted_tools(&self.linted)
@@ -597,7 +625,8 @@ impl<'t> Started<'t> {
                 prompt,
                 values: &self.values,
                 max_steps: self.limits.0,
-                checks: &check_log.runs.borrow(),
+                checks: &log.checks.borrow(),
+                hooks: &log.hooks.borrow(),
             };
             cassette(run, &recorder, &history, &outcome, &r.redactor)
         });

@@ -9,6 +9,7 @@
 //! {"event":"request","step":1,"body":{…}}
 //! {"event":"turn","step":1,"text":"","toolCalls":[…],"finish":"tool-calls",…}
 //! {"event":"toolResult","step":1,"id":"c1","tool":"read_file","kind":"builtin",…}
+//! {"event":"hookResult","step":1,"hookEvent":"preToolUse","hook":"python3 guard.py","id":"c1","ending":{"exited":0},"stdout":"","stderr":""}
 //! {"event":"checkResult","step":2,"check":"cargo test","ending":{"exited":0},"output":"…"}
 //! {"event":"outcome","kind":"answered","steps":2}
 //! ```
@@ -123,6 +124,39 @@ pub struct CheckResult {
     pub ending: crate::checks::CheckEnding,
     /// What it printed (bounded, as the model read it).
     pub output: String,
+}
+
+/// One run of a hook of the preset (`hooks:`): what its process ended with and printed,
+/// from which a replay decides again (`hooks::decide`) instead of running it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HookResult {
+    /// The step it ran in (`userPromptSubmit`: 1, before its request).
+    pub step: usize,
+    /// When it ran.
+    pub hook_event: crate::hooks::HookEvent,
+    /// The hook, as one line (its argv).
+    pub hook: String,
+    /// The tool call it was about (tool events).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// How it ended.
+    pub ending: crate::hooks::HookEnding,
+    /// Its standard output (bounded, as the agent read it).
+    pub stdout: String,
+    /// Its standard error (bounded).
+    pub stderr: String,
+}
+
+impl HookResult {
+    /// The run as the agent takes it.
+    pub fn to_run(&self) -> crate::hooks::HookRun {
+        crate::hooks::HookRun {
+            ending: self.ending.clone(),
+            stdout: self.stdout.clone(),
+            stderr: self.stderr.clone(),
+        }
+    }
 }
 
 /// The model's turn of one step.
@@ -283,6 +317,9 @@ pub struct Step {
     pub results: Vec<ToolResult>,
     /// The success checks run after its final answer, in order.
     pub checks: Vec<CheckResult>,
+    /// The hooks run in it after its turn (`preToolUse`, `postToolUse`, `stop`), in
+    /// the order they ran.
+    pub hooks: Vec<HookResult>,
 }
 
 /// A whole cassette.
@@ -296,6 +333,8 @@ pub struct Cassette {
     pub tools: Vec<LockedTool>,
     /// The MCP servers' pinned listings, by server.
     pub servers: BTreeMap<String, ServerListing>,
+    /// The `userPromptSubmit` hooks run before the first request, in order.
+    pub prompt_hooks: Vec<HookResult>,
     /// The steps.
     pub steps: Vec<Step>,
     /// How it ended (`None` only while recording).
@@ -323,6 +362,7 @@ enum Line {
     Turn(Turn),
     ToolResult(ToolResult),
     CheckResult(CheckResult),
+    HookResult(HookResult),
     Outcome(RecordedOutcome),
 }
 
@@ -395,7 +435,7 @@ impl Cassette {
             tools: self.tools.clone(),
             servers: self.servers.clone(),
             identities: Default::default(),
-            // Cassettes record no hooks (replays run none).
+            // A cassette records what each hook did, not its pin (the lock keeps that).
             hooks: Default::default(),
             hook_scripts: Default::default(),
             permissions: Default::default(),
@@ -423,6 +463,7 @@ impl Cassette {
             name: name.clone(),
             listing: listing.clone(),
         }));
+        lines.extend(self.prompt_hooks.iter().cloned().map(Line::HookResult));
         let mut request_lines = Vec::new();
         for (i, step) in self.steps.iter().enumerate() {
             request_lines.push(lines.len() + 1);
@@ -433,8 +474,36 @@ impl Cassette {
             if let Some(turn) = &step.turn {
                 lines.push(Line::Turn(turn.clone()));
             }
-            lines.extend(step.results.iter().cloned().map(Line::ToolResult));
+            // In the order things happened: each call's pre hooks, its result, its post
+            // hooks; then the checks and the stop hooks.
+            let about = |id: &str, event: crate::hooks::HookEvent| {
+                step.hooks
+                    .iter()
+                    .filter(move |h| h.hook_event == event && h.id.as_deref() == Some(id))
+                    .cloned()
+                    .map(Line::HookResult)
+                    .collect::<Vec<_>>()
+            };
+            for result in &step.results {
+                lines.extend(about(&result.id, crate::hooks::HookEvent::PreToolUse));
+                lines.push(Line::ToolResult(result.clone()));
+                lines.extend(about(&result.id, crate::hooks::HookEvent::PostToolUse));
+            }
+            let placed = |h: &HookResult| {
+                h.hook_event.is_tool_event()
+                    && step
+                        .results
+                        .iter()
+                        .any(|r| h.id.as_deref() == Some(r.id.as_str()))
+            };
+            let (stop, other): (Vec<&HookResult>, Vec<&HookResult>) = step
+                .hooks
+                .iter()
+                .filter(|h| !placed(h))
+                .partition(|h| h.hook_event == crate::hooks::HookEvent::Stop);
+            lines.extend(other.into_iter().cloned().map(Line::HookResult));
             lines.extend(step.checks.iter().cloned().map(Line::CheckResult));
+            lines.extend(stop.into_iter().cloned().map(Line::HookResult));
         }
         if let Some(outcome) = &self.outcome {
             lines.push(Line::Outcome(outcome.clone()));
@@ -476,6 +545,7 @@ impl Cassette {
             sections: Vec::new(),
             tools: Vec::new(),
             servers: BTreeMap::new(),
+            prompt_hooks: Vec::new(),
             steps: Vec::new(),
             outcome: None,
             request_lines: Vec::new(),
@@ -536,6 +606,7 @@ impl Cassette {
                         turn: None,
                         results: Vec::new(),
                         checks: Vec::new(),
+                        hooks: Vec::new(),
                     });
                 }
                 Line::Turn(turn) => {
@@ -575,6 +646,46 @@ impl Cassette {
                         ));
                     }
                     step.checks.push(check);
+                }
+                Line::HookResult(hook)
+                    if hook.hook_event == crate::hooks::HookEvent::UserPromptSubmit =>
+                {
+                    if !cassette.steps.is_empty() || hook.step != 1 {
+                        return Err(corrupt(
+                            n,
+                            format!(
+                                "line {n}: a `userPromptSubmit` hook result after the first request (such hooks run before it)"
+                            ),
+                        ));
+                    }
+                    cassette.prompt_hooks.push(hook);
+                }
+                Line::HookResult(hook) => {
+                    let step = current_step(&mut cassette.steps, hook.step, n, "hook result")?;
+                    let Some(turn) = &step.turn else {
+                        return Err(corrupt(
+                            n,
+                            format!(
+                                "line {n}: a hook result of step {}, before its turn",
+                                hook.step
+                            ),
+                        ));
+                    };
+                    let fits = match (&hook.id, hook.hook_event.is_tool_event()) {
+                        (Some(id), true) => turn.tool_calls.iter().any(|c| &c.id == id),
+                        (None, false) => turn.tool_calls.is_empty(),
+                        _ => false,
+                    };
+                    if !fits {
+                        return Err(corrupt(
+                            n,
+                            format!(
+                                "line {n}: a `{}` hook result that does not fit the step's turn (a tool event names one of its calls by `id`; a `stop` hook follows a final answer)",
+                                hook.hook_event.key()
+                            ),
+                        ));
+                    }
+                    step.hooks.push(hook);
                 }
                 Line::Outcome(outcome) => cassette.outcome = Some(outcome),
             }
@@ -698,7 +809,9 @@ mod tests {
                     is_error: false,
                 }],
                 checks: Vec::new(),
+                hooks: Vec::new(),
             }],
+            prompt_hooks: Vec::new(),
             outcome: Some(RecordedOutcome::Answered { steps: 1 }),
             request_lines: Vec::new(),
         }
@@ -737,6 +850,7 @@ mod tests {
                 ending: crate::checks::CheckEnding::Exited(1),
                 output: "1 failed".into(),
             }],
+            hooks: Vec::new(),
         });
         let text = c.to_text();
         assert!(
@@ -747,6 +861,94 @@ mod tests {
         let moved = text.replace(r#""checkResult","step":2"#, r#""checkResult","step":1"#);
         let e = Cassette::parse(&moved).unwrap_err();
         assert!(e.message.contains("outside that step's request"), "{e:?}");
+    }
+
+    fn hook(step: usize, event: crate::hooks::HookEvent, id: Option<&str>) -> HookResult {
+        HookResult {
+            step,
+            hook_event: event,
+            hook: format!("guard {}", event.key()),
+            id: id.map(str::to_owned),
+            ending: crate::hooks::HookEnding::Exited(0),
+            stdout: String::new(),
+            stderr: "ok".into(),
+        }
+    }
+
+    /// Hook results are written where they ran (prompt hooks before the first request,
+    /// a call's pre hooks before its result and post hooks after it, stop hooks after the
+    /// checks) and read back in that place; one that fits no call is a damaged cassette.
+    #[test]
+    fn hook_results_read_back_where_they_ran() {
+        use crate::hooks::HookEvent::*;
+        let mut c = sample();
+        c.prompt_hooks.push(hook(1, UserPromptSubmit, None));
+        c.steps[0].hooks = vec![
+            hook(1, PreToolUse, Some("c1")),
+            hook(1, PostToolUse, Some("c1")),
+        ];
+        c.steps.push(Step {
+            request: serde_json::json!({"model": "m", "messages": [1]}).into(),
+            turn: Some(Turn {
+                step: 2,
+                text: "done".into(),
+                reasoning: None,
+                tool_calls: Vec::new(),
+                finish: FinishReason::Stop,
+                usage: None,
+            }),
+            results: Vec::new(),
+            checks: vec![CheckResult {
+                step: 2,
+                check: "cargo test".into(),
+                ending: crate::checks::CheckEnding::Exited(0),
+                output: String::new(),
+            }],
+            hooks: vec![hook(2, Stop, None)],
+        });
+        let text = c.to_text();
+        let events: Vec<String> = text
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                let e = v["event"].as_str().unwrap().to_owned();
+                match v.get("hookEvent").and_then(Value::as_str) {
+                    Some(h) => format!("{e}:{h}"),
+                    None => e,
+                }
+            })
+            .collect();
+        assert_eq!(
+            events,
+            [
+                "header",
+                "hookResult:userPromptSubmit",
+                "request",
+                "turn",
+                "hookResult:preToolUse",
+                "toolResult",
+                "hookResult:postToolUse",
+                "request",
+                "turn",
+                "checkResult",
+                "hookResult:stop",
+                "outcome"
+            ]
+        );
+        assert!(text.contains(r#"{"event":"hookResult","step":1,"hookEvent":"preToolUse","hook":"guard preToolUse","id":"c1","ending":{"exited":0},"stdout":"","stderr":"ok"}"#), "{text}");
+        let back = Cassette::parse(&text).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(back.request_lines, vec![3, 8]);
+        let stray = text.replace(r#""id":"c1","ending""#, r#""id":"c9","ending""#);
+        let e = Cassette::parse(&stray).unwrap_err();
+        assert!(e.message.contains("does not fit the step's turn"), "{e:?}");
+        let late = format!(
+            "{}\n{}",
+            text.lines().take(3).collect::<Vec<_>>().join("\n"),
+            r#"{"event":"hookResult","step":1,"hookEvent":"userPromptSubmit","hook":"x","ending":{"exited":0},"stdout":"","stderr":""}"#
+        );
+        let e = Cassette::parse(&late).unwrap_err();
+        assert!(e.message.contains("after the first request"), "{e:?}");
     }
 
     #[test]

@@ -10,12 +10,13 @@ use std::cell::RefCell;
 use serde_json::{Map, Value};
 
 use super::cassette::{
-    CASSETTE_FORMAT, Cassette, CheckResult, Header, RUNTIME_VALUES, RecordedOutcome, Step,
-    ToolKind, ToolResult, Turn,
+    CASSETTE_FORMAT, Cassette, CheckResult, Header, HookResult, RUNTIME_VALUES, RecordedOutcome,
+    Step, ToolKind, ToolResult, Turn,
 };
 use crate::agent::{AgentError, ModelTransport, Outcome, TransportFuture};
 use crate::client::ClientEvent;
 use crate::endpoint::{Dialect, ModelSettings};
+use crate::hooks::HookEvent;
 use crate::preset::ValidPreset;
 use crate::project::lock::PresetLock;
 use crate::prompt::Values;
@@ -144,6 +145,8 @@ pub struct RecordedRun<'a> {
     pub max_steps: usize,
     /// Each success check run, after the final answer of its step, in order.
     pub checks: &'a [CheckResult],
+    /// Each hook run, in order.
+    pub hooks: &'a [HookResult],
 }
 
 /// The cassette of a run that went through `recorder`: its header from `run`, the
@@ -223,6 +226,17 @@ pub fn cassette(
                 .iter()
                 .flat_map(|t| run.checks.iter().filter(move |c| c.step == t.step).cloned())
                 .collect(),
+            hooks: turn
+                .iter()
+                .flat_map(|t| {
+                    run.hooks
+                        .iter()
+                        .filter(move |h| {
+                            h.step == t.step && h.hook_event != HookEvent::UserPromptSubmit
+                        })
+                        .cloned()
+                })
+                .collect(),
             turn: turn.clone(),
         })
         .collect();
@@ -245,6 +259,12 @@ pub fn cassette(
         sections: entry.sections,
         tools: entry.tools,
         servers: entry.servers,
+        prompt_hooks: run
+            .hooks
+            .iter()
+            .filter(|h| h.hook_event == HookEvent::UserPromptSubmit)
+            .cloned()
+            .collect(),
         steps,
         outcome: Some(outcome),
         request_lines: Vec::new(),

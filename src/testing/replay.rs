@@ -17,16 +17,17 @@ use std::sync::Arc;
 use serde_json::Value;
 use similar::TextDiff;
 
-use super::cassette::{Cassette, CassetteError, MAX_CASSETTE_BYTES, ToolKind};
+use super::cassette::{Cassette, CassetteError, HookResult, MAX_CASSETTE_BYTES, ToolKind};
 use super::observed::{Observed, ObservedCall, ObservedOutcome};
 use crate::agent::{
-    APPROVAL_VARIABLE, Agent, AgentError, Approval, ApprovalPolicy, CheckRunFuture, ModelTransport,
-    Outcome, ToolApproval, ToolRunFuture, ToolRunner, TransportFuture,
+    APPROVAL_VARIABLE, Agent, AgentError, Approval, ApprovalPolicy, CheckRunFuture, HookRunFuture,
+    ModelTransport, Outcome, ToolApproval, ToolRunFuture, ToolRunner, TransportFuture,
 };
 use crate::checks::{Check, CheckRun};
 use crate::client::{ClientError, ClientEvent};
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
 use crate::endpoint::{ModelSettings, Overrides};
+use crate::hooks::{Hook, HookEvent, HookRun};
 use crate::preset::ValidPreset;
 use crate::process::sandbox::SandboxMode;
 use crate::project::lock;
@@ -326,9 +327,105 @@ struct RecordedTools<'c> {
     problems: RefCell<Vec<Diagnostic>>,
     /// How many recorded check results of each step (by index) were fed back.
     checks_used: RefCell<Vec<usize>>,
+    /// The recorded hook runs fed back: (0 for the prompt's hooks, else the step; the
+    /// position among them).
+    hooks_used: RefCell<std::collections::BTreeSet<(usize, usize)>>,
+}
+
+impl RecordedTools<'_> {
+    /// The recorded hook runs of `step` (0: the prompt's).
+    fn hooks_of(&self, step: usize) -> &[HookResult] {
+        match step {
+            0 => &self.cassette.prompt_hooks,
+            n => self
+                .cassette
+                .steps
+                .get(n - 1)
+                .map_or(&[][..], |s| s.hooks.as_slice()),
+        }
+    }
+
+    /// The recorded hook runs that no hook of the replay asked for, in the first
+    /// `steps` steps (each a `behaviour-drift`: today's preset no longer runs it there).
+    fn unused_hooks(&self, steps: usize) -> Vec<Diagnostic> {
+        let used = self.hooks_used.borrow();
+        let mut out = Vec::new();
+        for step in 0..=steps.min(self.cassette.steps.len()) {
+            for (i, h) in self.hooks_of(step).iter().enumerate() {
+                if used.contains(&(step, i)) {
+                    continue;
+                }
+                out.push(
+                    Diagnostic::new(
+                        DiagnosticKind::BehaviourDrift,
+                        format!(
+                            "step {}: the recording ran the `{}` hook `{}`{}, but today's preset ran no such hook there",
+                            h.step,
+                            h.hook_event.key(),
+                            h.hook,
+                            h.id.as_deref().map(|id| format!(" for call `{id}`")).unwrap_or_default()
+                        ),
+                    )
+                    .help("the preset's `hooks` changed since the recording: if that is intended, re-record the case"),
+                );
+            }
+        }
+        out
+    }
 }
 
 impl ToolRunner for RecordedTools<'_> {
+    /// A hook answers from the recording, never runs: the recorded run of the same hook
+    /// at the same event (and call) of the step, decided again by today's code. One the
+    /// recording does not hold is drift, and blocks (as a hook that failed to start).
+    fn run_hook<'a>(
+        &'a self,
+        step: usize,
+        hook: &'a Hook,
+        call: Option<&'a ToolCall>,
+        _input: &'a Value,
+        _ctx: &'a ToolContext,
+    ) -> HookRunFuture<'a> {
+        Box::pin(async move {
+            let key = if hook.event == HookEvent::UserPromptSubmit {
+                0
+            } else {
+                step
+            };
+            let label = hook.label();
+            let id = call.map(|c| c.id.as_str());
+            let mut used = self.hooks_used.borrow_mut();
+            let found = self.hooks_of(key).iter().enumerate().find(|(i, h)| {
+                !used.contains(&(key, *i))
+                    && h.hook_event == hook.event
+                    && h.hook == label
+                    && h.id.as_deref() == id
+            });
+            if let Some((i, h)) = found {
+                used.insert((key, i));
+                return h.to_run();
+            }
+            self.problems.borrow_mut().push(
+                Diagnostic::new(
+                    DiagnosticKind::BehaviourDrift,
+                    format!(
+                        "step {step}: the `{}` hook `{label}` ran{}, but the recording holds no run of it there",
+                        hook.event.key(),
+                        id.map(|id| format!(" for call `{id}`")).unwrap_or_default()
+                    ),
+                )
+                .help("the preset's `hooks` changed since the recording: if that is intended, re-record the case"),
+            );
+            HookRun {
+                ending: crate::hooks::HookEnding::NotStarted(
+                    "the cassette holds no run of it".into(),
+                ),
+                stdout: String::new(),
+                stderr: String::new(),
+            }
+        })
+    }
+
     /// A success check answers from the recording, never runs: the next recorded run
     /// of the step with the same argv. One the recording does not hold is drift.
     fn run_check<'a>(
@@ -576,6 +673,7 @@ pub async fn replay_async(
         calls: RefCell::new(Vec::new()),
         problems: RefCell::new(Vec::new()),
         checks_used: RefCell::new(Vec::new()),
+        hooks_used: RefCell::new(Default::default()),
     };
     let player = Player::new(settings, cassette);
     let outcome = {
@@ -589,6 +687,8 @@ pub async fn replay_async(
             )
             .with_tool_runner(&runner)
             .with_policy(std::sync::Arc::new(preset.policy()))
+            // Hooks decide again from their recorded runs (none is started).
+            .with_hooks(Arc::new(preset.hooks()))
             // The contract and checks decide when the run is done, as they did live.
             .with_output(preset.output())
             .with_checks(preset.checks().into());
@@ -625,6 +725,9 @@ pub async fn replay_async(
             .at(request_span(cassette, steps, &file))
             .help("the run loop or the preset changed how the run ends: if that is intended, re-record the case"),
         );
+    }
+    if diagnostics.is_empty() && drift.is_none() {
+        diagnostics.extend(runner.unused_hooks(steps));
     }
     let (answer, output, outcome) = match outcome {
         Ok(Outcome::Answered { text, output, .. }) => {

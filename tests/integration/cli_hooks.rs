@@ -54,7 +54,20 @@ impl Project {
     }
 
     fn run(&self, args: &[&str]) -> Run {
-        let output = Command::new(env!("CARGO_BIN_EXE_agent-presets"))
+        self.run_with(args, |_| {})
+    }
+
+    /// `run` outside CI (where recording is allowed).
+    fn record(&self, args: &[&str]) -> Run {
+        self.run_with(args, |c| {
+            c.env_remove("CI");
+        })
+    }
+
+    fn run_with(&self, args: &[&str], tweak: impl FnOnce(&mut Command)) -> Run {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agent-presets"));
+        tweak(&mut command);
+        let output = command
             .args(args)
             .current_dir(self.dir.path())
             .env("AGENT_PRESETS_CONFIG_DIR", self.config.path())
@@ -468,4 +481,123 @@ fn a_hook_whose_script_changed_after_locking_is_refused() {
         !p.path().join("out.txt").exists(),
         "the hook did not block: {run:?}"
     );
+}
+
+/// Issue 33 with issue 28: a recorded run keeps what each hook did (prompt, pre, post and
+/// stop hooks, in the order they ran), and `test` replays it without starting any hook:
+/// today's code decides again from the recorded runs. A hook removed or changed since
+/// the recording is `behaviour-drift` naming it.
+#[test]
+fn a_recorded_run_replays_its_hooks_without_running_them() {
+    let server = MockProvider::start(vec![
+        Reply::json(mock::openai_call(
+            "call_b",
+            "bash",
+            r#"{"command": "echo hi > a.txt"}"#,
+        )),
+        Reply::json(mock::openai_text("finished")),
+        Reply::json(mock::openai_call(
+            "call_w",
+            "write_file",
+            r#"{"path": "done.txt", "content": "ok\n"}"#,
+        )),
+        Reply::json(mock::openai_text("finished, really")),
+    ]);
+    let log = "cat >/dev/null; echo ran >> hooks.log";
+    let hooks = [
+        format!("  userPromptSubmit:\n    - run: [sh, -c, '{log}; echo \"the release branch is frozen\"']\n"),
+        format!("  preToolUse:\n    - match: bash\n      run: [sh, -c, '{log}; echo \"no bash here\" >&2; exit 2']\n"),
+        format!("  postToolUse:\n    - match: write_file\n      run: [sh, -c, '{log}']\n"),
+        format!("  stop:\n    - run: [sh, -c, '{log}; test -f done.txt || {{ echo \"done.txt is missing\" >&2; exit 2; }}']\n"),
+    ]
+    .concat();
+    let p = Project::new(&server, &hooks);
+    let cassette = p.path().join("run.jsonl");
+    let cassette = cassette.to_str().unwrap();
+    let run = p.record(&[
+        "run",
+        "agent",
+        "Finish the job.",
+        "--yes",
+        "--record",
+        cassette,
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(server.requests().len(), 4, "{run:?}");
+    let ran = |p: &Project| {
+        fs::read_to_string(p.path().join("hooks.log"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    // prompt, pre (bash), stop (blocks), post (write_file), stop (passes).
+    assert_eq!(ran(&p), 5, "{run:?}");
+    assert!(
+        !p.path().join("a.txt").exists(),
+        "the pre hook did not block"
+    );
+
+    let text = fs::read_to_string(cassette).unwrap();
+    let order: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["event"] == "hookResult")
+        .map(|v| {
+            format!(
+                "{}:{}:{}",
+                v["step"],
+                v["hookEvent"].as_str().unwrap(),
+                v["ending"]["exited"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "1:userPromptSubmit:0",
+            "1:preToolUse:2",
+            "2:stop:2",
+            "3:postToolUse:0",
+            "4:stop:0"
+        ],
+        "{text}"
+    );
+    assert!(text.contains("no bash here"), "{text}");
+
+    // Offline, with the hooks' inputs gone: the replay decides from the recorded runs
+    // and starts none of them.
+    drop(server);
+    fs::remove_file(p.path().join("done.txt")).unwrap();
+    let replay = p.run(&["test", cassette]);
+    assert_eq!(replay.code, 0, "{replay:?}");
+    assert_eq!(ran(&p), 5, "a hook ran during the replay: {replay:?}");
+
+    // A hook removed since the recording is drift, named.
+    let preset = p.config.path().join("presets/agent.yaml");
+    let yaml = fs::read_to_string(&preset).unwrap();
+    let without_post = yaml.replace(
+        &format!("  postToolUse:\n    - match: write_file\n      run: [sh, -c, '{log}']\n"),
+        "",
+    );
+    assert_ne!(without_post, yaml);
+    fs::write(&preset, &without_post).unwrap();
+    let replay = p.run(&["test", cassette]);
+    assert_eq!(replay.code, 1, "{replay:?}");
+    let all = format!("{}{}", replay.stdout, replay.stderr);
+    assert!(
+        all.contains("the recording ran the `postToolUse` hook `sh -c cat >/dev/null; echo ran >> hooks.log` for call `call_w`"),
+        "{all}"
+    );
+
+    // A changed hook is drift too: it ran where the recording holds no run of it.
+    fs::write(&preset, yaml.replace("no bash here", "no shell here")).unwrap();
+    let replay = p.run(&["test", cassette]);
+    assert_eq!(replay.code, 1, "{replay:?}");
+    let all = format!("{}{}", replay.stdout, replay.stderr);
+    assert!(
+        all.contains("the `preToolUse` hook `sh -c cat >/dev/null; echo ran >> hooks.log; echo \"no shell here\"")
+            && all.contains("but the recording holds no run of it there"),
+        "{all}"
+    );
+    assert_eq!(ran(&p), 5, "{replay:?}");
 }
