@@ -32,8 +32,8 @@ pub(crate) struct ImportArgs {
     /// Write the preset to this file (named `NAME.yaml`) instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "OUT.yaml")]
     output: Option<PathBuf>,
-    /// The preset's name [default: the input's `name`, else its file stem, made valid;
-    /// with `-o`, the output's stem].
+    /// The preset's name [default: with `-o`, the output's stem; else the input's
+    /// `name`, else its file stem, made valid].
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
     /// Overwrite the `-o` file when it exists.
