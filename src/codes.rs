@@ -157,6 +157,7 @@ code_pages! {
     P0762 => OutputSchemaRefused,
     P0770 => CheckEmptyRun,
     P0771 => CheckBadTimeout,
+    P0780 => ImportNotCarried,
 }
 
 /// The headings a page has, in this order.

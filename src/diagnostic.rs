@@ -293,6 +293,9 @@ diagnostic_kinds! {
     CheckEmptyRun = ("P0770", "check-empty-run", Error),
     /// A success check's timeout that is not a duration of at most an hour.
     CheckBadTimeout = ("P0771", "check-bad-timeout", Error),
+    /// `agent-presets import`: a field of the other tool's file that the preset does not
+    /// carry (located in that file).
+    ImportNotCarried = ("P0780", "import-not-carried", Warning),
 }
 
 impl fmt::Display for DiagnosticKind {
@@ -605,6 +608,7 @@ mod tests {
             K::PermissionShadowed,
             K::HookHiddenTool,
             K::OutputSchemaProjected,
+            K::ImportNotCarried,
         ];
         for k in DiagnosticKind::ALL {
             let expected = if warnings.contains(k) {

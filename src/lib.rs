@@ -60,6 +60,7 @@ pub mod confine;
 pub mod diagnostic;
 pub mod endpoint;
 pub mod hooks;
+pub mod import;
 mod json_schema;
 #[cfg(feature = "lsp")]
 pub mod lsp;

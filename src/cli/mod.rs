@@ -17,6 +17,7 @@ use crate::source_files::SourceFiles;
 
 mod connect;
 mod explain;
+mod import;
 mod init;
 mod list;
 mod lock;
@@ -123,6 +124,9 @@ enum Command {
     Schema(schema::SchemaArgs),
     /// Create a commented starter preset that validates.
     Init(init::InitArgs),
+    /// Turn another tool's agent config (a Claude Code subagent, a Copilot custom agent,
+    /// a goose recipe, an `.mcp.json`) into a preset, reporting every field not carried.
+    Import(import::ImportArgs),
     /// Explain a diagnostic code: what it means, an example that triggers it, the fix.
     Explain(explain::ExplainArgs),
     /// Write presets.lock: each preset's cacheable prefix, for `validate --locked`.
@@ -269,6 +273,7 @@ where
         Command::Run(args) => run::run(&cli.global, args, io),
         Command::Schema(args) => schema::run(&cli.global, args, io),
         Command::Init(args) => init::run(&cli.global, args, io),
+        Command::Import(args) => import::run(&cli.global, args, io),
         Command::Explain(args) => explain::run(&cli.global, args, io),
         Command::Lock(args) => lock::run(&cli.global, args, io),
         Command::Trust(args) => trust::run(&cli.global, args, io),
@@ -293,6 +298,7 @@ impl Command {
             Command::List(args) => args.machine_format(),
             Command::Render(args) => args.machine_format(),
             Command::Test(args) => args.machine_format(),
+            Command::Import(args) => args.machine_format(),
             _ => None,
         }
     }

@@ -4,12 +4,18 @@
 //!
 //! One table ([`FOREIGN_KEYS`], [`FOREIGN_TOOLS`]) serves the shape check's help for an
 //! unknown key (a foreign key wins over "did you mean": `allowed-tools` is not a typo of
-//! `allowRead`) and `agent-presets import`. Data in, text out: no I/O here.
+//! `allowRead`) and `agent-presets import` (`crate::import`: the help of each field it
+//! does not carry, tool names, model names and providers). Data in, text out: no I/O here.
 
 /// Where a foreign key was met: the owner words of the shape check's unknown-key
 /// message ("the preset file", "an MCP server", ...).
 const TOP: &str = "the preset file";
 const SERVER: &str = "an MCP server";
+
+/// The owner [`key_help`] knows a key of the top level by (for `import`).
+pub(crate) const PRESET_OWNER: &str = TOP;
+/// The owner [`key_help`] knows a key of one MCP server by (for `import`).
+pub(crate) const SERVER_OWNER: &str = SERVER;
 
 /// How the help writes the fix.
 #[derive(Clone, Copy, Debug)]
@@ -431,6 +437,41 @@ pub(crate) fn full_model_name(model: &str) -> &str {
     }
 }
 
+/// A model name as another tool shows it, as an API spells it: Claude Code's aliases
+/// (`sonnet`), Copilot's display names (`Claude Sonnet 4.5`, `GPT-4.1 (copilot)`)
+/// lowercased, spaces as `-`, and a Claude version's dots as `-` (`claude-sonnet-4-5`).
+pub(crate) fn api_model_name(model: &str) -> String {
+    let model = model.trim();
+    let model = match model.find(" (") {
+        Some(at) if model.ends_with(')') => &model[..at],
+        _ => model,
+    };
+    let full = full_model_name(model);
+    if full != model {
+        return full.to_owned();
+    }
+    // Vendors of the known families spell their names in lowercase; others keep theirs.
+    if !model.contains(' ') && provider_of(model).is_none() {
+        return model.to_owned();
+    }
+    let name = model.to_ascii_lowercase().replace(' ', "-");
+    if name.starts_with("claude") {
+        name.replace('.', "-")
+    } else {
+        name
+    }
+}
+
+/// goose's `goose_provider` as ours, with the key variable its API reads.
+pub(crate) fn goose_provider(provider: &str) -> Option<(&'static str, &'static str)> {
+    match provider.trim().to_ascii_lowercase().as_str() {
+        "anthropic" => Some(("anthropic", "ANTHROPIC_API_KEY")),
+        "openai" => Some(("openai", "OPENAI_API_KEY")),
+        "deepseek" => Some(("deepseek", "DEEPSEEK_API_KEY")),
+        _ => None,
+    }
+}
+
 /// The `model` block to write for a model given as one string (`model: sonnet`,
 /// `model: gpt-5`), as YAML flow text.
 pub(crate) fn model_block(model: &str) -> String {
@@ -631,5 +672,9 @@ mod tests {
             "model: {provider: anthropic, name: claude-sonnet-4-5, apiKeyEnv: ANTHROPIC_API_KEY}"
         );
         assert!(model_string_help("inherit").contains("remove it"));
+        assert_eq!(api_model_name("sonnet"), "claude-sonnet-4-5");
+        assert_eq!(api_model_name("Claude Sonnet 4.5"), "claude-sonnet-4-5");
+        assert_eq!(api_model_name("GPT-4.1 (copilot)"), "gpt-4.1");
+        assert_eq!(api_model_name("gpt-5"), "gpt-5");
     }
 }

@@ -21,6 +21,7 @@ mod builtin_text_truth;
 mod ci_recipes;
 mod cli;
 mod cli_hooks;
+mod cli_import;
 mod cli_output;
 mod cli_record;
 mod cli_report_formats;
