@@ -7,7 +7,7 @@
 //! Data in, text out: [`import`] reads the input's text and returns the preset's YAML and
 //! the warnings; reading the file, validating the result with the catalog (as `validate`
 //! does) and writing it are the CLI's (`cli/import.rs`). What another tool's key, tool
-//! name or model alias means here comes from [`crate::tools::foreign`], the table the
+//! name or model alias means here comes from `tools/foreign.rs`, the table the
 //! shape check's help reads too.
 
 use std::path::Path;

@@ -17,6 +17,7 @@ pub use session::{
     MAX_DESCRIPTION_BYTES, MAX_LIST_PAGES, MAX_MESSAGE_BYTES, MAX_SCHEMA_BYTES,
     MAX_TOOL_NAME_BYTES, MAX_TOOLS, McpSession, STDERR_LINE_BYTES, StderrSink,
 };
+#[cfg(feature = "client")]
 pub(crate) use types::human_duration;
 pub use types::{
     CallOutput, HeaderSecret, ListedTool, McpError, ServerConfig, ServerListing, ServerTransport,
