@@ -182,23 +182,7 @@ pub(super) fn env(
     value: &Spanned<Node>,
     server: &mut ServerDraft,
 ) {
-    let Node::Map(entries) = &value.value else {
-        cx.unknown(Owner::Server, key, &value.value);
-        return;
-    };
-    for (k, v) in entries {
-        let Some(text) = v.value.text() else {
-            cx.not_carried(
-                k,
-                format!(
-                    "the variable `{}` is {}, not text: it is left out",
-                    k.value,
-                    v.value.what()
-                ),
-                "an `env` value is text".to_owned(),
-            );
-            continue;
-        };
+    for (k, text) in text_entries(cx, key, value, "variable", "an `env` value is text") {
         match foreign::split_env_reference(&text) {
             Some(("", name)) if name == k.value => {
                 if !server.pass_env.iter().any(|p| p == name) {
@@ -223,25 +207,41 @@ pub(super) fn env(
     }
 }
 
-/// `headers:` of a server: `Bearer ${TOKEN}` becomes `{fromEnv: TOKEN, prefix: "Bearer "}`.
-fn headers(cx: &mut Cx, key: &Spanned<String>, value: &Spanned<Node>, server: &mut ServerDraft) {
+/// The entries of the mapping `value` (under `key`) whose values are text; a value that
+/// is not is a warning (`the WHAT `k` is …, not text`, with `help`), and a `value` that
+/// is no mapping is an unknown shape.
+fn text_entries<'v>(
+    cx: &mut Cx,
+    key: &Spanned<String>,
+    value: &'v Spanned<Node>,
+    what: &str,
+    help: &str,
+) -> Vec<(&'v Spanned<String>, String)> {
     let Node::Map(entries) = &value.value else {
         cx.unknown(Owner::Server, key, &value.value);
-        return;
+        return Vec::new();
     };
+    let mut out = Vec::new();
     for (k, v) in entries {
-        let Some(text) = v.value.text() else {
-            cx.not_carried(
+        match v.value.text() {
+            Some(text) => out.push((k, text)),
+            None => cx.not_carried(
                 k,
                 format!(
-                    "the header `{}` is {}, not text: it is left out",
+                    "the {what} `{}` is {}, not text: it is left out",
                     k.value,
                     v.value.what()
                 ),
-                "a header is text".to_owned(),
-            );
-            continue;
-        };
+                help.to_owned(),
+            ),
+        }
+    }
+    out
+}
+
+/// `headers:` of a server: `Bearer ${TOKEN}` becomes `{fromEnv: TOKEN, prefix: "Bearer "}`.
+fn headers(cx: &mut Cx, key: &Spanned<String>, value: &Spanned<Node>, server: &mut ServerDraft) {
+    for (k, text) in text_entries(cx, key, value, "header", "a header is text") {
         let header = match foreign::split_env_reference(&text) {
             Some((prefix, name)) => HeaderDraft::FromEnv {
                 name: name.to_owned(),

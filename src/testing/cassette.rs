@@ -828,12 +828,9 @@ mod tests {
         assert_eq!(back.request_lines, vec![2]);
     }
 
-    /// Check results follow their step's final answer; one after a turn that called
-    /// tools is a damaged cassette.
-    #[test]
-    fn check_results_read_back_and_only_after_a_final_answer() {
-        let mut c = sample();
-        c.steps.push(Step {
+    /// Step 2: a final answer, `cargo test` run after it (exit `code`, `output`), `hooks`.
+    fn answered_and_checked(code: i32, output: &str, hooks: Vec<HookResult>) -> Step {
+        Step {
             request: serde_json::json!({"model": "m", "messages": [1]}).into(),
             turn: Some(Turn {
                 step: 2,
@@ -847,11 +844,20 @@ mod tests {
             checks: vec![CheckResult {
                 step: 2,
                 check: "cargo test".into(),
-                ending: crate::checks::CheckEnding::Exited(1),
-                output: "1 failed".into(),
+                ending: crate::checks::CheckEnding::Exited(code),
+                output: output.into(),
             }],
-            hooks: Vec::new(),
-        });
+            hooks,
+        }
+    }
+
+    /// Check results follow their step's final answer; one after a turn that called
+    /// tools is a damaged cassette.
+    #[test]
+    fn check_results_read_back_and_only_after_a_final_answer() {
+        let mut c = sample();
+        c.steps
+            .push(answered_and_checked(1, "1 failed", Vec::new()));
         let text = c.to_text();
         assert!(
             text.contains(r#"{"event":"checkResult","step":2,"check":"cargo test","ending":{"exited":1},"output":"1 failed"}"#),
@@ -887,25 +893,8 @@ mod tests {
             hook(1, PreToolUse, Some("c1")),
             hook(1, PostToolUse, Some("c1")),
         ];
-        c.steps.push(Step {
-            request: serde_json::json!({"model": "m", "messages": [1]}).into(),
-            turn: Some(Turn {
-                step: 2,
-                text: "done".into(),
-                reasoning: None,
-                tool_calls: Vec::new(),
-                finish: FinishReason::Stop,
-                usage: None,
-            }),
-            results: Vec::new(),
-            checks: vec![CheckResult {
-                step: 2,
-                check: "cargo test".into(),
-                ending: crate::checks::CheckEnding::Exited(0),
-                output: String::new(),
-            }],
-            hooks: vec![hook(2, Stop, None)],
-        });
+        c.steps
+            .push(answered_and_checked(0, "", vec![hook(2, Stop, None)]));
         let text = c.to_text();
         let events: Vec<String> = text
             .lines()
