@@ -74,13 +74,13 @@ pub struct RenderedPiece {
 enum Body {
     /// `template: false`: the text as written (trailing whitespace trimmed). It costs
     /// nothing of the template budget.
-    Verbatim(String),
+    Verbatim(Arc<str>),
     Template {
         engine: Engine,
-        vars: BTreeSet<String>,
+        vars: Arc<BTreeSet<String>>,
         /// Per variable, the offsets of references not guarded by a definedness test or
         /// `default` (see `template_scan`).
-        unguarded: BTreeMap<String, Vec<usize>>,
+        unguarded: Arc<BTreeMap<String, Vec<usize>>>,
     },
 }
 
@@ -91,14 +91,14 @@ enum Engine {
     Compiled(FrozenTemplate),
     /// Text and `{{ name }}` only (most sections): printed without the engine, exactly as
     /// it would print them. Its output counts against the template budget's bytes.
-    Substitution(Substitution),
+    Substitution(Arc<Substitution>),
 }
 
 #[derive(Debug)]
 struct Condition {
     id: FrozenTemplate,
-    vars: BTreeSet<String>,
-    unguarded: BTreeMap<String, Vec<usize>>,
+    vars: Arc<BTreeSet<String>>,
+    unguarded: Arc<BTreeMap<String, Vec<usize>>>,
 }
 
 #[derive(Debug)]
@@ -109,8 +109,9 @@ struct CompiledPiece {
     body: Body,
     when: Option<Condition>,
     span: Option<Span>,
-    /// Template and `when` sources with their positions, to point errors at a reference.
-    text: String,
+    /// Template and `when` sources with their positions, to point errors at a reference
+    /// (the text shared with the layer's analysis: one copy however many chains).
+    text: Arc<str>,
     when_source: String,
     origin: super::section::SectionOrigin,
     /// Index of the layer that defined it (tool guidance: 0, layers from 1), so errors
@@ -122,9 +123,9 @@ impl CompiledPiece {
     /// The position of `var` at byte `offset` of the `when` expression or the text.
     fn span_at(&self, offset: usize, var: &str, in_when: bool) -> Option<Span> {
         let (source, origin) = if in_when {
-            (&self.when_source, &self.origin.when)
+            (self.when_source.as_str(), &self.origin.when)
         } else {
-            (&self.text, &self.origin.text)
+            (&*self.text, &self.origin.text)
         };
         match origin {
             Some(o) => Some(
@@ -138,9 +139,9 @@ impl CompiledPiece {
     /// Where `var` is referenced (in the `when` expression or the text).
     fn reference_span(&self, var: &str, in_when: bool) -> Option<Span> {
         let (source, origin, expression) = if in_when {
-            (&self.when_source, &self.origin.when, true)
+            (self.when_source.as_str(), &self.origin.when, true)
         } else {
-            (&self.text, &self.origin.text, false)
+            (&*self.text, &self.origin.text, false)
         };
         match (origin, find_reference(source, var, expression)) {
             (Some(o), Some(off)) => {

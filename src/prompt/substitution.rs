@@ -11,10 +11,13 @@
 //! everything else (any `{%` or `{#`, whitespace control, expressions other than a bare
 //! variable name, names the engine treats specially); refused text goes to the engine.
 
+use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 use std::ops::Range;
 
 use minijinja::Value;
+
+use super::template_scan::{self, TemplateScan};
 
 /// Names that are not plain variables inside `{{ … }}` (literals, operators, names the
 /// engine gives a meaning of its own): a template using them goes to the engine.
@@ -28,8 +31,8 @@ const SPECIAL_NAMES: &[&str] = &[
 enum Part {
     /// Text copied as it is (a byte range of the source).
     Text(Range<usize>),
-    /// The value of a variable.
-    Variable(Box<str>),
+    /// The value of a variable, and the offset of its name in the source.
+    Variable(Box<str>, usize),
 }
 
 /// A template made of text and `{{ name }}` only.
@@ -119,7 +122,7 @@ impl Substitution {
             if open > text_start {
                 parts.push(Part::Text(text_start..open));
             }
-            parts.push(Part::Variable(name.into()));
+            parts.push(Part::Variable(name.into(), name_start));
             i = j + 2;
             text_start = i;
         }
@@ -129,17 +132,38 @@ impl Substitution {
         Some(Substitution { parts })
     }
 
-    /// Is it text only (nothing to substitute)?
-    pub(crate) fn is_text(&self) -> bool {
-        self.variables().next().is_none()
-    }
-
     /// The variables it prints, in order (a repeated one each time).
     pub(crate) fn variables(&self) -> impl Iterator<Item = &str> {
         self.parts.iter().filter_map(|p| match p {
-            Part::Variable(name) => Some(&**name),
+            Part::Variable(name, _) => Some(&**name),
             Part::Text(_) => None,
         })
+    }
+
+    /// What [`template_scan::scan`](super::template_scan::scan) finds in the source:
+    /// each variable an unguarded reference at the offset of its name, or a guarded one
+    /// when `outer_guards` (what a `when` condition proves defined) holds it. Nothing
+    /// else: a substitution has no filters, tests, calls, statements or locals.
+    pub(crate) fn scan(&self, outer_guards: &BTreeSet<String>) -> TemplateScan {
+        let mut scan = TemplateScan::default();
+        for part in &self.parts {
+            let Part::Variable(name, at) = part else {
+                continue;
+            };
+            // Names the scan treats as keywords are not variables there either.
+            if template_scan::is_keyword(name) {
+                continue;
+            }
+            if outer_guards.contains(&**name) {
+                *scan.guarded.entry(name.to_string()).or_default() += 1;
+            } else {
+                scan.unguarded
+                    .entry(name.to_string())
+                    .or_default()
+                    .push(*at);
+            }
+        }
+        scan
     }
 
     /// Append the rendering of `source` (the text this was parsed from) to `out`, taking
@@ -157,7 +181,7 @@ impl Substitution {
                 Part::Text(range) => w
                     .write_str(&source[range.clone()])
                     .map_err(|_| SubstitutionError::TooLong)?,
-                Part::Variable(name) => {
+                Part::Variable(name, _) => {
                     let v = value(name).ok_or(SubstitutionError::Undefined)?;
                     if v.is_undefined() {
                         return Err(SubstitutionError::Undefined);
@@ -260,6 +284,50 @@ mod tests {
             "{{ é }}",
         ] {
             assert!(parse(source).is_none(), "{source:?}");
+        }
+    }
+
+    /// The scan of a substitution is the template scan of its text, offsets included.
+    fn assert_scans_agree(source: &str, guards: &BTreeSet<String>) {
+        let Some(s) = parse(source) else {
+            return;
+        };
+        let fast = s.scan(guards);
+        let slow = template_scan::scan(source, false, guards);
+        assert_eq!(fast.unguarded, slow.unguarded, "{source:?}");
+        assert_eq!(fast.guarded, slow.guarded, "{source:?}");
+        assert!(slow.filters.is_empty() && slow.tests.is_empty() && slow.calls.is_empty());
+        assert!(
+            slow.locals.is_empty() && slow.includes.is_empty(),
+            "{source:?}"
+        );
+    }
+
+    #[test]
+    fn scans_as_the_template_scan_does() {
+        let guards = BTreeSet::from(["g".to_owned()]);
+        for source in [
+            "",
+            "plain",
+            "{{ a }} and {{a}} {{ g }}\n",
+            "{{\tb\n}} x}} {{ elif }} {{ recursive }} {{ c_1 }}",
+            "{ {{ a }} }{{ g }}{{ g }}",
+        ] {
+            assert_scans_agree(source, &guards);
+            assert_scans_agree(source, &BTreeSet::new());
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn scans_agree_on_any_substitution(
+            source in "([a-z .\n{}]|\\{\\{ ?(a|b|g|elif|in_x|_y) ?\\}\\}){0,12}",
+            guard in proptest::option::of("(a|g|elif)"),
+        ) {
+            let guards: BTreeSet<String> = guard.into_iter().collect();
+            assert_scans_agree(&source, &guards);
         }
     }
 

@@ -9,10 +9,10 @@
 //! gives each render a fresh fuel tracker), and output goes through a writer that stops
 //! at the byte limit.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use minijinja::value::Object;
 use minijinja::{AutoEscape, Environment, ErrorKind, State, UndefinedBehavior, Value};
@@ -373,6 +373,29 @@ impl FrozenTemplate {
     }
 }
 
+/// The conditions that compiled alone, with the variables each references: a bounded
+/// cache (hosts that generate conditions cannot grow it without end).
+static CONDITIONS: Mutex<Option<HashMap<String, BTreeSet<String>>>> = Mutex::new(None);
+
+/// How many conditions [`CONDITIONS`] keeps.
+const MOST_CONDITIONS: usize = 512;
+
+/// The variables of a condition that compiled alone before, if it is in the cache.
+fn condition_variables(expr: &str) -> Option<BTreeSet<String>> {
+    let cache = CONDITIONS.lock().ok()?;
+    cache.as_ref()?.get(expr).cloned()
+}
+
+/// Keep what compiling `expr` alone found (while the cache has room).
+fn remember_condition(expr: &str, vars: &BTreeSet<String>) {
+    if let Ok(mut cache) = CONDITIONS.lock() {
+        let cache = cache.get_or_insert_with(HashMap::new);
+        if cache.len() < MOST_CONDITIONS {
+            cache.insert(expr.to_owned(), vars.clone());
+        }
+    }
+}
+
 /// Every template of one assembler, compiled into one environment.
 #[derive(Debug)]
 pub(crate) struct TemplateSet {
@@ -447,14 +470,20 @@ impl TemplateSet {
     ) -> Result<(TemplateId, BTreeSet<String>), TemplateError> {
         // Compiling the expression alone first rejects anything that is not a pure
         // expression (e.g. `x %}{% include ...`), and gives offsets into `expr` itself.
-        let vars = {
-            let compiled = self
-                .env
-                .compile_expression(expr)
-                .map_err(|e| TemplateError::from_minijinja(&e, 0))?;
-            compiled.undeclared_variables(false)
+        // What it finds depends on the text alone (every set has the same globals), and a
+        // few conditions recur in many presets: each is compiled alone once per process.
+        let vars = match condition_variables(expr) {
+            Some(vars) => vars,
+            None => {
+                let compiled = self
+                    .env
+                    .compile_expression(expr)
+                    .map_err(|e| TemplateError::from_minijinja(&e, 0))?;
+                let vars = self.without_globals(compiled.undeclared_variables(false));
+                remember_condition(expr, &vars);
+                vars
+            }
         };
-        let vars = self.without_globals(vars);
         let prefix = format!("{BUDGET_PREFIX}{{% if (");
         let name = self.fresh_name(label);
         self.env

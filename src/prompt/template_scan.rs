@@ -43,6 +43,11 @@ const KEYWORDS: &[&str] = &[
     "recursive",
 ];
 
+/// Is `name` one the scan never takes for a variable (an operator or a literal)?
+pub(crate) fn is_keyword(name: &str) -> bool {
+    KEYWORDS.contains(&name)
+}
+
 /// What a template names, found without rendering it.
 #[derive(Debug, Default)]
 pub(crate) struct TemplateScan {

@@ -74,7 +74,7 @@ impl<'a> PieceSource<'a> {
 #[derive(Debug)]
 pub(super) enum PreparedEngine {
     Compiled(TemplateId),
-    Substitution(Substitution),
+    Substitution(Arc<Substitution>),
 }
 
 /// What compiling one section or context finds on its own, before the chain it is in is
@@ -84,6 +84,8 @@ pub(super) enum PreparedEngine {
 /// [`finish_piece`].
 #[derive(Debug)]
 pub(super) struct PieceAnalysis {
+    /// The text as written, shared by every chain's compiled piece.
+    pub(super) text: Arc<str>,
     pub(super) body: BodyAnalysis,
     pub(super) when: Option<WhenAnalysis>,
 }
@@ -91,15 +93,15 @@ pub(super) struct PieceAnalysis {
 #[derive(Debug)]
 pub(super) enum BodyAnalysis {
     /// `template: false`: the text as written, trailing whitespace trimmed.
-    Verbatim(String),
+    Verbatim(Arc<str>),
     Template {
         engine: PreparedEngine,
         /// The variables it uses, without the names it only calls.
-        vars: BTreeSet<String>,
+        vars: Arc<BTreeSet<String>>,
         /// Every name the engine sees as a variable, called ones included (what
         /// `override-drops-placeholder` compares).
         referenced: BTreeSet<String>,
-        unguarded: BTreeMap<String, Vec<usize>>,
+        unguarded: Arc<BTreeMap<String, Vec<usize>>>,
         /// Unknown filters, tests, functions, statements, found in every branch.
         names: Vec<Diagnostic>,
         names_ok: bool,
@@ -112,8 +114,8 @@ pub(super) enum BodyAnalysis {
 pub(super) enum WhenAnalysis {
     Compiled {
         id: TemplateId,
-        vars: BTreeSet<String>,
-        unguarded: BTreeMap<String, Vec<usize>>,
+        vars: Arc<BTreeSet<String>>,
+        unguarded: Arc<BTreeMap<String, Vec<usize>>>,
         names: Vec<Diagnostic>,
         names_ok: bool,
         /// Comparisons with literals, checked against each chain's variables and tools.
@@ -209,7 +211,7 @@ pub(super) fn analyze_piece(templates: &mut TemplateSet, input: &PieceSource<'_>
         let compiled = match Substitution::parse(text, |n| templates.is_global(n)) {
             Some(s) => {
                 let vars = s.variables().map(str::to_owned).collect();
-                Ok((PreparedEngine::Substitution(s), vars))
+                Ok((PreparedEngine::Substitution(Arc::new(s)), vars))
             }
             None => templates
                 .add_template(name.as_str(), text)
@@ -217,10 +219,11 @@ pub(super) fn analyze_piece(templates: &mut TemplateSet, input: &PieceSource<'_>
         };
         match compiled {
             Ok((engine, referenced)) => {
-                // Text without template syntax names nothing: nothing to scan.
+                // Text and `{{ name }}` only names its variables and nothing else: the
+                // substitution knows where they are, no need to lex the text again.
                 let scan = match &engine {
-                    PreparedEngine::Substitution(s) if s.is_text() => TemplateScan::default(),
-                    _ => scan(text, false, &when_guards),
+                    PreparedEngine::Substitution(s) => s.scan(&when_guards),
+                    PreparedEngine::Compiled(_) => scan(text, false, &when_guards),
                 };
                 let mut names = DiagnosticSink::default();
                 let (names_ok, vars) = check_names(
@@ -234,9 +237,9 @@ pub(super) fn analyze_piece(templates: &mut TemplateSet, input: &PieceSource<'_>
                 );
                 BodyAnalysis::Template {
                     engine,
-                    vars,
+                    vars: Arc::new(vars),
                     referenced,
-                    unguarded: scan.unguarded,
+                    unguarded: Arc::new(scan.unguarded),
                     names: names.into_vec(),
                     names_ok,
                 }
@@ -246,7 +249,7 @@ pub(super) fn analyze_piece(templates: &mut TemplateSet, input: &PieceSource<'_>
             }
         }
     } else {
-        BodyAnalysis::Verbatim(text.trim_end().to_owned())
+        BodyAnalysis::Verbatim(text.trim_end().into())
     };
     let when = when.map(|expr| {
         let when_span = |offset: Option<usize>| input.when_span(expr, offset);
@@ -258,8 +261,8 @@ pub(super) fn analyze_piece(templates: &mut TemplateSet, input: &PieceSource<'_>
                     check_names(templates, kind, name, &scan, vars, &when_span, &mut names);
                 WhenAnalysis::Compiled {
                     id,
-                    vars,
-                    unguarded: scan.unguarded,
+                    vars: Arc::new(vars),
+                    unguarded: Arc::new(scan.unguarded),
                     names: names.into_vec(),
                     names_ok,
                     comparisons: literal_comparisons(expr),
@@ -271,7 +274,11 @@ pub(super) fn analyze_piece(templates: &mut TemplateSet, input: &PieceSource<'_>
             ),
         }
     });
-    PieceAnalysis { body, when }
+    PieceAnalysis {
+        text: text.into(),
+        body,
+        when,
+    }
 }
 
 /// The variables a template section uses as the engine sees them, for
@@ -310,7 +317,7 @@ pub(super) fn finish_piece(
     let mut ok = true;
     let text_span = |offset: Option<usize>| input.text_span(offset);
     let body = match &analysis.body {
-        BodyAnalysis::Verbatim(text) => Body::Verbatim(text.clone()),
+        BodyAnalysis::Verbatim(text) => Body::Verbatim(Arc::clone(text)),
         BodyAnalysis::Template {
             engine,
             vars,
@@ -326,18 +333,18 @@ pub(super) fn finish_piece(
             );
             let engine = match engine {
                 PreparedEngine::Compiled(id) => Engine::Compiled(id.clone().frozen(env)),
-                PreparedEngine::Substitution(s) => Engine::Substitution(s.clone()),
+                PreparedEngine::Substitution(s) => Engine::Substitution(Arc::clone(s)),
             };
             Body::Template {
                 engine,
-                vars: vars.clone(),
-                unguarded: unguarded.clone(),
+                vars: Arc::clone(vars),
+                unguarded: Arc::clone(unguarded),
             }
         }
         BodyAnalysis::Broken(d) => {
             sink.push(d.clone());
             ok = false;
-            Body::Verbatim(String::new())
+            Body::Verbatim("".into())
         }
     };
     let when_source = input.when.unwrap_or_default();
@@ -367,8 +374,8 @@ pub(super) fn finish_piece(
             );
             Some(Condition {
                 id: id.clone().frozen(env),
-                vars: vars.clone(),
-                unguarded: unguarded.clone(),
+                vars: Arc::clone(vars),
+                unguarded: Arc::clone(unguarded),
             })
         }
         Some(WhenAnalysis::Broken(d)) => {
@@ -384,7 +391,7 @@ pub(super) fn finish_piece(
         body,
         when,
         span: input.origin.name.clone(),
-        text: text.to_owned(),
+        text: Arc::clone(&analysis.text),
         when_source: when_source.to_owned(),
         origin: input.origin.clone(),
         layer: 0,
@@ -439,7 +446,12 @@ pub(super) fn check_names(
             );
         }
     }
-    let functions = templates.functions();
+    // Most pieces call nothing: the function names are listed only for those that do.
+    let functions = if scan.calls.is_empty() {
+        Vec::new()
+    } else {
+        templates.functions()
+    };
     for call in &scan.calls {
         let callee = call.name.as_str();
         let known = functions.iter().any(|f| f == callee)

@@ -193,7 +193,8 @@ impl<'c> AssemblerBuilder<'c> {
                     ));
                     continue;
                 }
-                if let Some(old) = sections.get(&s.name)
+                let old = sections.get(&s.name);
+                if let Some(old) = old
                     && let Some(old_label) = old.label
                 {
                     let before = referenced_variables(&templates, old.item, old.analysis);
@@ -206,9 +207,7 @@ impl<'c> AssemblerBuilder<'c> {
                         s.origin.name.clone(),
                     ));
                 }
-                let replaces = sections
-                    .get(&s.name)
-                    .map(|old| replaced(old, &s.name, &old.item.origin));
+                let replaces = old.map(|old| replaced(old, &s.name, &old.item.origin));
                 sink.extend(warnings::override_marker(
                     ("section", &s.name, s.overrides),
                     replaces.as_ref(),
@@ -393,7 +392,7 @@ impl<'c> AssemblerBuilder<'c> {
                     when: p
                         .when
                         .as_ref()
-                        .map(|c| (&c.id, &c.vars, p.when_source.as_str())),
+                        .map(|c| (&c.id, &*c.vars, p.when_source.as_str())),
                     layer: p.layer,
                     span: p.span.clone(),
                 })

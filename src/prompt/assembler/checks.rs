@@ -150,7 +150,7 @@ impl PromptAssembler {
                 },
             ];
             for (unguarded, in_when) in parts.into_iter().flatten() {
-                for (var, offsets) in unguarded {
+                for (var, offsets) in unguarded.iter() {
                     let Some(offset) = offsets.first().filter(|_| self.is_optional(var)) else {
                         continue;
                     };
