@@ -33,8 +33,9 @@ pub struct ParsedPreset {
     /// The text (for spans, snippets and [`TextOrigin`]s).
     pub source: SourceFile,
     /// The parsed content. A section or context that gives `textFile` has that file's
-    /// text in its `text` once the preset is loaded from disk.
-    pub file: PresetFile,
+    /// text in its `text` once the preset is loaded from disk. Shared: a validated preset
+    /// keeps its chain, and copying the chain copies no content.
+    pub file: Arc<PresetFile>,
     /// The `textFile`s read into `file`.
     text_files: Vec<TextFile>,
 }
@@ -139,7 +140,7 @@ pub fn parse_source(source: SourceFile) -> Result<ParsedPreset, Diagnostics> {
     match typed {
         Ok(file) => Ok(ParsedPreset {
             source,
-            file,
+            file: Arc::new(file),
             text_files: Vec::new(),
         }),
         Err(e) => Err(diagnostic_from_yaml(&source, &e).into()),

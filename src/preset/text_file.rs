@@ -63,7 +63,7 @@ pub(crate) fn load_text_files(
             .map(|(_, source)| source)
     };
     let mut files = Vec::new();
-    let file = &mut parsed.file;
+    let file = Arc::make_mut(&mut parsed.file);
     let sections = file
         .persona
         .iter_mut()
@@ -124,7 +124,7 @@ fn load_schema_file(
         .at(at.clone())
         .help("write the schema as one JSON object, such as `{\"type\": \"object\", \"properties\": {}}`")
     })?;
-    if let Some(output) = parsed.file.output.as_mut() {
+    if let Some(output) = Arc::make_mut(&mut parsed.file).output.as_mut() {
         output.schema = Some(Spanned::new(schema, value.referenced, value.defined));
     }
     Ok(())

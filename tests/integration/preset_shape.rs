@@ -230,7 +230,10 @@ fn plain_scalars_are_typed_by_the_core_schema() {
     // Numbers in the forms serde-saphyr reads.
     let p = parse("version: 0x1\nname: x\nmodel: {provider: openai, name: m, maxTokens: 4_096}\n")
         .unwrap();
-    assert_eq!(p.file.model.unwrap().max_tokens.unwrap().value, 4096);
+    assert_eq!(
+        p.file.model.clone().unwrap().max_tokens.unwrap().value,
+        4096
+    );
 
     // Only `true`/`false` are booleans; YAML 1.1 spellings get a hint.
     let ds = errors("version: 1\nname: x\npersona:\n  includeRuntimeContext: off\n");
@@ -240,6 +243,7 @@ fn plain_scalars_are_typed_by_the_core_schema() {
     assert!(
         !p.file
             .persona
+            .clone()
             .unwrap()
             .include_runtime_context
             .unwrap()
@@ -271,7 +275,7 @@ fn non_finite_orders_still_parse() {
         "version: 1\nname: x\npersona:\n  sections:\n    - {name: a, order: .inf, text: a}\n    - {name: b, order: -.Inf, text: b}\n    - {name: c, order: .NaN, text: c}\n",
     )
     .unwrap();
-    let s = p.file.persona.unwrap().sections.unwrap();
+    let s = p.file.persona.clone().unwrap().sections.unwrap();
     assert_eq!(s[0].order.value, f64::INFINITY);
     assert_eq!(s[1].order.value, f64::NEG_INFINITY);
     assert!(s[2].order.value.is_nan());
@@ -307,7 +311,7 @@ persona:
     assert_eq!(found(text), [(UnknownKey, 8, 43)]);
     let ok = text.replace(", zzz: 1", "");
     let p = parse(&ok).unwrap();
-    let s = p.file.persona.unwrap().sections.unwrap();
+    let s = p.file.persona.clone().unwrap().sections.unwrap();
     let names: Vec<_> = s.iter().map(|s| s.name.value.as_str()).collect();
     assert_eq!(names, ["a", "b", "c"]);
     assert_eq!(s[1].text.value, "hello");
