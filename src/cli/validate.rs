@@ -239,5 +239,11 @@ pub(crate) fn run(
                 .write_all(renderer.render_all(&failures).as_bytes())?;
         }
     }
+    // `validate` is the last thing the process does: the catalog (every parsed preset and
+    // its layer) and the report are left to the OS, not freed one allocation at a time
+    // (0.7% of validating 1,000 presets, all of it after the output).
+    drop(sources);
+    std::mem::forget(report);
+    std::mem::forget(workspace);
     Ok(exit)
 }
