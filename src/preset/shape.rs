@@ -40,7 +40,21 @@ mod rules;
 /// exceeded limit stops the reading: it is then the only problem reported (with any
 /// duplicate keys found before it). A file of another format `version` gets only
 /// `unsupported-version` (and duplicate keys): its other keys may be right for its version.
+#[cfg(test)]
 pub(crate) fn check(source: &SourceFile) -> Result<Tree, Vec<Diagnostic>> {
+    check_with(source, rules::rules(), None).map_err(|failed| failed.problems)
+}
+
+/// A file the shape check refused: its problems (sorted by position, never empty), and
+/// its tree when the YAML could be read at all (not after a syntax error or an exceeded
+/// limit), for `super::salvage` to look for more problems in what is left.
+pub(crate) struct Refused {
+    pub(crate) problems: Vec<Diagnostic>,
+    pub(crate) tree: Option<Tree>,
+}
+
+/// [`check`], keeping the tree of a refused file.
+pub(crate) fn check_preset(source: &SourceFile) -> Result<Tree, Refused> {
     check_with(source, rules::rules(), None)
 }
 
@@ -87,20 +101,23 @@ pub(crate) fn check_document(
     source: &SourceFile,
     shape: &'static DocumentShape,
 ) -> Result<Tree, Vec<Diagnostic>> {
-    check_with(source, shape.rules(), Some(shape))
+    check_with(source, shape.rules(), Some(shape)).map_err(|failed| failed.problems)
 }
 
 fn check_with(
     source: &SourceFile,
     rules: &'static Rules,
     document: Option<&'static DocumentShape>,
-) -> Result<Tree, Vec<Diagnostic>> {
+) -> Result<Tree, Refused> {
     let tree = match Tree::read(source) {
         Ok(tree) => tree,
         Err(stop) => {
             let mut out = stop.duplicates;
             out.push(stop.problem);
-            return Err(finish(out));
+            return Err(Refused {
+                problems: finish(out),
+                tree: None,
+            });
         }
     };
     let mut checker = Checker {
@@ -116,7 +133,10 @@ fn check_with(
     }
     let mut out = tree.duplicates.clone();
     out.append(&mut checker.out);
-    Err(finish(out))
+    Err(Refused {
+        problems: finish(out),
+        tree: Some(tree),
+    })
 }
 
 /// Sort by position and drop repeats (a node reached through several aliases is checked
