@@ -28,7 +28,7 @@
 //! - a later problem at the position of a shape problem, or inside a pruned part (secrets
 //!   aside: the text is still in the file), is not reported.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::source::ParsedPreset;
 use super::source_file::SourceFile;
@@ -54,7 +54,7 @@ pub(crate) struct Scope {
     /// Where the pruned parts are: (line, column) of their start and of their end.
     pruned: Vec<((u32, u32), (u32, u32))>,
     /// Where the shape problems are: (line, column).
-    problems: Vec<(u32, u32)>,
+    problems: HashSet<(u32, u32)>,
     /// The file's top-level keys with the line each starts on, in file order.
     top_level: Vec<(u32, String)>,
 }
@@ -113,12 +113,16 @@ fn is_local(kind: DiagnosticKind) -> bool {
     )
 }
 
+/// A file with more shape problems than this is not worth reading further (nor the time):
+/// its problems come alone.
+const MAX_PROBLEMS: usize = 1_000;
+
 /// Top-level keys whose problems stop the reading: the file's identity and its parent.
 const STOPPING: &[&str] = &["name", "version", "extends"];
 
 /// Where a node sits: in a mapping (as the key or the value of its entry `index`) or in a
 /// list (item `index`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 struct Place {
     parent: NodeId,
     index: usize,
@@ -131,7 +135,11 @@ pub(super) fn prune(
     tree: &mut Tree,
     problems: &[Diagnostic],
 ) -> Option<Scope> {
-    if problems.is_empty() || !tree.duplicates.is_empty() || tree.unusual_tags {
+    if problems.is_empty()
+        || problems.len() > MAX_PROBLEMS
+        || !tree.duplicates.is_empty()
+        || tree.unusual_tags
+    {
         return None;
     }
     let root = tree.root?;
@@ -183,16 +191,16 @@ pub(super) fn prune(
         blocks: Vec::new(),
         everything: false,
         pruned: Vec::new(),
-        problems: Vec::new(),
+        problems: HashSet::with_capacity(problems.len()),
         top_level,
     };
-    let mut cuts: Vec<Place> = Vec::new();
+    let mut cuts: Vec<Place> = Vec::with_capacity(problems.len());
     for d in problems {
         if !is_local(d.kind) {
             return None;
         }
         let span = d.span.as_ref().filter(|s| s.file == source.display)?;
-        scope.problems.push((span.line, span.column));
+        scope.problems.insert((span.line, span.column));
         // The node the problem is about: an unknown key's key; else, of the nodes
         // starting there, the one holding the others (a list item's mapping, not its
         // first key).
@@ -233,20 +241,22 @@ pub(super) fn prune(
             None => scope.everything = true,
         }
         scope.pruned.push(extent(tree, cut));
-        if !cuts.contains(&cut) {
-            cuts.push(cut);
-        }
+        cuts.push(cut);
     }
-    // Later indices first, so each removal leaves the others' indices right.
-    cuts.sort_by(|a, b| (a.parent, b.index).cmp(&(b.parent, a.index)));
+    // Each mapping or list cut once, whatever number of its parts go.
+    let mut by_parent: HashMap<NodeId, HashSet<usize>> = HashMap::new();
     for cut in cuts {
-        match &mut tree.nodes[cut.parent].kind {
-            Kind::Map(entries) => {
-                entries.remove(cut.index);
-            }
-            Kind::Seq(items) => {
-                items.remove(cut.index);
-            }
+        by_parent.entry(cut.parent).or_default().insert(cut.index);
+    }
+    for (parent, gone) in by_parent {
+        let mut index = 0;
+        let mut keep = || {
+            index += 1;
+            !gone.contains(&(index - 1))
+        };
+        match &mut tree.nodes[parent].kind {
+            Kind::Map(entries) => entries.retain(|_| keep()),
+            Kind::Seq(items) => items.retain(|_| keep()),
             _ => return None,
         }
     }
