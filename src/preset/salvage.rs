@@ -365,3 +365,137 @@ pub(crate) fn in_file_order(file: &str, mut diagnostics: Vec<Diagnostic>) -> Vec
     });
     diagnostics
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostic::DiagnosticKind as K;
+    use crate::preset::{PresetCatalog, validate_in_catalog};
+    use crate::tools::ToolCatalog;
+
+    /// `validate` of the file `text` (named `p`): its diagnostics' kinds and lines, and
+    /// whether it passed.
+    fn validate(text: &str) -> (Vec<(K, u32)>, bool) {
+        let mut catalog = PresetCatalog::builtin();
+        catalog.add_text("p", "p.yaml", text).unwrap();
+        let v = validate_in_catalog(&catalog, "p", &ToolCatalog::builtin());
+        let found = v
+            .diagnostics
+            .iter()
+            .map(|d| (d.kind, d.span.as_ref().map_or(0, |s| s.line)))
+            .collect();
+        (found, v.is_valid())
+    }
+
+    #[test]
+    fn every_independent_problem_is_reported_in_one_pass() {
+        let (found, valid) = validate(
+            "version: 1\nname: p\ndescripton: x\nextends: standard\nmodel:\n  provider: openai\n  \
+             name: gpt-4o\n  apiKey: sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD\ntools:\n  \
+             allow: [read_fiel]\npersona:\n  sections:\n    - name: a\n      order: 5\n      \
+             text: \"{{ projct }}\"\n    - name: b\n      order: 6\n      text: \"{{ foo\"\n",
+        );
+        assert!(!valid);
+        assert_eq!(
+            found,
+            [
+                (K::UnknownKey, 3),
+                (K::UnknownKey, 8),
+                (K::LiteralSecret, 8),
+                (K::UnknownTool, 10),
+                (K::UnknownVariable, 15),
+                (K::TemplateSyntax, 18),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_pruned_file_never_passes_nor_parses() {
+        let text = "version: 1\nname: p\ndescripton: x\n";
+        let (found, valid) = validate(text);
+        assert!(!valid);
+        assert_eq!(found, [(K::UnknownKey, 3)]);
+        let mut catalog = PresetCatalog::builtin();
+        catalog.add_text("p", "p.yaml", text).unwrap();
+        assert!(catalog.parsed("p").is_some_and(|p| p.is_err()));
+        assert!(catalog.get("p").is_some_and(|e| e.salvaged().is_some()));
+    }
+
+    #[test]
+    fn a_missing_key_stops_as_before() {
+        // Missing `text`: the shape problems alone, not the unknown tool.
+        let (found, _) = validate(
+            "version: 1\nname: p\ndescripton: x\ntools:\n  allow: [read_fiel]\npersona:\n  \
+             sections:\n    - name: a\n      order: 5\n",
+        );
+        assert_eq!(found, [(K::UnknownKey, 3), (K::MissingField, 8)]);
+        // A misspelt `name` is missing too once pruned.
+        let (found, _) = validate("version: 1\nnmae: p\ntools:\n  allow: [read_fiel]\n");
+        assert_eq!(found, [(K::UnknownKey, 2)]);
+    }
+
+    #[test]
+    fn a_syntax_error_stops_as_before() {
+        let (found, _) = validate(
+            "version: 1\nname: p\ntools:\n  allow: [read_fiel]\npersona: [\n",
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, K::YamlSyntax);
+    }
+
+    #[test]
+    fn problems_of_name_version_or_extends_stop_as_before() {
+        let (found, _) = validate(
+            "version: 1\nname: p\nextends: [standard]\ntools:\n  allow: [read_fiel]\n",
+        );
+        assert_eq!(found, [(K::WrongType, 3)]);
+    }
+
+    #[test]
+    fn what_depends_on_a_pruned_part_is_not_reported() {
+        // `allow` pruned: the unknown tool of `deny` in the same block is not said (what
+        // the block restricts has changed).
+        let (found, _) = validate(
+            "version: 1\nname: p\nextends: standard\ntools:\n  allow: read_file\n  deny: [bsh]\n\
+             persona:\n  sections:\n    - name: a\n      order: 5\n      text: Use bash.\n",
+        );
+        assert_eq!(found, [(K::WrongType, 5)]);
+    }
+
+    #[test]
+    fn the_uses_of_a_pruned_block_are_not_reported() {
+        // A misspelt `variables`: its variables are not declared, so their uses are not
+        // unknown; a broken template still is.
+        let (found, _) = validate(
+            "version: 1\nname: p\nvariabls:\n  project:\n    description: x\npersona:\n  \
+             sections:\n    - name: a\n      order: 5\n      text: \"{{ project }}\"\n    \
+             - name: b\n      order: 6\n      text: \"{{ foo\"\n",
+        );
+        assert_eq!(found, [(K::UnknownKey, 3), (K::TemplateSyntax, 13)]);
+    }
+
+    #[test]
+    fn an_unknown_key_nobody_means_adds_only_problems_of_the_text() {
+        // An unknown top-level key nobody means could have been any block: only problems
+        // of the text itself are added.
+        let (found, _) = validate(
+            "version: 1\nname: p\nzzzz: 1\ntools:\n  allow: [read_fiel]\n",
+        );
+        assert_eq!(found, [(K::UnknownKey, 3)]);
+    }
+
+    #[test]
+    fn a_child_of_a_pruned_file_is_told_as_before() {
+        let mut catalog = PresetCatalog::builtin();
+        let parent = "version: 1\nname: p\ndescripton: x\ntools:\n  allow: [read_fiel]\n";
+        catalog.add_text("p", "p.yaml", parent).unwrap();
+        catalog
+            .add_text("c", "c.yaml", "version: 1\nname: c\nextends: p\n")
+            .unwrap();
+        let v = validate_in_catalog(&catalog, "c", &ToolCatalog::builtin());
+        let kinds: Vec<K> = v.diagnostics.iter().map(|d| d.kind).collect();
+        // The parent is invalid, with its shape problems; its other problems are its own
+        // `validate`'s.
+        assert_eq!(kinds, [K::MissingParent, K::UnknownKey]);
+        assert!(!v.is_valid());
+    }
+}
