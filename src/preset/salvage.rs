@@ -435,18 +435,16 @@ mod tests {
 
     #[test]
     fn a_syntax_error_stops_as_before() {
-        let (found, _) = validate(
-            "version: 1\nname: p\ntools:\n  allow: [read_fiel]\npersona: [\n",
-        );
+        let (found, _) =
+            validate("version: 1\nname: p\ntools:\n  allow: [read_fiel]\npersona: [\n");
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].0, K::YamlSyntax);
     }
 
     #[test]
     fn problems_of_name_version_or_extends_stop_as_before() {
-        let (found, _) = validate(
-            "version: 1\nname: p\nextends: [standard]\ntools:\n  allow: [read_fiel]\n",
-        );
+        let (found, _) =
+            validate("version: 1\nname: p\nextends: [standard]\ntools:\n  allow: [read_fiel]\n");
         assert_eq!(found, [(K::WrongType, 3)]);
     }
 
@@ -477,9 +475,7 @@ mod tests {
     fn an_unknown_key_nobody_means_adds_only_problems_of_the_text() {
         // An unknown top-level key nobody means could have been any block: only problems
         // of the text itself are added.
-        let (found, _) = validate(
-            "version: 1\nname: p\nzzzz: 1\ntools:\n  allow: [read_fiel]\n",
-        );
+        let (found, _) = validate("version: 1\nname: p\nzzzz: 1\ntools:\n  allow: [read_fiel]\n");
         assert_eq!(found, [(K::UnknownKey, 3)]);
     }
 

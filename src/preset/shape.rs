@@ -15,9 +15,11 @@
 //! any plain scalar is accepted as its text (`default: 400` is the text `400`); where it
 //! wants a number or a boolean, text is refused (`order: "5"`).
 //!
-//! The typed deserialization into [`PresetFile`](super::spec::PresetFile) runs only when
-//! this check finds nothing, and accepts what it accepts. It reads the same tree
-//! (`super::tree_de`): each node keeps the position serde-saphyr gives it as well.
+//! The typed deserialization into [`PresetFile`](super::spec::PresetFile) runs when this
+//! check finds nothing, and accepts what it accepts. It reads the same tree
+//! (`super::tree_de`): each node keeps the position serde-saphyr gives it as well. When
+//! it finds only local problems, the tree of the refused file (`Refused`) is pruned of
+//! them by `super::salvage` and read by the typed pass as well, for more diagnostics.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;

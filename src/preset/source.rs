@@ -6,8 +6,10 @@
 //! under the parsing limits and reports every YAML syntax error, exceeded limit, duplicate
 //! key, unknown key, wrong type, bad value and missing key at once — except that a file of
 //! another format `version` gets only `unsupported-version`, since it may use keys
-//! version 1 does not know; then, only for a file of the right shape, the typed pass into
-//! [`PresetFile`].
+//! version 1 does not know; then, for a file of the right shape, the typed pass into
+//! [`PresetFile`]. A file whose shape problems are all local is pruned of what they are
+//! about and the rest goes through the typed pass too (`super::salvage`), only so that
+//! `validate` can report the file's other problems with them: the file still fails.
 
 use std::sync::Arc;
 
@@ -110,6 +112,11 @@ impl ParsedPreset {
 /// by position; an encoding error, a YAML syntax error or an exceeded limit stops the
 /// reading and comes alone (with the duplicate keys found before it), and so does
 /// `unsupported-version`.
+///
+/// A file with shape problems is an error here whatever they are. The catalog, which
+/// validates, also keeps the file pruned of local shape problems (an unknown key, a wrong
+/// type, a bad value), so that one `validate` reports the file's other problems (tools,
+/// templates, variables, secrets) beside them; see `super::salvage`.
 pub fn parse_preset(display: Arc<str>, bytes: &[u8]) -> Result<ParsedPreset, Diagnostics> {
     let source = SourceFile::decode(display, bytes)?;
     parse_source(source)
@@ -140,14 +147,13 @@ impl From<Diagnostics> for Unparsed {
 /// the full build of that finds the problems the shape problems would otherwise hide.
 pub(crate) fn parse_salvaging(source: SourceFile) -> Result<ParsedPreset, Unparsed> {
     if is_effectively_empty(&source.text) {
-        return Err(Diagnostic::new(
+        let empty = Diagnostic::new(
             DiagnosticKind::MissingField,
             "the file is empty: it holds no YAML document",
         )
         .at(source.start())
-        .help("a preset starts with `version: 1` and `name: <file stem>`")
-        .into())
-        .map_err(Diagnostics::into);
+        .help("a preset starts with `version: 1` and `name: <file stem>`");
+        return Err(Diagnostics::from(empty).into());
     }
     // Every problem of the file's shape at once.
     let tree = match shape::check_preset(&source) {
