@@ -26,8 +26,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use super::locale_pack::LocalePacks;
+use super::salvage::{Salvaged, in_file_order};
 use super::source::{
-    MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, file_too_large, parse_source,
+    MAX_PRESET_FILE_BYTES, ParsedPreset, SourceFile, file_too_large, parse_salvaging,
 };
 use super::spec::is_valid_preset_name;
 use super::text_file::load_text_files;
@@ -255,6 +256,9 @@ struct Loaded {
     /// The `name` the file declares, when it parses (also if a later check fails).
     declared_name: Option<String>,
     parsed: Result<ParsedPreset, Diagnostics>,
+    /// A file that failed for local shape problems only, pruned of them: for `validate`
+    /// to find the file's other problems in one pass, never for use.
+    salvaged: Option<Box<Salvaged>>,
     /// The file the bytes came from, as the opened descriptor names it
     /// ([`read_bounded_identified`]); `None` for text without a file, or when the file
     /// could not be told for sure.
@@ -269,6 +273,7 @@ impl Loaded {
             text_files: Vec::new(),
             declared_name: None,
             parsed: Err(d.into()),
+            salvaged: None,
         }
     }
 }
@@ -384,13 +389,25 @@ impl PresetEntry {
                     text_files: Vec::new(),
                     declared_name: None,
                     parsed: Err(d.into()),
+                    salvaged: None,
                 };
             }
         };
         let mut text_files = Vec::new();
         let text = source.source_text();
         let mut declared_name = None;
-        let parsed = parse_source(source).and_then(|parsed| {
+        let mut salvaged = None;
+        let parsed = match parse_salvaging(source) {
+            Ok(parsed) => Ok(parsed),
+            Err(unparsed) => {
+                let mut problems = unparsed.problems;
+                salvaged = unparsed
+                    .salvaged
+                    .and_then(|s| self.salvage(s, &mut problems, &mut text_files));
+                Err(problems)
+            }
+        };
+        let parsed = parsed.and_then(|parsed| {
             declared_name = Some(parsed.name().to_owned());
             // Text from standard input has no file name: its `name` only has to be one.
             let stem = if self.named_by_content {
@@ -415,7 +432,44 @@ impl PresetEntry {
             text_files,
             declared_name,
             parsed,
+            salvaged,
         }
+    }
+
+    /// The pruned file of one that failed for local shape problems, checked as a parsed
+    /// file is (its name, its `textFile`s); `None` when those checks fail: their problems
+    /// are added to `problems`, and nothing more is looked for.
+    fn salvage(
+        &self,
+        mut salvaged: Box<Salvaged>,
+        problems: &mut Diagnostics,
+        text_files: &mut Vec<(Arc<str>, SourceText)>,
+    ) -> Option<Box<Salvaged>> {
+        let stem = if self.named_by_content {
+            salvaged.preset.name().to_owned()
+        } else {
+            self.name.clone()
+        };
+        let mut more = check_preset_name(&salvaged.preset, &stem);
+        if more.is_empty()
+            && let Err(ds) = load_text_files(&mut salvaged.preset, self.path(), text_files)
+        {
+            more = ds.into_vec();
+        }
+        if more.is_empty() {
+            return Some(salvaged);
+        }
+        // Problems of the file as it is (not of the pruned part): all reported.
+        let mut all = problems.as_slice().to_vec();
+        all.append(&mut more);
+        *problems = Diagnostics::from_vec(in_file_order(&self.display, all));
+        None
+    }
+
+    /// The pruned file of one that failed for local shape problems only (see
+    /// `super::salvage`): for finding its other problems, never for use.
+    pub(crate) fn salvaged(&self) -> Option<&Salvaged> {
+        self.loaded.get_or_init(|| self.load()).salvaged.as_deref()
     }
 }
 

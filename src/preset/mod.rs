@@ -11,6 +11,7 @@ pub mod own_tools;
 pub mod permissions;
 pub mod provenance;
 pub mod resolve;
+mod salvage;
 mod shape;
 pub(crate) use shape::DocumentShape;
 pub mod source;

@@ -15,9 +15,11 @@
 //! any plain scalar is accepted as its text (`default: 400` is the text `400`); where it
 //! wants a number or a boolean, text is refused (`order: "5"`).
 //!
-//! The typed deserialization into [`PresetFile`](super::spec::PresetFile) runs only when
-//! this check finds nothing, and accepts what it accepts. It reads the same tree
-//! (`super::tree_de`): each node keeps the position serde-saphyr gives it as well.
+//! The typed deserialization into [`PresetFile`](super::spec::PresetFile) runs when this
+//! check finds nothing, and accepts what it accepts. It reads the same tree
+//! (`super::tree_de`): each node keeps the position serde-saphyr gives it as well. When
+//! it finds only local problems, the tree of the refused file (`Refused`) is pruned of
+//! them by `super::salvage` and read by the typed pass as well, for more diagnostics.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -40,7 +42,21 @@ mod rules;
 /// exceeded limit stops the reading: it is then the only problem reported (with any
 /// duplicate keys found before it). A file of another format `version` gets only
 /// `unsupported-version` (and duplicate keys): its other keys may be right for its version.
+#[cfg(test)]
 pub(crate) fn check(source: &SourceFile) -> Result<Tree, Vec<Diagnostic>> {
+    check_with(source, rules::rules(), None).map_err(|failed| failed.problems)
+}
+
+/// A file the shape check refused: its problems (sorted by position, never empty), and
+/// its tree when the YAML could be read at all (not after a syntax error or an exceeded
+/// limit), for `super::salvage` to look for more problems in what is left.
+pub(crate) struct Refused {
+    pub(crate) problems: Vec<Diagnostic>,
+    pub(crate) tree: Option<Tree>,
+}
+
+/// [`check`], keeping the tree of a refused file.
+pub(crate) fn check_preset(source: &SourceFile) -> Result<Tree, Refused> {
     check_with(source, rules::rules(), None)
 }
 
@@ -87,20 +103,23 @@ pub(crate) fn check_document(
     source: &SourceFile,
     shape: &'static DocumentShape,
 ) -> Result<Tree, Vec<Diagnostic>> {
-    check_with(source, shape.rules(), Some(shape))
+    check_with(source, shape.rules(), Some(shape)).map_err(|failed| failed.problems)
 }
 
 fn check_with(
     source: &SourceFile,
     rules: &'static Rules,
     document: Option<&'static DocumentShape>,
-) -> Result<Tree, Vec<Diagnostic>> {
+) -> Result<Tree, Refused> {
     let tree = match Tree::read(source) {
         Ok(tree) => tree,
         Err(stop) => {
             let mut out = stop.duplicates;
             out.push(stop.problem);
-            return Err(finish(out));
+            return Err(Refused {
+                problems: finish(out),
+                tree: None,
+            });
         }
     };
     let mut checker = Checker {
@@ -116,7 +135,10 @@ fn check_with(
     }
     let mut out = tree.duplicates.clone();
     out.append(&mut checker.out);
-    Err(finish(out))
+    Err(Refused {
+        problems: finish(out),
+        tree: Some(tree),
+    })
 }
 
 /// Sort by position and drop repeats (a node reached through several aliases is checked

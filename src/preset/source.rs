@@ -6,14 +6,17 @@
 //! under the parsing limits and reports every YAML syntax error, exceeded limit, duplicate
 //! key, unknown key, wrong type, bad value and missing key at once — except that a file of
 //! another format `version` gets only `unsupported-version`, since it may use keys
-//! version 1 does not know; then, only for a file of the right shape, the typed pass into
-//! [`PresetFile`].
+//! version 1 does not know; then, for a file of the right shape, the typed pass into
+//! [`PresetFile`]. A file whose shape problems are all local is pruned of what they are
+//! about and the rest goes through the typed pass too (`super::salvage`), only so that
+//! `validate` can report the file's other problems with them: the file still fails.
 
 use std::sync::Arc;
 
 use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::{Error as YamlError, Location, MessageFormatter, Spanned};
 
+use super::salvage::{self, Salvaged};
 use super::source_file::{MAX_RECORDED_ANCHOR_BYTES, MAX_RECORDED_ANCHOR_EVENTS};
 use super::spec::{FORMAT_VERSION, PresetFile, key_set_owner};
 use super::{shape, tree_de};
@@ -110,6 +113,11 @@ impl ParsedPreset {
 /// by position; an encoding error, a YAML syntax error or an exceeded limit stops the
 /// reading and comes alone (with the duplicate keys found before it), and so does
 /// `unsupported-version`.
+///
+/// A file with shape problems is an error here whatever they are. The catalog, which
+/// validates, also keeps the file pruned of local shape problems (an unknown key, a wrong
+/// type, a bad value), so that one `validate` reports the file's other problems (tools,
+/// templates, variables, secrets) beside them; see `super::salvage`.
 pub fn parse_preset(display: Arc<str>, bytes: &[u8]) -> Result<ParsedPreset, Diagnostics> {
     let source = SourceFile::decode(display, bytes)?;
     parse_source(source)
@@ -117,17 +125,42 @@ pub fn parse_preset(display: Arc<str>, bytes: &[u8]) -> Result<ParsedPreset, Dia
 
 /// Parse already-decoded text (see [`parse_preset`]).
 pub fn parse_source(source: SourceFile) -> Result<ParsedPreset, Diagnostics> {
+    parse_salvaging(source).map_err(|refused| refused.problems)
+}
+
+/// A file that did not parse: its problems, and, when they are only local shape problems,
+/// what is left of it once the parts they are about are pruned (see `super::salvage`).
+pub(crate) struct Unparsed {
+    pub(crate) problems: Diagnostics,
+    pub(crate) salvaged: Option<Box<Salvaged>>,
+}
+
+impl From<Diagnostics> for Unparsed {
+    fn from(problems: Diagnostics) -> Self {
+        Unparsed {
+            problems,
+            salvaged: None,
+        }
+    }
+}
+
+/// [`parse_source`], keeping the pruned file of one refused for local shape problems only:
+/// the full build of that finds the problems the shape problems would otherwise hide.
+pub(crate) fn parse_salvaging(source: SourceFile) -> Result<ParsedPreset, Unparsed> {
     if is_effectively_empty(&source.text) {
-        return Err(Diagnostic::new(
+        let empty = Diagnostic::new(
             DiagnosticKind::MissingField,
             "the file is empty: it holds no YAML document",
         )
         .at(source.start())
-        .help("a preset starts with `version: 1` and `name: <file stem>`")
-        .into());
+        .help("a preset starts with `version: 1` and `name: <file stem>`");
+        return Err(Diagnostics::from(empty).into());
     }
     // Every problem of the file's shape at once.
-    let tree = shape::check(&source).map_err(Diagnostics::from_vec)?;
+    let tree = match shape::check_preset(&source) {
+        Ok(tree) => tree,
+        Err(refused) => return Err(salvage(source, refused)),
+    };
     // The shape is right: the typed pass reads the tree the shape check built, so the YAML
     // is parsed once. What that reader does not reproduce exactly it leaves to
     // serde-saphyr, which parses the text again; its errors (there should be none after
@@ -143,7 +176,31 @@ pub fn parse_source(source: SourceFile) -> Result<ParsedPreset, Diagnostics> {
             file: Arc::new(file),
             text_files: Vec::new(),
         }),
-        Err(e) => Err(diagnostic_from_yaml(&source, &e).into()),
+        Err(e) => Err(Diagnostics::from(diagnostic_from_yaml(&source, &e)).into()),
+    }
+}
+
+/// The problems of a file the shape check refused, with the file pruned of them when they
+/// are all local and what is left reads as a preset. Only the typed pass from the pruned
+/// tree counts: serde-saphyr would read the text, parts and all.
+fn salvage(source: SourceFile, refused: shape::Refused) -> Unparsed {
+    let problems = refused.problems;
+    let salvaged = refused.tree.and_then(|mut tree| {
+        let scope = salvage::prune(&source, &mut tree, &problems)?;
+        let file = tree_de::preset_file(&tree).ok()?;
+        drop(tree);
+        Some(Box::new(Salvaged {
+            preset: ParsedPreset {
+                source,
+                file: Arc::new(file),
+                text_files: Vec::new(),
+            },
+            scope,
+        }))
+    });
+    Unparsed {
+        problems: Diagnostics::from_vec(problems),
+        salvaged,
     }
 }
 

@@ -28,10 +28,10 @@ pub(super) type NodeId = usize;
 /// Where a node is: 1-based lines, 1-based columns in characters, end exclusive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Pos {
-    line: u32,
-    column: u32,
-    end_line: u32,
-    end_column: u32,
+    pub(super) line: u32,
+    pub(super) column: u32,
+    pub(super) end_line: u32,
+    pub(super) end_column: u32,
 }
 
 impl Pos {

@@ -11,7 +11,7 @@ use super::provenance::admitting_rule;
 use super::resolve::{Lookup, PresetChain, resolve_chain};
 use super::source::ParsedPreset;
 use super::spec::{ModelSpec, NamedMap, PresetFile, Provider, VariableEntry, is_valid_env_name};
-use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::diagnostic::{Diagnostic, DiagnosticKind, Diagnostics, Span};
 use crate::endpoint::{
     EndpointError, ModelSettings, Transport, check_base_url, strict_tools_allowed,
 };
@@ -241,10 +241,21 @@ pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCata
     let leaf = match catalog.parsed(name) {
         Some(Ok(p)) => p,
         Some(Err(ds)) => {
-            return Validation {
-                diagnostics: ds.iter().cloned().collect(),
-                preset: None,
-            };
+            return unparsed(ds, catalog.get(name), |pruned| {
+                validate_preset_with(
+                    pruned,
+                    |n| catalog.parsed(n).into(),
+                    || catalog.names().map(str::to_owned).collect(),
+                    tools,
+                    Some(catalog.lint_memo()),
+                    &|p| cached_layer(catalog.get(p.name()), p),
+                    (
+                        catalog.packs(),
+                        catalog.locale(),
+                        Some(&|p| is_own_file(catalog, p)),
+                    ),
+                )
+            });
         }
         None => {
             let names: Vec<&str> = catalog.names().collect();
@@ -275,6 +286,30 @@ pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCata
             Some(&|p| is_own_file(catalog, p)),
         ),
     )
+}
+
+/// The validation of a preset file that does not parse: its problems, and, when it was
+/// refused for local shape problems only, what the full build of the rest of it (`build`
+/// of the pruned file, see `super::salvage`) finds besides, less what may depend on the
+/// pruned parts. Never a preset: the file is invalid whatever the build says.
+fn unparsed(
+    problems: &Diagnostics,
+    entry: Option<&PresetEntry>,
+    build: impl FnOnce(&ParsedPreset) -> Validation,
+) -> Validation {
+    let diagnostics = match entry.and_then(PresetEntry::salvaged) {
+        Some(salvaged) => {
+            let later = build(&salvaged.preset).diagnostics;
+            salvaged
+                .scope
+                .merge(&salvaged.preset.source.display, problems.as_slice(), later)
+        }
+        None => problems.iter().cloned().collect(),
+    };
+    Validation {
+        diagnostics,
+        preset: None,
+    }
 }
 
 /// The locale packs on offer, the locale asked for (`--locale`), and which files are the
@@ -322,10 +357,21 @@ pub fn validate_target(catalog: &PresetCatalog, id: TargetId, tools: &ToolCatalo
     let leaf = match entry.parsed() {
         Ok(p) => p,
         Err(ds) => {
-            return Validation {
-                diagnostics: ds.iter().cloned().collect(),
-                preset: None,
-            };
+            return unparsed(ds, Some(entry), |pruned| {
+                validate_preset_with(
+                    pruned,
+                    |n| catalog.lookup_for_target(id, n).map(|e| e.parsed()).into(),
+                    || catalog.names().map(str::to_owned).collect(),
+                    tools,
+                    Some(catalog.lint_memo()),
+                    &|p| cached_layer(catalog.lookup_for_target(id, p.name()), p),
+                    (
+                        catalog.packs(),
+                        catalog.locale(),
+                        Some(&|p| is_own_file(catalog, p)),
+                    ),
+                )
+            });
         }
     };
     validate_preset_with(
