@@ -628,20 +628,25 @@ fn validate_chain_with(
         let (first, mentions) = a.check_renders_and_mentions(&runs[0], &neutral);
         diagnostics.extend(mentions);
         // The runtime context's worst case: every approval policy and sandbox mode the
-        // run may set, with and without the optional variables.
-        let mut facts = Vec::new();
-        for v in &runs {
-            for approval in ["ask", "yes", "refuse"] {
-                for sandbox in ["read-only", "workspace-write", "full-access"] {
-                    facts.push(
-                        v.clone()
-                            .with("approval", approval)
-                            .with("sandbox", sandbox),
-                    );
+        // run may set, with and without the optional variables (only under a
+        // `maxContextTokens`: without one there is nothing to measure).
+        let worst_context = if a.token_budget().max_context_tokens.is_some() {
+            let mut facts = Vec::new();
+            for v in &runs {
+                for approval in ["ask", "yes", "refuse"] {
+                    for sandbox in ["read-only", "workspace-write", "full-access"] {
+                        facts.push(
+                            v.clone()
+                                .with("approval", approval)
+                                .with("sandbox", sandbox),
+                        );
+                    }
                 }
             }
-        }
-        let worst_context = a.check_context_budget(&facts);
+            a.check_context_budget(&facts)
+        } else {
+            None
+        };
         let results = std::iter::once(first).chain(runs[1..].iter().map(|v| a.check_renders(v)));
         for result in results {
             // The fingerprint is not part of what `validate` checks: skip it.

@@ -136,6 +136,9 @@ impl PromptAssembler {
     /// not pass the variable. `validate` reports them as `missing-value`.
     pub fn unguarded_optional_uses(&self) -> Vec<Diagnostic> {
         let mut out = Vec::new();
+        if self.optional_variables().next().is_none() {
+            return out;
+        }
         let pieces = self
             .sections
             .iter()
