@@ -238,25 +238,25 @@ impl ValidPreset {
 /// Validate the preset `name` of a catalog (and its `extends` chain) against the known
 /// tools. A name nobody offers is a `missing-parent`-free error of its own: `io`.
 pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCatalog) -> Validation {
+    // The file's preset, or the pruned rest of a file refused for local shape problems.
+    let validate = |leaf: &ParsedPreset| {
+        validate_preset_with(
+            leaf,
+            |n| catalog.parsed(n).into(),
+            || catalog.names().map(str::to_owned).collect(),
+            tools,
+            Some(catalog.lint_memo()),
+            &|p| cached_layer(catalog.get(p.name()), p),
+            (
+                catalog.packs(),
+                catalog.locale(),
+                Some(&|p| is_own_file(catalog, p)),
+            ),
+        )
+    };
     let leaf = match catalog.parsed(name) {
         Some(Ok(p)) => p,
-        Some(Err(ds)) => {
-            return unparsed(ds, catalog.get(name), |pruned| {
-                validate_preset_with(
-                    pruned,
-                    |n| catalog.parsed(n).into(),
-                    || catalog.names().map(str::to_owned).collect(),
-                    tools,
-                    Some(catalog.lint_memo()),
-                    &|p| cached_layer(catalog.get(p.name()), p),
-                    (
-                        catalog.packs(),
-                        catalog.locale(),
-                        Some(&|p| is_own_file(catalog, p)),
-                    ),
-                )
-            });
-        }
+        Some(Err(ds)) => return unparsed(ds, catalog.get(name), validate),
         None => {
             let names: Vec<&str> = catalog.names().collect();
             let help = crate::suggest::help_did_you_mean(name, names.iter().copied())
@@ -273,19 +273,7 @@ pub fn validate_in_catalog(catalog: &PresetCatalog, name: &str, tools: &ToolCata
             };
         }
     };
-    validate_preset_with(
-        leaf,
-        |n| catalog.parsed(n).into(),
-        || catalog.names().map(str::to_owned).collect(),
-        tools,
-        Some(catalog.lint_memo()),
-        &|p| cached_layer(catalog.get(p.name()), p),
-        (
-            catalog.packs(),
-            catalog.locale(),
-            Some(&|p| is_own_file(catalog, p)),
-        ),
-    )
+    validate(leaf)
 }
 
 /// The validation of a preset file that does not parse: its problems, and, when it was
@@ -354,42 +342,30 @@ pub fn validate_target(catalog: &PresetCatalog, id: TargetId, tools: &ToolCatalo
             preset: None,
         };
     };
-    let leaf = match entry.parsed() {
-        Ok(p) => p,
-        Err(ds) => {
-            return unparsed(ds, Some(entry), |pruned| {
-                validate_preset_with(
-                    pruned,
-                    |n| catalog.lookup_for_target(id, n).map(|e| e.parsed()).into(),
-                    || catalog.names().map(str::to_owned).collect(),
-                    tools,
-                    Some(catalog.lint_memo()),
-                    &|p| cached_layer(catalog.lookup_for_target(id, p.name()), p),
-                    (
-                        catalog.packs(),
-                        catalog.locale(),
-                        Some(&|p| is_own_file(catalog, p)),
-                    ),
-                )
-            });
-        }
+    // The file's preset, or the pruned rest of a file refused for local shape problems
+    // (never the entry's own parse: its layer is derived afresh by `cached_layer`).
+    let validate = |leaf: &ParsedPreset| {
+        validate_preset_with(
+            leaf,
+            |n| catalog.lookup_for_target(id, n).map(|e| e.parsed()).into(),
+            || catalog.names().map(str::to_owned).collect(),
+            tools,
+            Some(catalog.lint_memo()),
+            &|p| {
+                let own = Some(entry).filter(|e| e.parsed().is_ok_and(|q| std::ptr::eq(q, p)));
+                cached_layer(own.or_else(|| catalog.lookup_for_target(id, p.name())), p)
+            },
+            (
+                catalog.packs(),
+                catalog.locale(),
+                Some(&|p| is_own_file(catalog, p)),
+            ),
+        )
     };
-    validate_preset_with(
-        leaf,
-        |n| catalog.lookup_for_target(id, n).map(|e| e.parsed()).into(),
-        || catalog.names().map(str::to_owned).collect(),
-        tools,
-        Some(catalog.lint_memo()),
-        &|p| {
-            let own = Some(entry).filter(|e| e.parsed().is_ok_and(|q| std::ptr::eq(q, p)));
-            cached_layer(own.or_else(|| catalog.lookup_for_target(id, p.name())), p)
-        },
-        (
-            catalog.packs(),
-            catalog.locale(),
-            Some(&|p| is_own_file(catalog, p)),
-        ),
-    )
+    match entry.parsed() {
+        Ok(leaf) => validate(leaf),
+        Err(ds) => unparsed(ds, Some(entry), validate),
+    }
 }
 
 /// Validate `leaf` and its chain against the known tools.
