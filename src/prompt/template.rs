@@ -9,7 +9,7 @@
 //! gives each render a fresh fuel tracker), and output goes through a writer that stops
 //! at the byte limit.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -375,24 +375,22 @@ impl FrozenTemplate {
 
 /// The conditions that compiled alone, with the variables each references: a bounded
 /// cache (hosts that generate conditions cannot grow it without end).
-static CONDITIONS: Mutex<Option<HashMap<String, BTreeSet<String>>>> = Mutex::new(None);
+static CONDITIONS: Mutex<BTreeMap<String, BTreeSet<String>>> = Mutex::new(BTreeMap::new());
 
 /// How many conditions [`CONDITIONS`] keeps.
 const MOST_CONDITIONS: usize = 512;
 
 /// The variables of a condition that compiled alone before, if it is in the cache.
 fn condition_variables(expr: &str) -> Option<BTreeSet<String>> {
-    let cache = CONDITIONS.lock().ok()?;
-    cache.as_ref()?.get(expr).cloned()
+    CONDITIONS.lock().ok()?.get(expr).cloned()
 }
 
 /// Keep what compiling `expr` alone found (while the cache has room).
 fn remember_condition(expr: &str, vars: &BTreeSet<String>) {
-    if let Ok(mut cache) = CONDITIONS.lock() {
-        let cache = cache.get_or_insert_with(HashMap::new);
-        if cache.len() < MOST_CONDITIONS {
-            cache.insert(expr.to_owned(), vars.clone());
-        }
+    if let Ok(mut cache) = CONDITIONS.lock()
+        && cache.len() < MOST_CONDITIONS
+    {
+        cache.insert(expr.to_owned(), vars.clone());
     }
 }
 
