@@ -243,6 +243,10 @@ pub struct PresetEntry {
     shadows: Vec<ShadowedFile>,
     /// The name is taken from the file's `name:` (standard input has no file name).
     named_by_content: bool,
+    /// Set when a batch knows that presets it validates extend this one
+    /// ([`PresetCatalog::mark_extended`]): its templates are then compiled once, into the
+    /// cache its children use, also when it is validated itself.
+    extended: OnceLock<()>,
 }
 
 /// What reading and parsing an entry gave.
@@ -290,7 +294,14 @@ impl PresetEntry {
             layer: OnceLock::new(),
             shadows: Vec::new(),
             named_by_content: false,
+            extended: OnceLock::new(),
         }
+    }
+
+    /// Does a preset of the batch being validated extend this one (see
+    /// [`PresetCatalog::mark_extended`])? `false` when nobody said.
+    pub(crate) fn is_extended(&self) -> bool {
+        self.extended.get().is_some()
     }
 
     fn ranked(mut self, rank: u32) -> Self {
@@ -347,9 +358,9 @@ impl PresetEntry {
     /// the file itself), derived on first use and kept; `None` unless it parses.
     pub(crate) fn file_layer(&self) -> Option<Arc<FileLayer>> {
         let parsed = self.parsed().ok()?;
-        Some(Arc::clone(
-            self.layer.get_or_init(|| Arc::new(FileLayer::of(parsed))),
-        ))
+        Some(Arc::clone(self.layer.get_or_init(|| {
+            Arc::new(FileLayer::of(parsed).extended(self.is_extended()))
+        })))
     }
 
     /// The file's text as it was read, once it has been (by [`PresetEntry::parsed`]):
@@ -991,6 +1002,15 @@ impl PresetCatalog {
         self.entries.keys().map(String::as_str)
     }
 
+    /// Say that presets about to be validated extend the preset `name`: validating it
+    /// then compiles its templates into the cache they share (see
+    /// [`PresetEntry::is_extended`]). A hint for speed: what validation finds is the same.
+    pub(crate) fn mark_extended(&self, name: &str) {
+        if let Some(entry) = self.entries.get(name) {
+            let _ = entry.extended.set(());
+        }
+    }
+
     /// The entry named `name`.
     pub fn get(&self, name: &str) -> Option<&PresetEntry> {
         self.entries.get(name)
@@ -1125,7 +1145,9 @@ impl PresetCatalog {
                 )),
             }
         }
-        files.sort();
+        // One directory's entries: their names decide the order (the same order as
+        // comparing whole paths, without splitting each path into components).
+        files.sort_unstable_by(|a, b| a.file_name().cmp(&b.file_name()));
         for path in files {
             if !has_preset_extension(&path) {
                 continue;

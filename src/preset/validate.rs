@@ -436,6 +436,10 @@ pub fn validate_chain(chain: &PresetChain<'_>, tools: &ToolCatalog) -> Validatio
 pub(crate) struct FileLayer {
     layer: Arc<Layer>,
     diagnostics: Vec<Diagnostic>,
+    /// Other presets of the batch extend this file: its templates are compiled into
+    /// the shared cache also when the file is the preset validated (its children, next in
+    /// the batch's family order, find them there instead of compiling them again).
+    extended: bool,
 }
 
 impl FileLayer {
@@ -443,7 +447,17 @@ impl FileLayer {
     pub(crate) fn of(preset: &ParsedPreset) -> FileLayer {
         let mut diagnostics = Vec::new();
         let layer = Arc::new(layer_from_preset(preset, &mut diagnostics));
-        FileLayer { layer, diagnostics }
+        FileLayer {
+            layer,
+            diagnostics,
+            extended: false,
+        }
+    }
+
+    /// [`FileLayer::of`], for a file other presets of the batch extend.
+    pub(crate) fn extended(mut self, extended: bool) -> FileLayer {
+        self.extended = extended;
+        self
     }
 }
 
@@ -535,8 +549,9 @@ fn validate_chain_with(
         }
         let layer = Arc::clone(&file.layer);
         // A file other presets extend is compiled once for all of them; the preset being
-        // validated compiles its own file here (most files are extended by none).
-        builder = if i + 1 < presets.len() {
+        // validated compiles its own file here (most files are extended by none), unless
+        // the batch said that others extend it.
+        builder = if i + 1 < presets.len() || file.extended {
             builder.compiled_layer(layer, layer_templates(&file))
         } else {
             builder.shared_layer(layer)

@@ -117,7 +117,20 @@ impl Project {
                 .par_iter()
                 .map(|&i| (i, validate(&items[i])))
                 .collect();
-            done.sort_by_key(|(i, _)| *i);
+            // Back in the items' order, in place: each swap puts one outcome where it
+            // belongs (a sort would move these large values many times; `order` is a
+            // permutation of the items' indices).
+            let mut swaps = 0;
+            for at in 0..done.len() {
+                while let Some(&(to, _)) = done.get(at)
+                    && to != at
+                    && to < done.len()
+                    && swaps < done.len()
+                {
+                    done.swap(at, to);
+                    swaps += 1;
+                }
+            }
             return done.into_iter().map(|(_, outcome)| outcome).collect();
         }
         items.iter().map(validate).collect()
@@ -192,6 +205,14 @@ impl Project {
         let paths: Vec<Vec<&str>> = items.par_iter().map(|i| path_of(self, i)).collect();
         #[cfg(not(feature = "parallel"))]
         let paths: Vec<Vec<&str>> = items.iter().map(|i| path_of(self, i)).collect();
+        // Every name before the last of a path is extended by a preset of the batch.
+        for path in &paths {
+            if let Some((_, parents)) = path.split_last() {
+                for parent in parents {
+                    self.presets.mark_extended(parent);
+                }
+            }
+        }
         let mut order: Vec<usize> = (0..items.len()).collect();
         order.sort_by(|&a, &b| paths[a].cmp(&paths[b]));
         order
@@ -230,5 +251,86 @@ mod tests {
         assert!(!is_path("reviewer"));
         assert!(!is_path("my-preset-2"));
         assert_eq!(stem_name("a/b/p.yml"), "p");
+    }
+
+    /// A family validated as a batch (in family order, on every core, its shared files
+    /// compiled once into the cache the family uses) gives each preset the outcome it
+    /// gets validated alone in a fresh project, in the order the items were given.
+    #[test]
+    fn a_batch_finds_what_each_preset_validated_alone_finds() {
+        use crate::project::ProjectOptions;
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let presets = dir.path().join(".agent-presets");
+        std::fs::create_dir_all(&presets).expect("the preset directory");
+        let write = |name: &str, extends: &str, body: &str| {
+            std::fs::write(
+                presets.join(format!("{name}.yaml")),
+                format!("version: 1\nname: {name}\nextends: {extends}\n{body}"),
+            )
+            .expect("a preset file");
+        };
+        write(
+            "base",
+            "standard",
+            "persona:\n  sections:\n  - name: house\n    order: 50\n    text: |\n      Style: {{ style }}. {% if 'bash' in tools %}Use bash for builds.{% endif %}\nvariables:\n  style: {default: terse}\n",
+        );
+        write(
+            "mid",
+            "base",
+            "persona:\n  sections:\n  - name: house\n    order: 50\n    text: 'Mid {{ style }} {{ nope }}'\n",
+        );
+        for i in 0..10 {
+            let (parent, body) = if i % 2 == 0 {
+                (
+                    "base",
+                    format!(
+                        "tools:\n  allow: [read_file, grep]\npersona:\n  sections:\n  - name: c{i}\n    order: {}\n    text: 'Use bash {{{{ style }}}}.'\n",
+                        100 + i
+                    ),
+                )
+            } else {
+                (
+                    "mid",
+                    format!(
+                        "persona:\n  sections:\n  - name: c{i}\n    order: {}\n    text: '{{% if os %}}x{{% endif %}}'\n",
+                        100 + i
+                    ),
+                )
+            };
+            write(&format!("kid-{i:02}"), parent, &body);
+        }
+        let options = ProjectOptions {
+            project_dir: Some(dir.path().to_path_buf()),
+            preset_dirs: Vec::new(),
+            no_user: true,
+            no_project_config: true,
+        };
+        let fresh = || Project::discover(&options).expect("the project").0;
+        let mut project = fresh();
+        let plan = project.plan(&[]);
+        assert!(
+            plan.items.len() >= PARALLEL_FROM,
+            "{} items",
+            plan.items.len()
+        );
+        let batch = project.validate_batch(&plan.items, |item, _| item.name.clone());
+        assert_eq!(batch.len(), plan.items.len());
+        let mut warned = 0;
+        for (item, (validation, name)) in plan.items.iter().zip(&batch) {
+            assert_eq!(&item.name, name, "outcomes in the items' order");
+            let alone = fresh().validate_selected(&item.selected);
+            assert_eq!(
+                format!("{:?}", validation.diagnostics),
+                format!("{:?}", alone.diagnostics),
+                "{name}"
+            );
+            assert_eq!(
+                validation.preset.is_some(),
+                alone.preset.is_some(),
+                "{name}"
+            );
+            warned += usize::from(!validation.diagnostics.is_empty());
+        }
+        assert!(warned > 0, "the family has findings to compare");
     }
 }
