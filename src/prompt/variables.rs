@@ -573,6 +573,43 @@ impl Values {
         self.map.get(name)
     }
 
+    /// The names whose values differ between `self` and `other` (set in one only, or
+    /// set to unequal values), in name order: one walk of both sorted maps.
+    pub(crate) fn differing<'a>(&'a self, other: &'a Values) -> Vec<&'a str> {
+        let mut out = Vec::new();
+        let (mut a, mut b) = (self.map.iter().peekable(), other.map.iter().peekable());
+        loop {
+            match (a.peek(), b.peek()) {
+                (None, None) => return out,
+                (Some((k, _)), None) => {
+                    out.push(k.as_str());
+                    a.next();
+                }
+                (None, Some((k, _))) => {
+                    out.push(k.as_str());
+                    b.next();
+                }
+                (Some((ka, va)), Some((kb, vb))) => match ka.cmp(kb) {
+                    std::cmp::Ordering::Less => {
+                        out.push(ka.as_str());
+                        a.next();
+                    }
+                    std::cmp::Ordering::Greater => {
+                        out.push(kb.as_str());
+                        b.next();
+                    }
+                    std::cmp::Ordering::Equal => {
+                        if va != vb {
+                            out.push(ka.as_str());
+                        }
+                        a.next();
+                        b.next();
+                    }
+                },
+            }
+        }
+    }
+
     /// Every value, by name.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.map.iter().map(|(k, v)| (k.as_str(), v))
@@ -593,5 +630,34 @@ impl<K: Into<String>, V: Into<Value>> FromIterator<(K, V)> for Values {
             values.set(k, v);
         }
         values
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `differing` names exactly the names whose lookups disagree, in name order.
+        #[test]
+        fn differing_is_every_name_whose_lookups_disagree(
+            a in proptest::collection::btree_map("[a-e]", 0..3u8, 0..5),
+            b in proptest::collection::btree_map("[a-e]", 0..3u8, 0..5),
+        ) {
+            let (mut va, mut vb) = (Values::new(), Values::new());
+            for (k, v) in &a {
+                va.set(k.clone(), *v);
+            }
+            for (k, v) in &b {
+                vb.set(k.clone(), *v);
+            }
+            let expected: Vec<&str> = ["a", "b", "c", "d", "e"]
+                .into_iter()
+                .filter(|n| va.get(n) != vb.get(n))
+                .collect();
+            prop_assert_eq!(va.differing(&vb), expected.clone());
+            prop_assert_eq!(vb.differing(&va), expected);
+        }
     }
 }

@@ -32,7 +32,8 @@ impl PromptAssembler {
             .render_step(values, StepMode::Check, Some(&record))
             .map(drop);
         let rendered = record.into_inner();
-        let mentions = self.mentions(neutral, Some((values, &rendered)));
+        // Only a whole render lists every section the step sent.
+        let mentions = self.mentions(neutral, Some((values, &rendered, checked.is_ok())));
         (checked, mentions)
     }
 
@@ -41,7 +42,7 @@ impl PromptAssembler {
     pub(super) fn mentions(
         &self,
         values: &Values,
-        prior: Option<(&Values, &[RenderedSection])>,
+        prior: Option<(&Values, &[RenderedSection], bool)>,
     ) -> Vec<Diagnostic> {
         let hidden: Vec<&str> = self
             .known_tools
@@ -53,17 +54,37 @@ impl PromptAssembler {
             return Vec::new();
         }
         let step = StepValues::new(self, values);
-        let Ok(pieces) = self.system_pieces(&step) else {
-            return Vec::new();
+        // The few names whose values differ from the prior set's, found once: a piece
+        // that reads none of them renders as it did.
+        let differing: Vec<&str> = prior.map_or_else(Vec::new, |(p, ..)| p.differing(values));
+        // When no `when` reads one of them, the sections sent are the prior step's.
+        let same_sections = |rendered: &[RenderedSection]| -> Vec<&CompiledPiece> {
+            self.sections
+                .iter()
+                .filter(|p| rendered.iter().any(|r| std::ptr::eq(r.piece, *p)))
+                .collect()
+        };
+        let pieces = match prior {
+            Some((_, rendered, true))
+                if self.sections.iter().all(|p| {
+                    p.when
+                        .as_ref()
+                        .is_none_or(|c| !differing.iter().any(|d| c.vars.contains(*d)))
+                }) =>
+            {
+                same_sections(rendered)
+            }
+            _ => match self.system_pieces(&step) {
+                Ok(pieces) => pieces,
+                Err(_) => return Vec::new(),
+            },
         };
         let finder = WordFinder::new(&hidden);
         let reuse = |piece: &CompiledPiece| -> Option<&RenderedSection> {
-            let (prior_values, rendered) = prior?;
+            let (_, rendered, _) = prior?;
             let same = match &piece.body {
                 Body::Verbatim(_) => true,
-                Body::Template { vars, .. } => {
-                    vars.iter().all(|v| prior_values.get(v) == values.get(v))
-                }
+                Body::Template { vars, .. } => !differing.iter().any(|d| vars.contains(*d)),
             };
             if !same {
                 return None;

@@ -81,8 +81,22 @@ impl<'a> StepValues<'a> {
         self.engine.get_or_init(|| {
             let mut map: BTreeMap<&str, Value> = BTreeMap::new();
             map.insert(BUDGET_KEY, Value::from_dyn_object(Arc::clone(&self.budget)));
-            for name in self.assembler.variables.keys() {
-                if let Some(v) = self.get(name) {
+            // Both the known variables and the given values are in name order: one walk
+            // of the two finds each variable's value without a lookup per name.
+            let mut given = self.values.iter().peekable();
+            for (name, var) in &self.assembler.variables {
+                while given.next_if(|(g, _)| *g < name.as_str()).is_some() {}
+                let value = if name == TOOLS_VARIABLE {
+                    Some(&self.assembler.tools_value)
+                } else if name == RUNTIME_CONTEXT_VARIABLE {
+                    Some(&self.assembler.runtime_context_value)
+                } else {
+                    given
+                        .next_if(|(g, _)| *g == name.as_str())
+                        .map(|(_, v)| v)
+                        .or(var.default.as_ref())
+                };
+                if let Some(v) = value {
                     map.insert(name, v.clone());
                 }
             }
