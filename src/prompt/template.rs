@@ -380,6 +380,31 @@ static CONDITIONS: Mutex<BTreeMap<String, BTreeSet<String>>> = Mutex::new(BTreeM
 /// How many conditions [`CONDITIONS`] keeps.
 const MOST_CONDITIONS: usize = 512;
 
+/// The template texts compiled before, with the variables each references: bounded
+/// like [`CONDITIONS`], by count and by the bytes of the texts kept.
+static TEMPLATES: Mutex<(usize, BTreeMap<String, BTreeSet<String>>)> =
+    Mutex::new((0, BTreeMap::new()));
+
+/// How many bytes of template text [`TEMPLATES`] keeps (and at most
+/// [`MOST_CONDITIONS`] times eight texts).
+const MOST_TEMPLATE_BYTES: usize = 4 << 20;
+
+/// The variables of a template text compiled before, if it is in the cache.
+fn template_variables(source: &str) -> Option<BTreeSet<String>> {
+    TEMPLATES.lock().ok()?.1.get(source).cloned()
+}
+
+/// Keep what compiling `source` found (while the cache has room).
+fn remember_template(source: &str, vars: &BTreeSet<String>) {
+    if let Ok(mut cache) = TEMPLATES.lock() {
+        let (bytes, map) = &mut *cache;
+        if map.len() < MOST_CONDITIONS * 8 && *bytes + source.len() <= MOST_TEMPLATE_BYTES {
+            *bytes += source.len();
+            map.insert(source.to_owned(), vars.clone());
+        }
+    }
+}
+
 /// The variables of a condition that compiled alone before, if it is in the cache.
 fn condition_variables(expr: &str) -> Option<BTreeSet<String>> {
     CONDITIONS.lock().ok()?.get(expr).cloned()
@@ -436,7 +461,17 @@ impl TemplateSet {
             .env
             .get_template(&name)
             .map_err(|e| TemplateError::from_minijinja(&e, shift))?;
-        let vars = self.without_globals(template.undeclared_variables(false));
+        // What a template references depends on its text alone (every set has the same
+        // globals), and an inherited piece is compiled again in every chain below it:
+        // each text is walked for its variables once per process.
+        let vars = match template_variables(source) {
+            Some(vars) => vars,
+            None => {
+                let vars = self.without_globals(template.undeclared_variables(false));
+                remember_template(source, &vars);
+                vars
+            }
+        };
         Ok((TemplateId(name, shift), vars))
     }
 

@@ -35,8 +35,9 @@ pub(super) struct Placed<'a, T> {
     pub(super) analysis: &'a PieceAnalysis,
     pub(super) env: &'a Arc<minijinja::Environment<'static>>,
     pub(super) label: Option<&'a str>,
-    /// The inherited piece of the same name it replaced, if any.
-    pub(super) replaces: Option<Replaced>,
+    /// The inherited piece of the same name it replaced, if any (boxed: the maps of
+    /// placed pieces move their values on every insert, and few pieces replace one).
+    pub(super) replaces: Option<Box<Replaced>>,
 }
 
 /// Builds a [`PromptAssembler`] from layers (outermost first: host, then each preset of
@@ -207,10 +208,10 @@ impl<'c> AssemblerBuilder<'c> {
                         s.origin.name.clone(),
                     ));
                 }
-                let replaces = old.map(|old| replaced(old, &s.name, &old.item.origin));
+                let replaces = old.map(|old| Box::new(replaced(old, &s.name, &old.item.origin)));
                 sink.extend(warnings::override_marker(
                     ("section", &s.name, s.overrides),
-                    replaces.as_ref(),
+                    replaces.as_deref(),
                     sections.keys(),
                     s.origin.name.clone(),
                 ));
@@ -238,10 +239,10 @@ impl<'c> AssemblerBuilder<'c> {
                 }
                 let replaces = contexts
                     .get(&c.name)
-                    .map(|old| replaced(old, &c.name, &old.item.origin));
+                    .map(|old| Box::new(replaced(old, &c.name, &old.item.origin)));
                 sink.extend(warnings::override_marker(
                     ("context", &c.name, c.overrides),
-                    replaces.as_ref(),
+                    replaces.as_deref(),
                     contexts.keys(),
                     c.origin.name.clone(),
                 ));
@@ -431,11 +432,11 @@ impl<'c> AssemblerBuilder<'c> {
         sorted_ctx.sort_by(|a, b| (a.item.order, &a.item.name).cmp(&(b.item.order, &b.item.name)));
         let replaced_sections: BTreeMap<SectionName, Replaced> = sorted
             .iter()
-            .filter_map(|s| Some((s.item.name.clone(), s.replaces.clone()?)))
+            .filter_map(|s| Some((s.item.name.clone(), s.replaces.as_deref()?.clone())))
             .collect();
         let replaced_contexts: BTreeMap<SectionName, Replaced> = sorted_ctx
             .iter()
-            .filter_map(|c| Some((c.item.name.clone(), c.replaces.clone()?)))
+            .filter_map(|c| Some((c.item.name.clone(), c.replaces.as_deref()?.clone())))
             .collect();
         let mut compiled_contexts = Vec::with_capacity(sorted_ctx.len());
         for c in &sorted_ctx {
@@ -654,17 +655,20 @@ pub(super) fn prefix_dependencies(pieces: &[CompiledPiece]) -> Vec<String> {
 }
 
 pub(super) fn dependencies(pieces: &[CompiledPiece]) -> Vec<String> {
-    let mut vars = BTreeSet::new();
+    // Borrowed while collecting: most names recur in many pieces, each is copied once.
+    let mut vars: BTreeSet<&str> = BTreeSet::new();
     for p in pieces {
         if let Body::Template { vars: v, .. } = &p.body {
-            vars.extend(v.iter().cloned());
+            vars.extend(v.iter().map(String::as_str));
         }
         if let Some(c) = &p.when {
-            vars.extend(c.vars.iter().cloned());
+            vars.extend(c.vars.iter().map(String::as_str));
         }
     }
-    vars.retain(|v| !is_derived_variable(v));
-    vars.into_iter().collect()
+    vars.into_iter()
+        .filter(|v| !is_derived_variable(v))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `section-never-sent`: with exactly one `complete` section that has no `when`, every
