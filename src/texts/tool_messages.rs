@@ -225,6 +225,22 @@ texts! {
     TOOLS_IO_TIMED_OUT = "tools.io.timed-out", "the operation timed out";
     TOOLS_IO_INVALID_DATA = "tools.io.invalid-data", "the data is not valid";
     TOOLS_IO_OUT_OF_MEMORY = "tools.io.out-of-memory", "the system is out of memory";
+    TOOLS_IO_LINK_LOOP = "tools.io.link-loop", "the path has too many levels of symbolic links (a link may point to itself)";
+    TOOLS_IO_CROSSES_DEVICES = "tools.io.crosses-devices", "it would move the file to another file system";
+    TOOLS_IO_TOO_MANY_LINKS = "tools.io.too-many-links", "it has too many links";
+    TOOLS_IO_DEVICE = "tools.io.device", "the device reported an input/output error";
+    TOOLS_IO_NO_DEVICE = "tools.io.no-device", "the device is not there";
+    TOOLS_IO_UNSUPPORTED = "tools.io.unsupported", "the operation is not supported here";
+    TOOLS_IO_INVALID_ARGUMENT = "tools.io.invalid-argument", "the system refused an argument of the operation";
+    TOOLS_IO_TRY_LATER = "tools.io.try-later", "the resource is not available right now";
+    TOOLS_IO_BROKEN_PIPE = "tools.io.broken-pipe", "the other end of the pipe was closed";
+    TOOLS_IO_NOT_SEEKABLE = "tools.io.not-seekable", "it cannot be read or written at an offset";
+    TOOLS_IO_TOO_MANY_OPEN = "tools.io.too-many-open", "too many files are open";
+    TOOLS_IO_STALE = "tools.io.stale", "the network file system no longer knows the file";
+    TOOLS_IO_ENDED_EARLY = "tools.io.ended-early", "the data ended before all of it was read";
+    TOOLS_IO_WRITE_ZERO = "tools.io.write-zero", "the system accepted no more bytes";
+    TOOLS_IO_ARGUMENTS_TOO_LONG = "tools.io.arguments-too-long", "the argument list is too long";
+    TOOLS_IO_DEADLOCK = "tools.io.deadlock", "the operation would deadlock";
 
     // Shared: the blocking pool, walks, output caps.
     TOOLS_WORK_STOPPED = "tools.work.stopped", "the {{ work }} stopped unexpectedly";

@@ -202,7 +202,10 @@ async fn run(
         SpawnError::Sandbox(e) => ToolError::new(format!("{e}")).hint(e.hint()),
         SpawnError::Start(e) => ToolError::text(
             &TOOL_BASH_ERROR_SPAWN,
-            vals![shell = shell, error = e.to_string()],
+            vec![
+                ("shell", crate::tools::TextValue::from(shell)),
+                ("error", super::workspace::io_reason_value(&e)),
+            ],
         )
         .hint_text(&TOOL_BASH_HINT_SPAWN, vec![]),
     })?;
@@ -227,8 +230,11 @@ async fn run(
         .run_to_end(timeout, DRAIN_GRACE)
         .await
         .map_err(|e| {
-            ToolError::text(&TOOL_BASH_ERROR_WAIT, vals![error = e.to_string()])
-                .hint_text(&TOOL_BASH_HINT_WAIT, vec![])
+            ToolError::text(
+                &TOOL_BASH_ERROR_WAIT,
+                vec![("error", super::workspace::io_reason_value(&e))],
+            )
+            .hint_text(&TOOL_BASH_HINT_WAIT, vec![])
         })?;
     readers.finish(DRAIN_GRACE).await;
     let stdout = take(&stdout);

@@ -36,6 +36,7 @@ pub(crate) use limits::echo;
 pub use list_dir::{ListDir, ListDirArgs};
 pub use read_file::{ReadFile, ReadFileArgs};
 pub use todo_write::{TodoItem, TodoStatus, TodoWrite, TodoWriteArgs};
+pub(crate) use workspace::io_reason_in;
 pub use write_file::{WriteFile, WriteFileArgs};
 
 use super::{ToolCatalog, ToolContext};

@@ -254,9 +254,97 @@ pub(crate) fn io_reason_value(e: &std::io::Error) -> TextValue {
         ErrorKind::TimedOut => TextValue::Text(&TOOLS_IO_TIMED_OUT),
         ErrorKind::InvalidData => TextValue::Text(&TOOLS_IO_INVALID_DATA),
         ErrorKind::OutOfMemory => TextValue::Text(&TOOLS_IO_OUT_OF_MEMORY),
-        // Rarer ones keep the system's (English) words, without the error number.
-        _ => TextValue::Plain(io_reason(e)),
+        ErrorKind::CrossesDevices => TextValue::Text(&TOOLS_IO_CROSSES_DEVICES),
+        ErrorKind::TooManyLinks => TextValue::Text(&TOOLS_IO_TOO_MANY_LINKS),
+        ErrorKind::Unsupported => TextValue::Text(&TOOLS_IO_UNSUPPORTED),
+        ErrorKind::InvalidInput => TextValue::Text(&TOOLS_IO_INVALID_ARGUMENT),
+        ErrorKind::WouldBlock => TextValue::Text(&TOOLS_IO_TRY_LATER),
+        ErrorKind::BrokenPipe => TextValue::Text(&TOOLS_IO_BROKEN_PIPE),
+        ErrorKind::NotSeekable => TextValue::Text(&TOOLS_IO_NOT_SEEKABLE),
+        ErrorKind::StaleNetworkFileHandle => TextValue::Text(&TOOLS_IO_STALE),
+        ErrorKind::UnexpectedEof => TextValue::Text(&TOOLS_IO_ENDED_EARLY),
+        ErrorKind::WriteZero => TextValue::Text(&TOOLS_IO_WRITE_ZERO),
+        ErrorKind::ArgumentListTooLong => TextValue::Text(&TOOLS_IO_ARGUMENTS_TOO_LONG),
+        ErrorKind::Deadlock => TextValue::Text(&TOOLS_IO_DEADLOCK),
+        _ => os_reason_value(e),
     }
+}
+
+/// [`io_reason_value`] in the words of `texts` (for messages rendered on the spot).
+pub(crate) fn io_reason_in(e: &std::io::Error, texts: &crate::texts::Texts) -> String {
+    match io_reason_value(e) {
+        TextValue::Text(text) => texts.get(text).to_owned(),
+        TextValue::Plain(s) | TextValue::Cut { start: s, .. } => s,
+    }
+}
+
+/// The system errors [`io_reason_value`] cannot tell by their kind, by their number:
+/// a text where one fits, else the error's symbolic name and number (`ENOEXEC (8)`),
+/// which reads the same in every language. An error the system did not raise (one a
+/// library made, with its own words) keeps its words.
+fn os_reason_value(e: &std::io::Error) -> TextValue {
+    let Some(code) = e.raw_os_error() else {
+        return TextValue::Plain(io_reason(e));
+    };
+    let text: Option<&'static BuiltinText> = match code {
+        libc::ELOOP => Some(&TOOLS_IO_LINK_LOOP),
+        libc::EIO => Some(&TOOLS_IO_DEVICE),
+        libc::ENODEV | libc::ENXIO => Some(&TOOLS_IO_NO_DEVICE),
+        libc::EMFILE | libc::ENFILE => Some(&TOOLS_IO_TOO_MANY_OPEN),
+        libc::ENOSYS | libc::EOPNOTSUPP => Some(&TOOLS_IO_UNSUPPORTED),
+        libc::EINVAL => Some(&TOOLS_IO_INVALID_ARGUMENT),
+        libc::EAGAIN => Some(&TOOLS_IO_TRY_LATER),
+        _ => None,
+    };
+    match text {
+        Some(text) => TextValue::Text(text),
+        None => TextValue::Plain(match errno_name(code) {
+            Some(name) => format!("{name} ({code})"),
+            None => format!("errno {code}"),
+        }),
+    }
+}
+
+/// The symbolic name of a system error number, for the rare ones without a text.
+fn errno_name(code: i32) -> Option<&'static str> {
+    const NAMES: &[(i32, &str)] = &[
+        (libc::EPERM, "EPERM"),
+        (libc::ESRCH, "ESRCH"),
+        (libc::EINTR, "EINTR"),
+        (libc::E2BIG, "E2BIG"),
+        (libc::ENOEXEC, "ENOEXEC"),
+        (libc::EBADF, "EBADF"),
+        (libc::ECHILD, "ECHILD"),
+        (libc::ENOMEM, "ENOMEM"),
+        (libc::EFAULT, "EFAULT"),
+        (libc::ENOTBLK, "ENOTBLK"),
+        (libc::ETXTBSY, "ETXTBSY"),
+        (libc::ENOTTY, "ENOTTY"),
+        (libc::EDOM, "EDOM"),
+        (libc::ERANGE, "ERANGE"),
+        (libc::ENOLCK, "ENOLCK"),
+        (libc::EOVERFLOW, "EOVERFLOW"),
+        (libc::EILSEQ, "EILSEQ"),
+        (libc::ENOTSOCK, "ENOTSOCK"),
+        (libc::EBADMSG, "EBADMSG"),
+        (libc::EPROTO, "EPROTO"),
+        (libc::ECANCELED, "ECANCELED"),
+        (libc::EOWNERDEAD, "EOWNERDEAD"),
+        (libc::ENOTRECOVERABLE, "ENOTRECOVERABLE"),
+        (libc::ECONNREFUSED, "ECONNREFUSED"),
+        (libc::ECONNRESET, "ECONNRESET"),
+        (libc::ECONNABORTED, "ECONNABORTED"),
+        (libc::ENOTCONN, "ENOTCONN"),
+        (libc::EADDRINUSE, "EADDRINUSE"),
+        (libc::EADDRNOTAVAIL, "EADDRNOTAVAIL"),
+        (libc::ENETUNREACH, "ENETUNREACH"),
+        (libc::EHOSTUNREACH, "EHOSTUNREACH"),
+        (libc::ENETDOWN, "ENETDOWN"),
+    ];
+    NAMES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, name)| *name)
 }
 
 /// The names in directory `dir`, lossily as text (for "did you mean").
@@ -535,11 +623,43 @@ mod tests {
             (K::StorageFull, "tools.io.storage-full"),
             (K::ReadOnlyFilesystem, "tools.io.read-only"),
             (K::ResourceBusy, "tools.io.busy"),
+            (K::UnexpectedEof, "tools.io.ended-early"),
+            (K::CrossesDevices, "tools.io.crosses-devices"),
         ] {
             match io_reason_value(&Error::from(kind)) {
                 TextValue::Text(text) => assert_eq!(text.id, id),
                 other => panic!("{kind:?} is not a text: {other:?}"),
             }
+        }
+    }
+
+    /// Every system error reads without English words: a text a pack translates, else
+    /// its symbolic name and number. Only an error a library made keeps its words.
+    #[test]
+    fn every_system_error_is_a_text_or_its_name() {
+        use std::io::Error;
+        for code in 1..134 {
+            match io_reason_value(&Error::from_raw_os_error(code)) {
+                TextValue::Text(_) => {}
+                TextValue::Plain(p) => assert!(
+                    p == format!("errno {code}")
+                        || (p.starts_with('E')
+                            && p.ends_with(&format!("({code})"))
+                            && p.chars()
+                                .take_while(|c| *c != ' ')
+                                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())),
+                    "errno {code}: {p:?}"
+                ),
+                other => panic!("errno {code}: {other:?}"),
+            }
+        }
+        match io_reason_value(&Error::from_raw_os_error(libc::ELOOP)) {
+            TextValue::Text(text) => assert_eq!(text.id, "tools.io.link-loop"),
+            other => panic!("ELOOP: {other:?}"),
+        }
+        match io_reason_value(&Error::other("a library's own words")) {
+            TextValue::Plain(p) => assert_eq!(p, "a library's own words"),
+            other => panic!("{other:?}"),
         }
     }
 

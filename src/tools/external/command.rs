@@ -103,7 +103,10 @@ async fn run_command(
             &[
                 ("program", program.as_str()),
                 ("tool", tool.name.as_str()),
-                ("error", &e.to_string()),
+                (
+                    "error",
+                    &crate::tools::builtin::io_reason_in(&e, ctx.texts()),
+                ),
             ],
         ))
         .hint(match sandbox {
@@ -125,7 +128,10 @@ async fn run_command(
         .map_err(|e| {
             ToolError::new(texts.render(
                 &TOOLS_COMMAND_ERROR_WAIT,
-                &[("tool", &tool.name), ("error", &e.to_string())],
+                &[
+                    ("tool", &tool.name),
+                    ("error", &crate::tools::builtin::io_reason_in(&e, texts)),
+                ],
             ))
             .hint(texts.render(&TOOLS_COMMAND_HINT_WAIT, &[]))
         })?;
