@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use agent_presets::agent::{
-    Agent, ApproveAll, ModelTransport, ToolRunFuture, ToolRunner, TransportFuture,
+    Agent, ApproveAll, ModelTransport, RequestBody, ToolRunFuture, ToolRunner, TransportFuture,
 };
 use agent_presets::client::ClientEvent;
 use agent_presets::endpoint::{ModelSettings, Overrides};
@@ -155,7 +155,7 @@ impl ModelTransport for Scripted {
     }
     fn send<'a>(
         &'a self,
-        _body: &'a Value,
+        _body: RequestBody,
         _on_event: &'a mut dyn FnMut(ClientEvent<'_>),
     ) -> TransportFuture<'a> {
         let n = self.sent.get() + 1;
