@@ -543,6 +543,137 @@ fn fast_line(raw: &str) -> Option<Line> {
     }
 }
 
+/// What a later step's delta must fit in the body before it: its top-level keys and how
+/// many messages it has (`None`: no `messages` array). Read from a whole body without
+/// building its tree.
+#[derive(Debug, Default)]
+struct BodyShape {
+    keys: Vec<String>,
+    messages: Option<usize>,
+}
+
+impl<'de> Deserialize<'de> for BodyShape {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Shape;
+        impl<'de> serde::de::Visitor<'de> for Shape {
+            type Value = BodyShape;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a request body")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<BodyShape, A::Error> {
+                let mut shape = BodyShape::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "messages" {
+                        shape.messages = map.next_value::<Count>()?.0;
+                    } else {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                    shape.keys.push(key);
+                }
+                Ok(shape)
+            }
+        }
+        deserializer.deserialize_map(Shape)
+    }
+}
+
+/// How many items an array has (`None`: not an array).
+struct Count(Option<usize>);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Items;
+        impl<'de> serde::de::Visitor<'de> for Items {
+            type Value = Count;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Count, A::Error> {
+                let mut n = 0;
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Count(Some(n)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Count, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Count(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+            fn visit_unit<E>(self) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+        }
+        deserializer.deserialize_any(Items)
+    }
+}
+
+/// The shape of the body `request` makes after a body of shape `before` (`None`: the
+/// first step), or why it does not fit it (a damaged cassette).
+fn shape_after(
+    before: Option<&BodyShape>,
+    request: &RecordedRequest,
+    step: usize,
+) -> Result<BodyShape, String> {
+    match request {
+        RecordedRequest::Body(b) => Ok(serde_json::from_str(b.text()).unwrap_or_default()),
+        RecordedRequest::Delta(d) => {
+            let Some(before) = before else {
+                return Err(format!("step {step}'s request has no step before it"));
+            };
+            let Some(count) = before.messages else {
+                return Err(format!(
+                    "step {step}'s request keeps messages of step {}'s, which has no `messages` array",
+                    step - 1
+                ));
+            };
+            if d.messages_from > count {
+                return Err(format!(
+                    "step {step}'s request keeps {} messages of step {}'s, which has {count}",
+                    d.messages_from,
+                    step - 1
+                ));
+            }
+            if let Some(key) = d.changed.keys().find(|k| !before.keys.contains(k)) {
+                return Err(format!(
+                    "step {step}'s request changes `{key}`, which step {}'s does not have",
+                    step - 1
+                ));
+            }
+            Ok(BodyShape {
+                keys: before.keys.clone(),
+                messages: Some(d.messages_from + d.messages.len()),
+            })
+        }
+    }
+}
+
 /// A cassette that cannot be read: where, what, and what to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CassetteError {
@@ -714,6 +845,8 @@ impl Cassette {
             request_lines: Vec::new(),
         };
         let mut last = 0;
+        // The shape of the last request's body, for the next delta to fit.
+        let mut shape: Option<BodyShape> = None;
         for (i, raw) in text.lines().enumerate() {
             let n = i + 1;
             last = n;
@@ -789,6 +922,9 @@ impl Cassette {
                             ),
                         ));
                     }
+                    let now = shape_after(shape.as_ref(), &request, step)
+                        .map_err(|e| corrupt(n, format!("line {n}: {e}")))?;
+                    shape = Some(now);
                     cassette.request_lines.push(n);
                     cassette.steps.push(Step {
                         request,
@@ -1200,6 +1336,26 @@ mod tests {
         let e = Cassette::parse(&both).unwrap_err();
         assert_eq!(e.line, c.request_lines[1]);
         assert!(e.message.contains("either its `body`"), "{e:?}");
+        // A delta that does not fit the body before it is damaged, found on reading.
+        let far = text.replacen(r#""messagesFrom":1"#, r#""messagesFrom":3"#, 1);
+        let e = Cassette::parse(&far).unwrap_err();
+        assert_eq!(e.line, c.request_lines[1]);
+        assert!(
+            e.message
+                .contains("keeps 3 messages of step 1's, which has 2"),
+            "{e:?}"
+        );
+        let stray = text.replacen(
+            r#""changed":{"stream":false}"#,
+            r#""changed":{"seed":1}"#,
+            1,
+        );
+        let e = Cassette::parse(&stray).unwrap_err();
+        assert!(
+            e.message
+                .contains("changes `seed`, which step 1's does not have"),
+            "{e:?}"
+        );
     }
 
     /// Format 1 (every body whole) still reads.
