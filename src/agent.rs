@@ -577,6 +577,8 @@ pub struct Agent<'a> {
     /// The shared part of the bodies last sent, with the system prompt and tools it was
     /// built from (built again only when either changes).
     body_prefix: Option<(PromptText, Arc<[WireTool]>, Arc<BodyPrefix>)>,
+    /// The history's values in the last body, reused where the next has the same.
+    history_cache: provider::HistoryCache,
     max_steps: usize,
     max_tool_calls: usize,
     last_header: Option<RequestHeader>,
@@ -684,6 +686,7 @@ impl<'a> Agent<'a> {
             tools,
             wire_tools,
             body_prefix: None,
+            history_cache: provider::HistoryCache::default(),
             max_steps: DEFAULT_MAX_STEPS,
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             last_header: None,
@@ -1019,7 +1022,12 @@ impl<'a> Agent<'a> {
                 self.last_header = Some(header);
             }
             let prefix = self.body_prefix(&request);
-            let body = provider::request_parts(self.client.settings(), &request, prefix);
+            let body = provider::request_parts_cached(
+                self.client.settings(),
+                &request,
+                prefix,
+                &mut self.history_cache,
+            );
             let started = Instant::now();
             let turn = self
                 .client

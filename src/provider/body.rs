@@ -99,7 +99,7 @@ pub enum MessageRef<'b> {
     /// A leading message of the prefix.
     Shared(&'b SharedValue),
     /// A message of the history.
-    Own(&'b Value),
+    Own(&'b Arc<Value>),
 }
 
 impl MessageRef<'_> {
@@ -107,7 +107,7 @@ impl MessageRef<'_> {
     pub fn value(&self) -> &Value {
         match self {
             MessageRef::Shared(s) => s.value(),
-            MessageRef::Own(v) => v,
+            MessageRef::Own(v) => v.as_ref(),
         }
     }
 
@@ -117,6 +117,7 @@ impl MessageRef<'_> {
             (MessageRef::Shared(a), MessageRef::Shared(b)) => {
                 std::ptr::eq(*a, *b) || a.text == b.text || a.value == b.value
             }
+            (MessageRef::Own(a), MessageRef::Own(b)) => Arc::ptr_eq(a, b) || a == b,
             _ => self.value() == other.value(),
         }
     }
@@ -126,13 +127,15 @@ impl MessageRef<'_> {
 #[derive(Clone, Debug)]
 pub struct RequestBody {
     prefix: Arc<BodyPrefix>,
-    history: Vec<Value>,
+    /// Shared with the bodies before it where a message is the same (the agent keeps
+    /// them between steps: [`super::HistoryCache`]).
+    history: Vec<Arc<Value>>,
 }
 
 impl RequestBody {
     /// `prefix` with the messages `history` after its leading ones (ignored when the
     /// prefix has no `messages` array).
-    pub fn new(prefix: Arc<BodyPrefix>, history: Vec<Value>) -> Self {
+    pub fn new(prefix: Arc<BodyPrefix>, history: Vec<Arc<Value>>) -> Self {
         let history = if prefix.lead.is_some() {
             history
         } else {
@@ -147,7 +150,7 @@ impl RequestBody {
     }
 
     /// The messages after the leading ones.
-    pub fn history(&self) -> &[Value] {
+    pub fn history(&self) -> &[Arc<Value>] {
         &self.history
     }
 
@@ -177,7 +180,7 @@ impl RequestBody {
             let messages = lead
                 .iter()
                 .map(|m| m.value.clone())
-                .chain(self.history.iter().cloned())
+                .chain(self.history.iter().map(|m| m.as_ref().clone()))
                 .collect();
             map.insert("messages".into(), Value::Array(messages));
         }
@@ -235,7 +238,7 @@ impl RequestBody {
                 }
                 first_message = false;
                 // A `Value`: writing it cannot fail.
-                let _ = serde_json::to_writer(&mut out, m);
+                let _ = serde_json::to_writer(&mut out, m.as_ref());
             }
             out.push(b']');
         }
@@ -275,6 +278,7 @@ mod tests {
             Some(Value::Array(m)) => m.split_off(1),
             _ => unreachable!(),
         };
+        let history = history.into_iter().map(Arc::new).collect();
         let body = RequestBody::new(Arc::new(BodyPrefix::from_map(map)), history);
         assert_eq!(body.to_value(), whole);
         assert_eq!(body.to_json(), serde_json::to_vec(&whole).unwrap());
@@ -287,7 +291,10 @@ mod tests {
         let Value::Object(plain) = json!({"model": "m"}) else {
             unreachable!()
         };
-        let body = RequestBody::new(Arc::new(BodyPrefix::from_map(plain)), vec![json!(1)]);
+        let body = RequestBody::new(
+            Arc::new(BodyPrefix::from_map(plain)),
+            vec![Arc::new(json!(1))],
+        );
         assert_eq!(body.to_json(), br#"{"model":"m"}"#.to_vec());
         assert!(body.messages().is_none());
     }

@@ -106,7 +106,46 @@ pub fn request_parts(
     request: &RequestEnvelope,
     prefix: Arc<BodyPrefix>,
 ) -> RequestBody {
-    RequestBody::new(prefix, history(settings, &request.messages))
+    let history = history(settings, &request.messages);
+    RequestBody::new(prefix, history.into_iter().map(Arc::new).collect())
+}
+
+/// The history messages of the last body built, with their values, so the next body
+/// (the same history and more, each step) reuses the values of the messages that are
+/// the same instead of building them again.
+#[derive(Debug, Default)]
+pub struct HistoryCache {
+    messages: Vec<Message>,
+    values: Vec<Arc<Value>>,
+}
+
+/// [`request_parts`], reusing `cache` (and updating it): in the OpenAI dialect each
+/// message is sent on its own, so the leading messages equal to the cached ones keep
+/// their values; the Anthropic dialect merges neighbours and marks the last block, so
+/// its history is built whole every time. The same bytes as [`request_parts`].
+pub fn request_parts_cached(
+    settings: &ModelSettings,
+    request: &RequestEnvelope,
+    prefix: Arc<BodyPrefix>,
+    cache: &mut HistoryCache,
+) -> RequestBody {
+    if settings.dialect() != Dialect::OpenAi {
+        *cache = HistoryCache::default();
+        return request_parts(settings, request, prefix);
+    }
+    let messages = &request.messages;
+    let same = cache
+        .messages
+        .iter()
+        .zip(messages)
+        .take_while(|(a, b)| a == b)
+        .count();
+    cache.messages.truncate(same);
+    cache.values.truncate(same);
+    let added = openai::history(settings, messages.get(same..).unwrap_or_default());
+    cache.messages.extend(messages.iter().skip(same).cloned());
+    cache.values.extend(added.into_iter().map(Arc::new));
+    RequestBody::new(prefix, cache.values.clone())
 }
 
 /// The provider's own message in an error response body, if it has one.
@@ -233,9 +272,21 @@ mod tests {
                     let request = envelope(system, tools);
                     let whole = request_body(&settings, &request, tools, stream);
                     let prefix = Arc::new(body_prefix(&settings, &request, tools, stream));
-                    let parts = request_parts(&settings, &request, prefix);
+                    let parts = request_parts(&settings, &request, Arc::clone(&prefix));
                     assert_eq!(parts.to_json(), serde_json::to_vec(&whole).unwrap());
                     assert_eq!(parts.to_value(), whole);
+                    // Cached over growing, then changed, histories: still the whole body.
+                    let mut cache = HistoryCache::default();
+                    let mut shorter = envelope(system, tools);
+                    shorter.messages.truncate(3);
+                    let mut changed = envelope(system, tools);
+                    changed.messages[4] = Message::assistant("Other.", Vec::new());
+                    for r in [&shorter, &request, &changed, &shorter, &request] {
+                        let whole = request_body(&settings, r, tools, stream);
+                        let cached =
+                            request_parts_cached(&settings, r, Arc::clone(&prefix), &mut cache);
+                        assert_eq!(cached.to_json(), serde_json::to_vec(&whole).unwrap());
+                    }
                     checked += 1;
                 }
             }
