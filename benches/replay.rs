@@ -10,14 +10,15 @@
 //!
 //! Run: `cargo bench --bench replay -- [--steps N] [--reps R] [--only validate|replay]`
 //! (release). Prints one line per measure; `--only replay` also prints the process's peak
-//! RSS (VmHWM), so run it alone for that figure.
+//! RSS (VmHWM), so run it alone for that figure, and the peak the setup (recording the
+//! cassettes) had already reached before anything was timed.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use agent_presets::agent::{
-    Agent, ApproveAll, ModelTransport, ToolRunFuture, ToolRunner, TransportFuture,
+    Agent, ApproveAll, ModelTransport, RequestBody, ToolRunFuture, ToolRunner, TransportFuture,
 };
 use agent_presets::client::ClientEvent;
 use agent_presets::endpoint::{ModelSettings, Overrides};
@@ -47,6 +48,8 @@ fn main() {
     let only = flag("--only");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let cassettes = setup(dir.path(), steps);
+    // What recording the cassettes left (most of the peak below, whatever is timed).
+    let setup_peak = peak_rss();
     let mut validate = Vec::new();
     let mut replays = Vec::new();
     for _ in 0..reps {
@@ -82,12 +85,21 @@ fn main() {
             r.as_secs_f64() / v.as_secs_f64()
         );
     }
-    if only.is_some() {
-        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-        if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM")) {
-            println!("peak RSS: {}", line.trim_start_matches("VmHWM:").trim());
-        }
+    if only.is_some()
+        && let Some(peak) = peak_rss()
+    {
+        println!(
+            "peak RSS: {peak} (after the setup, before anything was timed: {})",
+            setup_peak.as_deref().unwrap_or("?")
+        );
     }
+}
+
+/// The process's peak resident set (VmHWM), as `/proc/self/status` writes it.
+fn peak_rss() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM"))?;
+    Some(line.trim_start_matches("VmHWM:").trim().to_owned())
 }
 
 fn ms(d: Duration) -> f64 {
@@ -155,7 +167,7 @@ impl ModelTransport for Scripted {
     }
     fn send<'a>(
         &'a self,
-        _body: &'a Value,
+        _body: RequestBody,
         _on_event: &'a mut dyn FnMut(ClientEvent<'_>),
     ) -> TransportFuture<'a> {
         let n = self.sent.get() + 1;

@@ -79,8 +79,9 @@ use crate::hooks::{EventFacts, Hook, HookDecision, HookEvent, HookRun, HookVerdi
 use crate::preset::{OutputContract, output::OutputProblem};
 use crate::prompt::{Assembly, ContextSnapshot, PromptAssembler, PromptText, Values};
 pub use crate::provider::MAX_TOOL_NAME_CHARS;
+pub use crate::provider::RequestBody;
 use crate::provider::lint::LintedTools;
-use crate::provider::{self, FinishReason, ModelTurn, StreamEvent, Usage, excerpt};
+use crate::provider::{self, BodyPrefix, FinishReason, ModelTurn, StreamEvent, Usage, excerpt};
 use crate::request::{Fingerprint, Message, RequestEnvelope, ToolCall};
 use crate::texts::{
     AGENT_INVALID_JSON, AGENT_REFUSED_LARGE_ARGUMENTS, AGENT_REFUSED_LONG_NAME,
@@ -91,7 +92,7 @@ use crate::tools::{ToolContext, ToolDefinition, ToolOutput, ToolRegistry, WireTo
 
 /// What a request looks like apart from its messages. A provider caches the prefix per
 /// model, so this changing means the cache starts over.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestHeader {
     /// The provider.
@@ -109,6 +110,20 @@ pub struct RequestHeader {
     pub fingerprint: Fingerprint,
     /// The tools exactly as sent (the endpoint's schema projection), in wire order.
     pub tools: Arc<[WireTool]>,
+}
+
+impl PartialEq for RequestHeader {
+    /// Field by field; the same tools (one `Arc`, as every step of a run has) without
+    /// walking their schemas.
+    fn eq(&self, other: &Self) -> bool {
+        self.provider == other.provider
+            && self.model == other.model
+            && self.endpoint == other.endpoint
+            && self.max_tokens == other.max_tokens
+            && self.strict_tools == other.strict_tools
+            && self.fingerprint == other.fingerprint
+            && (Arc::ptr_eq(&self.tools, &other.tools) || self.tools == other.tools)
+    }
 }
 
 /// The template variable the agent sets, each step, to the approval policy in force
@@ -445,7 +460,11 @@ pub enum AgentError {
 pub type TransportFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelTurn, ClientError>> + 'a>>;
 
 /// The seam between the agent and the model: the agent builds each step's body and hands
-/// it to a transport, which answers with the model's turn. [`ModelClient`] is the live
+/// it to a transport, which answers with the model's turn. The body comes in parts
+/// ([`RequestBody`]: the run's shared prefix, built once, and the step's history), so a
+/// transport that compares or keeps bodies does so without the prefix's cost per step;
+/// written ([`RequestBody::to_json`]) it is the exact bytes of
+/// [`crate::provider::request_body`]. [`ModelClient`] is the live
 /// one; `testing::record::Recorder` wraps a live one and keeps every body and turn (a
 /// cassette); `testing::replay::Player` answers from a cassette and never opens a socket.
 pub trait ModelTransport: std::fmt::Debug {
@@ -453,11 +472,11 @@ pub trait ModelTransport: std::fmt::Debug {
     fn settings(&self) -> &ModelSettings;
     /// Whether requests ask for a streamed answer (`stream` in the body).
     fn stream(&self) -> bool;
-    /// Send one request body (from [`crate::provider::request_body`]) and collect the
+    /// Send one request body (from [`crate::provider::request_parts`]) and collect the
     /// answer, reporting streamed pieces and retries to `on_event`.
     fn send<'a>(
         &'a self,
-        body: &'a Value,
+        body: RequestBody,
         on_event: &'a mut dyn FnMut(ClientEvent<'_>),
     ) -> TransportFuture<'a>;
 }
@@ -473,10 +492,10 @@ impl ModelTransport for ModelClient {
 
     fn send<'a>(
         &'a self,
-        body: &'a Value,
+        body: RequestBody,
         on_event: &'a mut dyn FnMut(ClientEvent<'_>),
     ) -> TransportFuture<'a> {
-        Box::pin(async move { ModelClient::send(self, body, &mut |e| on_event(e)).await })
+        Box::pin(async move { ModelClient::send_body(self, &body, &mut |e| on_event(e)).await })
     }
 }
 
@@ -555,6 +574,11 @@ pub struct Agent<'a> {
     runner: &'a dyn ToolRunner,
     tools: ToolContext,
     wire_tools: Arc<[WireTool]>,
+    /// The shared part of the bodies last sent, with the system prompt and tools it was
+    /// built from (built again only when either changes).
+    body_prefix: Option<(PromptText, Arc<[WireTool]>, Arc<BodyPrefix>)>,
+    /// The history's values in the last body, reused where the next has the same.
+    history_cache: provider::HistoryCache,
     max_steps: usize,
     max_tool_calls: usize,
     last_header: Option<RequestHeader>,
@@ -661,6 +685,8 @@ impl<'a> Agent<'a> {
             runner: &LiveTools,
             tools,
             wire_tools,
+            body_prefix: None,
+            history_cache: provider::HistoryCache::default(),
             max_steps: DEFAULT_MAX_STEPS,
             max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             last_header: None,
@@ -995,16 +1021,17 @@ impl<'a> Agent<'a> {
                 });
                 self.last_header = Some(header);
             }
-            let body = provider::request_body(
+            let prefix = self.body_prefix(&request);
+            let body = provider::request_parts_cached(
                 self.client.settings(),
                 &request,
-                &self.wire_tools,
-                self.client.stream(),
+                prefix,
+                &mut self.history_cache,
             );
             let started = Instant::now();
             let turn = self
                 .client
-                .send(&body, &mut |event: ClientEvent<'_>| match event {
+                .send(body, &mut |event: ClientEvent<'_>| match event {
                     ClientEvent::Stream(event) => on_event(AgentEvent::Stream { step, event }),
                     ClientEvent::Retry {
                         attempt,
@@ -1230,7 +1257,7 @@ impl<'a> Agent<'a> {
         if last.text == *system {
             return None;
         }
-        if last.tools != self.wire_tools {
+        if !Arc::ptr_eq(&last.tools, &self.wire_tools) && last.tools != self.wire_tools {
             return Some(SystemPromptReason::ToolsChanged);
         }
         let changed = match (&last.values, values) {
@@ -1243,6 +1270,29 @@ impl<'a> Agent<'a> {
             _ => Vec::new(),
         };
         Some(SystemPromptReason::VariablesChanged(changed))
+    }
+
+    /// The shared part of `request`'s body: the one built for the last step when its
+    /// system prompt and tools are the same, else a new one.
+    fn body_prefix(&mut self, request: &RequestEnvelope) -> Arc<BodyPrefix> {
+        if let Some((system, tools, prefix)) = &self.body_prefix
+            && Arc::ptr_eq(tools, &self.wire_tools)
+            && system.as_str() == request.system.as_str()
+        {
+            return Arc::clone(prefix);
+        }
+        let prefix = Arc::new(provider::body_prefix(
+            self.client.settings(),
+            request,
+            &self.wire_tools,
+            self.client.stream(),
+        ));
+        self.body_prefix = Some((
+            request.system.clone(),
+            Arc::clone(&self.wire_tools),
+            Arc::clone(&prefix),
+        ));
+        prefix
     }
 
     fn header(&self, request: &RequestEnvelope) -> RequestHeader {

@@ -35,7 +35,7 @@ pub use decode::decode_stream;
 pub use error::{ClientError, KeyProblem, TimeoutKind};
 
 use crate::provider::{
-    ANTHROPIC_VERSION, Dialect, ModelSettings, ModelTurn, ResponseError, StreamEvent,
+    ANTHROPIC_VERSION, Dialect, ModelSettings, ModelTurn, RequestBody, ResponseError, StreamEvent,
 };
 use crate::redact::Redactor;
 use decode::{StreamDecoder, redact_response};
@@ -183,8 +183,36 @@ impl ModelClient {
     where
         F: FnMut(ClientEvent<'_>),
     {
+        let bytes = serde_json::to_vec(body).map_err(|e| ClientError::Request {
+            provider: self.settings.provider,
+            detail: e.to_string(),
+        })?;
+        self.send_bytes(bytes.into(), on_event).await
+    }
+
+    /// [`ModelClient::send`] of a body in parts (the agent's: [`RequestBody::to_json`]
+    /// writes the same bytes as the whole body's `Value`).
+    pub async fn send_body<F>(
+        &self,
+        body: &RequestBody,
+        on_event: &mut F,
+    ) -> Result<ModelTurn, ClientError>
+    where
+        F: FnMut(ClientEvent<'_>),
+    {
+        self.send_bytes(body.to_json().into(), on_event).await
+    }
+
+    async fn send_bytes<F>(
+        &self,
+        bytes: bytes::Bytes,
+        on_event: &mut F,
+    ) -> Result<ModelTurn, ClientError>
+    where
+        F: FnMut(ClientEvent<'_>),
+    {
         let limit = self.options.request_timeout;
-        match tokio::time::timeout(limit, self.send_within(body, on_event)).await {
+        match tokio::time::timeout(limit, self.send_within(bytes, on_event)).await {
             Ok(result) => result,
             Err(_) => Err(ClientError::Timeout {
                 provider: self.settings.provider,
@@ -194,15 +222,14 @@ impl ModelClient {
         }
     }
 
-    async fn send_within<F>(&self, body: &Value, on_event: &mut F) -> Result<ModelTurn, ClientError>
+    async fn send_within<F>(
+        &self,
+        bytes: bytes::Bytes,
+        on_event: &mut F,
+    ) -> Result<ModelTurn, ClientError>
     where
         F: FnMut(ClientEvent<'_>),
     {
-        let bytes =
-            bytes::Bytes::from(serde_json::to_vec(body).map_err(|e| ClientError::Request {
-                provider: self.settings.provider,
-                detail: e.to_string(),
-            })?);
         let attempts = AtomicU32::new(0);
         let max_retry_after = self.options.max_retry_after;
         let backoff = ExponentialBuilder::default()

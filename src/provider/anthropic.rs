@@ -62,12 +62,18 @@ pub fn request_body(
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    body.insert("messages".into(), Value::Array(messages(&request.messages)));
+    body.insert("messages".into(), Value::Array(history(&request.messages)));
     params(settings, &mut body);
     if stream {
         body.insert("stream".into(), Value::Bool(true));
     }
     Value::Object(body)
+}
+
+/// The history as this dialect sends it (`messages`: same-role neighbours merged, a
+/// cache breakpoint on the last block).
+pub fn history(history: &[Message]) -> Vec<Value> {
+    messages(history)
 }
 
 /// The preset's sampling and reasoning parameters, in this dialect's form (validation

@@ -32,7 +32,6 @@ pub fn request_body(
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
     }
-    let keep_reasoning = settings.provider == Provider::Deepseek;
     // DeepSeek's JSON mode enforces no schema: the schema goes to the model as an
     // instruction right after the system prompt, the same bytes every step (so the
     // cacheable prefix stays stable).
@@ -43,7 +42,7 @@ pub fn request_body(
         };
         messages.push(json!({"role": "system", "content": content}));
     }
-    messages.extend(request.messages.iter().map(|m| message(m, keep_reasoning)));
+    messages.extend(history(settings, &request.messages));
     body.insert("messages".into(), Value::Array(messages));
     if !tools.is_empty() {
         let tools = tools
@@ -77,6 +76,15 @@ pub fn request_body(
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     Value::Object(body)
+}
+
+/// The history's messages as this dialect sends them, after the system prompt.
+pub fn history(settings: &ModelSettings, messages: &[Message]) -> Vec<Value> {
+    let keep_reasoning = settings.provider == Provider::Deepseek;
+    messages
+        .iter()
+        .map(|m| message(m, keep_reasoning))
+        .collect()
 }
 
 /// The name the output contract's schema is sent under.

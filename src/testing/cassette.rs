@@ -2,13 +2,14 @@
 //! order, so a re-recorded run reviews as a diff in a pull request.
 //!
 //! ```text
-//! {"event":"header","format":1,"preset":"reviewer","fingerprint":"sha256:…",…}
+//! {"event":"header","format":2,"preset":"reviewer","fingerprint":"sha256:…",…}
 //! {"event":"section","name":"identity","order":0,"tokens":12,"text":["You are …"]}
 //! {"event":"tool","name":"read_file","tokens":90,"definition":{…}}
 //! {"event":"server","name":"fx","listing":{…}}
 //! {"event":"request","step":1,"body":{…}}
 //! {"event":"turn","step":1,"text":"","toolCalls":[…],"finish":"tool-calls",…}
 //! {"event":"toolResult","step":1,"id":"c1","tool":"read_file","kind":"builtin",…}
+//! {"event":"request","step":2,"messagesFrom":2,"messages":[…]}
 //! {"event":"hookResult","step":1,"hookEvent":"preToolUse","hook":"python3 guard.py","id":"c1","ending":{"exited":0},"stdout":"","stderr":""}
 //! {"event":"checkResult","step":2,"check":"cargo test","ending":{"exited":0},"output":"…"}
 //! {"event":"outcome","kind":"answered","steps":2}
@@ -21,6 +22,13 @@
 //! recorded: a replay that drifts compares them with today's to say which section or
 //! tool of which file changed. [`Cassette::to_text`] writes, [`Cassette::parse`] reads
 //! (every problem a [`CassetteError`] with the line and what to do).
+//!
+//! Format 2 writes the first step's body whole and each later step's as what changed
+//! from the step before's ([`BodyDelta`]: the messages from the first that differs, and
+//! the other top-level keys whose value changed), so the cacheable prefix (tools, system
+//! prompt) is written once and a re-recorded run diffs only where it changed; a body
+//! whose keys differ from the step before's is written whole. Format 1 (every body
+//! whole) is still read.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -33,8 +41,12 @@ use crate::project::lock::{LockedSection, LockedTool, PrefixTokens, PresetLock};
 use crate::provider::{FinishReason, ModelTurn, Usage};
 use crate::request::ToolCall;
 
-/// The cassette format this build writes and reads.
-pub const CASSETTE_FORMAT: u64 = 1;
+/// The cassette format this build writes (it reads this one and format 1, whose
+/// request lines all hold whole bodies).
+pub const CASSETTE_FORMAT: u64 = 2;
+
+/// The oldest cassette format this build reads.
+pub const OLDEST_CASSETTE_FORMAT: u64 = 1;
 
 /// The largest cassette read (64 MiB).
 pub const MAX_CASSETTE_BYTES: usize = 64 << 20;
@@ -306,11 +318,98 @@ impl<'de> Deserialize<'de> for RecordedBody {
     }
 }
 
+/// A later step's body as what changed from the body of the step before: the same
+/// top-level keys in the same order, `messages` from index `messages_from` on replaced
+/// by `messages`, and the keys in `changed` given their new values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyDelta {
+    /// How many leading messages are the step before's.
+    pub messages_from: usize,
+    /// The messages after those.
+    pub messages: Vec<RecordedBody>,
+    /// The other top-level keys whose value changed, with their new values.
+    pub changed: Map<String, Value>,
+}
+
+/// A step's recorded request: its body whole, or what changed from the step before's.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RecordedRequest {
+    /// The whole body (the first step's; any step's in format 1).
+    Body(RecordedBody),
+    /// What changed from the step before's body.
+    Delta(BodyDelta),
+}
+
+impl From<Value> for RecordedRequest {
+    fn from(value: Value) -> Self {
+        RecordedRequest::Body(value.into())
+    }
+}
+
+impl RecordedRequest {
+    /// How `body` is written after `previous` (the step before's body; `None`: the first
+    /// step): what changed when both are objects with the same keys in the same order and
+    /// a `messages` array, else whole.
+    pub fn after(previous: Option<&Value>, body: &Value) -> RecordedRequest {
+        if let Some(Value::Object(p)) = previous
+            && let Value::Object(b) = body
+            && p.keys().eq(b.keys())
+            && let (Some(Value::Array(pm)), Some(Value::Array(bm))) =
+                (p.get("messages"), b.get("messages"))
+        {
+            let from = pm.iter().zip(bm).take_while(|(x, y)| x == y).count();
+            let changed = b
+                .iter()
+                .filter(|(k, v)| *k != "messages" && p.get(*k) != Some(*v))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            return RecordedRequest::Delta(BodyDelta {
+                messages_from: from,
+                messages: bm[from..].iter().cloned().map(RecordedBody::from).collect(),
+                changed,
+            });
+        }
+        RecordedRequest::Body(body.clone().into())
+    }
+
+    /// The whole body, given the step before's (`previous`; `None`: the first step).
+    /// `None` when a delta does not fit `previous` (a damaged cassette).
+    pub fn body(&self, previous: Option<&Value>) -> Option<Value> {
+        let delta = match self {
+            RecordedRequest::Body(b) => return Some(b.value().clone()),
+            RecordedRequest::Delta(d) => d,
+        };
+        let Some(Value::Object(p)) = previous else {
+            return None;
+        };
+        let mut out = Map::new();
+        for (k, v) in p {
+            let v = if k == "messages" {
+                let Value::Array(m) = v else { return None };
+                let kept = m.get(..delta.messages_from)?;
+                Value::Array(
+                    kept.iter()
+                        .cloned()
+                        .chain(delta.messages.iter().map(|m| m.value().clone()))
+                        .collect(),
+                )
+            } else {
+                delta.changed.get(k).unwrap_or(v).clone()
+            };
+            out.insert(k.clone(), v);
+        }
+        if !out.contains_key("messages") || delta.changed.keys().any(|k| !p.contains_key(k)) {
+            return None;
+        }
+        Some(Value::Object(out))
+    }
+}
+
 /// One step: the body sent, the turn that came back, the results of its calls.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
-    /// The exact request body.
-    pub request: RecordedBody,
+    /// The request body, whole or as what changed from the step before's.
+    pub request: RecordedRequest,
     /// The model's turn (`None`: the request failed).
     pub turn: Option<Turn>,
     /// The results of its tool calls, in order.
@@ -357,7 +456,18 @@ enum Line {
     },
     Request {
         step: usize,
-        body: RecordedBody,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<RecordedBody>,
+        #[serde(
+            default,
+            rename = "messagesFrom",
+            skip_serializing_if = "Option::is_none"
+        )]
+        messages_from: Option<usize>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        messages: Option<Vec<RecordedBody>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        changed: Option<Map<String, Value>>,
     },
     Turn(Turn),
     ToolResult(ToolResult),
@@ -366,7 +476,8 @@ enum Line {
     Outcome(RecordedOutcome),
 }
 
-/// A request line as the recorder writes it (`{"event":"request","step":…,"body":…}`).
+/// A request line as the recorder writes it (`{"event":"request","step":…,"body":…}`,
+/// or `…"messagesFrom":…,"messages":[…],"changed":{…}}`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RequestLine {
@@ -374,7 +485,14 @@ struct RequestLine {
     _event: RequestEvent,
     step: usize,
     /// Checked to be JSON and kept as written (no tree).
-    body: Box<serde_json::value::RawValue>,
+    #[serde(default)]
+    body: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default, rename = "messagesFrom")]
+    messages_from: Option<usize>,
+    #[serde(default)]
+    messages: Option<Vec<Box<serde_json::value::RawValue>>>,
+    #[serde(default)]
+    changed: Option<Map<String, Value>>,
 }
 
 #[derive(Deserialize)]
@@ -390,6 +508,170 @@ fn fast_request(raw: &str) -> Option<RequestLine> {
         return None;
     }
     serde_json::from_str(raw).ok()
+}
+
+/// `raw` read straight into its line's type when it starts as the writer writes one
+/// (`{"event":"<name>",…`): no tree first, nor serde's buffered copy of one that an
+/// internally tagged enum needs. `None` for anything else, a failed read included (the
+/// general way reads it again and says what is wrong).
+fn fast_line(raw: &str) -> Option<Line> {
+    let rest = raw.strip_prefix(r#"{"event":""#)?;
+    let (name, rest) = rest.split_once("\",")?;
+    if name == "request" {
+        // Most of a cassette is request bodies: kept as written (no tree).
+        let r = fast_request(raw)?;
+        return Some(Line::Request {
+            step: r.step,
+            body: r.body.map(RecordedBody::from_raw),
+            messages_from: r.messages_from,
+            messages: r
+                .messages
+                .map(|m| m.into_iter().map(RecordedBody::from_raw).collect()),
+            changed: r.changed,
+        });
+    }
+    let untagged = format!("{{{rest}");
+    let text = untagged.as_str();
+    match name {
+        "section" => serde_json::from_str(text).ok().map(Line::Section),
+        "tool" => serde_json::from_str(text).ok().map(Line::Tool),
+        "turn" => serde_json::from_str(text).ok().map(Line::Turn),
+        "toolResult" => serde_json::from_str(text).ok().map(Line::ToolResult),
+        "checkResult" => serde_json::from_str(text).ok().map(Line::CheckResult),
+        "hookResult" => serde_json::from_str(text).ok().map(Line::HookResult),
+        _ => None,
+    }
+}
+
+/// What a later step's delta must fit in the body before it: its top-level keys and how
+/// many messages it has (`None`: no `messages` array). Read from a whole body without
+/// building its tree.
+#[derive(Debug, Default)]
+struct BodyShape {
+    keys: Vec<String>,
+    messages: Option<usize>,
+}
+
+impl<'de> Deserialize<'de> for BodyShape {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Shape;
+        impl<'de> serde::de::Visitor<'de> for Shape {
+            type Value = BodyShape;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a request body")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<BodyShape, A::Error> {
+                let mut shape = BodyShape::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "messages" {
+                        shape.messages = map.next_value::<Count>()?.0;
+                    } else {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                    shape.keys.push(key);
+                }
+                Ok(shape)
+            }
+        }
+        deserializer.deserialize_map(Shape)
+    }
+}
+
+/// How many items an array has (`None`: not an array).
+struct Count(Option<usize>);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Items;
+        impl<'de> serde::de::Visitor<'de> for Items {
+            type Value = Count;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Count, A::Error> {
+                let mut n = 0;
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Count(Some(n)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Count, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Count(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+            fn visit_unit<E>(self) -> Result<Count, E> {
+                Ok(Count(None))
+            }
+        }
+        deserializer.deserialize_any(Items)
+    }
+}
+
+/// The shape of the body `request` makes after a body of shape `before` (`None`: the
+/// first step), or why it does not fit it (a damaged cassette).
+fn shape_after(
+    before: Option<&BodyShape>,
+    request: &RecordedRequest,
+    step: usize,
+) -> Result<BodyShape, String> {
+    match request {
+        RecordedRequest::Body(b) => Ok(serde_json::from_str(b.text()).unwrap_or_default()),
+        RecordedRequest::Delta(d) => {
+            let Some(before) = before else {
+                return Err(format!("step {step}'s request has no step before it"));
+            };
+            let Some(count) = before.messages else {
+                return Err(format!(
+                    "step {step}'s request keeps messages of step {}'s, which has no `messages` array",
+                    step - 1
+                ));
+            };
+            if d.messages_from > count {
+                return Err(format!(
+                    "step {step}'s request keeps {} messages of step {}'s, which has {count}",
+                    d.messages_from,
+                    step - 1
+                ));
+            }
+            if let Some(key) = d.changed.keys().find(|k| !before.keys.contains(k)) {
+                return Err(format!(
+                    "step {step}'s request changes `{key}`, which step {}'s does not have",
+                    step - 1
+                ));
+            }
+            Ok(BodyShape {
+                keys: before.keys.clone(),
+                messages: Some(d.messages_from + d.messages.len()),
+            })
+        }
+    }
 }
 
 /// A cassette that cannot be read: where, what, and what to do.
@@ -411,7 +693,7 @@ impl fmt::Display for CassetteError {
     }
 }
 
-const RERECORD: &str = "re-record it: `agent-presets run PRESET PROMPT --record FILE` (or `agent-presets test --record CASE`), and review the diff";
+pub(crate) const RERECORD: &str = "re-record it: `agent-presets run PRESET PROMPT --record FILE` (or `agent-presets test --record CASE`), and review the diff";
 
 fn corrupt(line: usize, message: impl Into<String>) -> CassetteError {
     CassetteError {
@@ -467,9 +749,21 @@ impl Cassette {
         let mut request_lines = Vec::new();
         for (i, step) in self.steps.iter().enumerate() {
             request_lines.push(lines.len() + 1);
-            lines.push(Line::Request {
-                step: i + 1,
-                body: step.request.clone(),
+            lines.push(match &step.request {
+                RecordedRequest::Body(body) => Line::Request {
+                    step: i + 1,
+                    body: Some(body.clone()),
+                    messages_from: None,
+                    messages: None,
+                    changed: None,
+                },
+                RecordedRequest::Delta(d) => Line::Request {
+                    step: i + 1,
+                    body: None,
+                    messages_from: Some(d.messages_from),
+                    messages: Some(d.messages.clone()),
+                    changed: (!d.changed.is_empty()).then(|| d.changed.clone()),
+                },
             });
             if let Some(turn) = &step.turn {
                 lines.push(Line::Turn(turn.clone()));
@@ -551,6 +845,8 @@ impl Cassette {
             request_lines: Vec::new(),
         };
         let mut last = 0;
+        // The shape of the last request's body, for the next delta to fit.
+        let mut shape: Option<BodyShape> = None;
         for (i, raw) in text.lines().enumerate() {
             let n = i + 1;
             last = n;
@@ -560,13 +856,13 @@ impl Cassette {
             if cassette.outcome.is_some() {
                 return Err(corrupt(n, format!("line {n}: an event after the outcome")));
             }
-            let line = match (header.is_some(), fast_request(raw)) {
-                // Most of a cassette is request bodies: read those straight into their
-                // type (one tree, not a `Value` and then serde's buffered copy of it).
-                (true, Some(RequestLine { step, body, .. })) => Line::Request {
-                    step,
-                    body: RecordedBody::from_raw(body),
-                },
+            let fast = if header.is_some() {
+                fast_line(raw)
+            } else {
+                None
+            };
+            let line = match fast {
+                Some(line) => line,
                 _ => {
                     let value: Value = serde_json::from_str(raw)
                         .map_err(|e| corrupt(n, format!("line {n} is not JSON: {e}")))?;
@@ -590,7 +886,33 @@ impl Cassette {
                 Line::Server { name, listing } => {
                     cassette.servers.insert(name, listing);
                 }
-                Line::Request { step, body } => {
+                Line::Request {
+                    step,
+                    body,
+                    messages_from,
+                    messages,
+                    changed,
+                } => {
+                    let request = match (body, messages_from, messages) {
+                        (Some(body), None, None) if changed.is_none() => {
+                            RecordedRequest::Body(body)
+                        }
+                        (None, Some(from), Some(messages)) if step > 1 => {
+                            RecordedRequest::Delta(BodyDelta {
+                                messages_from: from,
+                                messages,
+                                changed: changed.unwrap_or_default(),
+                            })
+                        }
+                        _ => {
+                            return Err(corrupt(
+                                n,
+                                format!(
+                                    "line {n}: a request holds either its `body` or, after step 1, `messagesFrom` and `messages` (and `changed`)"
+                                ),
+                            ));
+                        }
+                    };
                     if step != cassette.steps.len() + 1 {
                         return Err(corrupt(
                             n,
@@ -600,9 +922,12 @@ impl Cassette {
                             ),
                         ));
                     }
+                    let now = shape_after(shape.as_ref(), &request, step)
+                        .map_err(|e| corrupt(n, format!("line {n}: {e}")))?;
+                    shape = Some(now);
                     cassette.request_lines.push(n);
                     cassette.steps.push(Step {
-                        request: body,
+                        request,
                         turn: None,
                         results: Vec::new(),
                         checks: Vec::new(),
@@ -715,11 +1040,11 @@ fn check_header_line(value: &Value, n: usize) -> Result<(), CassetteError> {
         ));
     }
     match value.get("format").and_then(Value::as_u64) {
-        Some(CASSETTE_FORMAT) => Ok(()),
+        Some(OLDEST_CASSETTE_FORMAT..=CASSETTE_FORMAT) => Ok(()),
         Some(other) => Err(CassetteError {
             line: n,
             message: format!(
-                "line {n}: cassette format {other}; this agent-presets reads format {CASSETTE_FORMAT}"
+                "line {n}: cassette format {other}; this agent-presets reads formats {OLDEST_CASSETTE_FORMAT} to {CASSETTE_FORMAT}"
             ),
             help: if other > CASSETTE_FORMAT {
                 "it was recorded by a newer agent-presets: upgrade, or re-record it with this one"
@@ -822,7 +1147,7 @@ mod tests {
         let mut c = sample();
         let text = c.to_text();
         assert_eq!(text.lines().count(), 5, "{text}");
-        assert!(text.starts_with("{\"event\":\"header\",\"format\":1,\"preset\":\"p\""));
+        assert!(text.starts_with("{\"event\":\"header\",\"format\":2,\"preset\":\"p\""));
         let back = Cassette::parse(&text).unwrap();
         assert_eq!(back, c);
         assert_eq!(back.request_lines, vec![2]);
@@ -940,6 +1265,112 @@ mod tests {
         assert!(e.message.contains("after the first request"), "{e:?}");
     }
 
+    /// A later body is written as what changed from the one before, and reads back to
+    /// the same body; a body whose keys changed is written whole.
+    #[test]
+    fn a_later_body_is_written_as_what_changed() {
+        use serde_json::json;
+        let tools = json!([{"name": "read_file", "schema": {"big": "x".repeat(100)}}]);
+        let one = json!({"model": "m", "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "hi"}], "tools": tools, "stream": true});
+        // Anthropic moves its cache breakpoint: the last message changes too.
+        let two = json!({"model": "m", "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "hi!"}, {"role": "tool", "content": "r"}], "tools": tools, "stream": false});
+        let delta = RecordedRequest::after(Some(&one), &two);
+        let RecordedRequest::Delta(d) = &delta else {
+            panic!("{delta:?}")
+        };
+        assert_eq!(d.messages_from, 1);
+        assert_eq!(d.messages.len(), 2);
+        assert_eq!(
+            d.changed,
+            json!({"stream": false}).as_object().unwrap().clone()
+        );
+        assert_eq!(delta.body(Some(&one)), Some(two.clone()));
+        // Another key: whole.
+        let three =
+            json!({"model": "m", "messages": [], "tools": tools, "stream": false, "seed": 1});
+        assert!(matches!(
+            RecordedRequest::after(Some(&two), &three),
+            RecordedRequest::Body(_)
+        ));
+        assert!(matches!(
+            RecordedRequest::after(None, &one),
+            RecordedRequest::Body(_)
+        ));
+        // A delta that does not fit the body before it (too few messages, a key it
+        // lacks) rebuilds nothing.
+        let Some(Value::Object(mut short)) = Some(one.clone()) else {
+            unreachable!()
+        };
+        short.insert("messages".into(), json!([]));
+        assert_eq!(delta.body(Some(&Value::Object(short))), None);
+        let Some(Value::Object(mut keyless)) = Some(one.clone()) else {
+            unreachable!()
+        };
+        keyless.remove("stream");
+        assert_eq!(delta.body(Some(&Value::Object(keyless))), None);
+
+        // In a cassette: step 2's line holds the new messages only, not the tools.
+        let mut c = sample();
+        c.steps[0].request = one.clone().into();
+        let mut second = answered_and_checked(0, "", Vec::new());
+        second.request = delta.clone();
+        c.steps.push(second);
+        let text = c.to_text();
+        let line = text.lines().nth(c.request_lines[1] - 1).unwrap();
+        assert!(
+            line.starts_with(r#"{"event":"request","step":2,"messagesFrom":1,"messages":[{"role":"user","content":"hi!"}"#),
+            "{line}"
+        );
+        assert!(line.ends_with(r#""changed":{"stream":false}}"#), "{line}");
+        assert!(!line.contains("read_file"), "{line}");
+        let back = Cassette::parse(&text).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(back.steps[1].request.body(Some(&one)), Some(two));
+
+        // A line with both forms, or a delta at step 1, is damaged.
+        let both = text.replacen(
+            r#""step":2,"messagesFrom""#,
+            r#""step":2,"body":{},"messagesFrom""#,
+            1,
+        );
+        let e = Cassette::parse(&both).unwrap_err();
+        assert_eq!(e.line, c.request_lines[1]);
+        assert!(e.message.contains("either its `body`"), "{e:?}");
+        // A delta that does not fit the body before it is damaged, found on reading.
+        let far = text.replacen(r#""messagesFrom":1"#, r#""messagesFrom":3"#, 1);
+        let e = Cassette::parse(&far).unwrap_err();
+        assert_eq!(e.line, c.request_lines[1]);
+        assert!(
+            e.message
+                .contains("keeps 3 messages of step 1's, which has 2"),
+            "{e:?}"
+        );
+        let stray = text.replacen(
+            r#""changed":{"stream":false}"#,
+            r#""changed":{"seed":1}"#,
+            1,
+        );
+        let e = Cassette::parse(&stray).unwrap_err();
+        assert!(
+            e.message
+                .contains("changes `seed`, which step 1's does not have"),
+            "{e:?}"
+        );
+    }
+
+    /// Format 1 (every body whole) still reads.
+    #[test]
+    fn a_format_1_cassette_still_reads() {
+        let mut c = sample();
+        c.header.format = 1;
+        let text = c.to_text();
+        assert!(
+            text.starts_with(r#"{"event":"header","format":1,"#),
+            "{text}"
+        );
+        assert_eq!(Cassette::parse(&text).unwrap(), c);
+    }
+
     #[test]
     fn a_truncated_cassette_names_its_last_line() {
         let text = sample().to_text();
@@ -957,7 +1388,7 @@ mod tests {
     fn an_unknown_format_is_a_version_error() {
         let text = sample()
             .to_text()
-            .replacen("\"format\":1", "\"format\":7", 1);
+            .replacen("\"format\":2", "\"format\":7", 1);
         let e = Cassette::parse(&text).unwrap_err();
         assert!(e.version);
         assert_eq!(e.line, 1);

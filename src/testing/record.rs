@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 
 use super::cassette::{
     CASSETTE_FORMAT, Cassette, CheckResult, Header, HookResult, RUNTIME_VALUES, RecordedOutcome,
-    Step, ToolKind, ToolResult, Turn,
+    RecordedRequest, Step, ToolKind, ToolResult, Turn,
 };
-use crate::agent::{AgentError, ModelTransport, Outcome, TransportFuture};
+use crate::agent::{AgentError, ModelTransport, Outcome, RequestBody, TransportFuture};
 use crate::client::ClientEvent;
 use crate::endpoint::{Dialect, ModelSettings};
 use crate::hooks::HookEvent;
@@ -28,7 +28,7 @@ use crate::tools::{ToolOrigin, ToolRegistry};
 #[derive(Debug)]
 pub struct Recorder<'a> {
     inner: &'a dyn ModelTransport,
-    steps: RefCell<Vec<(Value, Option<Turn>)>>,
+    steps: RefCell<Vec<(RequestBody, Option<Turn>)>>,
 }
 
 impl<'a> Recorder<'a> {
@@ -52,7 +52,7 @@ impl ModelTransport for Recorder<'_> {
 
     fn send<'a>(
         &'a self,
-        body: &'a Value,
+        body: RequestBody,
         on_event: &'a mut dyn FnMut(ClientEvent<'_>),
     ) -> TransportFuture<'a> {
         Box::pin(async move {
@@ -201,12 +201,15 @@ pub fn cassette(
             .iter()
             .find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id))
     };
-    let steps = recorder
-        .steps
-        .borrow()
+    // The first body whole, each later one as what changed from the one before.
+    let recorded = recorder.steps.borrow();
+    let bodies: Vec<Value> = recorded.iter().map(|(body, _)| body.to_value()).collect();
+    let steps = recorded
         .iter()
-        .map(|(body, turn)| Step {
-            request: body.clone().into(),
+        .zip(&bodies)
+        .enumerate()
+        .map(|(i, ((_, turn), body))| Step {
+            request: RecordedRequest::after(i.checked_sub(1).and_then(|p| bodies.get(p)), body),
             results: turn
                 .iter()
                 .flat_map(|t| {

@@ -17,11 +17,13 @@ use std::sync::Arc;
 use serde_json::Value;
 use similar::TextDiff;
 
-use super::cassette::{Cassette, CassetteError, HookResult, MAX_CASSETTE_BYTES, ToolKind};
+use super::cassette::{
+    BodyDelta, Cassette, CassetteError, HookResult, MAX_CASSETTE_BYTES, RecordedRequest, ToolKind,
+};
 use super::observed::{Observed, ObservedCall, ObservedOutcome};
 use crate::agent::{
     APPROVAL_VARIABLE, Agent, AgentError, Approval, ApprovalPolicy, CheckRunFuture, HookRunFuture,
-    ModelTransport, Outcome, ToolApproval, ToolRunFuture, ToolRunner, TransportFuture,
+    ModelTransport, Outcome, RequestBody, ToolApproval, ToolRunFuture, ToolRunner, TransportFuture,
 };
 use crate::checks::{Check, CheckRun};
 use crate::client::{ClientError, ClientEvent};
@@ -32,6 +34,7 @@ use crate::preset::ValidPreset;
 use crate::process::sandbox::SandboxMode;
 use crate::project::lock;
 use crate::prompt::ContextSnapshot;
+use crate::provider::MessageRef;
 use crate::request::ToolCall;
 use crate::tools::{ToolContext, ToolDefinition, ToolOutput, ToolRegistry};
 
@@ -123,6 +126,8 @@ pub struct Player<'c> {
     cassette: &'c Cassette,
     next: Cell<usize>,
     drift: RefCell<Option<BodyDrift>>,
+    /// The body of the step before (equal to the recorded one, else the replay stopped).
+    previous: RefCell<Option<RequestBody>>,
 }
 
 /// Where a step's body first differs from the recording.
@@ -132,6 +137,8 @@ struct BodyDrift {
     pointer: String,
     recorded: Option<Value>,
     now: Option<Value>,
+    /// The recorded request does not follow from the step before's (a damaged cassette).
+    damaged: bool,
 }
 
 impl<'c> Player<'c> {
@@ -142,6 +149,7 @@ impl<'c> Player<'c> {
             cassette,
             next: Cell::new(0),
             drift: RefCell::new(None),
+            previous: RefCell::new(None),
         }
     }
 
@@ -164,7 +172,7 @@ impl ModelTransport for Player<'_> {
 
     fn send<'a>(
         &'a self,
-        body: &'a Value,
+        body: RequestBody,
         _on_event: &'a mut dyn FnMut(ClientEvent<'_>),
     ) -> TransportFuture<'a> {
         Box::pin(async move {
@@ -175,24 +183,43 @@ impl ModelTransport for Player<'_> {
                     step: i + 1,
                     pointer: String::new(),
                     recorded: None,
-                    now: Some(body.clone()),
+                    now: Some(body.to_value()),
+                    damaged: false,
                 });
                 return Err(self.stopped());
             };
-            // Today's body written as the recorder writes it: equal text is an equal
-            // body, and the tree is read only to say where a different one differs.
-            let same = serde_json::to_string(body).is_ok_and(|now| now == step.request.text());
-            if !same
-                && let Some((pointer, recorded, now)) = first_difference(step.request.value(), body)
-            {
-                *self.drift.borrow_mut() = Some(BodyDrift {
-                    step: i + 1,
-                    pointer,
-                    recorded: recorded.cloned(),
-                    now: now.cloned(),
-                });
-                return Err(self.stopped());
+            let previous = self.previous.borrow_mut().take();
+            if !matches(&step.request, previous.as_ref(), &body) {
+                // The trees, whole, only to say where they differ (or that they are
+                // equal after all: the same values written otherwise).
+                let before = previous.as_ref().map(RequestBody::to_value);
+                let now = body.to_value();
+                let drift = match step.request.body(before.as_ref()) {
+                    None => Some(BodyDrift {
+                        step: i + 1,
+                        pointer: String::new(),
+                        recorded: None,
+                        now: None,
+                        damaged: true,
+                    }),
+                    Some(recorded) => {
+                        first_difference(&recorded, &now).map(|(pointer, recorded, now)| {
+                            BodyDrift {
+                                step: i + 1,
+                                pointer,
+                                recorded: recorded.cloned(),
+                                now: now.cloned(),
+                                damaged: false,
+                            }
+                        })
+                    }
+                };
+                if drift.is_some() {
+                    *self.drift.borrow_mut() = drift;
+                    return Err(self.stopped());
+                }
             }
+            *self.previous.borrow_mut() = Some(body);
             match &step.turn {
                 Some(turn) => Ok(turn.to_model_turn()),
                 None => Err(ClientError::Request {
@@ -201,6 +228,71 @@ impl ModelTransport for Player<'_> {
                 }),
             }
         })
+    }
+}
+
+/// Is `body` the recorded request (given the step before's body, equal to the recorded
+/// one)? Compared as written: a whole body by its text; a delta by computing today's
+/// from `previous` as the recorder does (the shared prefix compared by identity, else
+/// by text) and comparing the messages it adds by their text. `false` is not yet drift:
+/// the caller compares the trees.
+fn matches(recorded: &RecordedRequest, previous: Option<&RequestBody>, body: &RequestBody) -> bool {
+    match recorded {
+        RecordedRequest::Body(b) => body.to_json() == b.text().as_bytes(),
+        RecordedRequest::Delta(d) => previous.is_some_and(|p| matches_delta(d, p, body)),
+    }
+}
+
+fn matches_delta(delta: &BodyDelta, previous: &RequestBody, body: &RequestBody) -> bool {
+    let same_prefix = Arc::ptr_eq(previous.prefix(), body.prefix());
+    if !same_prefix && !previous.prefix().keys().eq(body.prefix().keys()) {
+        return false;
+    }
+    let (Some(before), Some(now)) = (previous.messages(), body.messages()) else {
+        return false;
+    };
+    let from = before.zip(now).take_while(|(a, b)| a.same(b)).count();
+    if from != delta.messages_from || body.message_count() - from != delta.messages.len() {
+        return false;
+    }
+    let mut text = Vec::new();
+    for (m, r) in body
+        .messages()
+        .into_iter()
+        .flatten()
+        .skip(from)
+        .zip(&delta.messages)
+    {
+        let written = match m {
+            MessageRef::Shared(s) => s.text().as_bytes(),
+            MessageRef::Own(v) => {
+                text.clear();
+                if serde_json::to_writer(&mut text, v).is_err() {
+                    return false;
+                }
+                &text
+            }
+        };
+        if written != r.text().as_bytes() {
+            return false;
+        }
+    }
+    if same_prefix {
+        return delta.changed.is_empty();
+    }
+    let mut changed = body
+        .prefix()
+        .entries()
+        .zip(previous.prefix().entries())
+        .filter(|((_, a), (_, b))| a.text() != b.text() && a.value() != b.value())
+        .map(|((k, a), _)| (k, a.value()));
+    let mut recorded = delta.changed.iter();
+    loop {
+        match (changed.next(), recorded.next()) {
+            (None, None) => return true,
+            (Some((k, v)), Some((rk, rv))) if k == rk && v == rv => {}
+            _ => return false,
+        }
     }
 }
 
@@ -796,6 +888,18 @@ fn drift_diagnostic(
         .as_ref()
         .map(|s| format!("{}:{}", s.file, s.line))
         .unwrap_or_else(|| file.to_string());
+    if d.damaged {
+        return Diagnostic::new(
+            DiagnosticKind::CassetteCorrupt,
+            format!(
+                "step {}'s recorded request does not follow from step {}'s ({where_cassette}): its `messagesFrom` or `changed` names what that body does not have",
+                d.step,
+                d.step - 1
+            ),
+        )
+        .at(at_cassette)
+        .help(format!("the cassette is damaged (edited by hand?): {}", super::cassette::RERECORD));
+    }
     if d.recorded.is_none() && d.pointer.is_empty() {
         return Diagnostic::new(
             DiagnosticKind::BehaviourDrift,

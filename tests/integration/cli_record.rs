@@ -259,7 +259,7 @@ fn a_recorded_run_replays_offline_and_drift_is_located() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(events[0]["event"], "header");
-    assert_eq!(events[0]["format"], 1);
+    assert_eq!(events[0]["format"], 2);
     assert_eq!(events[0]["runtime"]["cwd"], p.path().to_str().unwrap());
     assert_eq!(events.last().unwrap()["event"], "outcome");
     let results: Vec<(&str, &str)> = events
@@ -292,14 +292,32 @@ fn a_recorded_run_replays_offline_and_drift_is_located() {
             "`{form}` in the cassette:\n{text}"
         );
     }
-    // The recorded body is the body the server got.
+    // The recorded bodies are the bodies the server got: the first whole, the second as
+    // the messages it added (the tools and system prompt are not written again).
+    let requests: Vec<&Value> = events.iter().filter(|e| e["event"] == "request").collect();
+    let first = &server.requests()[0].body;
+    assert_eq!(&requests[0]["body"], first);
     let sent = &server.requests()[1].body;
-    let recorded = events
-        .iter()
-        .filter(|e| e["event"] == "request")
-        .nth(1)
-        .unwrap();
-    assert_eq!(&recorded["body"]["tools"], &sent["tools"]);
+    assert!(requests[1].get("body").is_none(), "{}", requests[1]);
+    assert!(requests[1].get("changed").is_none(), "{}", requests[1]);
+    let from = requests[1]["messagesFrom"].as_u64().unwrap() as usize;
+    let mut rebuilt = first["messages"].as_array().unwrap()[..from].to_vec();
+    rebuilt.extend(requests[1]["messages"].as_array().unwrap().iter().cloned());
+    let sent_messages = sent["messages"].as_array().unwrap();
+    assert_eq!(
+        rebuilt.len(),
+        sent_messages.len(),
+        "from {from}: {}",
+        requests[1]
+    );
+    // Equal but for what the redactor masked (the model's answer quotes the secrets).
+    for (i, (a, b)) in rebuilt.iter().zip(sent_messages).enumerate() {
+        assert!(
+            a == b || (a["role"] == b["role"] && a.to_string().contains("*****")),
+            "message {i} (from {from}): {a} / {b}"
+        );
+    }
+    assert_eq!(&first["tools"], &sent["tools"]);
 
     // Offline: no key, no model server, no MCP program, another directory (with the
     // project's lock), the cassette passes.

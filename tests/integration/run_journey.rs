@@ -9,7 +9,7 @@ use std::cell::Cell;
 use std::path::Path;
 
 use agent_presets::agent::{
-    AgentError, ApprovalPolicy, ApproveAll, ModelTransport, Outcome, TransportFuture,
+    AgentError, ApprovalPolicy, ApproveAll, ModelTransport, Outcome, RequestBody, TransportFuture,
 };
 use agent_presets::client::ClientEvent;
 use agent_presets::endpoint::{ModelSettings, Overrides};
@@ -19,7 +19,6 @@ use agent_presets::request::ToolCall;
 use agent_presets::run::{Finished, Model, ServerOptions, Setup, prepare};
 use agent_presets::testing::Cassette;
 use agent_presets::testing::replay::{self, Player, ReplayOptions};
-use serde_json::Value;
 
 /// Step 1 reads `notes.txt`, step 2 answers.
 #[derive(Debug)]
@@ -37,7 +36,7 @@ impl ModelTransport for Scripted {
     }
     fn send<'a>(
         &'a self,
-        _body: &'a Value,
+        _body: RequestBody,
         _on_event: &'a mut dyn FnMut(ClientEvent<'_>),
     ) -> TransportFuture<'a> {
         let n = self.sent.get() + 1;
