@@ -789,7 +789,8 @@ impl<'a> Agent<'a> {
                 .runner
                 .run_hook(step, hook, call, &input, &self.tools)
                 .await;
-            let decision = crate::hooks::decide(event, hook.on_error, &run);
+            let decision =
+                crate::hooks::decide_in(event, hook.on_error, &run, self.assembler.texts());
             on_event(AgentEvent::HookDecision {
                 step,
                 event,
@@ -1113,7 +1114,7 @@ impl<'a> Agent<'a> {
                     }
                     if let Some((i, run)) = failed {
                         let check = &checks[i];
-                        let ending = check.ending_text(&run);
+                        let ending = check.ending_text_in(&run, self.assembler.texts());
                         if check_attempts[i] > check.retries || step >= self.max_steps {
                             return Ok(Outcome::CheckFailed {
                                 text: turn.text,

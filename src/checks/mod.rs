@@ -45,12 +45,30 @@ impl Check {
     /// How `run` of this check ended, in words, its timeout named when it was killed at
     /// it (`timed out after 10m and was killed`).
     pub fn ending_text(&self, run: &CheckRun) -> String {
-        match run.ending {
-            CheckEnding::TimedOut => format!(
-                "timed out after {} and was killed",
-                duration_text(self.timeout)
+        self.ending_text_in(run, &crate::texts::Texts::english())
+    }
+
+    /// [`Check::ending_text`] in the words of `texts` (the preset's language: what the
+    /// model reads when the check sends it back to work).
+    pub fn ending_text_in(&self, run: &CheckRun, texts: &crate::texts::Texts) -> String {
+        use crate::texts::{
+            AGENT_CHECK_ENDING_EXIT, AGENT_CHECK_ENDING_NOT_STARTED, AGENT_CHECK_ENDING_SIGNAL,
+            AGENT_CHECK_ENDING_TIMED_OUT,
+        };
+        match &run.ending {
+            CheckEnding::TimedOut => texts.render(
+                &AGENT_CHECK_ENDING_TIMED_OUT,
+                &[("after", &duration_text(self.timeout))],
             ),
-            _ => run.ending_text(),
+            CheckEnding::Exited(code) => {
+                texts.render(&AGENT_CHECK_ENDING_EXIT, &[("code", &code.to_string())])
+            }
+            CheckEnding::Signalled(how) => {
+                texts.render(&AGENT_CHECK_ENDING_SIGNAL, &[("signal", how)])
+            }
+            CheckEnding::NotStarted(why) => {
+                texts.render(&AGENT_CHECK_ENDING_NOT_STARTED, &[("reason", why)])
+            }
         }
     }
 }
@@ -159,6 +177,29 @@ mod tests {
         assert_eq!(
             check(45_000).ending_text(&timed_out),
             "timed out after 45s and was killed"
+        );
+        let mut de = crate::texts::Texts::new(Some("de".into()));
+        de.set(
+            "agent.check.ending.timed-out",
+            "nach {{ after }} nicht fertig",
+            crate::texts::TextSource::Builtin,
+        );
+        de.set(
+            "agent.check.ending.exit",
+            "Exit-Code {{ code }}",
+            crate::texts::TextSource::Builtin,
+        );
+        assert_eq!(
+            check(45_000).ending_text_in(&timed_out, &de),
+            "nach 45s nicht fertig"
+        );
+        assert_eq!(
+            check(45_000).ending_text_in(&run(CheckEnding::Exited(1)), &de),
+            "Exit-Code 1"
+        );
+        assert_eq!(
+            check(45_000).ending_text(&run(CheckEnding::Exited(1))),
+            "exit code 1"
         );
         assert_eq!(
             check(500).ending_text(&run(CheckEnding::Exited(1))),

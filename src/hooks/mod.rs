@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::policy::{Glob, GlobKind};
+use crate::texts::Texts;
 
 /// How long a hook may run when its `timeout` is not given.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -382,34 +383,84 @@ fn trimmed(text: &str) -> Option<String> {
     (!t.is_empty()).then(|| t.chars().take(MAX_REASON_CHARS).collect())
 }
 
-/// What `hook`'s run means for `event`.
+/// Why a hook's run gives no decision of its own: it failed (then `onError` decides).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Failure {
+    NotStarted(String),
+    TimedOut,
+    Signalled(String),
+    Exited(i32),
+    NotJson,
+    BadDecision(String),
+    BadPermission(String),
+    BadUpdatedInput,
+}
+
+impl Failure {
+    /// In the words of `texts`.
+    fn told(&self, texts: &Texts) -> String {
+        use crate::texts::{
+            AGENT_HOOK_FAILED_BAD_DECISION as BAD_DECISION,
+            AGENT_HOOK_FAILED_BAD_PERMISSION as BAD_PERMISSION,
+            AGENT_HOOK_FAILED_BAD_UPDATED_INPUT as BAD_INPUT, AGENT_HOOK_FAILED_EXIT as EXIT,
+            AGENT_HOOK_FAILED_NOT_JSON as NOT_JSON, AGENT_HOOK_FAILED_NOT_STARTED as NOT_STARTED,
+            AGENT_HOOK_FAILED_SIGNAL as SIGNAL, AGENT_HOOK_FAILED_TIMED_OUT as TIMED_OUT,
+        };
+        match self {
+            Failure::NotStarted(why) => texts.render(&NOT_STARTED, &[("reason", why)]),
+            Failure::TimedOut => texts.get(&TIMED_OUT).to_owned(),
+            Failure::Signalled(how) => texts.render(&SIGNAL, &[("signal", how)]),
+            Failure::Exited(code) => texts.render(&EXIT, &[("code", &code.to_string())]),
+            Failure::NotJson => texts.get(&NOT_JSON).to_owned(),
+            Failure::BadDecision(v) => texts.render(&BAD_DECISION, &[("value", v)]),
+            Failure::BadPermission(v) => texts.render(&BAD_PERMISSION, &[("value", v)]),
+            Failure::BadUpdatedInput => texts.get(&BAD_INPUT).to_owned(),
+        }
+    }
+}
+
+/// What `hook`'s run means for `event`, its reasons in English.
 pub fn decide(event: HookEvent, on_error: OnError, run: &HookRun) -> HookDecision {
-    let failed = |failure: String| {
+    decide_in(event, on_error, run, &Texts::english())
+}
+
+/// [`decide`], the reasons the model reads in the words of `texts` (the preset's
+/// language); what the transcript shows of a failure stays English.
+pub fn decide_in(
+    event: HookEvent,
+    on_error: OnError,
+    run: &HookRun,
+    texts: &Texts,
+) -> HookDecision {
+    let failed = |failure: Failure| {
         let verdict = match on_error {
             OnError::Block => HookVerdict::Block,
             OnError::Continue => HookVerdict::Continue,
         };
-        let mut reason = failure.clone();
-        if let Some(err) = trimmed(&run.stderr) {
-            reason.push_str(&format!("; its stderr:\n{err}"));
-        }
+        let told = failure.told(texts);
+        let reason = match trimmed(&run.stderr) {
+            Some(err) => texts.render(
+                &crate::texts::AGENT_HOOK_FAILED_STDERR,
+                &[("failure", &told), ("stderr", &err)],
+            ),
+            None => told,
+        };
         HookDecision {
             verdict,
             reason: Some(reason),
-            failure: Some(failure),
+            failure: Some(failure.told(&Texts::english())),
             updated_input: None,
             context: None,
         }
     };
     match &run.ending {
-        HookEnding::NotStarted(why) => failed(format!("it could not be started: {why}")),
-        HookEnding::TimedOut => {
-            failed("it did not finish within its timeout and was killed".into())
-        }
-        HookEnding::Signalled(how) => failed(format!("it was killed ({how})")),
+        HookEnding::NotStarted(why) => failed(Failure::NotStarted(why.clone())),
+        HookEnding::TimedOut => failed(Failure::TimedOut),
+        HookEnding::Signalled(how) => failed(Failure::Signalled(how.clone())),
         HookEnding::Exited(2) => HookDecision {
             reason: Some(
-                trimmed(&run.stderr).unwrap_or_else(|| "the hook exited with 2".to_owned()),
+                trimmed(&run.stderr)
+                    .unwrap_or_else(|| texts.get(&crate::texts::AGENT_HOOK_EXIT_2).to_owned()),
             ),
             ..HookDecision::verdict(HookVerdict::Block)
         },
@@ -417,8 +468,8 @@ pub fn decide(event: HookEvent, on_error: OnError, run: &HookRun) -> HookDecisio
             let out = run.stdout.trim();
             if out.starts_with('{') {
                 match serde_json::from_str::<Value>(out) {
-                    Ok(Value::Object(o)) => from_json(event, &o).unwrap_or_else(failed),
-                    _ => failed("its stdout starts like JSON but is not a JSON object".into()),
+                    Ok(Value::Object(o)) => from_json(event, &o, texts).unwrap_or_else(failed),
+                    _ => failed(Failure::NotJson),
                 }
             } else {
                 HookDecision {
@@ -429,12 +480,16 @@ pub fn decide(event: HookEvent, on_error: OnError, run: &HookRun) -> HookDecisio
                 }
             }
         }
-        HookEnding::Exited(code) => failed(format!("it exited with {code}")),
+        HookEnding::Exited(code) => failed(Failure::Exited(*code)),
     }
 }
 
 /// A decision from stdout JSON; `Err` says what about it cannot be used.
-fn from_json(event: HookEvent, o: &Map<String, Value>) -> Result<HookDecision, String> {
+fn from_json(
+    event: HookEvent,
+    o: &Map<String, Value>,
+    texts: &Texts,
+) -> Result<HookDecision, Failure> {
     let text = |v: Option<&Value>| v.and_then(Value::as_str).and_then(trimmed);
     let mut d = HookDecision::verdict(HookVerdict::Continue);
     let specific = o.get("hookSpecificOutput").and_then(Value::as_object);
@@ -444,7 +499,7 @@ fn from_json(event: HookEvent, o: &Map<String, Value>) -> Result<HookDecision, S
             d.reason = text(o.get("reason"));
         }
         Some("approve" | "allow") | None => {}
-        Some(other) => return Err(format!("its `decision` is `{other}`, not `block`")),
+        Some(other) => return Err(Failure::BadDecision(other.to_owned())),
     }
     // `"continue": false` ends the run in Claude Code; here it blocks what the event is
     // about, except for `stop`, where stopping is what would happen anyway.
@@ -461,22 +516,18 @@ fn from_json(event: HookEvent, o: &Map<String, Value>) -> Result<HookDecision, S
                 }
                 Some("ask") if d.verdict != HookVerdict::Block => d.verdict = HookVerdict::Ask,
                 Some("allow" | "ask") | None => {}
-                Some(other) => {
-                    return Err(format!(
-                        "its `permissionDecision` is `{other}`, not `allow`, `deny` or `ask`"
-                    ));
-                }
+                Some(other) => return Err(Failure::BadPermission(other.to_owned())),
             }
             match s.get("updatedInput") {
                 Some(v @ Value::Object(_)) => d.updated_input = Some(v.clone()),
                 Some(Value::Null) | None => {}
-                Some(_) => return Err("its `updatedInput` is not a JSON object".into()),
+                Some(_) => return Err(Failure::BadUpdatedInput),
             }
         }
         d.context = text(s.get("additionalContext"));
     }
     if d.verdict == HookVerdict::Block && d.reason.is_none() {
-        d.reason = Some("the hook blocked it without a reason".to_owned());
+        d.reason = Some(texts.get(&crate::texts::AGENT_HOOK_NO_REASON).to_owned());
     }
     Ok(d)
 }
@@ -491,6 +542,80 @@ mod tests {
             stdout: stdout.into(),
             stderr: stderr.into(),
         }
+    }
+
+    /// The reasons the model reads come from the preset's texts; the failure the
+    /// transcript shows stays English.
+    #[test]
+    fn a_failing_hooks_reasons_are_told_in_the_presets_language() {
+        use crate::texts::{TextSource, Texts};
+        let mut de = Texts::new(Some("de".into()));
+        for (id, text) in [
+            (
+                "agent.hook.failed.timed-out",
+                "er wurde nicht rechtzeitig fertig",
+            ),
+            ("agent.hook.failed.exit", "er endete mit {{ code }}"),
+            (
+                "agent.hook.failed.stderr",
+                "{{ failure }}; Fehlerausgabe:\n{{ stderr }}",
+            ),
+            (
+                "agent.hook.failed.bad-decision",
+                "sein `decision` ist `{{ value }}`",
+            ),
+            ("agent.hook.exit-2", "der Hook endete mit 2"),
+            ("agent.hook.no-reason", "ohne Begründung blockiert"),
+        ] {
+            de.set(id, text, TextSource::Builtin);
+        }
+        let pre = HookEvent::PreToolUse;
+        let d = decide_in(pre, OnError::Block, &run(HookEnding::TimedOut, "", ""), &de);
+        assert_eq!(
+            d.reason.as_deref(),
+            Some("er wurde nicht rechtzeitig fertig")
+        );
+        assert_eq!(
+            d.failure.as_deref(),
+            Some("it did not finish within its timeout and was killed")
+        );
+        let d = decide_in(
+            pre,
+            OnError::Block,
+            &run(HookEnding::Exited(3), "", "boom"),
+            &de,
+        );
+        assert_eq!(
+            d.reason.as_deref(),
+            Some("er endete mit 3; Fehlerausgabe:\nboom")
+        );
+        let d = decide_in(
+            pre,
+            OnError::Block,
+            &run(HookEnding::Exited(2), "", ""),
+            &de,
+        );
+        assert_eq!(d.reason.as_deref(), Some("der Hook endete mit 2"));
+        let d = decide_in(
+            pre,
+            OnError::Block,
+            &run(HookEnding::Exited(0), r#"{"decision": "maybe"}"#, ""),
+            &de,
+        );
+        assert_eq!(d.reason.as_deref(), Some("sein `decision` ist `maybe`"));
+        let d = decide_in(
+            pre,
+            OnError::Block,
+            &run(HookEnding::Exited(0), r#"{"decision": "block"}"#, ""),
+            &de,
+        );
+        assert_eq!(d.reason.as_deref(), Some("ohne Begründung blockiert"));
+        // English through `decide`, word for word as before.
+        let d = decide(pre, OnError::Block, &run(HookEnding::Exited(3), "", "boom"));
+        assert_eq!(
+            d.reason.as_deref(),
+            Some("it exited with 3; its stderr:\nboom")
+        );
     }
 
     #[test]

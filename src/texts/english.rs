@@ -15,6 +15,121 @@ pub const AGENT_CHECK_FAILED: BuiltinText = BuiltinText {
     protected: &[],
 };
 
+/// `agent.check.ending.exit`: how a failed check ended, inside `agent.check.failed`.
+pub const AGENT_CHECK_ENDING_EXIT: BuiltinText = BuiltinText {
+    id: "agent.check.ending.exit",
+    text: "exit code {{ code }}",
+    protected: &[],
+};
+
+/// `agent.check.ending.not-started`.
+pub const AGENT_CHECK_ENDING_NOT_STARTED: BuiltinText = BuiltinText {
+    id: "agent.check.ending.not-started",
+    text: "could not start: {{ reason }}",
+    protected: &[],
+};
+
+/// `agent.check.ending.signal`.
+pub const AGENT_CHECK_ENDING_SIGNAL: BuiltinText = BuiltinText {
+    id: "agent.check.ending.signal",
+    text: "killed by {{ signal }}",
+    protected: &[],
+};
+
+/// `agent.check.ending.timed-out`.
+pub const AGENT_CHECK_ENDING_TIMED_OUT: BuiltinText = BuiltinText {
+    id: "agent.check.ending.timed-out",
+    text: "timed out after {{ after }} and was killed",
+    protected: &[],
+};
+
+/// `agent.hook.exit-2`: the reason of a hook that blocked by exiting with 2 and wrote
+/// nothing on stderr.
+pub const AGENT_HOOK_EXIT_2: BuiltinText = BuiltinText {
+    id: "agent.hook.exit-2",
+    text: "the hook exited with 2",
+    protected: &[],
+};
+
+/// `agent.hook.failed.bad-decision`: why a hook failed (the reason the model reads
+/// when it fails closed).
+pub const AGENT_HOOK_FAILED_BAD_DECISION: BuiltinText = BuiltinText {
+    id: "agent.hook.failed.bad-decision",
+    text: "its `decision` is `{{ value }}`, not `block`",
+    protected: &["decision", "block"],
+};
+
+/// `agent.hook.failed.bad-permission`.
+pub const AGENT_HOOK_FAILED_BAD_PERMISSION: BuiltinText = BuiltinText {
+    id: "agent.hook.failed.bad-permission",
+    text: "its `permissionDecision` is `{{ value }}`, not `allow`, `deny` or `ask`",
+    protected: &["permissionDecision", "allow", "deny", "ask"],
+};
+
+/// `agent.hook.failed.bad-updated-input`.
+pub const AGENT_HOOK_FAILED_BAD_UPDATED_INPUT: BuiltinText = BuiltinText {
+    id: "agent.hook.failed.bad-updated-input",
+    text: "its `updatedInput` is not a JSON object",
+    protected: &["updatedInput"],
+};
+
+/// `agent.hook.failed.exit`.
+pub const AGENT_HOOK_FAILED_EXIT: BuiltinText = BuiltinText {
+    id: "agent.hook.failed.exit",
+    text: "it exited with {{ code }}",
+    protected: &[],
+};
+
+/// `agent.hook.failed.not-json`.
+pub const AGENT_HOOK_FAILED_NOT_JSON: BuiltinText = BuiltinText {
+    id: "agent.hook.failed.not-json",
+    text: "its stdout starts like JSON but is not a JSON object",
+    protected: &[],
+};
+
+/// `agent.hook.failed.not-started`.
+pub const AGENT_HOOK_FAILED_NOT_STARTED: BuiltinText = BuiltinText {
+    id: "agent.hook.failed.not-started",
+    text: "it could not be started: {{ reason }}",
+    protected: &[],
+};
+
+/// `agent.hook.failed.signal`.
+pub const AGENT_HOOK_FAILED_SIGNAL: BuiltinText = BuiltinText {
+    id: "agent.hook.failed.signal",
+    text: "it was killed ({{ signal }})",
+    protected: &[],
+};
+
+/// `agent.hook.failed.stderr`: a failure with what the hook wrote on stderr.
+pub const AGENT_HOOK_FAILED_STDERR: BuiltinText = BuiltinText {
+    id: "agent.hook.failed.stderr",
+    text: "{{ failure }}; its stderr:\n{{ stderr }}",
+    protected: &[],
+};
+
+/// `agent.hook.failed.timed-out`.
+pub const AGENT_HOOK_FAILED_TIMED_OUT: BuiltinText = BuiltinText {
+    id: "agent.hook.failed.timed-out",
+    text: "it did not finish within its timeout and was killed",
+    protected: &[],
+};
+
+/// `agent.hook.no-reason`: the reason of a hook that blocked without giving one.
+pub const AGENT_HOOK_NO_REASON: BuiltinText = BuiltinText {
+    id: "agent.hook.no-reason",
+    text: "the hook blocked it without a reason",
+    protected: &[],
+};
+
+/// `agent.hook.wait-failed`: why a hook or check counts as not started when it could
+/// not be waited for.
+pub const AGENT_HOOK_WAIT_FAILED: BuiltinText = BuiltinText {
+    id: "agent.hook.wait-failed",
+    text: "could not wait for it: {{ reason }}",
+    protected: &[],
+};
+
 /// `agent.output.invalid`: the final answer broke the preset's output contract
 /// (`output:`); the model answers again (a user message).
 pub const AGENT_OUTPUT_INVALID: BuiltinText = BuiltinText {
@@ -392,11 +507,27 @@ pub const TOOLS_UNKNOWN_TOOL_SUGGESTION: BuiltinText = BuiltinText {
 
 /// Every built-in text, in id order.
 pub(super) const ALL: &[&BuiltinText] = &[
+    &AGENT_CHECK_ENDING_EXIT,
+    &AGENT_CHECK_ENDING_NOT_STARTED,
+    &AGENT_CHECK_ENDING_SIGNAL,
+    &AGENT_CHECK_ENDING_TIMED_OUT,
     &AGENT_CHECK_FAILED,
     &AGENT_HOOK_BLOCKED,
+    &AGENT_HOOK_EXIT_2,
+    &AGENT_HOOK_FAILED_BAD_DECISION,
+    &AGENT_HOOK_FAILED_BAD_PERMISSION,
+    &AGENT_HOOK_FAILED_BAD_UPDATED_INPUT,
+    &AGENT_HOOK_FAILED_EXIT,
+    &AGENT_HOOK_FAILED_NOT_JSON,
+    &AGENT_HOOK_FAILED_NOT_STARTED,
+    &AGENT_HOOK_FAILED_SIGNAL,
+    &AGENT_HOOK_FAILED_STDERR,
+    &AGENT_HOOK_FAILED_TIMED_OUT,
     &AGENT_HOOK_INVALID_REWRITE,
+    &AGENT_HOOK_NO_REASON,
     &AGENT_HOOK_POST_BLOCKED,
     &AGENT_HOOK_STOP,
+    &AGENT_HOOK_WAIT_FAILED,
     &AGENT_INVALID_JSON,
     &AGENT_OUTPUT_INSTRUCTION,
     &AGENT_OUTPUT_INVALID,

@@ -86,7 +86,12 @@ async fn run_program(
     } = match process::spawn(&to_run, &ctx.confinement(&profile)) {
         Ok(s) => s,
         Err(SpawnError::Sandbox(e)) => return not_started(format!("{e}")),
-        Err(SpawnError::Start(e)) => return not_started(format!("`{program}`: {e}")),
+        Err(SpawnError::Start(e)) => {
+            return not_started(format!(
+                "`{program}`: {}",
+                crate::tools::builtin::io_reason_in(&e, ctx.texts())
+            ));
+        }
     };
     let (mut tasks, stdout, stderr) = super::command::feed_and_capture(
         &mut contained.child,
@@ -100,7 +105,13 @@ async fn run_program(
         |c: &Arc<Mutex<StreamCapture>>| String::from_utf8_lossy(&take(c).bytes()).into_owned();
     let (stdout, stderr) = (text(&stdout), text(&stderr));
     let ending = match ending {
-        Err(e) => HookEnding::NotStarted(format!("could not wait for it: {e}")),
+        Err(e) => HookEnding::NotStarted(ctx.texts().render(
+            &crate::texts::AGENT_HOOK_WAIT_FAILED,
+            &[(
+                "reason",
+                &crate::tools::builtin::io_reason_in(&e, ctx.texts()),
+            )],
+        )),
         Ok(end) => match end.status {
             None => HookEnding::TimedOut,
             Some(status) => match status.code() {
