@@ -52,22 +52,20 @@ impl Check {
     /// model reads when the check sends it back to work).
     pub fn ending_text_in(&self, run: &CheckRun, texts: &crate::texts::Texts) -> String {
         use crate::texts::{
-            AGENT_CHECK_ENDING_EXIT, AGENT_CHECK_ENDING_NOT_STARTED, AGENT_CHECK_ENDING_SIGNAL,
-            AGENT_CHECK_ENDING_TIMED_OUT,
+            CHECKS_ENDING_EXIT, CHECKS_ENDING_NOT_STARTED, CHECKS_ENDING_SIGNAL,
+            CHECKS_ENDING_TIMED_OUT,
         };
         match &run.ending {
             CheckEnding::TimedOut => texts.render(
-                &AGENT_CHECK_ENDING_TIMED_OUT,
+                &CHECKS_ENDING_TIMED_OUT,
                 &[("after", &duration_text(self.timeout))],
             ),
             CheckEnding::Exited(code) => {
-                texts.render(&AGENT_CHECK_ENDING_EXIT, &[("code", &code.to_string())])
+                texts.render(&CHECKS_ENDING_EXIT, &[("code", &code.to_string())])
             }
-            CheckEnding::Signalled(how) => {
-                texts.render(&AGENT_CHECK_ENDING_SIGNAL, &[("signal", how)])
-            }
+            CheckEnding::Signalled(how) => texts.render(&CHECKS_ENDING_SIGNAL, &[("signal", how)]),
             CheckEnding::NotStarted(why) => {
-                texts.render(&AGENT_CHECK_ENDING_NOT_STARTED, &[("reason", why)])
+                texts.render(&CHECKS_ENDING_NOT_STARTED, &[("reason", why)])
             }
         }
     }
@@ -180,12 +178,12 @@ mod tests {
         );
         let mut de = crate::texts::Texts::new(Some("de".into()));
         de.set(
-            "agent.check.ending.timed-out",
+            "checks.ending.timed-out",
             "nach {{ after }} nicht fertig",
             crate::texts::TextSource::Builtin,
         );
         de.set(
-            "agent.check.ending.exit",
+            "checks.ending.exit",
             "Exit-Code {{ code }}",
             crate::texts::TextSource::Builtin,
         );

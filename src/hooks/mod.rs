@@ -400,11 +400,11 @@ impl Failure {
     /// In the words of `texts`.
     fn told(&self, texts: &Texts) -> String {
         use crate::texts::{
-            AGENT_HOOK_FAILED_BAD_DECISION as BAD_DECISION,
-            AGENT_HOOK_FAILED_BAD_PERMISSION as BAD_PERMISSION,
-            AGENT_HOOK_FAILED_BAD_UPDATED_INPUT as BAD_INPUT, AGENT_HOOK_FAILED_EXIT as EXIT,
-            AGENT_HOOK_FAILED_NOT_JSON as NOT_JSON, AGENT_HOOK_FAILED_NOT_STARTED as NOT_STARTED,
-            AGENT_HOOK_FAILED_SIGNAL as SIGNAL, AGENT_HOOK_FAILED_TIMED_OUT as TIMED_OUT,
+            HOOKS_FAILED_BAD_DECISION as BAD_DECISION,
+            HOOKS_FAILED_BAD_PERMISSION as BAD_PERMISSION,
+            HOOKS_FAILED_BAD_UPDATED_INPUT as BAD_INPUT, HOOKS_FAILED_EXIT as EXIT,
+            HOOKS_FAILED_NOT_JSON as NOT_JSON, HOOKS_FAILED_NOT_STARTED as NOT_STARTED,
+            HOOKS_FAILED_SIGNAL as SIGNAL, HOOKS_FAILED_TIMED_OUT as TIMED_OUT,
         };
         match self {
             Failure::NotStarted(why) => texts.render(&NOT_STARTED, &[("reason", why)]),
@@ -440,7 +440,7 @@ pub fn decide_in(
         let told = failure.told(texts);
         let reason = match trimmed(&run.stderr) {
             Some(err) => texts.render(
-                &crate::texts::AGENT_HOOK_FAILED_STDERR,
+                &crate::texts::HOOKS_FAILED_STDERR,
                 &[("failure", &told), ("stderr", &err)],
             ),
             None => told,
@@ -460,7 +460,7 @@ pub fn decide_in(
         HookEnding::Exited(2) => HookDecision {
             reason: Some(
                 trimmed(&run.stderr)
-                    .unwrap_or_else(|| texts.get(&crate::texts::AGENT_HOOK_EXIT_2).to_owned()),
+                    .unwrap_or_else(|| texts.get(&crate::texts::HOOKS_EXIT_2).to_owned()),
             ),
             ..HookDecision::verdict(HookVerdict::Block)
         },
@@ -527,7 +527,7 @@ fn from_json(
         d.context = text(s.get("additionalContext"));
     }
     if d.verdict == HookVerdict::Block && d.reason.is_none() {
-        d.reason = Some(texts.get(&crate::texts::AGENT_HOOK_NO_REASON).to_owned());
+        d.reason = Some(texts.get(&crate::texts::HOOKS_NO_REASON).to_owned());
     }
     Ok(d)
 }
@@ -552,20 +552,20 @@ mod tests {
         let mut de = Texts::new(Some("de".into()));
         for (id, text) in [
             (
-                "agent.hook.failed.timed-out",
+                "hooks.failed.timed-out",
                 "er wurde nicht rechtzeitig fertig",
             ),
-            ("agent.hook.failed.exit", "er endete mit {{ code }}"),
+            ("hooks.failed.exit", "er endete mit {{ code }}"),
             (
-                "agent.hook.failed.stderr",
+                "hooks.failed.stderr",
                 "{{ failure }}; Fehlerausgabe:\n{{ stderr }}",
             ),
             (
-                "agent.hook.failed.bad-decision",
+                "hooks.failed.bad-decision",
                 "sein `decision` ist `{{ value }}`",
             ),
-            ("agent.hook.exit-2", "der Hook endete mit 2"),
-            ("agent.hook.no-reason", "ohne Begründung blockiert"),
+            ("hooks.exit-2", "der Hook endete mit 2"),
+            ("hooks.no-reason", "ohne Begründung blockiert"),
         ] {
             de.set(id, text, TextSource::Builtin);
         }

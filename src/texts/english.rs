@@ -15,117 +15,117 @@ pub const AGENT_CHECK_FAILED: BuiltinText = BuiltinText {
     protected: &[],
 };
 
-/// `agent.check.ending.exit`: how a failed check ended, inside `agent.check.failed`.
-pub const AGENT_CHECK_ENDING_EXIT: BuiltinText = BuiltinText {
-    id: "agent.check.ending.exit",
+/// `checks.ending.exit`: how a failed check ended, inside `agent.check.failed`.
+pub const CHECKS_ENDING_EXIT: BuiltinText = BuiltinText {
+    id: "checks.ending.exit",
     text: "exit code {{ code }}",
     protected: &[],
 };
 
-/// `agent.check.ending.not-started`.
-pub const AGENT_CHECK_ENDING_NOT_STARTED: BuiltinText = BuiltinText {
-    id: "agent.check.ending.not-started",
+/// `checks.ending.not-started`.
+pub const CHECKS_ENDING_NOT_STARTED: BuiltinText = BuiltinText {
+    id: "checks.ending.not-started",
     text: "could not start: {{ reason }}",
     protected: &[],
 };
 
-/// `agent.check.ending.signal`.
-pub const AGENT_CHECK_ENDING_SIGNAL: BuiltinText = BuiltinText {
-    id: "agent.check.ending.signal",
+/// `checks.ending.signal`.
+pub const CHECKS_ENDING_SIGNAL: BuiltinText = BuiltinText {
+    id: "checks.ending.signal",
     text: "killed by {{ signal }}",
     protected: &[],
 };
 
-/// `agent.check.ending.timed-out`.
-pub const AGENT_CHECK_ENDING_TIMED_OUT: BuiltinText = BuiltinText {
-    id: "agent.check.ending.timed-out",
+/// `checks.ending.timed-out`.
+pub const CHECKS_ENDING_TIMED_OUT: BuiltinText = BuiltinText {
+    id: "checks.ending.timed-out",
     text: "timed out after {{ after }} and was killed",
     protected: &[],
 };
 
-/// `agent.hook.exit-2`: the reason of a hook that blocked by exiting with 2 and wrote
+/// `hooks.exit-2`: the reason of a hook that blocked by exiting with 2 and wrote
 /// nothing on stderr.
-pub const AGENT_HOOK_EXIT_2: BuiltinText = BuiltinText {
-    id: "agent.hook.exit-2",
+pub const HOOKS_EXIT_2: BuiltinText = BuiltinText {
+    id: "hooks.exit-2",
     text: "the hook exited with 2",
     protected: &[],
 };
 
-/// `agent.hook.failed.bad-decision`: why a hook failed (the reason the model reads
+/// `hooks.failed.bad-decision`: why a hook failed (the reason the model reads
 /// when it fails closed).
-pub const AGENT_HOOK_FAILED_BAD_DECISION: BuiltinText = BuiltinText {
-    id: "agent.hook.failed.bad-decision",
+pub const HOOKS_FAILED_BAD_DECISION: BuiltinText = BuiltinText {
+    id: "hooks.failed.bad-decision",
     text: "its `decision` is `{{ value }}`, not `block`",
     protected: &["decision", "block"],
 };
 
-/// `agent.hook.failed.bad-permission`.
-pub const AGENT_HOOK_FAILED_BAD_PERMISSION: BuiltinText = BuiltinText {
-    id: "agent.hook.failed.bad-permission",
+/// `hooks.failed.bad-permission`.
+pub const HOOKS_FAILED_BAD_PERMISSION: BuiltinText = BuiltinText {
+    id: "hooks.failed.bad-permission",
     text: "its `permissionDecision` is `{{ value }}`, not `allow`, `deny` or `ask`",
     protected: &["permissionDecision", "allow", "deny", "ask"],
 };
 
-/// `agent.hook.failed.bad-updated-input`.
-pub const AGENT_HOOK_FAILED_BAD_UPDATED_INPUT: BuiltinText = BuiltinText {
-    id: "agent.hook.failed.bad-updated-input",
+/// `hooks.failed.bad-updated-input`.
+pub const HOOKS_FAILED_BAD_UPDATED_INPUT: BuiltinText = BuiltinText {
+    id: "hooks.failed.bad-updated-input",
     text: "its `updatedInput` is not a JSON object",
     protected: &["updatedInput"],
 };
 
-/// `agent.hook.failed.exit`.
-pub const AGENT_HOOK_FAILED_EXIT: BuiltinText = BuiltinText {
-    id: "agent.hook.failed.exit",
+/// `hooks.failed.exit`.
+pub const HOOKS_FAILED_EXIT: BuiltinText = BuiltinText {
+    id: "hooks.failed.exit",
     text: "it exited with {{ code }}",
     protected: &[],
 };
 
-/// `agent.hook.failed.not-json`.
-pub const AGENT_HOOK_FAILED_NOT_JSON: BuiltinText = BuiltinText {
-    id: "agent.hook.failed.not-json",
+/// `hooks.failed.not-json`.
+pub const HOOKS_FAILED_NOT_JSON: BuiltinText = BuiltinText {
+    id: "hooks.failed.not-json",
     text: "its stdout starts like JSON but is not a JSON object",
     protected: &[],
 };
 
-/// `agent.hook.failed.not-started`.
-pub const AGENT_HOOK_FAILED_NOT_STARTED: BuiltinText = BuiltinText {
-    id: "agent.hook.failed.not-started",
+/// `hooks.failed.not-started`.
+pub const HOOKS_FAILED_NOT_STARTED: BuiltinText = BuiltinText {
+    id: "hooks.failed.not-started",
     text: "it could not be started: {{ reason }}",
     protected: &[],
 };
 
-/// `agent.hook.failed.signal`.
-pub const AGENT_HOOK_FAILED_SIGNAL: BuiltinText = BuiltinText {
-    id: "agent.hook.failed.signal",
+/// `hooks.failed.signal`.
+pub const HOOKS_FAILED_SIGNAL: BuiltinText = BuiltinText {
+    id: "hooks.failed.signal",
     text: "it was killed ({{ signal }})",
     protected: &[],
 };
 
-/// `agent.hook.failed.stderr`: a failure with what the hook wrote on stderr.
-pub const AGENT_HOOK_FAILED_STDERR: BuiltinText = BuiltinText {
-    id: "agent.hook.failed.stderr",
+/// `hooks.failed.stderr`: a failure with what the hook wrote on stderr.
+pub const HOOKS_FAILED_STDERR: BuiltinText = BuiltinText {
+    id: "hooks.failed.stderr",
     text: "{{ failure }}; its stderr:\n{{ stderr }}",
     protected: &[],
 };
 
-/// `agent.hook.failed.timed-out`.
-pub const AGENT_HOOK_FAILED_TIMED_OUT: BuiltinText = BuiltinText {
-    id: "agent.hook.failed.timed-out",
+/// `hooks.failed.timed-out`.
+pub const HOOKS_FAILED_TIMED_OUT: BuiltinText = BuiltinText {
+    id: "hooks.failed.timed-out",
     text: "it did not finish within its timeout and was killed",
     protected: &[],
 };
 
-/// `agent.hook.no-reason`: the reason of a hook that blocked without giving one.
-pub const AGENT_HOOK_NO_REASON: BuiltinText = BuiltinText {
-    id: "agent.hook.no-reason",
+/// `hooks.no-reason`: the reason of a hook that blocked without giving one.
+pub const HOOKS_NO_REASON: BuiltinText = BuiltinText {
+    id: "hooks.no-reason",
     text: "the hook blocked it without a reason",
     protected: &[],
 };
 
-/// `agent.hook.wait-failed`: why a hook or check counts as not started when it could
+/// `hooks.wait-failed`: why a hook or check counts as not started when it could
 /// not be waited for.
-pub const AGENT_HOOK_WAIT_FAILED: BuiltinText = BuiltinText {
-    id: "agent.hook.wait-failed",
+pub const HOOKS_WAIT_FAILED: BuiltinText = BuiltinText {
+    id: "hooks.wait-failed",
     text: "could not wait for it: {{ reason }}",
     protected: &[],
 };
@@ -507,27 +507,11 @@ pub const TOOLS_UNKNOWN_TOOL_SUGGESTION: BuiltinText = BuiltinText {
 
 /// Every built-in text, in id order.
 pub(super) const ALL: &[&BuiltinText] = &[
-    &AGENT_CHECK_ENDING_EXIT,
-    &AGENT_CHECK_ENDING_NOT_STARTED,
-    &AGENT_CHECK_ENDING_SIGNAL,
-    &AGENT_CHECK_ENDING_TIMED_OUT,
     &AGENT_CHECK_FAILED,
     &AGENT_HOOK_BLOCKED,
-    &AGENT_HOOK_EXIT_2,
-    &AGENT_HOOK_FAILED_BAD_DECISION,
-    &AGENT_HOOK_FAILED_BAD_PERMISSION,
-    &AGENT_HOOK_FAILED_BAD_UPDATED_INPUT,
-    &AGENT_HOOK_FAILED_EXIT,
-    &AGENT_HOOK_FAILED_NOT_JSON,
-    &AGENT_HOOK_FAILED_NOT_STARTED,
-    &AGENT_HOOK_FAILED_SIGNAL,
-    &AGENT_HOOK_FAILED_STDERR,
-    &AGENT_HOOK_FAILED_TIMED_OUT,
     &AGENT_HOOK_INVALID_REWRITE,
-    &AGENT_HOOK_NO_REASON,
     &AGENT_HOOK_POST_BLOCKED,
     &AGENT_HOOK_STOP,
-    &AGENT_HOOK_WAIT_FAILED,
     &AGENT_INVALID_JSON,
     &AGENT_OUTPUT_INSTRUCTION,
     &AGENT_OUTPUT_INVALID,
@@ -542,9 +526,25 @@ pub(super) const ALL: &[&BuiltinText] = &[
     &AGENT_REFUSED_TOO_MANY_CALLS,
     &AGENT_SIZE_BYTES,
     &AGENT_SIZE_LINES,
+    &CHECKS_ENDING_EXIT,
+    &CHECKS_ENDING_NOT_STARTED,
+    &CHECKS_ENDING_SIGNAL,
+    &CHECKS_ENDING_TIMED_OUT,
     &CONTEXT_APPROVAL_ALWAYS,
     &CONTEXT_NOTICE,
     &CONTEXT_WRAPPER,
+    &HOOKS_EXIT_2,
+    &HOOKS_FAILED_BAD_DECISION,
+    &HOOKS_FAILED_BAD_PERMISSION,
+    &HOOKS_FAILED_BAD_UPDATED_INPUT,
+    &HOOKS_FAILED_EXIT,
+    &HOOKS_FAILED_NOT_JSON,
+    &HOOKS_FAILED_NOT_STARTED,
+    &HOOKS_FAILED_SIGNAL,
+    &HOOKS_FAILED_STDERR,
+    &HOOKS_FAILED_TIMED_OUT,
+    &HOOKS_NO_REASON,
+    &HOOKS_WAIT_FAILED,
     &TOOL_BASH_DESCRIPTION,
     &TOOL_BASH_GUIDANCE,
     &TOOL_EDIT_FILE_DESCRIPTION,

@@ -106,7 +106,7 @@ async fn run_program(
     let (stdout, stderr) = (text(&stdout), text(&stderr));
     let ending = match ending {
         Err(e) => HookEnding::NotStarted(ctx.texts().render(
-            &crate::texts::AGENT_HOOK_WAIT_FAILED,
+            &crate::texts::HOOKS_WAIT_FAILED,
             &[(
                 "reason",
                 &crate::tools::builtin::io_reason_in(&e, ctx.texts()),
