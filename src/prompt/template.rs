@@ -373,51 +373,47 @@ impl FrozenTemplate {
     }
 }
 
-/// The conditions that compiled alone, with the variables each references: a bounded
-/// cache (hosts that generate conditions cannot grow it without end).
-static CONDITIONS: Mutex<BTreeMap<String, BTreeSet<String>>> = Mutex::new(BTreeMap::new());
-
-/// How many conditions [`CONDITIONS`] keeps.
-const MOST_CONDITIONS: usize = 512;
-
-/// The template texts compiled before, with the variables each references: bounded
-/// like [`CONDITIONS`], by count and by the bytes of the texts kept.
-static TEMPLATES: Mutex<(usize, BTreeMap<String, BTreeSet<String>>)> =
-    Mutex::new((0, BTreeMap::new()));
-
-/// How many bytes of template text [`TEMPLATES`] keeps (and at most
-/// [`MOST_CONDITIONS`] times eight texts).
-const MOST_TEMPLATE_BYTES: usize = 4 << 20;
-
-/// The variables of a template text compiled before, if it is in the cache.
-fn template_variables(source: &str) -> Option<BTreeSet<String>> {
-    TEMPLATES.lock().ok()?.1.get(source).cloned()
+/// Texts compiled before, with the variables each references: what a text references
+/// depends on the text alone (every set has the same globals), so a process keeps the
+/// answer, bounded by count and by the bytes of the texts kept (hosts that generate
+/// texts cannot grow it without end).
+struct VariablesCache {
+    entries: Mutex<(usize, BTreeMap<String, BTreeSet<String>>)>,
+    most_entries: usize,
+    most_bytes: usize,
 }
 
-/// Keep what compiling `source` found (while the cache has room).
-fn remember_template(source: &str, vars: &BTreeSet<String>) {
-    if let Ok(mut cache) = TEMPLATES.lock() {
-        let (bytes, map) = &mut *cache;
-        if map.len() < MOST_CONDITIONS * 8 && *bytes + source.len() <= MOST_TEMPLATE_BYTES {
-            *bytes += source.len();
-            map.insert(source.to_owned(), vars.clone());
+impl VariablesCache {
+    const fn new(most_entries: usize, most_bytes: usize) -> Self {
+        VariablesCache {
+            entries: Mutex::new((0, BTreeMap::new())),
+            most_entries,
+            most_bytes,
+        }
+    }
+
+    /// The variables of `text`, if it is in the cache.
+    fn get(&self, text: &str) -> Option<BTreeSet<String>> {
+        self.entries.lock().ok()?.1.get(text).cloned()
+    }
+
+    /// Keep what compiling `text` found (while the cache has room).
+    fn remember(&self, text: &str, vars: &BTreeSet<String>) {
+        if let Ok(mut cache) = self.entries.lock() {
+            let (bytes, map) = &mut *cache;
+            if map.len() < self.most_entries && *bytes + text.len() <= self.most_bytes {
+                *bytes += text.len();
+                map.insert(text.to_owned(), vars.clone());
+            }
         }
     }
 }
 
-/// The variables of a condition that compiled alone before, if it is in the cache.
-fn condition_variables(expr: &str) -> Option<BTreeSet<String>> {
-    CONDITIONS.lock().ok()?.get(expr).cloned()
-}
+/// `when` conditions compiled alone (most presets share a few).
+static CONDITIONS: VariablesCache = VariablesCache::new(512, 1 << 20);
 
-/// Keep what compiling `expr` alone found (while the cache has room).
-fn remember_condition(expr: &str, vars: &BTreeSet<String>) {
-    if let Ok(mut cache) = CONDITIONS.lock()
-        && cache.len() < MOST_CONDITIONS
-    {
-        cache.insert(expr.to_owned(), vars.clone());
-    }
-}
+/// Template texts (generated and real presets repeat texts across files).
+static TEMPLATES: VariablesCache = VariablesCache::new(4096, 4 << 20);
 
 /// Every template of one assembler, compiled into one environment.
 #[derive(Debug)]
@@ -461,14 +457,12 @@ impl TemplateSet {
             .env
             .get_template(&name)
             .map_err(|e| TemplateError::from_minijinja(&e, shift))?;
-        // What a template references depends on its text alone (every set has the same
-        // globals), and an inherited piece is compiled again in every chain below it:
-        // each text is walked for its variables once per process.
-        let vars = match template_variables(source) {
+        // Each text is walked for its variables once per process (see `VariablesCache`).
+        let vars = match TEMPLATES.get(source) {
             Some(vars) => vars,
             None => {
                 let vars = self.without_globals(template.undeclared_variables(false));
-                remember_template(source, &vars);
+                TEMPLATES.remember(source, &vars);
                 vars
             }
         };
@@ -505,7 +499,7 @@ impl TemplateSet {
         // expression (e.g. `x %}{% include ...`), and gives offsets into `expr` itself.
         // What it finds depends on the text alone (every set has the same globals), and a
         // few conditions recur in many presets: each is compiled alone once per process.
-        let vars = match condition_variables(expr) {
+        let vars = match CONDITIONS.get(expr) {
             Some(vars) => vars,
             None => {
                 let compiled = self
@@ -513,7 +507,7 @@ impl TemplateSet {
                     .compile_expression(expr)
                     .map_err(|e| TemplateError::from_minijinja(&e, 0))?;
                 let vars = self.without_globals(compiled.undeclared_variables(false));
-                remember_condition(expr, &vars);
+                CONDITIONS.remember(expr, &vars);
                 vars
             }
         };

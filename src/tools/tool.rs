@@ -109,6 +109,20 @@ pub enum TextValue {
     },
 }
 
+impl TextValue {
+    /// The value in the words of `texts`.
+    pub fn told(&self, texts: &Texts) -> String {
+        match self {
+            TextValue::Plain(s) => s.clone(),
+            TextValue::Text(t) => texts.get(t).to_owned(),
+            TextValue::Cut { start, count } => texts.render(
+                &crate::texts::TOOLS_CUT,
+                &[("start", start), ("count", &count.to_string())],
+            ),
+        }
+    }
+}
+
 impl From<String> for TextValue {
     fn from(s: String) -> Self {
         TextValue::Plain(s)
@@ -174,19 +188,7 @@ impl TextRef {
         let rendered: Vec<(&str, String)> = self
             .values
             .iter()
-            .map(|(k, v)| {
-                (
-                    *k,
-                    match v {
-                        TextValue::Plain(s) => s.clone(),
-                        TextValue::Text(t) => texts.get(t).to_owned(),
-                        TextValue::Cut { start, count } => texts.render(
-                            &crate::texts::TOOLS_CUT,
-                            &[("start", start), ("count", &count.to_string())],
-                        ),
-                    },
-                )
-            })
+            .map(|(k, v)| (*k, v.told(texts)))
             .collect();
         let pairs: Vec<(&str, &str)> = rendered.iter().map(|(k, v)| (*k, v.as_str())).collect();
         texts.render(self.text, &pairs)

@@ -272,10 +272,7 @@ pub(crate) fn io_reason_value(e: &std::io::Error) -> TextValue {
 
 /// [`io_reason_value`] in the words of `texts` (for messages rendered on the spot).
 pub(crate) fn io_reason_in(e: &std::io::Error, texts: &crate::texts::Texts) -> String {
-    match io_reason_value(e) {
-        TextValue::Text(text) => texts.get(text).to_owned(),
-        TextValue::Plain(s) | TextValue::Cut { start: s, .. } => s,
-    }
+    io_reason_value(e).told(texts)
 }
 
 /// The system errors [`io_reason_value`] cannot tell by their kind, by their number:
