@@ -4,12 +4,14 @@
 //!
 //! - `validate`: discover the project and validate the 100 presets (the batch
 //!   `agent-presets validate` runs);
-//! - `replay`: the same, then read every cassette and replay it (each step assembled,
-//!   its body built and compared with the recorded one; the recorded tool results fed
-//!   back).
+//! - `replay`: what `agent-presets test` runs on the 100 test cases: each case read and
+//!   checked against its preset (each preset validated once), then every cassette read
+//!   and replayed over every core (each step assembled, its body built and compared with
+//!   the recorded one; the recorded tool results fed back).
 //!
 //! Run: `cargo bench --bench replay -- [--steps N] [--reps R] [--only validate|replay]`
-//! (release). Prints one line per measure; `--only replay` also prints the process's peak
+//! (release; `--keep DIR` writes the presets and cassettes to DIR and leaves them there).
+//! Prints one line per measure; `--only replay` also prints the process's peak
 //! RSS (VmHWM), so run it alone for that figure, and the peak the setup (recording the
 //! cassettes) had already reached before anything was timed.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -30,6 +32,7 @@ use agent_presets::redact::Redactor;
 use agent_presets::request::ToolCall;
 use agent_presets::testing::record::{RecordedRun, Recorder, cassette};
 use agent_presets::testing::replay::{self, ReplayOptions};
+use agent_presets::testing::suite::{CaseStatus, run_suite};
 use agent_presets::tools::{ToolContext, ToolOutput, ToolRegistry};
 use serde_json::Value;
 
@@ -46,18 +49,21 @@ fn main() {
     let steps: usize = flag("--steps").and_then(|s| s.parse().ok()).unwrap_or(10);
     let reps: usize = flag("--reps").and_then(|s| s.parse().ok()).unwrap_or(7);
     let only = flag("--only");
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let cassettes = setup(dir.path(), steps);
+    let temp = tempfile::tempdir().expect("a temporary directory");
+    // `--keep DIR`: write the presets and cassettes there (kept, to look at).
+    let dir = flag("--keep").map_or_else(|| temp.path().to_owned(), PathBuf::from);
+    let dir = dir.as_path();
+    setup(dir, steps);
     // What recording the cassettes left (most of the peak below, whatever is timed).
     let setup_peak = peak_rss();
     let mut validate = Vec::new();
     let mut replays = Vec::new();
     for _ in 0..reps {
         if only.as_deref() != Some("replay") {
-            validate.push(time(|| validate_all(dir.path())));
+            validate.push(time(|| validate_all(dir)));
         }
         if only.as_deref() != Some("validate") {
-            replays.push(time(|| replay_all(dir.path(), &cassettes)));
+            replays.push(time(|| replay_all(dir)));
         }
     }
     let median = |v: &mut Vec<Duration>| {
@@ -136,18 +142,21 @@ fn validate_all(dir: &Path) {
     assert_eq!(validated(dir).len(), PRESETS);
 }
 
-fn replay_all(dir: &Path, cassettes: &[PathBuf]) {
-    let presets = validated(dir);
+fn replay_all(dir: &Path) {
+    let project = project(dir);
     let options = ReplayOptions::default();
-    for path in cassettes {
-        let cassette = replay::load(path).expect("a cassette");
-        let preset = presets
-            .iter()
-            .find(|p| p.name() == cassette.header.preset)
-            .expect("its preset");
-        let result = replay::replay(preset, &cassette, "c", &options);
-        assert!(result.passed(), "{:?}", result.diagnostics);
-    }
+    // What `agent-presets test` runs: every case read and checked, each preset validated
+    // once, the cases replayed over every core.
+    let report = run_suite(&project, &[], None, |case, preset| {
+        replay::replay_case(case, preset, &options)
+    });
+    assert_eq!(report.results.len(), PRESETS);
+    assert_eq!(
+        report.count(CaseStatus::Passed),
+        PRESETS,
+        "{:?}",
+        report.diagnostics()
+    );
 }
 
 /// A scripted model: `steps - 1` turns that call `read_file`, then an answer.
@@ -214,8 +223,8 @@ impl ToolRunner for FakeTools {
     }
 }
 
-/// Write the presets and record a cassette for each.
-fn setup(dir: &Path, steps: usize) -> Vec<PathBuf> {
+/// Write the presets, and a test case for each with its recorded cassette.
+fn setup(dir: &Path, steps: usize) {
     let presets = dir.join(".agent-presets");
     std::fs::create_dir_all(&presets).expect("the presets directory");
     for i in 0..PRESETS {
@@ -231,7 +240,8 @@ fn setup(dir: &Path, steps: usize) -> Vec<PathBuf> {
         .enable_all()
         .build()
         .expect("a runtime");
-    let mut out = Vec::new();
+    let cases = presets.join("tests");
+    std::fs::create_dir_all(&cases).expect("the test cases' directory");
     for preset in validated(dir) {
         let settings = endpoint::settings(&preset, &Overrides::default())
             .expect("settings")
@@ -280,9 +290,12 @@ fn setup(dir: &Path, steps: usize) -> Vec<PathBuf> {
         };
         let mut c = cassette(run, &recorder, &history, &outcome, &Redactor::none());
         assert_eq!(c.steps.len(), steps);
-        let path = dir.join(format!("{}.jsonl", preset.name()));
-        std::fs::write(&path, c.to_text()).expect("a cassette");
-        out.push(path);
+        let name = preset.name();
+        std::fs::write(cases.join(format!("{name}.jsonl")), c.to_text()).expect("a cassette");
+        std::fs::write(
+            cases.join(format!("{name}.yaml")),
+            format!("preset: {name}\nprompt: Review the project.\ncassette: {name}.jsonl\n"),
+        )
+        .expect("a test case");
     }
-    out
 }

@@ -17,7 +17,7 @@ use crate::report::MachineFormat;
 use crate::testing::TestCase;
 use crate::testing::output::TestFormat;
 use crate::testing::replay::{self, ReplayOptions, ToolsMode};
-use crate::testing::suite::{Replay, Shard, run_suite};
+use crate::testing::suite::{Shard, run_suite};
 
 /// Arguments of `test`.
 #[derive(Debug, Args)]
@@ -147,7 +147,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &TestArgs, io: &mut Io<'_>) -> Resu
     }
     let workspace = Workspace::discover(global)?;
     let tools = args.tools;
-    let report = run_suite(&workspace, &paths, args.shard, |case| {
+    let report = run_suite(&workspace, &paths, args.shard, |case, preset| {
         let dir = case.workspace.clone().or_else(|| workspace_dir.clone());
         let options = match (tools, dir) {
             (Tools::Recorded, _) => ReplayOptions {
@@ -170,7 +170,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &TestArgs, io: &mut Io<'_>) -> Resu
                 ]);
             }
         };
-        replay_case(&workspace, case, &options)
+        replay::replay_case(case, preset, &options)
     });
     let text = report.render(test_format(args.format), io.out_style, cwd.as_deref());
     io.out.write_all(text.as_bytes())?;
@@ -192,8 +192,6 @@ fn is_cassette(path: &std::path::Path) -> bool {
     path.extension().is_some_and(|e| e == "jsonl")
 }
 
-/// A case's cassette replayed against today's preset: `Err` when the cassette cannot be
-/// read (exit 2); `Ok` with errors among its diagnostics when the run drifted.
 /// The case's preset, validated; else its errors and a `case-unknown-preset` at the
 /// case's `preset:` saying the preset is invalid.
 pub(super) fn case_preset(
@@ -222,20 +220,6 @@ pub(super) fn case_preset(
         return Err(problems);
     };
     Ok(preset)
-}
-
-fn replay_case(
-    project: &crate::project::Project,
-    case: &TestCase,
-    options: &ReplayOptions,
-) -> Result<Replay, Vec<Diagnostic>> {
-    let cassette = replay::load(&case.cassette).map_err(|d| vec![d])?;
-    let preset = case_preset(project, case)?;
-    let replayed = replay::replay(&preset, &cassette, &case.cassette_shown, options);
-    Ok(Replay {
-        observed: replayed.observed,
-        diagnostics: replayed.diagnostics,
-    })
 }
 
 /// `test CASSETTE...`: each cassette replayed on its own (no expectations: it passes

@@ -60,20 +60,18 @@ pub struct ReplayOptions {
     pub tools: ToolsMode,
 }
 
-/// What a replay found: what the run did, and every problem (empty: it passed).
-#[derive(Debug)]
-pub struct Replay {
-    /// What the replayed run did.
-    pub observed: Observed,
-    /// `behaviour-drift`, `recorded-call-hidden` (errors: the case failed).
-    pub diagnostics: Vec<Diagnostic>,
-}
+pub use super::suite::Replay;
 
-impl Replay {
-    /// Did it pass?
-    pub fn passed(&self) -> bool {
-        !self.diagnostics.iter().any(Diagnostic::is_error)
-    }
+/// A test case's cassette replayed against today's `preset` (the case's, validated):
+/// `Err` when the cassette cannot be read (exit 2); `Ok` with errors among its
+/// diagnostics when the run drifted.
+pub fn replay_case(
+    case: &super::TestCase,
+    preset: &ValidPreset,
+    options: &ReplayOptions,
+) -> Result<Replay, Vec<Diagnostic>> {
+    let cassette = load(&case.cassette).map_err(|d| vec![d])?;
+    Ok(replay(preset, &cassette, &case.cassette_shown, options))
 }
 
 /// Read the cassette at `path`: a file that cannot be read, is too large, damaged or of
@@ -647,13 +645,25 @@ pub fn replay(
     file: &str,
     options: &ReplayOptions,
 ) -> Replay {
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt.block_on(replay_async(preset, cassette, file, options)),
-        Err(e) => failed(format!("cannot start the async runtime: {e}")),
+    thread_local! {
+        // One runtime a thread, kept for the next replay: a suite replays many cassettes
+        // on each of a few threads, and starting a runtime costs as much as replaying a
+        // short cassette.
+        static RUNTIME: std::cell::OnceCell<Result<tokio::runtime::Runtime, String>> =
+            const { std::cell::OnceCell::new() };
     }
+    RUNTIME.with(|rt| {
+        let rt = rt.get_or_init(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+        });
+        match rt {
+            Ok(rt) => rt.block_on(replay_async(preset, cassette, file, options)),
+            Err(e) => failed(format!("cannot start the async runtime: {e}")),
+        }
+    })
 }
 
 fn failed(message: String) -> Replay {

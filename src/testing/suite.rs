@@ -12,12 +12,16 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+#[cfg(feature = "parallel")]
+use rayon::prelude::*;
+
 #[cfg(test)]
 use super::case::load_case;
 use super::case::{CASE_DIR, PresetFacts, TestCase, check_against_preset, read_case};
 use super::expect::{Failure, check_expectations};
 use super::observed::Observed;
 use crate::diagnostic::{Diagnostic, DiagnosticKind, Span};
+use crate::preset::validate::{ValidPreset, Validation};
 use crate::project::Project;
 use crate::source_files::SourceFiles;
 
@@ -35,6 +39,13 @@ pub struct Replay {
     pub observed: Observed,
     /// What the replay found: drift (errors), notes (warnings).
     pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Replay {
+    /// Did it pass (no error among its diagnostics)?
+    pub fn passed(&self) -> bool {
+        !self.diagnostics.iter().any(Diagnostic::is_error)
+    }
 }
 
 /// How one case ended.
@@ -416,40 +427,94 @@ pub fn discover(project: &Path, paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Diagnos
     (found.into_iter().collect(), problems)
 }
 
+/// The presets a suite's cases run, each validated once however many cases run it (on
+/// every core with the `parallel` feature): what the case checks read their facts from
+/// and what the replays run.
+#[derive(Debug, Default)]
+pub struct SuitePresets {
+    validated: HashMap<String, Validation>,
+}
+
+impl SuitePresets {
+    /// Validate each of `names` on offer in `project` once.
+    pub fn validate<'n>(project: &Project, names: impl IntoIterator<Item = &'n str>) -> Self {
+        let mut wanted: Vec<&str> = names
+            .into_iter()
+            .filter(|n| project.presets.contains(n))
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let validate = |name: &&str| ((*name).to_owned(), project.validate(name));
+        #[cfg(feature = "parallel")]
+        let validated = wanted.par_iter().map(validate).collect();
+        #[cfg(not(feature = "parallel"))]
+        let validated = wanted.iter().map(validate).collect();
+        SuitePresets { validated }
+    }
+
+    /// The preset named `name`, when it is on offer and valid.
+    pub fn get(&self, name: &str) -> Option<&ValidPreset> {
+        self.validated.get(name)?.preset.as_ref()
+    }
+
+    fn validation(&self, name: &str) -> Option<&Validation> {
+        self.validated.get(name)
+    }
+}
+
 /// Read every case file and check it against its preset (which must be on offer and
 /// valid; `expect`'s tools must be ones it shows). Each preset is validated once.
 /// A case that passes these checks is `Ok`; one that does not is its invalid verdict.
 pub fn load_all(project: &Project, files: &[PathBuf]) -> Vec<Result<TestCase, Box<CaseResult>>> {
-    let mut facts: HashMap<String, Result<PresetFacts, Vec<Diagnostic>>> = HashMap::new();
-    let preset_names: Vec<&str> = project.presets.names().collect();
-    files
+    load_with_presets(project, files).0
+}
+
+/// [`load_all`], and the presets the cases run, validated.
+pub fn load_with_presets(
+    project: &Project,
+    files: &[PathBuf],
+) -> (Vec<Result<TestCase, Box<CaseResult>>>, SuitePresets) {
+    let read: Vec<_> = files
         .iter()
         .map(|path| {
-            let (case, mut problems) = read_case(&project.project_dir, path).map_err(|d| {
+            read_case(&project.project_dir, path).map_err(|d| {
                 Box::new(CaseResult::invalid(
                     super::case::case_id(&project.project_dir, path),
                     None,
                     d,
                 ))
-            })?;
+            })
+        })
+        .collect();
+    let presets = SuitePresets::validate(
+        project,
+        read.iter()
+            .filter_map(|r| r.as_ref().ok())
+            .map(|(case, _)| case.preset()),
+    );
+    let facts: HashMap<&str, Result<PresetFacts, &[Diagnostic]>> = presets
+        .validated
+        .iter()
+        .map(|(name, v)| {
+            let facts = match &v.preset {
+                Some(preset) => Ok(PresetFacts::of(preset)),
+                None => Err(v.diagnostics.as_slice()),
+            };
+            (name.as_str(), facts)
+        })
+        .collect();
+    let preset_names: Vec<&str> = project.presets.names().collect();
+    let cases = read
+        .into_iter()
+        .map(|read| {
+            let (case, mut problems) = read?;
             let name = case.preset().to_owned();
-            let on_offer = project.presets.contains(&name);
-            let known = if on_offer {
-                Some(facts.entry(name.clone()).or_insert_with(|| {
-                    let validation = project.validate(&name);
-                    match validation.preset {
-                        Some(preset) => Ok(PresetFacts::of(&preset)),
-                        None => Err(validation.diagnostics),
-                    }
-                }))
-            } else {
-                None
-            };
-            let (known, preset_problems): (Option<&PresetFacts>, Vec<Diagnostic>) = match known {
-                Some(Ok(known)) => (Some(known), Vec::new()),
-                Some(Err(d)) => (None, d.clone()),
-                None => (None, Vec::new()),
-            };
+            let (known, preset_problems): (Option<&PresetFacts>, &[Diagnostic]) =
+                match facts.get(name.as_str()) {
+                    Some(Ok(known)) => (Some(known), &[]),
+                    Some(Err(d)) => (None, d),
+                    None => (None, &[]),
+                };
             problems.extend(check_against_preset(&case, &preset_names, known));
             problems.sort_by_key(|d| d.span.as_ref().map(|s| (s.line, s.column)));
             if !preset_problems.is_empty() {
@@ -464,7 +529,7 @@ pub fn load_all(project: &Project, files: &[PathBuf]) -> Vec<Result<TestCase, Bo
                     .at(case.preset_span())
                     .help("fix the preset's errors, shown below (`agent-presets validate NAME`)"),
                 );
-                problems.extend(preset_problems.into_iter().filter(Diagnostic::is_error));
+                problems.extend(preset_problems.iter().filter(|d| d.is_error()).cloned());
             }
             if problems.is_empty() {
                 Ok(case)
@@ -476,7 +541,8 @@ pub fn load_all(project: &Project, files: &[PathBuf]) -> Vec<Result<TestCase, Bo
                 )))
             }
         })
-        .collect()
+        .collect();
+    (cases, presets)
 }
 
 /// The `missing-cassette` diagnostic for a case whose cassette does not exist (for the
@@ -498,31 +564,52 @@ pub fn missing_cassette(case: &TestCase) -> Diagnostic {
 }
 
 /// Run the suite `paths` name (default: the project's `.agent-presets/tests/`), or the
-/// `shard` of it: discover, keep the shard's cases, read and check each case, then judge
-/// each usable one from what `replay` gives for it. A case whose cassette does not exist
-/// is invalid (`missing-cassette`) without asking `replay`. `replay` is the seam where
-/// cassettes are replayed (or, with `--tools live`, re-run): this module never reads one.
+/// `shard` of it: discover, keep the shard's cases, read and check each case (each
+/// preset validated once), then judge each usable one from what `replay` gives for it
+/// and its preset. The cases are replayed on every core (the `parallel` feature) and
+/// reported in their order. A case whose cassette does not exist is invalid
+/// (`missing-cassette`) without asking `replay`. `replay` is the seam where cassettes
+/// are replayed (or, with `--tools live`, re-run): this module never reads one.
 pub fn run_suite(
     project: &Project,
     paths: &[PathBuf],
     shard: Option<Shard>,
-    mut replay: impl FnMut(&TestCase) -> Result<Replay, Vec<Diagnostic>>,
+    replay: impl Fn(&TestCase, &ValidPreset) -> Result<Replay, Vec<Diagnostic>> + Sync,
 ) -> SuiteReport {
-    run_with(project, paths, shard, |case| {
-        if !case.cassette.is_file() {
-            return CaseResult::invalid(
-                case.id.clone(),
-                Some(case.preset().to_owned()),
-                vec![missing_cassette(case)],
-            );
+    run_with(project, paths, shard, |cases, presets| {
+        let judge_case = |case: &&TestCase| {
+            if !case.cassette.is_file() {
+                return CaseResult::invalid(
+                    case.id.clone(),
+                    Some(case.preset().to_owned()),
+                    vec![missing_cassette(case)],
+                );
+            }
+            match presets.get(case.preset()) {
+                Some(preset) => judge(case, replay(case, preset)),
+                // Checked by `load_with_presets`: a case whose preset is not valid is
+                // not judged.
+                None => CaseResult::invalid(
+                    case.id.clone(),
+                    Some(case.preset().to_owned()),
+                    presets
+                        .validation(case.preset())
+                        .map(|v| v.diagnostics.clone())
+                        .unwrap_or_default(),
+                ),
+            }
+        };
+        #[cfg(feature = "parallel")]
+        if cases.len() > 1 {
+            return cases.par_iter().map(judge_case).collect();
         }
-        judge(case, replay(case))
+        cases.iter().map(judge_case).collect()
     })
 }
 
 /// `--live --repeat N --min-pass-rate R`: as [`run_suite`], but each case is run `repeat`
-/// times by `run` (a live run against the model, which needs no cassette) and judged by
-/// [`judge_live`].
+/// times by `run` (a live run against the model, which needs no cassette), one case
+/// after another, and judged by [`judge_live`].
 pub fn run_live_suite(
     project: &Project,
     paths: &[PathBuf],
@@ -531,17 +618,24 @@ pub fn run_live_suite(
     min_pass_rate: f64,
     mut run: impl FnMut(&TestCase) -> Result<Replay, Vec<Diagnostic>>,
 ) -> SuiteReport {
-    run_with(project, paths, shard, |case| {
-        let runs = (0..repeat).map(|_| run(case)).collect();
-        judge_live(case, runs, min_pass_rate)
+    run_with(project, paths, shard, |cases, _| {
+        cases
+            .iter()
+            .map(|case| {
+                let runs = (0..repeat).map(|_| run(case)).collect();
+                judge_live(case, runs, min_pass_rate)
+            })
+            .collect()
     })
 }
 
+/// Discover, shard and read the cases, then `judge_all` the usable ones (one verdict
+/// each, in order); the report holds every verdict in the files' order.
 fn run_with(
     project: &Project,
     paths: &[PathBuf],
     shard: Option<Shard>,
-    mut judge_case: impl FnMut(&TestCase) -> CaseResult,
+    judge_all: impl FnOnce(&[&TestCase], &SuitePresets) -> Vec<CaseResult>,
 ) -> SuiteReport {
     let root = &project.project_dir;
     let (mut files, problems) = discover(root, paths);
@@ -559,11 +653,25 @@ fn run_with(
         ..SuiteReport::default()
     };
     report.sources.extend(project.presets.source_files());
-    for (file, loaded) in files.iter().zip(load_all(project, files.as_slice())) {
+    let (loaded, presets) = load_with_presets(project, files.as_slice());
+    let mut judged = {
+        let usable: Vec<&TestCase> = loaded.iter().filter_map(|l| l.as_ref().ok()).collect();
+        judge_all(&usable, &presets).into_iter()
+    };
+    for (file, loaded) in files.iter().zip(loaded) {
         let result = match loaded {
             Ok(case) => {
                 report.add_source(&case);
-                judge_case(&case)
+                judged.next().unwrap_or_else(|| {
+                    CaseResult::invalid(
+                        case.id.clone(),
+                        Some(case.preset().to_owned()),
+                        vec![Diagnostic::new(
+                            DiagnosticKind::BehaviourDrift,
+                            format!("test case `{}` was not judged", case.id),
+                        )],
+                    )
+                })
             }
             Err(result) => {
                 // The file could not be read as a case: its text, as far as it can be

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_presets::preset::ValidPreset;
 use agent_presets::project::{Project, ProjectOptions};
 use agent_presets::report::Style;
 use agent_presets::testing::output::TestFormat;
@@ -103,7 +104,17 @@ fn open(root: &Path) -> Project {
 }
 
 /// The replay of the tests: the `Observed` beside the case; `drift.yaml` drifts.
-fn replay(case: &TestCase) -> Result<Replay, Vec<Diagnostic>> {
+fn replay(case: &TestCase, preset: &ValidPreset) -> Result<Replay, Vec<Diagnostic>> {
+    assert_eq!(
+        preset.name(),
+        case.preset(),
+        "the case's own preset is replayed"
+    );
+    observed(case)
+}
+
+/// What a run of `case` observed (the `Observed` beside it; `drift.yaml` drifts).
+fn observed(case: &TestCase) -> Result<Replay, Vec<Diagnostic>> {
     if case.name() == "drift" {
         return Ok(Replay {
             observed: Observed::default(),
@@ -237,7 +248,7 @@ fn live_runs_are_judged_by_their_pass_rate() {
     let mut n = 0;
     let mut run = |case: &TestCase| -> Result<Replay, Vec<Diagnostic>> {
         n += 1;
-        let mut r = replay(case)?;
+        let mut r = observed(case)?;
         if n % 2 == 0 {
             r.observed.calls.clear();
         }
