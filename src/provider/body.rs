@@ -11,9 +11,10 @@ use serde_json::{Map, Value};
 
 /// A value of a body built once and shared by the steps that send it, with its compact
 /// JSON text.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct SharedValue {
-    value: Value,
+    /// Read from `text` on first use when it was built from its text.
+    value: std::sync::OnceLock<Value>,
     text: String,
 }
 
@@ -21,17 +22,38 @@ impl SharedValue {
     /// `value` and its text.
     pub fn new(value: Value) -> Self {
         let text = value.to_string();
-        SharedValue { value, text }
+        SharedValue {
+            value: std::sync::OnceLock::from(value),
+            text,
+        }
+    }
+
+    /// A value from its compact JSON text, as `serde_json` writes a value (read into a
+    /// tree only if asked for: a replay compares texts, the client sends them).
+    pub(crate) fn from_text(text: String) -> Self {
+        SharedValue {
+            value: std::sync::OnceLock::new(),
+            text,
+        }
     }
 
     /// The value.
     pub fn value(&self) -> &Value {
-        &self.value
+        // Written by `serde_json` from a value: reading it back cannot fail.
+        self.value
+            .get_or_init(|| serde_json::from_str(&self.text).unwrap_or(Value::Null))
     }
 
     /// Its compact JSON text.
     pub fn text(&self) -> &str {
         &self.text
+    }
+}
+
+/// The same text is the same value (the text is the value written).
+impl PartialEq for SharedValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
     }
 }
 
@@ -67,6 +89,14 @@ impl BodyPrefix {
             }
         }
         prefix
+    }
+
+    /// Put `key` with `value` right after `messages` (or last, when there is none).
+    pub(crate) fn insert_after_messages(&mut self, key: String, value: SharedValue) {
+        match self.lead {
+            Some(_) => self.after.insert(0, (key, value)),
+            None => self.before.push((key, value)),
+        }
     }
 
     /// The top-level entries other than `messages`, in order.
@@ -115,7 +145,7 @@ impl MessageRef<'_> {
     pub fn same(&self, other: &MessageRef<'_>) -> bool {
         match (self, other) {
             (MessageRef::Shared(a), MessageRef::Shared(b)) => {
-                std::ptr::eq(*a, *b) || a.text == b.text || a.value == b.value
+                std::ptr::eq(*a, *b) || a.text == b.text || a.value() == b.value()
             }
             (MessageRef::Own(a), MessageRef::Own(b)) => Arc::ptr_eq(a, b) || a == b,
             _ => self.value() == other.value(),
@@ -174,18 +204,18 @@ impl RequestBody {
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();
         for (k, v) in &self.prefix.before {
-            map.insert(k.clone(), v.value.clone());
+            map.insert(k.clone(), v.value().clone());
         }
         if let Some(lead) = &self.prefix.lead {
             let messages = lead
                 .iter()
-                .map(|m| m.value.clone())
+                .map(|m| m.value().clone())
                 .chain(self.history.iter().map(|m| m.as_ref().clone()))
                 .collect();
             map.insert("messages".into(), Value::Array(messages));
         }
         for (k, v) in &self.prefix.after {
-            map.insert(k.clone(), v.value.clone());
+            map.insert(k.clone(), v.value().clone());
         }
         Value::Object(map)
     }

@@ -82,11 +82,20 @@ pub fn body_prefix(
         messages: Vec::new(),
         fingerprint: request.fingerprint,
     };
-    match request_body(settings, &empty, tools, stream) {
+    // The OpenAI dialect's tools are written straight to text (no tree of every schema
+    // cloned, to be written and dropped), right after `messages` as `request_body` puts
+    // them.
+    let openai_tools = settings.dialect() == Dialect::OpenAi && !tools.is_empty();
+    let written = if openai_tools { &[] } else { tools };
+    let mut prefix = match request_body(settings, &empty, written, stream) {
         Value::Object(map) => BodyPrefix::from_map(map),
         // Both dialects write an object.
         _ => BodyPrefix::from_map(serde_json::Map::new()),
+    };
+    if openai_tools {
+        prefix.insert_after_messages("tools".into(), openai::tools_text(settings, tools));
     }
+    prefix
 }
 
 /// The history's messages as `settings`' dialect sends them after the prefix's leading

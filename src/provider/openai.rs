@@ -18,6 +18,38 @@ use crate::endpoint::Provider;
 use crate::request::{Message, RequestEnvelope, Role, ToolCall};
 use crate::tools::WireTool;
 
+/// The `tools` array of [`request_body`], written straight to its text (the same bytes).
+pub(crate) fn tools_text(settings: &ModelSettings, tools: &[WireTool]) -> super::body::SharedValue {
+    #[derive(serde::Serialize)]
+    struct Tool<'t> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        function: Function<'t>,
+    }
+    #[derive(serde::Serialize)]
+    struct Function<'t> {
+        name: &'t str,
+        description: &'t str,
+        parameters: &'t Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        strict: Option<bool>,
+    }
+    let tools: Vec<Tool<'_>> = tools
+        .iter()
+        .map(|t| Tool {
+            kind: "function",
+            function: Function {
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.parameters,
+                strict: settings.strict_tools.then_some(true),
+            },
+        })
+        .collect();
+    // Strings, numbers and values: writing them cannot fail.
+    super::body::SharedValue::from_text(serde_json::to_string(&tools).unwrap_or_default())
+}
+
 /// The JSON body for one step. `tools` is the projection for
 /// [`ModelSettings::schema_dialect`].
 pub fn request_body(
