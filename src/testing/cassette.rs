@@ -421,15 +421,140 @@ pub struct Step {
     pub hooks: Vec<HookResult>,
 }
 
+/// The `section` or `tool` lines of a cassette: the prefix as the lock recorded it,
+/// which a replay reads only to say where a drift comes from. Their shape is checked
+/// when the cassette is read (a damaged line is `cassette-corrupt` there, as any other),
+/// and they are read into their type on first use: most replays pass without it, and
+/// the tools' schemas are much of a cassette.
+#[derive(Clone, Debug)]
+pub struct LockedLines<T> {
+    /// Each line's object, its `event` tag taken out, as written.
+    raw: Vec<String>,
+    read: std::sync::OnceLock<Vec<T>>,
+}
+
+impl<T> Default for LockedLines<T> {
+    fn default() -> Self {
+        LockedLines {
+            raw: Vec::new(),
+            read: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl<T> From<Vec<T>> for LockedLines<T> {
+    fn from(items: Vec<T>) -> Self {
+        LockedLines {
+            raw: Vec::new(),
+            read: std::sync::OnceLock::from(items),
+        }
+    }
+}
+
+impl<T: serde::de::DeserializeOwned> LockedLines<T> {
+    /// The lines, read.
+    pub fn get(&self) -> &[T] {
+        // Each line's shape was checked when it was read (`SectionShape`, `ToolShape`,
+        // which accept what `T` accepts): reading it cannot fail.
+        self.read.get_or_init(|| {
+            self.raw
+                .iter()
+                .filter_map(|r| serde_json::from_str(r).ok())
+                .collect()
+        })
+    }
+
+    /// How many lines.
+    pub fn len(&self) -> usize {
+        self.read.get().map_or(self.raw.len(), Vec::len)
+    }
+
+    /// None?
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn push_raw(&mut self, raw: String) {
+        match self.read.get_mut() {
+            // Already read (built from values): read this one too.
+            Some(read) => read.extend(serde_json::from_str(&raw).ok()),
+            None => self.raw.push(raw),
+        }
+    }
+}
+
+impl<T: serde::de::DeserializeOwned + PartialEq> PartialEq for LockedLines<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.read.get().is_none() && other.read.get().is_none() && self.raw == other.raw)
+            || self.get() == other.get()
+    }
+}
+
+/// What a `section` line must hold, checked without building it (see [`LockedLines`]):
+/// the fields of [`LockedSection`], of the same types.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SectionShape<'a> {
+    #[serde(borrow, rename = "name")]
+    _name: std::borrow::Cow<'a, str>,
+    #[serde(rename = "order")]
+    _order: f64,
+    #[serde(rename = "tokens")]
+    _tokens: u64,
+    #[serde(borrow, rename = "text")]
+    _text: Vec<std::borrow::Cow<'a, str>>,
+}
+
+/// What a `tool` line must hold: the fields of [`LockedTool`], of the same types (the
+/// schema any JSON value, as `Value` reads).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolShape<'a> {
+    #[serde(borrow, rename = "name")]
+    _name: std::borrow::Cow<'a, str>,
+    #[serde(rename = "tokens")]
+    _tokens: u64,
+    #[serde(borrow, rename = "definition")]
+    _definition: DefinitionShape<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DefinitionShape<'a> {
+    #[serde(borrow, rename = "name")]
+    _name: std::borrow::Cow<'a, str>,
+    #[serde(borrow, rename = "description")]
+    _description: std::borrow::Cow<'a, str>,
+    #[serde(borrow, rename = "parameters")]
+    _parameters: &'a serde_json::value::RawValue,
+}
+
+/// `raw` without its tag when it is a `section` or `tool` line as the writer writes one
+/// and of the right shape (`None`: read it the general way, which says what is wrong).
+fn locked_line(raw: &str) -> Option<(bool, String)> {
+    let (tool, rest) = if let Some(rest) = raw.strip_prefix(r#"{"event":"section","#) {
+        (false, rest)
+    } else {
+        (true, raw.strip_prefix(r#"{"event":"tool","#)?)
+    };
+    let untagged = format!("{{{rest}");
+    let fits = if tool {
+        serde_json::from_str::<ToolShape<'_>>(&untagged).is_ok()
+    } else {
+        serde_json::from_str::<SectionShape<'_>>(&untagged).is_ok()
+    };
+    fits.then_some((tool, untagged))
+}
+
 /// A whole cassette.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cassette {
     /// The header.
     pub header: Header,
     /// The prefix's sections as the lock records them.
-    pub sections: Vec<LockedSection>,
+    pub sections: LockedLines<LockedSection>,
     /// The visible tools as the lock records them.
-    pub tools: Vec<LockedTool>,
+    pub tools: LockedLines<LockedTool>,
     /// The MCP servers' pinned listings, by server.
     pub servers: BTreeMap<String, ServerListing>,
     /// The `userPromptSubmit` hooks run before the first request, in order.
@@ -713,8 +838,8 @@ impl Cassette {
             request: self.header.request.clone(),
             fingerprint: self.header.fingerprint.clone(),
             tokens: self.header.tokens,
-            sections: self.sections.clone(),
-            tools: self.tools.clone(),
+            sections: self.sections.get().to_vec(),
+            tools: self.tools.get().to_vec(),
             servers: self.servers.clone(),
             identities: Default::default(),
             // A cassette records what each hook did, not its pin (the lock keeps that).
@@ -739,8 +864,8 @@ impl Cassette {
     /// of each request noted.
     pub fn to_text(&mut self) -> String {
         let mut lines: Vec<Line> = vec![Line::Header(Box::new(self.header.clone()))];
-        lines.extend(self.sections.iter().cloned().map(Line::Section));
-        lines.extend(self.tools.iter().cloned().map(Line::Tool));
+        lines.extend(self.sections.get().iter().cloned().map(Line::Section));
+        lines.extend(self.tools.get().iter().cloned().map(Line::Tool));
         lines.extend(self.servers.iter().map(|(name, listing)| Line::Server {
             name: name.clone(),
             listing: listing.clone(),
@@ -836,8 +961,8 @@ impl Cassette {
                 runtime: Map::new(),
                 variables: Map::new(),
             },
-            sections: Vec::new(),
-            tools: Vec::new(),
+            sections: LockedLines::default(),
+            tools: LockedLines::default(),
             servers: BTreeMap::new(),
             prompt_hooks: Vec::new(),
             steps: Vec::new(),
@@ -855,6 +980,15 @@ impl Cassette {
             }
             if cassette.outcome.is_some() {
                 return Err(corrupt(n, format!("line {n}: an event after the outcome")));
+            }
+            if header.is_some()
+                && let Some((tool, untagged)) = locked_line(raw)
+            {
+                match tool {
+                    true => cassette.tools.push_raw(untagged),
+                    false => cassette.sections.push_raw(untagged),
+                }
+                continue;
             }
             let fast = if header.is_some() {
                 fast_line(raw)
@@ -881,8 +1015,14 @@ impl Cassette {
                     header = Some(*h);
                 }
                 _ if header.is_none() => unreachable_header(n)?,
-                Line::Section(s) => cassette.sections.push(s),
-                Line::Tool(t) => cassette.tools.push(t),
+                // Read the general way only when the shape check refused it, which this
+                // read would have refused too; kept for the error it gives.
+                Line::Section(s) => cassette
+                    .sections
+                    .push_raw(serde_json::to_string(&s).unwrap_or_default()),
+                Line::Tool(t) => cassette
+                    .tools
+                    .push_raw(serde_json::to_string(&t).unwrap_or_default()),
                 Line::Server { name, listing } => {
                     cassette.servers.insert(name, listing);
                 }
@@ -1108,8 +1248,8 @@ mod tests {
                 runtime,
                 variables: Map::new(),
             },
-            sections: Vec::new(),
-            tools: Vec::new(),
+            sections: Vec::new().into(),
+            tools: Vec::new().into(),
             servers: BTreeMap::new(),
             steps: vec![Step {
                 request: serde_json::json!({"model": "m", "messages": []}).into(),
@@ -1369,6 +1509,65 @@ mod tests {
             "{text}"
         );
         assert_eq!(Cassette::parse(&text).unwrap(), c);
+    }
+
+    /// `sample()` with a section and a tool as the lock records them.
+    fn with_prefix() -> Cassette {
+        let mut c = sample();
+        c.sections = vec![LockedSection {
+            name: "identity".into(),
+            order: 0.0,
+            tokens: 4,
+            text: vec!["You review \"code\".".into(), "Be brief.".into()],
+        }]
+        .into();
+        c.tools = vec![LockedTool {
+            name: "read_file".into(),
+            tokens: 30,
+            definition: crate::project::lock::LockedDefinition {
+                name: "read_file".into(),
+                description: "Read a file.\nAny file.".into(),
+                parameters: serde_json::json!({"type": "object", "properties": {"path": {"type": "string", "minLength": 1.5}}}),
+            },
+        }]
+        .into();
+        c
+    }
+
+    #[test]
+    fn the_prefix_lines_read_back_when_asked_for() {
+        let mut c = with_prefix();
+        let text = c.to_text();
+        let back = Cassette::parse(&text).unwrap();
+        assert_eq!((back.sections.len(), back.tools.len()), (1, 1));
+        // Read on first use, equal to what was written.
+        assert_eq!(back.lock_entry(), c.lock_entry());
+        assert_eq!(back, c);
+        assert_eq!(back.clone().to_text(), text);
+    }
+
+    #[test]
+    fn a_damaged_prefix_line_is_refused_where_it_is() {
+        let text = with_prefix().to_text();
+        for (from, to) in [
+            ("\"tokens\":30", "\"tokens\":\"30\""),
+            ("\"tokens\":4", "\"tokens\":-4"),
+            ("\"description\"", "\"summary\""),
+            ("\"text\":[", "\"text\":[1,"),
+            ("\"order\":0", "\"order\":\"first\""),
+            ("\"parameters\":{", "\"parameters\":{]"),
+        ] {
+            assert!(text.contains(from), "{from}");
+            let damaged = text.replacen(from, to, 1);
+            let line = damaged
+                .lines()
+                .position(|l| l.contains(to))
+                .map(|i| i + 1)
+                .unwrap();
+            let e = Cassette::parse(&damaged).unwrap_err();
+            assert_eq!(e.line, line, "{to}: {e:?}");
+            assert!(!e.version);
+        }
     }
 
     #[test]

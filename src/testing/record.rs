@@ -259,8 +259,8 @@ pub fn cassette(
     };
     let mut cassette = Cassette {
         header,
-        sections: entry.sections,
-        tools: entry.tools,
+        sections: entry.sections.into(),
+        tools: entry.tools.into(),
         servers: entry.servers,
         prompt_hooks: run
             .hooks
