@@ -1,7 +1,8 @@
 //! `test --record [CASE...]` and `test --live [--repeat N] [--min-pass-rate R]` against a
 //! scripted model on 127.0.0.1: a case is recorded through the run journey (its
 //! workspace copied), the cassette lands beside it without the key, and `test` replays
-//! it offline and passes; recording is refused under `CI`; a model that answers
+//! it offline and passes (and thirteen cases, replayed over every core, report the same
+//! in path order on one thread or four); recording is refused under `CI`; a model that answers
 //! differently on different tries fails a case below the pass rate and passes it at a
 //! lower one.
 #![cfg(feature = "cli")]
@@ -162,6 +163,64 @@ fn a_case_is_recorded_live_and_then_replays_offline() {
     let again = p.run(&["test", "--record"]);
     assert_ne!(again.code, 0, "{again:?}");
     assert_eq!(fs::read_to_string(&cassette).unwrap(), text);
+
+    // Many cases replay over every core and report in path order, the same on one
+    // thread or four: twelve copies of the case, one whose cassette is cut short (invalid)
+    // and one whose expectation fails.
+    for i in 0..12 {
+        let case = match i {
+            5 => CASE.replace("rec/notes.jsonl", "rec/cut.jsonl"),
+            8 => CASE.replace("contains: [notes]", "contains: [absent]"),
+            _ => CASE.to_owned(),
+        };
+        p.write(&format!(".agent-presets/tests/many-{i:02}.yaml"), &case);
+    }
+    fs::write(
+        p.path().join(".agent-presets/tests/rec/cut.jsonl"),
+        &text[..text.len() / 2],
+    )
+    .unwrap();
+    let reports: Vec<Run> = ["1", "4", ""]
+        .iter()
+        .map(|threads| {
+            p.run_with(&["test", "--format", "json"], |c| {
+                c.env_remove("TEST_MODEL_KEY");
+                if !threads.is_empty() {
+                    c.env("RAYON_NUM_THREADS", threads);
+                }
+            })
+        })
+        .collect();
+    for r in &reports {
+        assert_eq!(r.code, 2, "{r:?}");
+        assert_eq!(r.stdout, reports[0].stdout);
+    }
+    let report: Value = serde_json::from_str(&reports[0].stdout).unwrap();
+    let cases: Vec<(String, String)> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["case"].as_str().unwrap().to_owned(),
+                c["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(cases.len(), 13, "{cases:?}");
+    let mut sorted = cases.clone();
+    sorted.sort();
+    assert_eq!(cases, sorted, "reported in path order");
+    let status = |name: &str| {
+        cases
+            .iter()
+            .find(|(f, _)| f.contains(name))
+            .map(|(_, s)| s.as_str())
+    };
+    assert_eq!(status("many-05"), Some("invalid"), "{cases:?}");
+    assert_eq!(status("many-08"), Some("failed"), "{cases:?}");
+    assert_eq!(status("many-11"), Some("passed"), "{cases:?}");
+    assert_eq!(status("notes"), Some("passed"), "{cases:?}");
 }
 
 #[test]
