@@ -18,23 +18,26 @@ use crate::endpoint::Provider;
 use crate::request::{Message, RequestEnvelope, Role, ToolCall};
 use crate::tools::WireTool;
 
-/// The `tools` array of [`request_body`], written straight to its text (the same bytes).
-pub(crate) fn tools_text(settings: &ModelSettings, tools: &[WireTool]) -> super::body::SharedValue {
-    #[derive(serde::Serialize)]
-    struct Tool<'t> {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        function: Function<'t>,
-    }
-    #[derive(serde::Serialize)]
-    struct Function<'t> {
-        name: &'t str,
-        description: &'t str,
-        parameters: &'t Value,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        strict: Option<bool>,
-    }
-    let tools: Vec<Tool<'_>> = tools
+/// One tool as the OpenAI dialect sends it, borrowed from its [`WireTool`]: the one
+/// place its shape is written, for [`request_body`]'s tree and [`tools_text`]'s text.
+#[derive(serde::Serialize)]
+struct Tool<'t> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: Function<'t>,
+}
+
+#[derive(serde::Serialize)]
+struct Function<'t> {
+    name: &'t str,
+    description: &'t str,
+    parameters: &'t Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
+}
+
+fn wire<'t>(settings: &ModelSettings, tools: &'t [WireTool]) -> Vec<Tool<'t>> {
+    tools
         .iter()
         .map(|t| Tool {
             kind: "function",
@@ -45,9 +48,16 @@ pub(crate) fn tools_text(settings: &ModelSettings, tools: &[WireTool]) -> super:
                 strict: settings.strict_tools.then_some(true),
             },
         })
-        .collect();
+        .collect()
+}
+
+/// The `tools` array of [`request_body`], written straight to its text (the same bytes,
+/// without the tree).
+pub(crate) fn tools_text(settings: &ModelSettings, tools: &[WireTool]) -> super::body::SharedValue {
     // Strings, numbers and values: writing them cannot fail.
-    super::body::SharedValue::from_text(serde_json::to_string(&tools).unwrap_or_default())
+    super::body::SharedValue::from_text(
+        serde_json::to_string(&wire(settings, tools)).unwrap_or_default(),
+    )
 }
 
 /// The JSON body for one step. `tools` is the projection for
@@ -77,20 +87,9 @@ pub fn request_body(
     messages.extend(history(settings, &request.messages));
     body.insert("messages".into(), Value::Array(messages));
     if !tools.is_empty() {
-        let tools = tools
-            .iter()
-            .map(|t| {
-                let mut function = Map::new();
-                function.insert("name".into(), Value::from(t.name.as_str()));
-                function.insert("description".into(), Value::from(t.description.as_str()));
-                function.insert("parameters".into(), (*t.parameters).clone());
-                if settings.strict_tools {
-                    function.insert("strict".into(), Value::Bool(true));
-                }
-                json!({"type": "function", "function": function})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        // Strings, numbers and values: turning them into a value cannot fail.
+        let tools = serde_json::to_value(wire(settings, tools)).unwrap_or(Value::Null);
+        body.insert("tools".into(), tools);
     }
     if let Some(max) = settings.max_tokens {
         let key = match settings.provider {

@@ -474,12 +474,9 @@ impl<T: serde::de::DeserializeOwned> LockedLines<T> {
         self.len() == 0
     }
 
+    /// Only while `Cassette::parse` reads the lines (nothing has been read yet).
     fn push_raw(&mut self, raw: String) {
-        match self.read.get_mut() {
-            // Already read (built from values): read this one too.
-            Some(read) => read.extend(serde_json::from_str(&raw).ok()),
-            None => self.raw.push(raw),
-        }
+        self.raw.push(raw);
     }
 }
 
@@ -1015,8 +1012,8 @@ impl Cassette {
                     header = Some(*h);
                 }
                 _ if header.is_none() => unreachable_header(n)?,
-                // Read the general way only when the shape check refused it, which this
-                // read would have refused too; kept for the error it gives.
+                // A line written otherwise than the writer writes it (spaces, another key
+                // order), read the general way: kept as the writer writes it.
                 Line::Section(s) => cassette
                     .sections
                     .push_raw(serde_json::to_string(&s).unwrap_or_default()),
